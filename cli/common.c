@@ -1,0 +1,64 @@
+/* lhsim command line — shared helpers. */
+#include "cli/common.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <unistd.h>
+
+int cli_fail(GError *e)
+{
+	int status = LH_EXIT_BAD_INPUT;
+	if (e->domain == LH_ENGINE_ERROR ||
+	    (e->domain == LH_SCHED_ERROR && e->code == LH_SCHED_ERROR_FAILED))
+		status = LH_EXIT_FAILED;
+	fprintf(stderr, "lhsim: %s\n", e->message);
+	g_error_free(e);
+	return status;
+}
+
+int cli_usage(const char *sub, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	g_autofree char *msg = g_strdup_vprintf(fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "lhsim %s: %s\nTry 'lhsim %s --help'.\n", sub, msg, sub);
+	return LH_EXIT_BAD_INPUT;
+}
+
+LhGraph *cli_load_graph(const char *path, GError **error)
+{
+	if (!path || !*path || g_strcmp0(path, "-") == 0)
+		return lh_default_workload();
+	return lh_graph_load(path, error);
+}
+
+LhHw *cli_load_hw(const char *name, GError **error)
+{
+	lh_models_init();
+	return lh_hw_lookup(name ? name : "h100-sxm", error);
+}
+
+gboolean cli_load_plugins(char **paths, GError **error)
+{
+	for (char **p = paths; p && *p; p++)
+		if (!lh_scheduler_load_plugin(*p, error))
+			return FALSE;
+	return TRUE;
+}
+
+gboolean cli_parse(GOptionContext *ctx, int *argc, char ***argv, int *status)
+{
+	g_autoptr(GError) e = NULL;
+	if (!g_option_context_parse(ctx, argc, argv, &e)) {
+		fprintf(stderr, "%s: %s\nTry '%s --help'.\n", (*argv)[0], e->message, (*argv)[0]);
+		*status = LH_EXIT_BAD_INPUT;
+		return FALSE;
+	}
+	return TRUE;
+}
+
+gboolean cli_stderr_is_tty(void)
+{
+	return isatty(2);
+}

@@ -1,0 +1,462 @@
+/* lhsim — the native graph format (docs/graph-format.md), on json-glib.
+ *
+ * json-glib does not keep the position of a parsed node, but JsonParser reports the current
+ * line and column while its "object-member" and "array-element" signals run, i.e. just after
+ * that member or element was parsed. The reader records those positions so that a semantic
+ * error (unknown kind, unknown dep, bad number) names FILE:LINE:COL of the offending value.
+ */
+#include "models/graph-json.h"
+#include "sim/util.h"
+
+#include <json-glib/json-glib.h>
+#include <math.h>
+#include <string.h>
+
+typedef struct {
+	GHashTable *pos; /* "ptr/member" or "ptr[index]" -> (line << 32 | col) */
+} Positions;
+
+static void on_member(JsonParser *p, JsonObject *obj, const char *member, gpointer data)
+{
+	Positions *ps = data;
+	guint64 v = ((guint64)json_parser_get_current_line(p) << 32) |
+		    (guint32)json_parser_get_current_pos(p);
+	g_hash_table_insert(ps->pos, g_strdup_printf("%p/%s", (void *)obj, member),
+			    g_memdup2(&v, sizeof v));
+}
+
+static void on_element(JsonParser *p, JsonArray *arr, int index, gpointer data)
+{
+	Positions *ps = data;
+	guint64 v = ((guint64)json_parser_get_current_line(p) << 32) |
+		    (guint32)json_parser_get_current_pos(p);
+	g_hash_table_insert(ps->pos, g_strdup_printf("%p[%d]", (void *)arr, index),
+			    g_memdup2(&v, sizeof v));
+}
+
+typedef struct {
+	const char *where;
+	Positions *ps;
+	GError **error;
+} Rd;
+
+static gboolean at(Rd *r, const char *key, const char *fmt, ...) G_GNUC_PRINTF(3, 4);
+
+/* Sets "FILE:LINE:COL: message" with the position recorded under @key (or FILE:1:1). */
+static gboolean at(Rd *r, const char *key, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	g_autofree char *msg = g_strdup_vprintf(fmt, ap);
+	va_end(ap);
+	guint64 *v = key ? g_hash_table_lookup(r->ps->pos, key) : NULL;
+	guint line = v ? (guint)(*v >> 32) : 1, col = v ? (guint)(*v & 0xffffffff) : 1;
+	g_set_error(r->error, LH_GRAPH_ERROR, LH_GRAPH_ERROR_INVALID, "%s:%u:%u: %s", r->where, line,
+		    MAX(col, 1u), msg);
+	return FALSE;
+}
+
+static char *mkey(JsonObject *o, const char *m)
+{
+	return g_strdup_printf("%p/%s", (void *)o, m);
+}
+
+static char *ekey(JsonArray *a, guint i)
+{
+	return g_strdup_printf("%p[%u]", (void *)a, i);
+}
+
+static const char *const op_fields[] = {"name",	       "kind",	       "deps",	      "flops",
+					"bytes",       "sm",	       "size",	      "group",
+					"duration_ns", "out_bytes",    "out_space",   "async",
+					"opcode",      NULL};
+
+/* Reads a number member: must be finite, >= 0, integral when @integral. */
+static gboolean num(Rd *r, JsonObject *o, const char *op, const char *m, gboolean integral,
+		    double *out, gboolean *present)
+{
+	*present = FALSE;
+	JsonNode *n = json_object_get_member(o, m);
+	if (!n)
+		return TRUE;
+	g_autofree char *k = mkey(o, m);
+	if (JSON_NODE_TYPE(n) != JSON_NODE_VALUE ||
+	    (json_node_get_value_type(n) != G_TYPE_INT64 &&
+	     json_node_get_value_type(n) != G_TYPE_DOUBLE))
+		return at(r, k, "op '%s': field '%s' must be a number", op, m);
+	double v = json_node_get_value_type(n) == G_TYPE_INT64 ? (double)json_node_get_int(n)
+							       : json_node_get_double(n);
+	if (!isfinite(v) || v < 0)
+		return at(r, k, "op '%s': field '%s' must be finite and >= 0 (got %g)", op, m, v);
+	if (integral && (v != floor(v) || v > 9.0e18))
+		return at(r, k, "op '%s': field '%s' must be a whole number (got %g)", op, m, v);
+	*out = v;
+	*present = TRUE;
+	return TRUE;
+}
+
+static gboolean read_op(Rd *r, LhGraph *g, JsonArray *ops, guint idx, GHashTable *names)
+{
+	JsonNode *n = json_array_get_element(ops, idx);
+	g_autofree char *ek = ekey(ops, idx);
+	if (JSON_NODE_TYPE(n) != JSON_NODE_OBJECT)
+		return at(r, ek, "ops[%u] must be an object", idx);
+	JsonObject *o = json_node_get_object(n);
+	/* Unknown fields are errors: a typo must not silently fall back to a default. */
+	g_autoptr(GList) members = json_object_get_members(o);
+	for (GList *l = members; l; l = l->next) {
+		if (g_strv_contains(op_fields, l->data))
+			continue;
+		g_autofree char *k = mkey(o, l->data);
+		g_autofree char *list = g_strjoinv(", ", (char **)op_fields);
+		return at(r, k, "ops[%u]: unknown field '%s' (fields: %s)", idx,
+			  (const char *)l->data, list);
+	}
+	JsonNode *nn = json_object_get_member(o, "name");
+	if (!nn)
+		return at(r, ek, "ops[%u]: missing required field 'name'", idx);
+	g_autofree char *nk = mkey(o, "name");
+	if (JSON_NODE_TYPE(nn) != JSON_NODE_VALUE || json_node_get_value_type(nn) != G_TYPE_STRING)
+		return at(r, nk, "ops[%u]: field 'name' must be a string", idx);
+	const char *name = json_node_get_string(nn);
+	if (!*name || strpbrk(name, " \t\r\n"))
+		return at(r, nk, "ops[%u]: name '%s' must be non-empty without white space", idx,
+			  name);
+	if (g_hash_table_contains(names, name))
+		return at(r, nk, "duplicate op name '%s' (first at ops[%u])", name,
+			  GPOINTER_TO_UINT(g_hash_table_lookup(names, name)) - 1);
+	JsonNode *kn = json_object_get_member(o, "kind");
+	if (!kn)
+		return at(r, ek, "op '%s': missing required field 'kind'", name);
+	g_autofree char *kk = mkey(o, "kind");
+	LhOpKind kind;
+	if (JSON_NODE_TYPE(kn) != JSON_NODE_VALUE || json_node_get_value_type(kn) != G_TYPE_STRING ||
+	    !lh_op_kind_from_name(json_node_get_string(kn), &kind)) {
+		GString *kinds = g_string_new(NULL);
+		for (int k = 0; k < LH_OP_N_KINDS; k++)
+			g_string_append_printf(kinds, "%s%s", k ? ", " : "", lh_op_kind_name(k));
+		gboolean ok = at(r, kk, "op '%s': unknown kind '%s' (kinds: %s)", name,
+				 JSON_NODE_TYPE(kn) == JSON_NODE_VALUE &&
+						 json_node_get_value_type(kn) == G_TYPE_STRING
+					 ? json_node_get_string(kn)
+					 : "(not a string)",
+				 kinds->str);
+		g_string_free(kinds, TRUE);
+		return ok;
+	}
+	guint32 i = lh_graph_add_op(g, name, kind);
+	g_hash_table_insert(names, g_strdup(name), GUINT_TO_POINTER(idx + 1));
+	LhOp *op = lh_graph_op_mut(g, i);
+	double v;
+	gboolean has, has_flops = FALSE, has_bytes = FALSE, has_size = FALSE, has_dur = FALSE,
+		      has_group = FALSE;
+	if (!num(r, o, name, "flops", FALSE, &v, &has))
+		return FALSE;
+	if ((has_flops = has))
+		op->flops = v;
+	if (!num(r, o, name, "bytes", FALSE, &v, &has))
+		return FALSE;
+	if ((has_bytes = has))
+		op->bytes = v;
+	if (!num(r, o, name, "size", TRUE, &v, &has))
+		return FALSE;
+	if ((has_size = has))
+		op->size = (guint64)v;
+	if (!num(r, o, name, "out_bytes", TRUE, &v, &has))
+		return FALSE;
+	if (has)
+		op->out_bytes = (guint64)v;
+	if (!num(r, o, name, "duration_ns", TRUE, &v, &has))
+		return FALSE;
+	if ((has_dur = has))
+		op->duration_ns = (gint64)v;
+	if (!num(r, o, name, "group", TRUE, &v, &has))
+		return FALSE;
+	if ((has_group = has)) {
+		g_autofree char *k = mkey(o, "group");
+		if (v < 1 || v > 1e6)
+			return at(r, k, "op '%s': group must be between 1 and 1000000 (got %g)", name,
+				  v);
+		op->group = (guint32)v;
+	}
+	if (!num(r, o, name, "sm", FALSE, &v, &has))
+		return FALSE;
+	if (has) {
+		g_autofree char *k = mkey(o, "sm");
+		if (v <= 0 || v > 1)
+			return at(r, k, "op '%s': sm must be in (0, 1] (got %g)", name, v);
+		op->sm = v;
+	}
+	JsonNode *sn = json_object_get_member(o, "out_space");
+	if (sn) {
+		g_autofree char *k = mkey(o, "out_space");
+		const char *s = JSON_NODE_TYPE(sn) == JSON_NODE_VALUE &&
+					json_node_get_value_type(sn) == G_TYPE_STRING
+				? json_node_get_string(sn)
+				: "";
+		if (strcmp(s, "device") == 0)
+			op->out_space = LH_SPACE_DEVICE;
+		else if (strcmp(s, "host") == 0)
+			op->out_space = LH_SPACE_HOST;
+		else
+			return at(r, k, "op '%s': out_space must be \"device\" or \"host\"", name);
+	}
+	JsonNode *an = json_object_get_member(o, "async");
+	if (an) {
+		g_autofree char *k = mkey(o, "async");
+		if (JSON_NODE_TYPE(an) != JSON_NODE_VALUE ||
+		    json_node_get_value_type(an) != G_TYPE_BOOLEAN)
+			return at(r, k, "op '%s': async must be true or false", name);
+		op->async = json_node_get_boolean(an);
+	}
+	JsonNode *on = json_object_get_member(o, "opcode");
+	if (on) {
+		g_autofree char *k = mkey(o, "opcode");
+		if (JSON_NODE_TYPE(on) != JSON_NODE_VALUE ||
+		    json_node_get_value_type(on) != G_TYPE_STRING)
+			return at(r, k, "op '%s': opcode must be a string", name);
+		lh_graph_set_opcode(g, i, json_node_get_string(on));
+	}
+	/* What each kind cannot do without. */
+	if (kind == LH_OP_KERNEL && !has_flops && !has_bytes && !has_dur)
+		return at(r, ek, "op '%s': a kernel needs 'flops', 'bytes' or 'duration_ns'", name);
+	if ((lh_op_kind_is_copy(kind) || kind == LH_OP_COPY_D2D || lh_op_kind_is_collective(kind)) &&
+	    !has_size && !has_dur)
+		return at(r, ek, "op '%s': missing required field 'size' (bytes moved)", name);
+	if ((kind == LH_OP_ALL_REDUCE || kind == LH_OP_ALL_GATHER || kind == LH_OP_REDUCE_SCATTER ||
+	     kind == LH_OP_ALL_TO_ALL) &&
+	    !has_group && !has_dur)
+		return at(r, ek, "op '%s': missing required field 'group' (devices)", name);
+	return TRUE;
+}
+
+static gboolean read_deps(Rd *r, LhGraph *g, JsonArray *ops, GHashTable *names)
+{
+	guint n = json_array_get_length(ops);
+	for (guint idx = 0; idx < n; idx++) {
+		JsonObject *o = json_array_get_object_element(ops, idx);
+		JsonNode *dn = json_object_get_member(o, "deps");
+		if (!dn)
+			continue;
+		const char *name = json_object_get_string_member(o, "name");
+		g_autofree char *k = mkey(o, "deps");
+		if (JSON_NODE_TYPE(dn) != JSON_NODE_ARRAY)
+			return at(r, k, "op '%s': deps must be an array of op names", name);
+		JsonArray *deps = json_node_get_array(dn);
+		for (guint d = 0; d < json_array_get_length(deps); d++) {
+			JsonNode *e = json_array_get_element(deps, d);
+			g_autofree char *dk = ekey(deps, d);
+			if (JSON_NODE_TYPE(e) != JSON_NODE_VALUE ||
+			    json_node_get_value_type(e) != G_TYPE_STRING)
+				return at(r, dk, "op '%s': deps[%u] must be an op name (a string)",
+					  name, d);
+			const char *dep = json_node_get_string(e);
+			gpointer di = g_hash_table_lookup(names, dep);
+			if (!di)
+				return at(r, dk, "op '%s': unknown dep '%s'", name, dep);
+			if (strcmp(dep, name) == 0)
+				return at(r, dk, "op '%s' depends on itself", name);
+			lh_graph_add_dep(g, idx, GPOINTER_TO_UINT(di) - 1);
+		}
+	}
+	return TRUE;
+}
+
+LhGraph *lh_graph_new_from_json_data(const char *data, gssize len, const char *where,
+				     GError **error)
+{
+	g_return_val_if_fail(data != NULL, NULL);
+	where = where ? where : "graph";
+	Positions ps = {g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free)};
+	Rd r = {where, &ps, error};
+	g_autoptr(JsonParser) parser = json_parser_new_immutable();
+	g_signal_connect(parser, "object-member", G_CALLBACK(on_member), &ps);
+	g_signal_connect(parser, "array-element", G_CALLBACK(on_element), &ps);
+	g_autoptr(GError) e = NULL;
+	LhGraph *result = NULL;
+	g_autoptr(LhGraph) g = NULL;
+	g_autoptr(GError) fe = NULL;
+	g_autoptr(GHashTable) names = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+	if (!json_parser_load_from_data(parser, data, len, &e)) {
+		/* json-glib's message reads "<data>:LINE:COL: Parse error: ..." */
+		const char *msg = e->message;
+		if (g_str_has_prefix(msg, "<data>"))
+			msg += 6;
+		else if (*msg != ':') {
+			g_set_error(error, LH_GRAPH_ERROR, LH_GRAPH_ERROR_PARSE, "%s:1:1: %s", where,
+				    msg);
+			goto out;
+		}
+		g_set_error(error, LH_GRAPH_ERROR, LH_GRAPH_ERROR_PARSE, "%s%s", where, msg);
+		goto out;
+	}
+	JsonNode *root = json_parser_get_root(parser);
+	if (!root || JSON_NODE_TYPE(root) != JSON_NODE_OBJECT) {
+		at(&r, NULL, "the top level must be an object {\"format\": \"lhsim-graph\", ...}");
+		goto out;
+	}
+	JsonObject *top = json_node_get_object(root);
+	{
+		g_autofree char *fk = mkey(top, "format");
+		JsonNode *fmt = json_object_get_member(top, "format");
+		if (!fmt || JSON_NODE_TYPE(fmt) != JSON_NODE_VALUE ||
+		    json_node_get_value_type(fmt) != G_TYPE_STRING ||
+		    strcmp(json_node_get_string(fmt), "lhsim-graph") != 0) {
+			at(&r, fmt ? fk : NULL, "\"format\" must be \"lhsim-graph\"");
+			goto out;
+		}
+		g_autofree char *vk = mkey(top, "version");
+		JsonNode *ver = json_object_get_member(top, "version");
+		if (!ver || JSON_NODE_TYPE(ver) != JSON_NODE_VALUE ||
+		    json_node_get_value_type(ver) != G_TYPE_INT64 || json_node_get_int(ver) != 1) {
+			at(&r, ver ? vk : NULL, "\"version\" must be 1 (the version this lhsim reads)");
+			goto out;
+		}
+	}
+	const char *gname = "graph";
+	JsonNode *nn = json_object_get_member(top, "name");
+	if (nn) {
+		g_autofree char *k = mkey(top, "name");
+		if (JSON_NODE_TYPE(nn) != JSON_NODE_VALUE ||
+		    json_node_get_value_type(nn) != G_TYPE_STRING) {
+			at(&r, k, "\"name\" must be a string");
+			goto out;
+		}
+		gname = json_node_get_string(nn);
+	}
+	JsonNode *on = json_object_get_member(top, "ops");
+	if (!on || JSON_NODE_TYPE(on) != JSON_NODE_ARRAY) {
+		g_autofree char *k = mkey(top, "ops");
+		at(&r, on ? k : NULL, "missing required field \"ops\" (an array of ops)");
+		goto out;
+	}
+	JsonArray *ops = json_node_get_array(on);
+	g = lh_graph_new(gname);
+	for (guint i = 0; i < json_array_get_length(ops); i++)
+		if (!read_op(&r, g, ops, i, names))
+			goto out;
+	if (!read_deps(&r, g, ops, names))
+		goto out;
+	if (!lh_graph_finish(g, NULL, &fe)) {
+		/* Point at the first op the message names. */
+		const char *q = strchr(fe->message, '\'');
+		g_autofree char *first = NULL;
+		if (q) {
+			const char *q2 = strchr(q + 1, '\'');
+			if (q2)
+				first = g_strndup(q + 1, q2 - q - 1);
+		}
+		g_autofree char *k = NULL;
+		gpointer idx = first ? g_hash_table_lookup(names, first) : NULL;
+		if (idx)
+			k = ekey(ops, GPOINTER_TO_UINT(idx) - 1);
+		at(&r, k, "%s", fe->message);
+		if (error && *error)
+			(*error)->code = fe->code;
+		goto out;
+	}
+	result = g_steal_pointer(&g);
+out:
+	g_hash_table_unref(ps.pos);
+	return result;
+}
+
+LhGraph *lh_graph_new_from_json_file(const char *path, GError **error)
+{
+	g_autofree char *data = NULL;
+	gsize len = 0;
+	g_autoptr(GError) e = NULL;
+	if (!g_file_get_contents(path, &data, &len, &e)) {
+		g_set_error(error, LH_GRAPH_ERROR, LH_GRAPH_ERROR_IO, "%s", e->message);
+		return NULL;
+	}
+	return lh_graph_new_from_json_data(data, (gssize)len, path, error);
+}
+
+static void jstr(GString *s, const char *str)
+{
+	g_string_append_c(s, '"');
+	for (const unsigned char *p = (const unsigned char *)str; *p; p++) {
+		if (*p == '"' || *p == '\\')
+			g_string_append_printf(s, "\\%c", *p);
+		else if (*p < 0x20)
+			g_string_append_printf(s, "\\u%04x", *p);
+		else
+			g_string_append_c(s, (char)*p);
+	}
+	g_string_append_c(s, '"');
+}
+
+static void jnum(GString *s, const char *key, double v)
+{
+	char buf[G_ASCII_DTOSTR_BUF_SIZE];
+	/* g_ascii_dtostr gives the shortest text that reads back to the same double. */
+	g_string_append_printf(s, ", \"%s\": %s", key, g_ascii_dtostr(buf, sizeof buf, v));
+}
+
+char *lh_graph_to_json(const LhGraph *g)
+{
+	guint32 n = lh_graph_n_ops(g);
+	GString *s = g_string_sized_new(64 + (gsize)n * 120);
+	g_string_append(s, "{\"format\": \"lhsim-graph\", \"version\": 1, \"name\": ");
+	jstr(s, lh_graph_name(g));
+	g_string_append(s, ",\n \"ops\": [");
+	for (guint32 i = 0; i < n; i++) {
+		const LhOp *op = lh_graph_op(g, i);
+		g_string_append(s, i ? ",\n  {\"name\": " : "\n  {\"name\": ");
+		jstr(s, op->name);
+		g_string_append_printf(s, ", \"kind\": \"%s\"", lh_op_kind_name(op->kind));
+		guint32 nd;
+		const guint32 *deps = lh_graph_deps(g, i, &nd);
+		if (nd) {
+			g_string_append(s, ", \"deps\": [");
+			for (guint32 k = 0; k < nd; k++) {
+				if (k)
+					g_string_append(s, ", ");
+				jstr(s, lh_graph_op(g, deps[k])->name);
+			}
+			g_string_append_c(s, ']');
+		}
+		if (op->flops)
+			jnum(s, "flops", op->flops);
+		if (op->bytes)
+			jnum(s, "bytes", op->bytes);
+		if (op->sm != 1.0)
+			jnum(s, "sm", op->sm);
+		if (op->size)
+			g_string_append_printf(s, ", \"size\": %" G_GUINT64_FORMAT, op->size);
+		if (op->group != 1 || op->kind == LH_OP_ALL_REDUCE || op->kind == LH_OP_ALL_GATHER ||
+		    op->kind == LH_OP_REDUCE_SCATTER || op->kind == LH_OP_ALL_TO_ALL)
+			g_string_append_printf(s, ", \"group\": %u", op->group);
+		if (op->duration_ns >= 0)
+			g_string_append_printf(s, ", \"duration_ns\": %" G_GINT64_FORMAT,
+					       op->duration_ns);
+		if (op->out_bytes)
+			g_string_append_printf(s, ", \"out_bytes\": %" G_GUINT64_FORMAT,
+					       op->out_bytes);
+		if (op->out_space != (op->kind == LH_OP_COPY_D2H ? LH_SPACE_HOST : LH_SPACE_DEVICE))
+			g_string_append_printf(s, ", \"out_space\": \"%s\"",
+					       lh_space_name(op->out_space));
+		gboolean dflt_async = op->kind != LH_OP_KERNEL && op->kind != LH_OP_INPUT;
+		if (op->async != dflt_async)
+			g_string_append_printf(s, ", \"async\": %s", op->async ? "true" : "false");
+		if (op->opcode) {
+			g_string_append(s, ", \"opcode\": ");
+			jstr(s, op->opcode);
+		}
+		g_string_append_c(s, '}');
+	}
+	g_string_append(s, "\n ]}\n");
+	return g_string_free(s, FALSE);
+}
+
+gboolean lh_graph_write_json_file(const LhGraph *g, const char *path, GError **error)
+{
+	g_autofree char *text = lh_graph_to_json(g);
+	return lh_write_file_atomic(path, text, strlen(text), error);
+}
+
+LhGraph *lh_graph_load(const char *path, GError **error)
+{
+	return lh_graph_new_from_json_file(path, error);
+}

@@ -1,0 +1,144 @@
+/* lhsim — the scheduler registry, plugin loading and the plan pipeline. */
+#include "schedulers/scheduler.h"
+
+#include <gmodule.h>
+#include <string.h>
+
+G_DEFINE_QUARK(lh-sched-error-quark, lh_sched_error)
+
+/* Built-ins in a static table, found by name; plugins are appended at run time. */
+static const LhScheduler *const builtin[] = {
+	&lh_sched_serial,
+};
+
+static GMutex plugin_lock;
+static GPtrArray *plugins; /* of const LhScheduler *; their modules stay resident */
+
+const LhScheduler *lh_scheduler_find(const char *name)
+{
+	for (gsize i = 0; i < G_N_ELEMENTS(builtin); i++)
+		if (strcmp(builtin[i]->name, name) == 0)
+			return builtin[i];
+	const LhScheduler *found = NULL;
+	g_mutex_lock(&plugin_lock);
+	for (guint i = 0; plugins && i < plugins->len && !found; i++) {
+		const LhScheduler *s = g_ptr_array_index(plugins, i);
+		if (strcmp(s->name, name) == 0)
+			found = s;
+	}
+	g_mutex_unlock(&plugin_lock);
+	return found;
+}
+
+const LhScheduler **lh_scheduler_list(void)
+{
+	g_mutex_lock(&plugin_lock);
+	guint np = plugins ? plugins->len : 0;
+	const LhScheduler **l = g_new0(const LhScheduler *, G_N_ELEMENTS(builtin) + np + 1);
+	guint k = 0;
+	for (gsize i = 0; i < G_N_ELEMENTS(builtin); i++)
+		l[k++] = builtin[i];
+	for (guint i = 0; i < np; i++)
+		l[k++] = g_ptr_array_index(plugins, i);
+	g_mutex_unlock(&plugin_lock);
+	return l;
+}
+
+const LhScheduler *lh_scheduler_lookup(const char *name, GError **error)
+{
+	const LhScheduler *s = lh_scheduler_find(name);
+	if (s)
+		return s;
+	g_autofree const LhScheduler **l = lh_scheduler_list();
+	GString *names = g_string_new(NULL);
+	for (guint i = 0; l[i]; i++)
+		g_string_append_printf(names, "%s%s", i ? ", " : "", l[i]->name);
+	g_set_error(error, LH_SCHED_ERROR, LH_SCHED_ERROR_UNKNOWN,
+		    "unknown scheduler '%s' (schedulers: %s)", name, names->str);
+	g_string_free(names, TRUE);
+	return NULL;
+}
+
+const LhScheduler *lh_scheduler_load_plugin(const char *path, GError **error)
+{
+	if (!g_module_supported()) {
+		g_set_error(error, LH_SCHED_ERROR, LH_SCHED_ERROR_PLUGIN,
+			    "%s: plugins are not supported on this platform", path);
+		return NULL;
+	}
+	/* A path without a directory would be searched in the library path; make it explicit. */
+	g_autofree char *full = g_path_is_absolute(path) || strchr(path, '/')
+					? g_strdup(path)
+					: g_strconcat("./", path, NULL);
+	GModule *mod = g_module_open(full, G_MODULE_BIND_LOCAL);
+	if (!mod) {
+		g_set_error(error, LH_SCHED_ERROR, LH_SCHED_ERROR_PLUGIN,
+			    "%s: cannot load the plugin: %s", path, g_module_error());
+		return NULL;
+	}
+	LhSchedulerPluginFunc fn = NULL;
+	if (!g_module_symbol(mod, "lh_scheduler_plugin", (gpointer *)&fn) || !fn) {
+		g_set_error(error, LH_SCHED_ERROR, LH_SCHED_ERROR_PLUGIN,
+			    "%s: not an lhsim scheduler plugin: it does not export "
+			    "lh_scheduler_plugin()",
+			    path);
+		g_module_close(mod);
+		return NULL;
+	}
+	const LhScheduler *s = fn();
+	const char *why = NULL;
+	if (!s)
+		why = "lh_scheduler_plugin() returned NULL";
+	else if (s->version != LH_SCHEDULER_ABI)
+		why = "wrong ABI version";
+	else if (!s->name || !*s->name || !s->plan)
+		why = "its scheduler has no name or no plan function";
+	if (why) {
+		if (s && s->version != LH_SCHEDULER_ABI)
+			g_set_error(error, LH_SCHED_ERROR, LH_SCHED_ERROR_PLUGIN,
+				    "%s: %s: the plugin was built for scheduler ABI %u, this lhsim "
+				    "has ABI %u; rebuild it against this lhsim",
+				    path, why, s->version, LH_SCHEDULER_ABI);
+		else
+			g_set_error(error, LH_SCHED_ERROR, LH_SCHED_ERROR_PLUGIN, "%s: %s", path,
+				    why);
+		g_module_close(mod);
+		return NULL;
+	}
+	if (lh_scheduler_find(s->name)) {
+		g_set_error(error, LH_SCHED_ERROR, LH_SCHED_ERROR_PLUGIN,
+			    "%s: a scheduler named '%s' already exists", path, s->name);
+		g_module_close(mod);
+		return NULL;
+	}
+	g_module_make_resident(mod);
+	g_mutex_lock(&plugin_lock);
+	if (!plugins)
+		plugins = g_ptr_array_new();
+	g_ptr_array_add(plugins, (gpointer)s);
+	g_mutex_unlock(&plugin_lock);
+	return s;
+}
+
+LhPlan *lh_scheduler_run(const LhScheduler *s, const LhGraph *g, const LhHw *hw,
+			 const char *const *kv, FILE *explain, GError **error)
+{
+	g_return_val_if_fail(s && g && hw, NULL);
+	g_autoptr(GError) pe = NULL;
+	g_autoptr(LhParams) p = lh_params_new(s->params, kv, &pe);
+	if (!p) {
+		g_set_error(error, LH_SCHED_ERROR, pe->code, "%s: %s", s->name, pe->message);
+		return NULL;
+	}
+	lh_params_set_explain(p, explain);
+	LhPlan *plan = s->plan(g, hw, p, error);
+	if (!plan) {
+		if (error && !*error)
+			g_set_error(error, LH_SCHED_ERROR, LH_SCHED_ERROR_FAILED,
+				    "%s: the scheduler made no plan and gave no reason", s->name);
+		return NULL;
+	}
+	g_autofree char *desc = lh_params_describe(p);
+	lh_plan_set_origin(plan, s->name, desc);
+	return plan;
+}

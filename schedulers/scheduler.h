@@ -1,0 +1,99 @@
+/* lhsim — the scheduler interface, its parameters and the registry (DESIGN.md section 5).
+ *
+ * A scheduler turns a finished graph into a plan. It is a versioned method table; new slots
+ * go at the end and bump LH_SCHEDULER_ABI. Plugins export
+ *     const LhScheduler *lh_scheduler_plugin(void);
+ * and are loaded with lh_scheduler_load_plugin().
+ */
+#pragma once
+
+#include <stdio.h>
+#include <glib.h>
+#include "sim/graph.h"
+#include "sim/hw.h"
+#include "sim/plan.h"
+
+G_BEGIN_DECLS
+
+#define LH_SCHEDULER_ABI 1u
+
+#define LH_SCHED_ERROR (lh_sched_error_quark())
+GQuark lh_sched_error_quark(void);
+
+typedef enum {
+	LH_SCHED_ERROR_UNKNOWN,   /* unknown scheduler name */
+	LH_SCHED_ERROR_PARAM,     /* unknown parameter, bad value, out of range */
+	LH_SCHED_ERROR_PLUGIN,    /* a plugin failed to load or has the wrong ABI */
+	LH_SCHED_ERROR_FAILED,    /* the scheduler could not make a plan */
+} LhSchedError;
+
+typedef enum {
+	LH_PARAM_INT,
+	LH_PARAM_DOUBLE,
+	LH_PARAM_BOOL,
+	LH_PARAM_CHOICE, /* one of `choices`, a '|'-separated list */
+} LhParamType;
+
+typedef struct {
+	const char *name;    /* NULL ends the table */
+	LhParamType type;
+	const char *deflt;   /* default as text; NULL means "no default" (getter's fallback) */
+	double min, max;     /* INT and DOUBLE: inclusive range */
+	const char *choices; /* CHOICE: "min-peak-memory|max-concurrency|debug" */
+	const char *help;
+} LhParamSpec;
+
+/* Parameter values, checked against a spec. Holds the explain sink too: schedulers log
+ * each decision with lh_params_explain(), which costs nothing when explaining is off. */
+typedef struct _LhParams LhParams;
+
+/* @kv: NULL-terminated "name=value" strings (may be NULL). Unknown names, unparsable values and
+ * values out of range are errors listing the valid choices. Caller frees. */
+LhParams *lh_params_new(const LhParamSpec *spec, const char *const *kv, GError **error);
+void lh_params_free(LhParams *p); /* NULL is fine */
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(LhParams, lh_params_free)
+
+/* Getters return the value set, else the spec's default. Asking for a name that is not in the
+ * spec is a caller bug. lh_params_is_set tells whether the user gave a value. */
+gint64 lh_params_get_int(const LhParams *p, const char *name);
+double lh_params_get_double(const LhParams *p, const char *name);
+gboolean lh_params_get_bool(const LhParams *p, const char *name);
+const char *lh_params_get_choice(const LhParams *p, const char *name);
+gboolean lh_params_is_set(const LhParams *p, const char *name);
+/* "a=1 b=2": the values the user set, in spec order; caller frees. */
+char *lh_params_describe(const LhParams *p);
+
+/* Explaining. @sink NULL turns it off (default). */
+void lh_params_set_explain(LhParams *p, FILE *sink);
+gboolean lh_params_explaining(const LhParams *p);
+void lh_params_explain(const LhParams *p, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
+
+typedef struct {
+	guint32 version;          /* LH_SCHEDULER_ABI */
+	const char *name;         /* used with --sched */
+	const char *summary;      /* one line for `lhsim list` */
+	const LhParamSpec *params; /* NULL-terminated by name; may be NULL (no parameters) */
+	/* Returns a plan valid for @g, or NULL with @error set. Caller frees the plan. */
+	LhPlan *(*plan)(const LhGraph *g, const LhHw *hw, const LhParams *p, GError **error);
+} LhScheduler;
+
+typedef const LhScheduler *(*LhSchedulerPluginFunc)(void);
+
+const LhScheduler *lh_scheduler_find(const char *name); /* NULL when unknown */
+/* Like find, with an error listing the known names. */
+const LhScheduler *lh_scheduler_lookup(const char *name, GError **error);
+/* Built-ins then plugins, in registration order; NULL-terminated; caller frees array only. */
+const LhScheduler **lh_scheduler_list(void);
+/* Loads a shared object, checks its ABI and registers its scheduler (replacing none: a
+ * duplicate name is an error). Returns the scheduler. */
+const LhScheduler *lh_scheduler_load_plugin(const char *path, GError **error);
+
+/* The whole pipeline: parse @kv against the scheduler's spec, plan, stamp the plan's origin.
+ * @explain may be NULL. */
+LhPlan *lh_scheduler_run(const LhScheduler *s, const LhGraph *g, const LhHw *hw,
+			 const char *const *kv, FILE *explain, GError **error);
+
+/* Built-ins, defined one per file. */
+extern const LhScheduler lh_sched_serial;
+
+G_END_DECLS

@@ -1,0 +1,34 @@
+/* lhsim — the discrete-event engine (DESIGN.md 4.2, docs/engine.md).
+ *
+ * lh_simulate() runs a validated plan on a hardware model and returns the trace. It is pure:
+ * the same graph, hardware and plan give the same trace, bit for bit.
+ */
+#pragma once
+
+#include "sim/graph.h"
+#include "sim/hw.h"
+#include "sim/plan.h"
+#include "sim/trace.h"
+
+G_BEGIN_DECLS
+
+#define LH_ENGINE_ERROR (lh_engine_error_quark())
+GQuark lh_engine_error_quark(void);
+
+typedef enum {
+	LH_ENGINE_ERROR_DEADLOCK, /* commands remain but nothing can happen */
+	LH_ENGINE_ERROR_MEMORY,   /* device memory exceeded with strict_memory */
+	LH_ENGINE_ERROR_INVALID,  /* the plan does not fit the graph */
+} LhEngineError;
+
+typedef struct {
+	gboolean strict_memory; /* exceeding memory_gib is an error, not a warning */
+	gboolean skip_validate; /* the caller already ran lh_plan_validate */
+} LhSimOptions;
+
+/* Returns the trace, or NULL with @error set. When device memory exceeds the model's
+ * capacity without strict_memory, *@over_memory (may be NULL) is set TRUE. */
+LhTrace *lh_simulate(const LhGraph *g, const LhHw *hw, const LhPlan *plan,
+		     const LhSimOptions *opt, gboolean *over_memory, GError **error);
+
+G_END_DECLS

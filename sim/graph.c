@@ -1,0 +1,454 @@
+/* lhsim — the workload graph. */
+#include "sim/graph.h"
+
+#include <math.h>
+#include <string.h>
+
+G_DEFINE_QUARK(lh-graph-error-quark, lh_graph_error)
+
+typedef struct {
+	guint32 op, dep;
+} DepPair;
+
+struct _LhGraph {
+	char *name;
+	GArray *ops;          /* of LhOp */
+	GStringChunk *strings;
+	GArray *pairs;        /* of DepPair while building; freed at finish */
+	guint32 *deps;        /* CSR after finish, by op: deps of op i at ops[i].deps_at */
+	guint32 *succ_at;     /* n_ops + 1 offsets into succs */
+	guint32 *succs;
+	guint32 *topo;
+	gboolean finished;
+	GMutex index_lock;    /* guards the lazily built name index */
+	GHashTable *index;    /* name -> index + 1 */
+};
+
+static const char *const kind_names[LH_OP_N_KINDS] = {
+	"input",          "kernel",     "copy-h2d",       "copy-d2h",
+	"copy-d2d",       "all-reduce", "all-gather",     "reduce-scatter",
+	"all-to-all",     "collective-permute", "send",   "recv",
+};
+
+LhGraph *lh_graph_new(const char *name)
+{
+	LhGraph *g = g_new0(LhGraph, 1);
+	g->name = g_strdup(name ? name : "graph");
+	g->ops = g_array_new(FALSE, TRUE, sizeof(LhOp));
+	g->strings = g_string_chunk_new(4096);
+	g->pairs = g_array_new(FALSE, FALSE, sizeof(DepPair));
+	g_mutex_init(&g->index_lock);
+	return g;
+}
+
+void lh_graph_free(LhGraph *g)
+{
+	if (!g)
+		return;
+	g_free(g->name);
+	g_array_unref(g->ops);
+	g_string_chunk_free(g->strings);
+	if (g->pairs)
+		g_array_unref(g->pairs);
+	g_free(g->deps);
+	g_free(g->succ_at);
+	g_free(g->succs);
+	g_free(g->topo);
+	if (g->index)
+		g_hash_table_unref(g->index);
+	g_mutex_clear(&g->index_lock);
+	g_free(g);
+}
+
+guint32 lh_graph_add_op(LhGraph *g, const char *name, LhOpKind kind)
+{
+	g_return_val_if_fail(g && !g->finished && name && kind < LH_OP_N_KINDS, 0);
+	LhOp op = {0};
+	op.name = g_string_chunk_insert_const(g->strings, name);
+	op.kind = kind;
+	op.sm = 1.0;
+	op.group = 1;
+	op.duration_ns = -1;
+	op.out_space = kind == LH_OP_COPY_D2H ? LH_SPACE_HOST : LH_SPACE_DEVICE;
+	op.async = kind != LH_OP_KERNEL && kind != LH_OP_INPUT;
+	g_array_append_val(g->ops, op);
+	return g->ops->len - 1;
+}
+
+LhOp *lh_graph_op_mut(LhGraph *g, guint32 i)
+{
+	g_return_val_if_fail(g && !g->finished && i < g->ops->len, NULL);
+	return &g_array_index(g->ops, LhOp, i);
+}
+
+void lh_graph_set_opcode(LhGraph *g, guint32 i, const char *opcode)
+{
+	g_return_if_fail(g && i < g->ops->len);
+	g_array_index(g->ops, LhOp, i).opcode =
+		opcode ? g_string_chunk_insert_const(g->strings, opcode) : NULL;
+}
+
+void lh_graph_add_dep(LhGraph *g, guint32 op, guint32 dep)
+{
+	g_return_if_fail(g && !g->finished);
+	DepPair p = {op, dep};
+	g_array_append_val(g->pairs, p);
+}
+
+static int pair_cmp(const void *a, const void *b)
+{
+	const DepPair *x = a, *y = b;
+	if (x->op != y->op)
+		return x->op < y->op ? -1 : 1;
+	return (x->dep > y->dep) - (x->dep < y->dep);
+}
+
+static int name_cmp(const void *a, const void *b, void *data)
+{
+	const LhOp *ops = data;
+	int c = strcmp(ops[*(const guint32 *)a].name, ops[*(const guint32 *)b].name);
+	if (c)
+		return c;
+	return (*(const guint32 *)a > *(const guint32 *)b) - (*(const guint32 *)a < *(const guint32 *)b);
+}
+
+static gboolean fail(GError **error, int code, const char *where, const char *fmt, ...)
+	G_GNUC_PRINTF(4, 5);
+
+static gboolean fail(GError **error, int code, const char *where, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	g_autofree char *msg = g_strdup_vprintf(fmt, ap);
+	va_end(ap);
+	g_set_error(error, LH_GRAPH_ERROR, code, "%s%s%s", where ? where : "", where ? ": " : "",
+		    msg);
+	return FALSE;
+}
+
+static gboolean check_op(const LhOp *op, const char *where, GError **error)
+{
+	const char *n = op->name;
+	if (!*n)
+		return fail(error, LH_GRAPH_ERROR_INVALID, where, "an op has an empty name");
+	if (!isfinite(op->flops) || op->flops < 0)
+		return fail(error, LH_GRAPH_ERROR_INVALID, where,
+			    "op '%s': flops must be finite and >= 0 (got %g)", n, op->flops);
+	if (!isfinite(op->bytes) || op->bytes < 0)
+		return fail(error, LH_GRAPH_ERROR_INVALID, where,
+			    "op '%s': bytes must be finite and >= 0 (got %g)", n, op->bytes);
+	if (!isfinite(op->sm) || op->sm <= 0 || op->sm > 1)
+		return fail(error, LH_GRAPH_ERROR_INVALID, where,
+			    "op '%s': sm must be in (0, 1] (got %g)", n, op->sm);
+	if (op->duration_ns < -1)
+		return fail(error, LH_GRAPH_ERROR_INVALID, where,
+			    "op '%s': duration_ns must be >= 0 (got %" G_GINT64_FORMAT ")", n,
+			    op->duration_ns);
+	if (op->group < 1)
+		return fail(error, LH_GRAPH_ERROR_INVALID, where,
+			    "op '%s': group must be >= 1", n);
+	if (op->out_space > LH_SPACE_HOST)
+		return fail(error, LH_GRAPH_ERROR_INVALID, where, "op '%s': bad out_space", n);
+	return TRUE;
+}
+
+/* Finds one cycle among the ops Kahn's algorithm could not order, for the error message. */
+static char *describe_cycle(const LhGraph *g, const guint32 *indeg)
+{
+	guint32 n = g->ops->len;
+	const LhOp *ops = (const LhOp *)g->ops->data;
+	/* Walk backwards along deps that are still blocked: every such op has a blocked dep, so
+	 * the walk must revisit an op; the ops from its first visit on form a cycle. */
+	guint32 start = 0;
+	while (start < n && indeg[start] == 0)
+		start++;
+	g_autofree guint32 *seen = g_new(guint32, n);
+	for (guint32 i = 0; i < n; i++)
+		seen[i] = G_MAXUINT32;
+	g_autoptr(GArray) path = g_array_new(FALSE, FALSE, sizeof(guint32));
+	guint32 v = start;
+	while (seen[v] == G_MAXUINT32) {
+		seen[v] = path->len;
+		g_array_append_val(path, v);
+		const LhOp *op = &ops[v];
+		guint32 next = v;
+		for (guint32 k = 0; k < op->n_deps; k++) {
+			guint32 d = g->deps[op->deps_at + k];
+			if (indeg[d] > 0) {
+				next = d;
+				break;
+			}
+		}
+		v = next;
+	}
+	GString *s = g_string_new(NULL);
+	/* path[seen[v]..] is the cycle in dep direction; print it in execution order. */
+	for (guint32 i = path->len; i-- > seen[v];)
+		g_string_append_printf(s, "'%s' -> ", ops[g_array_index(path, guint32, i)].name);
+	g_string_append_printf(s, "'%s'", ops[v].name);
+	return g_string_free(s, FALSE);
+}
+
+gboolean lh_graph_finish(LhGraph *g, const char *where, GError **error)
+{
+	g_return_val_if_fail(g && !g->finished, FALSE);
+	guint32 n = g->ops->len;
+	LhOp *ops = (LhOp *)g->ops->data;
+
+	for (guint32 i = 0; i < n; i++)
+		if (!check_op(&ops[i], where, error))
+			return FALSE;
+
+	/* Duplicate names, found by sorting instead of a hash table to keep finished graphs
+	 * small; the index for lh_graph_find() is built on demand. */
+	if (n > 1) {
+		g_autofree guint32 *ord = g_new(guint32, n);
+		for (guint32 i = 0; i < n; i++)
+			ord[i] = i;
+		g_qsort_with_data(ord, n, sizeof(guint32), name_cmp, ops);
+		for (guint32 i = 1; i < n; i++)
+			if (strcmp(ops[ord[i]].name, ops[ord[i - 1]].name) == 0)
+				return fail(error, LH_GRAPH_ERROR_INVALID, where,
+					    "duplicate op name '%s'", ops[ord[i]].name);
+	}
+
+	/* Deps to CSR, deduplicated. */
+	DepPair *pairs = (DepPair *)g->pairs->data;
+	guint32 np = g->pairs->len;
+	qsort(pairs, np, sizeof(DepPair), pair_cmp);
+	g->deps = g_new(guint32, np ? np : 1);
+	guint32 m = 0;
+	for (guint32 i = 0; i < n; i++)
+		ops[i].n_deps = 0;
+	for (guint32 k = 0; k < np; k++) {
+		if (pairs[k].op >= n || pairs[k].dep >= n)
+			return fail(error, LH_GRAPH_ERROR_INVALID, where, "a dep refers to op #%u of %u",
+				    MAX(pairs[k].op, pairs[k].dep), n);
+		if (pairs[k].op == pairs[k].dep)
+			return fail(error, LH_GRAPH_ERROR_CYCLE, where,
+				    "op '%s' depends on itself", ops[pairs[k].op].name);
+		if (k > 0 && pairs[k].op == pairs[k - 1].op && pairs[k].dep == pairs[k - 1].dep)
+			continue;
+		if (ops[pairs[k].op].n_deps == 0)
+			ops[pairs[k].op].deps_at = m;
+		ops[pairs[k].op].n_deps++;
+		g->deps[m++] = pairs[k].dep;
+	}
+	g_array_unref(g->pairs);
+	g->pairs = NULL;
+	for (guint32 i = 0; i < n; i++)
+		if (ops[i].n_deps == 0)
+			ops[i].deps_at = 0;
+
+	/* Successors. */
+	g->succ_at = g_new0(guint32, n + 1);
+	for (guint32 k = 0; k < m; k++)
+		g->succ_at[g->deps[k] + 1]++;
+	for (guint32 i = 0; i < n; i++)
+		g->succ_at[i + 1] += g->succ_at[i];
+	g->succs = g_new(guint32, m ? m : 1);
+	g_autofree guint32 *fill = g_memdup2(g->succ_at, sizeof(guint32) * (n + 1));
+	for (guint32 i = 0; i < n; i++)
+		for (guint32 k = 0; k < ops[i].n_deps; k++) {
+			guint32 d = g->deps[ops[i].deps_at + k];
+			g->succs[fill[d]++] = i;
+		}
+
+	/* Topological order, smallest index first among ready ops (a binary min-heap), so that it
+	 * is program order whenever program order is already topological. */
+	g_autofree guint32 *indeg = g_new(guint32, n ? n : 1);
+	g_autofree guint32 *heap = g_new(guint32, n ? n : 1);
+	guint32 hn = 0;
+	for (guint32 i = 0; i < n; i++) {
+		indeg[i] = ops[i].n_deps;
+		if (indeg[i] == 0)
+			heap[hn++] = i; /* ascending: already a heap */
+	}
+	g->topo = g_new(guint32, n ? n : 1);
+	guint32 done = 0;
+	while (hn) {
+		guint32 v = heap[0];
+		heap[0] = heap[--hn];
+		for (guint32 i = 0;;) { /* sift down */
+			guint32 l = 2 * i + 1, r = l + 1, s = i;
+			if (l < hn && heap[l] < heap[s])
+				s = l;
+			if (r < hn && heap[r] < heap[s])
+				s = r;
+			if (s == i)
+				break;
+			guint32 t = heap[i];
+			heap[i] = heap[s];
+			heap[s] = t;
+			i = s;
+		}
+		g->topo[done++] = v;
+		for (guint32 k = g->succ_at[v]; k < g->succ_at[v + 1]; k++) {
+			guint32 w = g->succs[k];
+			if (--indeg[w] == 0) {
+				guint32 i = hn++;
+				heap[i] = w;
+				while (i > 0 && heap[(i - 1) / 2] > heap[i]) { /* sift up */
+					guint32 t = heap[i];
+					heap[i] = heap[(i - 1) / 2];
+					heap[(i - 1) / 2] = t;
+					i = (i - 1) / 2;
+				}
+			}
+		}
+	}
+	if (done < n) {
+		g_autofree char *cyc = describe_cycle(g, indeg);
+		return fail(error, LH_GRAPH_ERROR_CYCLE, where, "the deps form a cycle: %s", cyc);
+	}
+	g->finished = TRUE;
+	return TRUE;
+}
+
+gboolean lh_graph_is_finished(const LhGraph *g)
+{
+	return g && g->finished;
+}
+
+const char *lh_graph_name(const LhGraph *g)
+{
+	return g->name;
+}
+
+void lh_graph_set_name(LhGraph *g, const char *name)
+{
+	g_free(g->name);
+	g->name = g_strdup(name ? name : "graph");
+}
+
+guint32 lh_graph_n_ops(const LhGraph *g)
+{
+	return g->ops->len;
+}
+
+const LhOp *lh_graph_op(const LhGraph *g, guint32 i)
+{
+	g_return_val_if_fail(i < g->ops->len, NULL);
+	return &g_array_index(g->ops, LhOp, i);
+}
+
+const guint32 *lh_graph_deps(const LhGraph *g, guint32 i, guint32 *n)
+{
+	g_return_val_if_fail(g->finished && i < g->ops->len, NULL);
+	const LhOp *op = &g_array_index(g->ops, LhOp, i);
+	*n = op->n_deps;
+	return g->deps + op->deps_at;
+}
+
+const guint32 *lh_graph_succs(const LhGraph *g, guint32 i, guint32 *n)
+{
+	g_return_val_if_fail(g->finished && i < g->ops->len, NULL);
+	*n = g->succ_at[i + 1] - g->succ_at[i];
+	return g->succs + g->succ_at[i];
+}
+
+const guint32 *lh_graph_topo(const LhGraph *g)
+{
+	g_return_val_if_fail(g->finished, NULL);
+	return g->topo;
+}
+
+gboolean lh_graph_find(const LhGraph *g, const char *name, guint32 *index)
+{
+	LhGraph *mg = (LhGraph *)g; /* the index is a cache; the graph itself is unchanged */
+	g_mutex_lock(&mg->index_lock);
+	if (!mg->index || g_hash_table_size(mg->index) != g->ops->len) {
+		if (!mg->index)
+			mg->index = g_hash_table_new(g_str_hash, g_str_equal);
+		for (guint32 i = g_hash_table_size(mg->index); i < g->ops->len; i++)
+			g_hash_table_insert(mg->index, (gpointer)g_array_index(g->ops, LhOp, i).name,
+					    GUINT_TO_POINTER(i + 1));
+	}
+	gpointer v = g_hash_table_lookup(mg->index, name);
+	g_mutex_unlock(&mg->index_lock);
+	if (!v)
+		return FALSE;
+	if (index)
+		*index = GPOINTER_TO_UINT(v) - 1;
+	return TRUE;
+}
+
+const char *lh_op_kind_name(LhOpKind k)
+{
+	return k < LH_OP_N_KINDS ? kind_names[k] : "?";
+}
+
+gboolean lh_op_kind_from_name(const char *s, LhOpKind *out)
+{
+	for (int k = 0; k < LH_OP_N_KINDS; k++)
+		if (strcmp(s, kind_names[k]) == 0) {
+			*out = k;
+			return TRUE;
+		}
+	return FALSE;
+}
+
+gboolean lh_op_kind_is_copy(LhOpKind k)
+{
+	return k == LH_OP_COPY_H2D || k == LH_OP_COPY_D2H;
+}
+
+gboolean lh_op_kind_is_collective(LhOpKind k)
+{
+	return k >= LH_OP_ALL_REDUCE && k <= LH_OP_RECV;
+}
+
+LhOpClass lh_op_class(const LhOp *op)
+{
+	switch ((LhOpKind)op->kind) {
+	case LH_OP_ALL_REDUCE:
+	case LH_OP_ALL_GATHER:
+	case LH_OP_REDUCE_SCATTER:
+	case LH_OP_ALL_TO_ALL:
+	case LH_OP_COLLECTIVE_PERMUTE:
+		return LH_CLASS_COLLECTIVE;
+	case LH_OP_SEND:
+	case LH_OP_RECV:
+		return LH_CLASS_P2P;
+	case LH_OP_COPY_H2D:
+	case LH_OP_COPY_D2H:
+		return LH_CLASS_ASYNC_COMPUTE;
+	case LH_OP_COPY_D2D:
+		return LH_CLASS_MEMCPY;
+	case LH_OP_KERNEL:
+		return op->async ? LH_CLASS_ASYNC_COMPUTE : LH_CLASS_NONE;
+	default:
+		return LH_CLASS_NONE;
+	}
+}
+
+const char *lh_op_class_name(LhOpClass c)
+{
+	static const char *const names[LH_CLASS_N] = {"none", "collective", "p2p", "async-compute",
+						      "memcpy"};
+	return c < LH_CLASS_N ? names[c] : "?";
+}
+
+const char *lh_space_name(LhSpace s)
+{
+	return s == LH_SPACE_HOST ? "host" : "device";
+}
+
+double lh_op_wire_bytes(const LhOp *op)
+{
+	double n = op->group, size = (double)op->size;
+	switch ((LhOpKind)op->kind) {
+	case LH_OP_ALL_REDUCE:
+		return 2.0 * (n - 1) / n * size;
+	case LH_OP_ALL_GATHER:
+	case LH_OP_REDUCE_SCATTER:
+	case LH_OP_ALL_TO_ALL:
+		return (n - 1) / n * size;
+	case LH_OP_COLLECTIVE_PERMUTE:
+	case LH_OP_SEND:
+	case LH_OP_RECV:
+		return size;
+	default:
+		return 0;
+	}
+}

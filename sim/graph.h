@@ -1,0 +1,119 @@
+/* lhsim — the workload graph (DESIGN.md section 2).
+ *
+ * An LhGraph is a DAG of ops kept in program order. It owns every string and array it hands
+ * out: pointers returned by the accessors stay valid until the graph is freed and must not
+ * be freed by the caller. A graph is built with lh_graph_add_op() and lh_graph_add_dep(),
+ * then sealed with lh_graph_finish(), which checks it (acyclic, sane numbers) and builds the
+ * successor lists. Only a finished graph may be given to schedulers, the engine or writers.
+ */
+#pragma once
+
+#include <glib.h>
+
+G_BEGIN_DECLS
+
+#define LH_GRAPH_ERROR (lh_graph_error_quark())
+GQuark lh_graph_error_quark(void);
+
+typedef enum {
+	LH_GRAPH_ERROR_PARSE,   /* syntax of the file */
+	LH_GRAPH_ERROR_INVALID, /* a field or structure that breaks DESIGN.md section 2 */
+	LH_GRAPH_ERROR_CYCLE,   /* the deps form a cycle */
+	LH_GRAPH_ERROR_IO,      /* cannot read or write the file */
+} LhGraphError;
+
+typedef enum {
+	LH_OP_INPUT,
+	LH_OP_KERNEL,
+	LH_OP_COPY_H2D,
+	LH_OP_COPY_D2H,
+	LH_OP_COPY_D2D,
+	LH_OP_ALL_REDUCE,
+	LH_OP_ALL_GATHER,
+	LH_OP_REDUCE_SCATTER,
+	LH_OP_ALL_TO_ALL,
+	LH_OP_COLLECTIVE_PERMUTE,
+	LH_OP_SEND,
+	LH_OP_RECV,
+	LH_OP_N_KINDS
+} LhOpKind;
+
+typedef enum {
+	LH_SPACE_DEVICE,
+	LH_SPACE_HOST,
+} LhSpace;
+
+/* The resource class an async op occupies while in flight, as XLA's GPU backend groups them.
+ * Derived from kind and the async flag by lh_op_class(). */
+typedef enum {
+	LH_CLASS_NONE,          /* a kernel on the main stream, or an input */
+	LH_CLASS_COLLECTIVE,    /* all-reduce, all-gather, reduce-scatter, all-to-all, permute */
+	LH_CLASS_P2P,           /* send, recv */
+	LH_CLASS_ASYNC_COMPUTE, /* copy-h2d, copy-d2h (host offload) and async kernels */
+	LH_CLASS_MEMCPY,        /* copy-d2d */
+	LH_CLASS_N
+} LhOpClass;
+
+/* One op. Fields a kind does not use are 0. Strings belong to the graph. */
+typedef struct {
+	const char *name;   /* unique within the graph */
+	const char *opcode; /* optional: the source's opcode or fusion kind ("fusion:kLoop",
+	                       "convolution", "custom-call"); NULL when unknown */
+	double flops;       /* kernels: floating-point operations */
+	double bytes;       /* kernels: HBM bytes read + written */
+	double sm;          /* kernels: fraction of SMs usable, 0 < sm <= 1 (default 1) */
+	guint64 size;       /* copies and collectives: bytes moved (collectives: full buffer) */
+	guint64 out_bytes;  /* size of the output buffer */
+	gint64 duration_ns; /* measured standalone duration overriding the model; -1 if unset */
+	guint32 group;      /* collectives: participating devices (>= 1) */
+	guint32 n_deps;     /* number of deps, see lh_graph_deps() */
+	guint32 deps_at;    /* internal: offset into the graph's dep array */
+	guint8 kind;        /* LhOpKind */
+	guint8 out_space;   /* LhSpace */
+	guint8 async;       /* may run off the main stream */
+	guint8 _pad;
+} LhOp;
+
+typedef struct _LhGraph LhGraph;
+
+LhGraph *lh_graph_new(const char *name); /* caller frees; name may be NULL ("graph") */
+void lh_graph_free(LhGraph *g);          /* NULL is fine */
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(LhGraph, lh_graph_free)
+
+/* Building. lh_graph_add_op() copies @name and @opcode and returns the op's index, filled with
+ * the kind's defaults (sm 1, group 1, duration -1, async and out_space by kind); the caller
+ * then sets fields through lh_graph_op_mut(). Deps refer to earlier or later ops by index. A
+ * duplicate name is an error at lh_graph_finish(). */
+guint32 lh_graph_add_op(LhGraph *g, const char *name, LhOpKind kind);
+LhOp *lh_graph_op_mut(LhGraph *g, guint32 i); /* valid until the next add; not after finish */
+void lh_graph_set_opcode(LhGraph *g, guint32 i, const char *opcode);
+void lh_graph_add_dep(LhGraph *g, guint32 op, guint32 dep);
+/* Checks numbers, names and acyclicity; builds successor lists. On failure the error names
+ * the op (and, for a cycle, the ops on it). @where prefixes messages (a file name) or NULL. */
+gboolean lh_graph_finish(LhGraph *g, const char *where, GError **error);
+gboolean lh_graph_is_finished(const LhGraph *g);
+
+/* Reading. */
+const char *lh_graph_name(const LhGraph *g);
+void lh_graph_set_name(LhGraph *g, const char *name);
+guint32 lh_graph_n_ops(const LhGraph *g);
+const LhOp *lh_graph_op(const LhGraph *g, guint32 i);
+const guint32 *lh_graph_deps(const LhGraph *g, guint32 i, guint32 *n);  /* deduplicated */
+const guint32 *lh_graph_succs(const LhGraph *g, guint32 i, guint32 *n); /* after finish */
+gboolean lh_graph_find(const LhGraph *g, const char *name, guint32 *index);
+/* Ops in a topological order that respects program order where deps allow (after finish). */
+const guint32 *lh_graph_topo(const LhGraph *g);
+
+/* Kinds. */
+const char *lh_op_kind_name(LhOpKind k);               /* "copy-h2d" */
+gboolean lh_op_kind_from_name(const char *s, LhOpKind *out);
+gboolean lh_op_kind_is_copy(LhOpKind k);               /* h2d, d2h (not d2d) */
+gboolean lh_op_kind_is_collective(LhOpKind k);         /* the link: collectives and p2p */
+LhOpClass lh_op_class(const LhOp *op);
+const char *lh_op_class_name(LhOpClass c);             /* "async-compute" */
+const char *lh_space_name(LhSpace s);
+
+/* Bytes on the wire per GPU for a collective (DESIGN 4.2); 0 for other kinds. */
+double lh_op_wire_bytes(const LhOp *op);
+
+G_END_DECLS

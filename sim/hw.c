@@ -1,0 +1,295 @@
+/* lhsim — the hardware model: reading, checking and writing .ini descriptions. */
+#include "sim/hw.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+G_DEFINE_QUARK(lh-hw-error-quark, lh_hw_error)
+
+#define GROUP "hw"
+
+typedef enum { K_DOUBLE, K_UINT } KeyType;
+
+/* Every key, its type, where it lives in LhHw and its sane range. */
+static const struct {
+	const char *key;
+	KeyType type;
+	gsize offset;
+	double min, max;
+	gboolean min_open; /* the minimum itself is not allowed (bandwidths, rates) */
+	const char *unit;
+} keys[] = {
+#define D(k, lo, hi, open, unit) {#k, K_DOUBLE, G_STRUCT_OFFSET(LhHw, k), lo, hi, open, unit}
+#define U(k, lo, hi, unit) {#k, K_UINT, G_STRUCT_OFFSET(LhHw, k), lo, hi, FALSE, unit}
+	U(sm_count, 1, 100000, "SMs"),
+	D(peak_tflops, 0, 1e6, TRUE, "TFLOP/s"),
+	D(compute_eff, 0, 1, TRUE, "fraction"),
+	D(hbm_gbs, 0, 1e6, TRUE, "GB/s"),
+	D(hbm_eff, 0, 1, TRUE, "fraction"),
+	D(memory_gib, 0, 1e6, TRUE, "GiB"),
+	D(kernel_overhead_ns, 0, 1e9, FALSE, "ns"),
+	D(launch_ns, 0, 1e9, FALSE, "ns"),
+	D(event_ns, 0, 1e9, FALSE, "ns"),
+	U(hw_queues, 1, 1024, "queues"),
+	U(max_resident_kernels, 1, 1000000, "kernels"),
+	U(copy_engines_h2d, 1, 64, "engines"),
+	U(copy_engines_d2h, 1, 64, "engines"),
+	D(pcie_gbs, 0, 1e6, TRUE, "GB/s"),
+	D(pcie_duplex_gbs, 0, 1e6, TRUE, "GB/s"),
+	D(copy_latency_ns, 0, 1e9, FALSE, "ns"),
+	D(link_gbs, 0, 1e6, TRUE, "GB/s"),
+	D(link_latency_ns, 0, 1e9, FALSE, "ns"),
+	D(collective_sm, 0, 1, TRUE, "fraction"),
+#undef D
+#undef U
+};
+
+/* 1-based line of "key =" in @data, or 0. GKeyFile does not keep positions. */
+static int key_line(const char *data, const char *key)
+{
+	if (!data)
+		return 0;
+	int line = 1;
+	gsize kl = strlen(key);
+	for (const char *p = data; *p; line++) {
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (strncmp(p, key, kl) == 0) {
+			const char *q = p + kl;
+			while (*q == ' ' || *q == '\t')
+				q++;
+			if (*q == '=')
+				return line;
+		}
+		p = strchr(p, '\n');
+		if (!p)
+			break;
+		p++;
+	}
+	return 0;
+}
+
+static void set_err(GError **error, int code, const char *where, const char *data, const char *key,
+		    const char *fmt, ...) G_GNUC_PRINTF(6, 7);
+
+static void set_err(GError **error, int code, const char *where, const char *data, const char *key,
+		    const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	g_autofree char *msg = g_strdup_vprintf(fmt, ap);
+	va_end(ap);
+	int line = key ? key_line(data, key) : 0;
+	if (line)
+		g_set_error(error, LH_HW_ERROR, code, "%s:%d:1: %s", where, line, msg);
+	else
+		g_set_error(error, LH_HW_ERROR, code, "%s: %s", where, msg);
+}
+
+static gboolean check_value(const LhHw *hw, gsize i, const char *where, const char *data,
+			    GError **error)
+{
+	double v = keys[i].type == K_UINT ? (double)G_STRUCT_MEMBER(guint32, hw, keys[i].offset)
+					  : G_STRUCT_MEMBER(double, hw, keys[i].offset);
+	gboolean low = keys[i].min_open ? v <= keys[i].min : v < keys[i].min;
+	if (!isfinite(v) || low || v > keys[i].max) {
+		set_err(error, LH_HW_ERROR_RANGE, where, data, keys[i].key,
+			"key '%s' = %g is out of range: it must be %s %g and <= %g %s", keys[i].key,
+			v, keys[i].min_open ? ">" : ">=", keys[i].min, keys[i].max, keys[i].unit);
+		return FALSE;
+	}
+	return TRUE;
+}
+
+static gboolean validate(const LhHw *hw, const char *where, const char *data, GError **error)
+{
+	for (gsize i = 0; i < G_N_ELEMENTS(keys); i++)
+		if (!check_value(hw, i, where, data, error))
+			return FALSE;
+	if (hw->pcie_duplex_gbs > hw->pcie_gbs) {
+		set_err(error, LH_HW_ERROR_RANGE, where, data, "pcie_duplex_gbs",
+			"key 'pcie_duplex_gbs' = %g GB/s exceeds pcie_gbs = %g GB/s: a direction "
+			"cannot get faster when the other one also runs",
+			hw->pcie_duplex_gbs, hw->pcie_gbs);
+		return FALSE;
+	}
+	return TRUE;
+}
+
+gboolean lh_hw_validate(const LhHw *hw, const char *where, GError **error)
+{
+	return validate(hw, where ? where : "hw", NULL, error);
+}
+
+LhHw *lh_hw_new_from_data(const char *data, gsize len, const char *where, GError **error)
+{
+	g_return_val_if_fail(data != NULL, NULL);
+	where = where ? where : "hw";
+	g_autoptr(GKeyFile) kf = g_key_file_new();
+	g_autoptr(GError) e = NULL;
+	if (!g_key_file_load_from_data(kf, data, len, G_KEY_FILE_NONE, &e)) {
+		g_set_error(error, LH_HW_ERROR, LH_HW_ERROR_PARSE, "%s: not a valid .ini file: %s",
+			    where, e->message);
+		return NULL;
+	}
+	if (!g_key_file_has_group(kf, GROUP)) {
+		g_set_error(error, LH_HW_ERROR, LH_HW_ERROR_MISSING, "%s: no [" GROUP "] group",
+			    where);
+		return NULL;
+	}
+	g_autofree char *text = g_strndup(data, len);
+	g_autoptr(LhHw) hw = g_new0(LhHw, 1);
+	hw->name = g_key_file_get_string(kf, GROUP, "name", NULL);
+	if (!hw->name)
+		hw->name = g_path_get_basename(where);
+	for (gsize i = 0; i < G_N_ELEMENTS(keys); i++) {
+		g_autofree char *s = g_key_file_get_value(kf, GROUP, keys[i].key, NULL);
+		if (!s) {
+			set_err(error, LH_HW_ERROR_MISSING, where, NULL, NULL,
+				"missing key '%s' (%s) in [" GROUP "]", keys[i].key, keys[i].unit);
+			return NULL;
+		}
+		g_strstrip(s);
+		char *end = NULL;
+		double v = g_ascii_strtod(s, &end);
+		if (end == s || *end) {
+			set_err(error, LH_HW_ERROR_PARSE, where, text, keys[i].key,
+				"key '%s': '%s' is not a number", keys[i].key, s);
+			return NULL;
+		}
+		if (keys[i].type == K_UINT) {
+			if (v != floor(v) || v < 0 || v > G_MAXUINT32) {
+				set_err(error, LH_HW_ERROR_RANGE, where, text, keys[i].key,
+					"key '%s': '%s' must be a whole number", keys[i].key, s);
+				return NULL;
+			}
+			G_STRUCT_MEMBER(guint32, hw, keys[i].offset) = (guint32)v;
+		} else {
+			G_STRUCT_MEMBER(double, hw, keys[i].offset) = v;
+		}
+	}
+	g_autofree char *sh = g_key_file_get_string(kf, GROUP, "sm_sharing", NULL);
+	if (!sh) {
+		set_err(error, LH_HW_ERROR_MISSING, where, NULL, NULL,
+			"missing key 'sm_sharing' (fifo or fair) in [" GROUP "]");
+		return NULL;
+	}
+	g_strstrip(sh);
+	if (strcmp(sh, "fifo") == 0)
+		hw->sm_sharing = LH_SHARING_FIFO;
+	else if (strcmp(sh, "fair") == 0)
+		hw->sm_sharing = LH_SHARING_FAIR;
+	else {
+		set_err(error, LH_HW_ERROR_RANGE, where, text, "sm_sharing",
+			"key 'sm_sharing': '%s' is not one of fifo, fair", sh);
+		return NULL;
+	}
+	if (!validate(hw, where, text, error))
+		return NULL;
+	return g_steal_pointer(&hw);
+}
+
+LhHw *lh_hw_new_from_file(const char *path, GError **error)
+{
+	g_autofree char *data = NULL;
+	gsize len = 0;
+	g_autoptr(GError) e = NULL;
+	if (!g_file_get_contents(path, &data, &len, &e)) {
+		g_set_error(error, LH_HW_ERROR, LH_HW_ERROR_NOT_FOUND, "%s", e->message);
+		return NULL;
+	}
+	return lh_hw_new_from_data(data, len, path, error);
+}
+
+static int strptr_cmp(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static GMutex builtin_lock;
+static GHashTable *builtins; /* name -> static data */
+
+void lh_hw_register_builtin(const char *name, const char *data)
+{
+	g_mutex_lock(&builtin_lock);
+	if (!builtins)
+		builtins = g_hash_table_new(g_str_hash, g_str_equal);
+	g_hash_table_insert(builtins, (gpointer)name, (gpointer)data);
+	g_mutex_unlock(&builtin_lock);
+}
+
+const char *lh_hw_builtin_data(const char *name)
+{
+	g_mutex_lock(&builtin_lock);
+	const char *d = builtins ? g_hash_table_lookup(builtins, name) : NULL;
+	g_mutex_unlock(&builtin_lock);
+	return d;
+}
+
+const char **lh_hw_builtin_names(void)
+{
+	g_mutex_lock(&builtin_lock);
+	guint n = 0;
+	const char **names = builtins ? (const char **)g_hash_table_get_keys_as_array(builtins, &n)
+				      : g_new0(const char *, 1);
+	g_mutex_unlock(&builtin_lock);
+	qsort(names, n, sizeof(char *), strptr_cmp);
+	return names;
+}
+
+LhHw *lh_hw_lookup(const char *name, GError **error)
+{
+	const char *data = lh_hw_builtin_data(name);
+	if (data) {
+		g_autofree char *where = g_strdup_printf("%s.ini", name);
+		return lh_hw_new_from_data(data, strlen(data), where, error);
+	}
+	if (g_file_test(name, G_FILE_TEST_EXISTS))
+		return lh_hw_new_from_file(name, error);
+	g_autofree const char **names = lh_hw_builtin_names();
+	g_autofree char *list = g_strjoinv(", ", (char **)names);
+	g_set_error(error, LH_HW_ERROR, LH_HW_ERROR_NOT_FOUND,
+		    "%s: no such hardware description (built-ins: %s; or give an .ini path)", name,
+		    list);
+	return NULL;
+}
+
+LhHw *lh_hw_copy(const LhHw *hw)
+{
+	LhHw *c = g_memdup2(hw, sizeof *hw);
+	c->name = g_strdup(hw->name);
+	return c;
+}
+
+void lh_hw_free(LhHw *hw)
+{
+	if (!hw)
+		return;
+	g_free(hw->name);
+	g_free(hw);
+}
+
+char *lh_hw_to_data(const LhHw *hw)
+{
+	GString *s = g_string_new("[" GROUP "]\n");
+	g_string_append_printf(s, "name = %s\n", hw->name ? hw->name : "hw");
+	for (gsize i = 0; i < G_N_ELEMENTS(keys); i++) {
+		char buf[G_ASCII_DTOSTR_BUF_SIZE];
+		if (keys[i].type == K_UINT)
+			g_string_append_printf(s, "%s = %u\n", keys[i].key,
+					       G_STRUCT_MEMBER(guint32, hw, keys[i].offset));
+		else
+			g_string_append_printf(
+				s, "%s = %s\n", keys[i].key,
+				g_ascii_dtostr(buf, sizeof buf,
+					       G_STRUCT_MEMBER(double, hw, keys[i].offset)));
+	}
+	g_string_append_printf(s, "sm_sharing = %s\n", lh_sm_sharing_name(hw->sm_sharing));
+	return g_string_free(s, FALSE);
+}
+
+const char *lh_sm_sharing_name(LhSmSharing s)
+{
+	return s == LH_SHARING_FAIR ? "fair" : "fifo";
+}

@@ -1,0 +1,348 @@
+/* lhsim — lower bounds (DESIGN 4.4) and metrics (4.3), with their table and JSON writers. */
+#include "sim/trace.h"
+#include "sim/cost.h"
+
+#include <math.h>
+#include <string.h>
+
+void lh_bounds(const LhGraph *g, const LhHw *hw, const LhPlan *plan, LhBounds *out)
+{
+	memset(out, 0, sizeof *out);
+	guint32 n = lh_graph_n_ops(g);
+	const guint32 *topo = lh_graph_topo(g);
+	g_autofree double *finish = g_new0(double, MAX(n, 1));
+	double h2d_bytes = 0, h2d_lat = 0, d2h_bytes = 0, d2h_lat = 0;
+	guint32 non_input = 0;
+	for (guint32 k = 0; k < n; k++) {
+		guint32 i = topo[k];
+		const LhOp *op = lh_graph_op(g, i);
+		double T = lh_op_standalone_ns(op, hw);
+		guint32 nd;
+		const guint32 *deps = lh_graph_deps(g, i, &nd);
+		double ready = 0;
+		for (guint32 d = 0; d < nd; d++)
+			ready = MAX(ready, finish[deps[d]]);
+		finish[i] = ready + T;
+		out->critical_path = MAX(out->critical_path, finish[i]);
+		if (op->kind == LH_OP_INPUT)
+			continue;
+		non_input++;
+		out->sm_work += T * lh_op_sm_share(op, hw);
+		gboolean dur = op->duration_ns >= 0;
+		if (op->kind == LH_OP_COPY_H2D || op->kind == LH_OP_COPY_D2H) {
+			/* Bytes share the direction's bandwidth whatever the engine count; the
+			 * fixed latencies overlap across engines. */
+			double bytes = dur ? T : (double)op->size / hw->pcie_gbs;
+			double lat = dur ? 0 : hw->copy_latency_ns;
+			if (op->kind == LH_OP_COPY_H2D) {
+				h2d_bytes += bytes;
+				h2d_lat += lat;
+			} else {
+				d2h_bytes += bytes;
+				d2h_lat += lat;
+			}
+		} else if (lh_op_kind_is_collective(op->kind)) {
+			out->link_work += dur ? T : lh_op_wire_bytes(op) / hw->link_gbs;
+		}
+	}
+	out->h2d_work = h2d_bytes + h2d_lat / hw->copy_engines_h2d;
+	out->d2h_work = d2h_bytes + d2h_lat / hw->copy_engines_d2h;
+	if (plan) {
+		double host = 0;
+		for (guint32 c = 0; c < lh_plan_n_cmds(plan); c++) {
+			const LhCmd *cmd = lh_plan_cmd(plan, c);
+			host += cmd->kind == LH_CMD_RUN				      ? hw->launch_ns
+				: cmd->kind == LH_CMD_SIGNAL || cmd->kind == LH_CMD_WAIT ? hw->event_ns
+				: cmd->kind == LH_CMD_HOST			      ? (double)cmd->arg
+										      : 0;
+		}
+		out->host_issue = host;
+	} else {
+		out->host_issue = non_input * hw->launch_ns;
+	}
+	struct {
+		double v;
+		const char *name;
+	} all[] = {{out->critical_path, "critical path"}, {out->sm_work, "SM work"},
+		   {out->h2d_work, "H2D copy work"},      {out->d2h_work, "D2H copy work"},
+		   {out->link_work, "link work"},        {out->host_issue, "host issue"}};
+	out->binding = all[0].name;
+	for (gsize i = 0; i < G_N_ELEMENTS(all); i++)
+		if (all[i].v > out->bound) {
+			out->bound = all[i].v;
+			out->binding = all[i].name;
+		}
+}
+
+typedef struct {
+	gint64 t;
+	int delta;
+	guint8 cls; /* 0 kernel, 1 transfer, 2 any */
+} Edge;
+
+static int edge_cmp(const void *a, const void *b)
+{
+	const Edge *x = a, *y = b;
+	if (x->t != y->t)
+		return x->t < y->t ? -1 : 1;
+	return (x->delta > y->delta) - (x->delta < y->delta); /* ends first */
+}
+
+/* Length of the union of [start, end) intervals of ops matching @pick. */
+static gint64 union_len(const LhTrace *t, gboolean (*pick)(const LhOpTiming *, int), int arg)
+{
+	g_autoptr(GArray) e = g_array_new(FALSE, FALSE, sizeof(Edge));
+	for (guint32 i = 0; i < t->n_ops; i++) {
+		const LhOpTiming *tm = &t->ops[i];
+		if (tm->start < 0 || tm->end <= tm->start || !pick(tm, arg))
+			continue;
+		Edge a = {tm->start, 1, 0}, b = {tm->end, -1, 0};
+		g_array_append_val(e, a);
+		g_array_append_val(e, b);
+	}
+	g_array_sort(e, edge_cmp);
+	gint64 total = 0, since = 0;
+	int depth = 0;
+	for (guint i = 0; i < e->len; i++) {
+		const Edge *x = &g_array_index(e, Edge, i);
+		if (depth == 0 && x->delta > 0)
+			since = x->t;
+		depth += x->delta;
+		if (depth == 0 && x->delta < 0)
+			total += x->t - since;
+	}
+	return total;
+}
+
+static gboolean pick_engine(const LhOpTiming *tm, int eng)
+{
+	return tm->engine == eng;
+}
+
+static gboolean pick_stream(const LhOpTiming *tm, int s)
+{
+	return tm->stream == s;
+}
+
+/* Exposed transfer: time some copy or collective runs while no kernel does. */
+static gint64 exposed(const LhTrace *t)
+{
+	g_autoptr(GArray) e = g_array_new(FALSE, FALSE, sizeof(Edge));
+	for (guint32 i = 0; i < t->n_ops; i++) {
+		const LhOpTiming *tm = &t->ops[i];
+		if (tm->start < 0 || tm->end <= tm->start || tm->engine == LH_ENGINE_NONE)
+			continue;
+		guint8 cls = tm->engine == LH_ENGINE_SM ? 0 : 1;
+		Edge a = {tm->start, 1, cls}, b = {tm->end, -1, cls};
+		g_array_append_val(e, a);
+		g_array_append_val(e, b);
+	}
+	g_array_sort(e, edge_cmp);
+	gint64 total = 0, last = 0;
+	int k = 0, x = 0;
+	for (guint i = 0; i < e->len; i++) {
+		const Edge *ed = &g_array_index(e, Edge, i);
+		if (k == 0 && x > 0)
+			total += ed->t - last;
+		last = ed->t;
+		if (ed->cls == 0)
+			k += ed->delta;
+		else
+			x += ed->delta;
+	}
+	return total;
+}
+
+void lh_metrics_compute(const LhTrace *t, const LhGraph *g, const LhHw *hw, const LhPlan *plan,
+			LhMetrics *m)
+{
+	memset(m, 0, sizeof *m);
+	for (guint32 i = 0; i < t->n_ops; i++)
+		if (t->ops[i].end > m->makespan)
+			m->makespan = t->ops[i].end;
+	m->host_end = t->host_end;
+	lh_bounds(g, hw, plan, &m->bounds);
+	m->ratio = m->bounds.bound > 0 ? (double)m->makespan / m->bounds.bound : 1.0;
+	m->kernel_time = union_len(t, pick_engine, LH_ENGINE_SM);
+	for (int e = 0; e < LH_ENGINE_N; e++)
+		m->engine_busy[e] = e == LH_ENGINE_NONE ? 0 : union_len(t, pick_engine, e);
+	m->exposed_transfer = exposed(t);
+	/* transfer time: union of copy and collective intervals */
+	{
+		g_autoptr(GArray) e = g_array_new(FALSE, FALSE, sizeof(Edge));
+		for (guint32 i = 0; i < t->n_ops; i++) {
+			const LhOpTiming *tm = &t->ops[i];
+			if (tm->start < 0 || tm->end <= tm->start || tm->engine == LH_ENGINE_NONE ||
+			    tm->engine == LH_ENGINE_SM)
+				continue;
+			Edge a = {tm->start, 1, 0}, b = {tm->end, -1, 0};
+			g_array_append_val(e, a);
+			g_array_append_val(e, b);
+		}
+		g_array_sort(e, edge_cmp);
+		gint64 since = 0;
+		int depth = 0;
+		for (guint i = 0; i < e->len; i++) {
+			const Edge *x = &g_array_index(e, Edge, i);
+			if (depth == 0 && x->delta > 0)
+				since = x->t;
+			depth += x->delta;
+			if (depth == 0 && x->delta < 0)
+				m->transfer_time += x->t - since;
+		}
+	}
+	m->overlap = m->transfer_time > 0
+			     ? 1.0 - (double)m->exposed_transfer / (double)m->transfer_time
+			     : 1.0;
+	m->peak_device = t->peak_device;
+	m->peak_device_t = t->peak_device_t;
+	m->peak_host = t->peak_host;
+	/* Host-bound: before the host's last issue, time with nothing running on the device. */
+	gint64 busy_before = 0;
+	{
+		g_autoptr(GArray) e = g_array_new(FALSE, FALSE, sizeof(Edge));
+		for (guint32 i = 0; i < t->n_ops; i++) {
+			const LhOpTiming *tm = &t->ops[i];
+			if (tm->start < 0 || tm->end <= tm->start || tm->start >= t->host_end)
+				continue;
+			Edge a = {tm->start, 1, 0}, b = {MIN(tm->end, t->host_end), -1, 0};
+			g_array_append_val(e, a);
+			g_array_append_val(e, b);
+		}
+		g_array_sort(e, edge_cmp);
+		gint64 since = 0;
+		int depth = 0;
+		for (guint i = 0; i < e->len; i++) {
+			const Edge *x = &g_array_index(e, Edge, i);
+			if (depth == 0 && x->delta > 0)
+				since = x->t;
+			depth += x->delta;
+			if (depth == 0 && x->delta < 0)
+				busy_before += x->t - since;
+		}
+	}
+	m->host_bound = MAX(t->host_end - busy_before, 0);
+	m->n_streams = plan ? lh_plan_n_streams(plan) : 0;
+	m->stream_busy = g_new0(gint64, MAX(m->n_streams, 1));
+	for (guint32 s = 0; s < m->n_streams; s++)
+		m->stream_busy[s] = union_len(t, pick_stream, (int)s);
+	/* A stream is used when it ran an op, even a zero-length one. */
+	if (m->n_streams) {
+		g_autofree guint8 *used = g_new0(guint8, m->n_streams);
+		for (guint32 i = 0; i < t->n_ops; i++)
+			if (t->ops[i].stream >= 0 && (guint32)t->ops[i].stream < m->n_streams)
+				used[t->ops[i].stream] = 1;
+		for (guint32 s = 0; s < m->n_streams; s++)
+			m->streams_used += used[s];
+	}
+}
+
+void lh_metrics_clear(LhMetrics *m)
+{
+	g_clear_pointer(&m->stream_busy, g_free);
+}
+
+static double pct(gint64 part, gint64 whole)
+{
+	return whole > 0 ? 100.0 * (double)part / (double)whole : 0.0;
+}
+
+void lh_metrics_print_table(FILE *f, const LhMetrics *m, const LhPlan *plan, const LhHw *hw)
+{
+	g_autofree char *mk = lh_format_ns((double)m->makespan);
+	g_autofree char *lb = lh_format_ns(m->bounds.bound);
+	g_autofree char *ex = lh_format_ns((double)m->exposed_transfer);
+	g_autofree char *tr = lh_format_ns((double)m->transfer_time);
+	g_autofree char *pk = lh_format_bytes((double)m->peak_device);
+	g_autofree char *pkt = lh_format_ns((double)m->peak_device_t);
+	g_autofree char *cap = lh_format_bytes(hw->memory_gib * 1073741824.0);
+	g_autofree char *ph = lh_format_bytes((double)m->peak_host);
+	g_autofree char *he = lh_format_ns((double)m->host_end);
+	g_autofree char *hb = lh_format_ns((double)m->host_bound);
+	fprintf(f, "  %-22s %s\n", "makespan", mk);
+	fprintf(f, "  %-22s %s (%s)\n", "lower bound", lb, m->bounds.binding);
+	fprintf(f, "  %-22s %.3f\n", "makespan / bound", m->ratio);
+	fprintf(f, "  %-22s %s of %s transfer (overlap %.1f %%)\n", "exposed transfer", ex, tr,
+		100.0 * m->overlap);
+	fprintf(f, "  %-22s %s at %s (capacity %s)%s\n", "peak device memory", pk, pkt, cap,
+		(double)m->peak_device > hw->memory_gib * 1073741824.0 ? "  OVER CAPACITY" : "");
+	fprintf(f, "  %-22s %s\n", "peak host memory", ph);
+	fprintf(f, "  %-22s %s (device idle while issuing: %s)\n", "host issue ends", he, hb);
+	fprintf(f, "  busy per stream (%u of %u used):\n", m->streams_used, m->n_streams);
+	for (guint32 s = 0; s < m->n_streams; s++) {
+		g_autofree char *b = lh_format_ns((double)m->stream_busy[s]);
+		const LhStream *st = lh_plan_stream(plan, s);
+		g_autofree char *label = g_strdup_printf("%s (%s)", st->name,
+							 lh_stream_role_name(st->role));
+		fprintf(f, "    %-28s %12s  %5.1f %%\n", label, b, pct(m->stream_busy[s], m->makespan));
+	}
+	fprintf(f, "  busy per engine:\n");
+	for (int e = LH_ENGINE_SM; e < LH_ENGINE_N; e++) {
+		g_autofree char *b = lh_format_ns((double)m->engine_busy[e]);
+		fprintf(f, "    %-28s %12s  %5.1f %%\n", lh_engine_name(e), b,
+			pct(m->engine_busy[e], m->makespan));
+	}
+}
+
+static void jstr(GString *s, const char *str)
+{
+	g_string_append_c(s, '"');
+	for (const unsigned char *p = (const unsigned char *)(str ? str : ""); *p; p++) {
+		if (*p == '"' || *p == '\\')
+			g_string_append_printf(s, "\\%c", *p);
+		else if (*p < 0x20)
+			g_string_append_printf(s, "\\u%04x", *p);
+		else
+			g_string_append_c(s, (char)*p);
+	}
+	g_string_append_c(s, '"');
+}
+
+char *lh_metrics_to_json(const LhMetrics *m, const LhPlan *plan, const LhGraph *g, const LhHw *hw)
+{
+	GString *s = g_string_new("{\n  \"graph\": ");
+	jstr(s, lh_graph_name(g));
+	g_string_append_printf(s, ",\n  \"ops\": %u,\n  \"hardware\": ", lh_graph_n_ops(g));
+	jstr(s, hw->name);
+	g_string_append(s, ",\n  \"scheduler\": ");
+	jstr(s, plan && plan->scheduler ? plan->scheduler : "plan");
+	g_string_append(s, ",\n  \"params\": ");
+	jstr(s, plan && plan->params ? plan->params : "");
+	g_string_append_printf(
+		s,
+		",\n  \"makespan_ns\": %" G_GINT64_FORMAT ",\n  \"lower_bound_ns\": %.0f,\n"
+		"  \"binding_bound\": ",
+		m->makespan, m->bounds.bound);
+	jstr(s, m->bounds.binding);
+	g_string_append_printf(
+		s,
+		",\n  \"bounds_ns\": {\"critical_path\": %.0f, \"sm_work\": %.0f, \"h2d_work\": %.0f, "
+		"\"d2h_work\": %.0f, \"link_work\": %.0f, \"host_issue\": %.0f},\n"
+		"  \"ratio\": %.6f,\n  \"kernel_time_ns\": %" G_GINT64_FORMAT
+		",\n  \"transfer_time_ns\": %" G_GINT64_FORMAT
+		",\n  \"exposed_transfer_ns\": %" G_GINT64_FORMAT ",\n  \"overlap\": %.6f,\n"
+		"  \"peak_device_bytes\": %" G_GINT64_FORMAT ",\n  \"peak_device_at_ns\": %" G_GINT64_FORMAT
+		",\n  \"peak_host_bytes\": %" G_GINT64_FORMAT ",\n  \"device_capacity_bytes\": %.0f,\n"
+		"  \"host_end_ns\": %" G_GINT64_FORMAT ",\n  \"host_bound_ns\": %" G_GINT64_FORMAT
+		",\n  \"streams_used\": %u,\n  \"streams\": [",
+		m->bounds.critical_path, m->bounds.sm_work, m->bounds.h2d_work, m->bounds.d2h_work,
+		m->bounds.link_work, m->bounds.host_issue, m->ratio, m->kernel_time,
+		m->transfer_time, m->exposed_transfer, m->overlap, m->peak_device,
+		m->peak_device_t, m->peak_host, hw->memory_gib * 1073741824.0, m->host_end,
+		m->host_bound, m->streams_used);
+	for (guint32 i = 0; i < m->n_streams; i++) {
+		const LhStream *st = lh_plan_stream(plan, i);
+		g_string_append(s, i ? ", " : "");
+		g_string_append(s, "{\"name\": ");
+		jstr(s, st->name);
+		g_string_append(s, ", \"role\": ");
+		jstr(s, lh_stream_role_name(st->role));
+		g_string_append_printf(s, ", \"busy_ns\": %" G_GINT64_FORMAT "}", m->stream_busy[i]);
+	}
+	g_string_append(s, "],\n  \"engines_busy_ns\": {");
+	for (int e = LH_ENGINE_SM; e < LH_ENGINE_N; e++)
+		g_string_append_printf(s, "%s\"%s\": %" G_GINT64_FORMAT, e > LH_ENGINE_SM ? ", " : "",
+				       lh_engine_name(e), m->engine_busy[e]);
+	g_string_append(s, "}\n}\n");
+	return g_string_free(s, FALSE);
+}

@@ -1,0 +1,378 @@
+/* lhsim — the stream program: building, text reader and writer. */
+#include "sim/plan.h"
+#include "sim/util.h"
+
+#include <errno.h>
+#include <string.h>
+
+G_DEFINE_QUARK(lh-plan-error-quark, lh_plan_error)
+
+static const char *const role_names[LH_ROLE_N] = {
+	"compute", "async-compute", "collective", "p2p", "h2d", "d2h", "memcpy",
+};
+
+static void stream_clear(gpointer p)
+{
+	g_free(((LhStream *)p)->name);
+}
+
+LhPlan *lh_plan_new(void)
+{
+	LhPlan *p = g_new0(LhPlan, 1);
+	p->streams = g_array_new(FALSE, TRUE, sizeof(LhStream));
+	g_array_set_clear_func(p->streams, stream_clear);
+	p->cmds = g_array_new(FALSE, FALSE, sizeof(LhCmd));
+	return p;
+}
+
+void lh_plan_free(LhPlan *p)
+{
+	if (!p)
+		return;
+	g_array_unref(p->streams);
+	g_array_unref(p->cmds);
+	if (p->lines)
+		g_array_unref(p->lines);
+	g_free(p->scheduler);
+	g_free(p->params);
+	g_free(p->source);
+	g_free(p);
+}
+
+guint32 lh_plan_add_stream(LhPlan *p, const char *name, LhStreamRole role)
+{
+	LhStream s = {g_strdup(name), role};
+	g_array_append_val(p->streams, s);
+	return p->streams->len - 1;
+}
+
+guint32 lh_plan_n_streams(const LhPlan *p)
+{
+	return p->streams->len;
+}
+
+const LhStream *lh_plan_stream(const LhPlan *p, guint32 s)
+{
+	g_return_val_if_fail(s < p->streams->len, NULL);
+	return &g_array_index(p->streams, LhStream, s);
+}
+
+guint32 lh_plan_n_cmds(const LhPlan *p)
+{
+	return p->cmds->len;
+}
+
+const LhCmd *lh_plan_cmd(const LhPlan *p, guint32 i)
+{
+	g_return_val_if_fail(i < p->cmds->len, NULL);
+	return &g_array_index(p->cmds, LhCmd, i);
+}
+
+static void push(LhPlan *p, LhCmdKind k, guint32 s, guint64 arg)
+{
+	LhCmd c = {k, s, arg};
+	g_array_append_val(p->cmds, c);
+}
+
+void lh_plan_run(LhPlan *p, guint32 stream, guint32 op)
+{
+	push(p, LH_CMD_RUN, stream, op);
+}
+
+guint32 lh_plan_new_event(LhPlan *p)
+{
+	return p->n_events++;
+}
+
+void lh_plan_signal(LhPlan *p, guint32 stream, guint32 event)
+{
+	push(p, LH_CMD_SIGNAL, stream, event);
+}
+
+void lh_plan_wait(LhPlan *p, guint32 stream, guint32 event)
+{
+	push(p, LH_CMD_WAIT, stream, event);
+}
+
+guint32 lh_plan_link(LhPlan *p, guint32 from, guint32 to)
+{
+	guint32 e = lh_plan_new_event(p);
+	lh_plan_signal(p, from, e);
+	lh_plan_wait(p, to, e);
+	return e;
+}
+
+void lh_plan_host(LhPlan *p, guint64 ns)
+{
+	push(p, LH_CMD_HOST, 0, ns);
+}
+
+void lh_plan_sync(LhPlan *p, guint32 stream)
+{
+	push(p, LH_CMD_SYNC, stream, 0);
+}
+
+void lh_plan_set_origin(LhPlan *p, const char *scheduler, const char *params)
+{
+	g_free(p->scheduler);
+	g_free(p->params);
+	p->scheduler = g_strdup(scheduler);
+	p->params = params && *params ? g_strdup(params) : NULL;
+}
+
+const char *lh_stream_role_name(LhStreamRole r)
+{
+	return r < LH_ROLE_N ? role_names[r] : "?";
+}
+
+gboolean lh_stream_role_from_name(const char *s, LhStreamRole *out)
+{
+	for (int r = 0; r < LH_ROLE_N; r++)
+		if (strcmp(s, role_names[r]) == 0) {
+			*out = r;
+			return TRUE;
+		}
+	return FALSE;
+}
+
+const char *lh_cmd_kind_name(LhCmdKind k)
+{
+	static const char *const names[] = {"run", "signal", "wait", "host", "sync"};
+	return k <= LH_CMD_SYNC ? names[k] : "?";
+}
+
+/* ---- text ---- */
+
+char *lh_plan_to_data(const LhPlan *p, const LhGraph *g)
+{
+	GString *s = g_string_sized_new(64 + 24 * p->cmds->len);
+	g_string_append(s, "lhsim-plan 1\n");
+	if (p->scheduler)
+		g_string_append_printf(s, "# scheduler: %s%s%s\n", p->scheduler,
+				       p->params ? " " : "", p->params ? p->params : "");
+	g_string_append_printf(s, "# graph: %s, %u commands, %u events\n", lh_graph_name(g),
+			       p->cmds->len, p->n_events);
+	for (guint32 i = 0; i < p->streams->len; i++) {
+		const LhStream *st = lh_plan_stream(p, i);
+		g_string_append_printf(s, "stream %s %s\n", st->name, role_names[st->role]);
+	}
+	for (guint32 i = 0; i < p->cmds->len; i++) {
+		const LhCmd *c = lh_plan_cmd(p, i);
+		const char *sn = c->stream < p->streams->len ? lh_plan_stream(p, c->stream)->name
+							      : "?";
+		switch ((LhCmdKind)c->kind) {
+		case LH_CMD_RUN:
+			g_string_append_printf(s, "run %s %s\n", sn,
+					       c->arg < lh_graph_n_ops(g)
+						       ? lh_graph_op(g, (guint32)c->arg)->name
+						       : "?");
+			break;
+		case LH_CMD_SIGNAL:
+		case LH_CMD_WAIT:
+			g_string_append_printf(s, "%s %s e%" G_GUINT64_FORMAT "\n",
+					       lh_cmd_kind_name(c->kind), sn, c->arg);
+			break;
+		case LH_CMD_HOST:
+			g_string_append_printf(s, "host %" G_GUINT64_FORMAT "\n", c->arg);
+			break;
+		case LH_CMD_SYNC:
+			g_string_append_printf(s, "sync %s\n", sn);
+			break;
+		}
+	}
+	return g_string_free(s, FALSE);
+}
+
+gboolean lh_plan_write_file(const LhPlan *p, const LhGraph *g, const char *path, GError **error)
+{
+	g_autofree char *text = lh_plan_to_data(p, g);
+	g_autoptr(GError) e = NULL;
+	if (!lh_write_file_atomic(path, text, strlen(text), &e)) {
+		g_set_error(error, LH_PLAN_ERROR, LH_PLAN_ERROR_IO, "%s", e->message);
+		return FALSE;
+	}
+	return TRUE;
+}
+
+typedef struct {
+	const char *where;
+	guint line;
+	GError **error;
+} Pos;
+
+static gboolean perr(Pos *ps, guint col, const char *fmt, ...) G_GNUC_PRINTF(3, 4);
+
+static gboolean perr(Pos *ps, guint col, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	g_autofree char *msg = g_strdup_vprintf(fmt, ap);
+	va_end(ap);
+	g_set_error(ps->error, LH_PLAN_ERROR, LH_PLAN_ERROR_PARSE, "%s:%u:%u: %s", ps->where,
+		    ps->line, col, msg);
+	return FALSE;
+}
+
+/* Splits a line into white-space separated words with their 1-based columns. */
+static guint split_words(char *line, char **w, guint *col, guint max)
+{
+	guint n = 0;
+	char *p = line;
+	while (*p) {
+		while (*p == ' ' || *p == '\t' || *p == '\r')
+			p++;
+		if (!*p || *p == '#')
+			break;
+		if (n == max)
+			return max + 1;
+		w[n] = p;
+		col[n] = (guint)(p - line) + 1;
+		n++;
+		while (*p && *p != ' ' && *p != '\t' && *p != '\r')
+			p++;
+		if (*p)
+			*p++ = 0;
+	}
+	return n;
+}
+
+LhPlan *lh_plan_new_from_data(const char *data, gsize len, const char *where, const LhGraph *g,
+			      GError **error)
+{
+	g_return_val_if_fail(data && g, NULL);
+	Pos ps = {where ? where : "plan", 0, error};
+	g_autoptr(LhPlan) p = lh_plan_new();
+	p->lines = g_array_new(FALSE, FALSE, sizeof(guint32));
+	p->source = g_strdup(ps.where);
+	g_autoptr(GHashTable) streams = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+	g_autoptr(GHashTable) events = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+	g_autofree char *text = g_strndup(data, len);
+	if (strlen(text) != len) {
+		ps.line = 1;
+		perr(&ps, 1, "the file contains a NUL byte; a plan is text");
+		return NULL;
+	}
+	gboolean header = FALSE;
+	char *save = NULL;
+	char *line = text;
+	for (char *next; line; line = next) {
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = 0;
+		ps.line++;
+		char *w[4];
+		guint col[4];
+		guint n = split_words(line, w, col, 3);
+		if (n == 0)
+			continue;
+		if (n > 3)
+			return perr(&ps, col[0], "too many words on the line"), NULL;
+		if (!header) {
+			if (strcmp(w[0], "lhsim-plan") != 0)
+				return perr(&ps, col[0],
+					    "expected the header 'lhsim-plan 1', found '%s'", w[0]),
+				       NULL;
+			if (n != 2 || strcmp(w[1], "1") != 0)
+				return perr(&ps, n > 1 ? col[1] : col[0],
+					    "unsupported plan version (this lhsim reads version 1)"),
+				       NULL;
+			header = TRUE;
+			continue;
+		}
+		const char *kw = w[0];
+		if (strcmp(kw, "stream") == 0) {
+			if (n != 3)
+				return perr(&ps, col[0], "usage: stream NAME ROLE"), NULL;
+			LhStreamRole role;
+			if (!lh_stream_role_from_name(w[2], &role))
+				return perr(&ps, col[2],
+					    "unknown stream role '%s' (compute, async-compute, "
+					    "collective, p2p, h2d, d2h, memcpy)",
+					    w[2]),
+				       NULL;
+			if (g_hash_table_contains(streams, w[1]))
+				return perr(&ps, col[1], "stream '%s' is declared twice", w[1]), NULL;
+			guint32 id = lh_plan_add_stream(p, w[1], role);
+			g_hash_table_insert(streams, g_strdup(w[1]), GUINT_TO_POINTER(id + 1));
+			continue;
+		}
+		LhCmdKind k;
+		if (strcmp(kw, "run") == 0)
+			k = LH_CMD_RUN;
+		else if (strcmp(kw, "signal") == 0)
+			k = LH_CMD_SIGNAL;
+		else if (strcmp(kw, "wait") == 0)
+			k = LH_CMD_WAIT;
+		else if (strcmp(kw, "host") == 0)
+			k = LH_CMD_HOST;
+		else if (strcmp(kw, "sync") == 0)
+			k = LH_CMD_SYNC;
+		else
+			return perr(&ps, col[0],
+				    "unknown command '%s' (stream, run, signal, wait, host, sync)", kw),
+			       NULL;
+		guint want = k == LH_CMD_HOST || k == LH_CMD_SYNC ? 2 : 3;
+		if (n != want) {
+			static const char *const usage[] = {"run STREAM OP", "signal STREAM EVENT",
+							    "wait STREAM EVENT", "host NANOSECONDS",
+							    "sync STREAM"};
+			return perr(&ps, col[0], "usage: %s", usage[k]), NULL;
+		}
+		guint32 stream = 0;
+		guint64 arg = 0;
+		if (k == LH_CMD_HOST) {
+			char *end = NULL;
+			errno = 0;
+			if (w[1][0] == '-' || (arg = g_ascii_strtoull(w[1], &end, 10), errno) ||
+			    *end || end == w[1])
+				return perr(&ps, col[1],
+					    "'%s' is not a whole number of nanoseconds >= 0", w[1]),
+				       NULL;
+		} else {
+			gpointer sv = g_hash_table_lookup(streams, w[1]);
+			if (!sv)
+				return perr(&ps, col[1], "unknown stream '%s' (declare it first with "
+							 "'stream NAME ROLE')",
+					    w[1]),
+				       NULL;
+			stream = GPOINTER_TO_UINT(sv) - 1;
+		}
+		if (k == LH_CMD_RUN) {
+			guint32 op;
+			if (!lh_graph_find(g, w[2], &op))
+				return perr(&ps, col[2], "no op named '%s' in graph '%s'", w[2],
+					    lh_graph_name(g)),
+				       NULL;
+			arg = op;
+		} else if (k == LH_CMD_SIGNAL || k == LH_CMD_WAIT) {
+			gpointer ev = g_hash_table_lookup(events, w[2]);
+			if (!ev) {
+				guint32 id = lh_plan_new_event(p);
+				ev = GUINT_TO_POINTER(id + 1);
+				g_hash_table_insert(events, g_strdup(w[2]), ev);
+			}
+			arg = GPOINTER_TO_UINT(ev) - 1;
+		}
+		push(p, k, stream, arg);
+		guint32 l = ps.line;
+		g_array_append_val(p->lines, l);
+	}
+	(void)save;
+	if (!header) {
+		ps.line = 1;
+		return perr(&ps, 1, "empty plan: expected the header 'lhsim-plan 1'"), NULL;
+	}
+	return g_steal_pointer(&p);
+}
+
+LhPlan *lh_plan_new_from_file(const char *path, const LhGraph *g, GError **error)
+{
+	g_autofree char *data = NULL;
+	gsize len = 0;
+	g_autoptr(GError) e = NULL;
+	if (!g_file_get_contents(path, &data, &len, &e)) {
+		g_set_error(error, LH_PLAN_ERROR, LH_PLAN_ERROR_IO, "%s", e->message);
+		return NULL;
+	}
+	return lh_plan_new_from_data(data, len, path, g, error);
+}

@@ -1,0 +1,101 @@
+/* lhsim — the stream program (DESIGN.md 4.1).
+ *
+ * A plan is one global command sequence plus a stream table. Every command but `host` belongs
+ * to a stream. Events are numbered by the plan (lh_plan_new_event) and each must be signaled
+ * exactly once. The plan refers to ops by their index in the graph it was made for.
+ */
+#pragma once
+
+#include <glib.h>
+#include "sim/graph.h"
+
+G_BEGIN_DECLS
+
+#define LH_PLAN_ERROR (lh_plan_error_quark())
+GQuark lh_plan_error_quark(void);
+
+typedef enum {
+	LH_PLAN_ERROR_PARSE,    /* the text is malformed */
+	LH_PLAN_ERROR_INVALID,  /* lh_plan_validate: the plan breaks a rule against its graph */
+	LH_PLAN_ERROR_IO,
+} LhPlanError;
+
+typedef enum {
+	LH_CMD_RUN,    /* run op `arg` on `stream` */
+	LH_CMD_SIGNAL, /* event `arg` fires when every earlier command of `stream` completed */
+	LH_CMD_WAIT,   /* later commands of `stream` wait until event `arg` fired */
+	LH_CMD_HOST,   /* the host is busy `arg` ns; stream is unused (0) */
+	LH_CMD_SYNC,   /* the host blocks until every command issued on `stream` completed */
+} LhCmdKind;
+
+typedef struct {
+	guint32 kind;   /* LhCmdKind */
+	guint32 stream; /* index into the stream table */
+	guint64 arg;    /* op index, event id or nanoseconds */
+} LhCmd;
+
+typedef enum {
+	LH_ROLE_COMPUTE,
+	LH_ROLE_ASYNC_COMPUTE,
+	LH_ROLE_COLLECTIVE,
+	LH_ROLE_P2P,
+	LH_ROLE_H2D,
+	LH_ROLE_D2H,
+	LH_ROLE_MEMCPY,
+	LH_ROLE_N
+} LhStreamRole;
+
+typedef struct {
+	char *name; /* unique, no white space */
+	LhStreamRole role;
+} LhStream;
+
+typedef struct _LhPlan {
+	GArray *streams; /* of LhStream */
+	GArray *cmds;    /* of LhCmd */
+	guint32 n_events;
+	char *scheduler; /* who made it, for titles; may be NULL */
+	char *params;    /* the parameters it was made with ("async-compute-limit=2"); may be NULL */
+	GArray *lines;   /* of guint32: source line of each command when read from text, else NULL */
+	char *source;    /* file it was read from, for error positions; may be NULL */
+} LhPlan;
+
+LhPlan *lh_plan_new(void);
+void lh_plan_free(LhPlan *p); /* NULL is fine */
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(LhPlan, lh_plan_free)
+
+guint32 lh_plan_add_stream(LhPlan *p, const char *name, LhStreamRole role);
+guint32 lh_plan_n_streams(const LhPlan *p);
+const LhStream *lh_plan_stream(const LhPlan *p, guint32 s);
+guint32 lh_plan_n_cmds(const LhPlan *p);
+const LhCmd *lh_plan_cmd(const LhPlan *p, guint32 i);
+
+void lh_plan_run(LhPlan *p, guint32 stream, guint32 op);
+guint32 lh_plan_new_event(LhPlan *p);
+void lh_plan_signal(LhPlan *p, guint32 stream, guint32 event);
+void lh_plan_wait(LhPlan *p, guint32 stream, guint32 event);
+/* Convenience: a new event signaled on @from and waited on @to. Returns the event. */
+guint32 lh_plan_link(LhPlan *p, guint32 from, guint32 to);
+void lh_plan_host(LhPlan *p, guint64 ns);
+void lh_plan_sync(LhPlan *p, guint32 stream);
+void lh_plan_set_origin(LhPlan *p, const char *scheduler, const char *params);
+
+/* Checks the plan against its graph (DESIGN 4.1): every non-input op runs exactly once, no
+ * input runs, every dep is ordered by stream order or a signal/wait chain, every waited event
+ * is signaled exactly once, no event is signaled twice, no wait-for cycle. The error names
+ * the ops, streams and events. @where prefixes messages (a file name) or NULL. */
+gboolean lh_plan_validate(const LhPlan *p, const LhGraph *g, const char *where, GError **error);
+
+/* Text format (docs/plan-format.md). The reader resolves op names against @g and reports
+ * errors as "FILE:LINE:COL: message". */
+LhPlan *lh_plan_new_from_file(const char *path, const LhGraph *g, GError **error);
+LhPlan *lh_plan_new_from_data(const char *data, gsize len, const char *where, const LhGraph *g,
+			      GError **error);
+char *lh_plan_to_data(const LhPlan *p, const LhGraph *g);
+gboolean lh_plan_write_file(const LhPlan *p, const LhGraph *g, const char *path, GError **error);
+
+const char *lh_stream_role_name(LhStreamRole r);
+gboolean lh_stream_role_from_name(const char *s, LhStreamRole *out);
+const char *lh_cmd_kind_name(LhCmdKind k);
+
+G_END_DECLS

@@ -1,0 +1,187 @@
+/* lhsim — traces: allocation, unit formatting and the Chrome trace-event writer. */
+#include "sim/trace.h"
+
+#include <math.h>
+#include <string.h>
+
+LhTrace *lh_trace_new(guint32 n_ops, guint32 n_cmds)
+{
+	LhTrace *t = g_new0(LhTrace, 1);
+	t->n_ops = n_ops;
+	t->ops = g_new(LhOpTiming, MAX(n_ops, 1));
+	for (guint32 i = 0; i < n_ops; i++) {
+		LhOpTiming z = {-1, -1, -1, -1, LH_ENGINE_NONE, 0, {0, 0}};
+		t->ops[i] = z;
+	}
+	t->n_cmds = n_cmds;
+	t->cmd_issue = g_new0(gint64, MAX(n_cmds, 1));
+	t->mem = g_array_new(FALSE, FALSE, sizeof(LhMemPoint));
+	return t;
+}
+
+void lh_trace_free(LhTrace *t)
+{
+	if (!t)
+		return;
+	g_free(t->ops);
+	g_free(t->cmd_issue);
+	g_array_unref(t->mem);
+	g_free(t->source);
+	g_free(t);
+}
+
+const char *lh_engine_name(LhEngine e)
+{
+	static const char *const names[LH_ENGINE_N] = {"none", "sm", "copy-h2d", "copy-d2h",
+						       "link"};
+	return e < LH_ENGINE_N ? names[e] : "?";
+}
+
+char *lh_format_ns(double ns)
+{
+	double a = fabs(ns);
+	if (a >= 1e9)
+		return g_strdup_printf("%.3f s", ns / 1e9);
+	if (a >= 1e6)
+		return g_strdup_printf("%.3f ms", ns / 1e6);
+	if (a >= 1e3)
+		return g_strdup_printf("%.3f us", ns / 1e3);
+	return g_strdup_printf("%.0f ns", ns);
+}
+
+char *lh_format_bytes(double b)
+{
+	static const char *const unit[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+	int u = 0;
+	double v = b;
+	while (fabs(v) >= 1024 && u < 5) {
+		v /= 1024;
+		u++;
+	}
+	return u ? g_strdup_printf("%.2f %s", v, unit[u]) : g_strdup_printf("%.0f B", v);
+}
+
+static void json_str(GString *s, const char *str)
+{
+	g_string_append_c(s, '"');
+	for (const unsigned char *p = (const unsigned char *)str; *p; p++) {
+		if (*p == '"' || *p == '\\')
+			g_string_append_printf(s, "\\%c", *p);
+		else if (*p < 0x20)
+			g_string_append_printf(s, "\\u%04x", *p);
+		else
+			g_string_append_c(s, (char)*p);
+	}
+	g_string_append_c(s, '"');
+}
+
+/* Chrome's trace format counts microseconds; three decimals keep nanoseconds exact. */
+static void us(GString *s, gint64 ns)
+{
+	g_string_append_printf(s, "%" G_GINT64_FORMAT ".%03d", ns / 1000, (int)(ns % 1000));
+}
+
+static void thread_name(GString *s, int pid, int tid, const char *name, gboolean *first)
+{
+	g_string_append(s, *first ? "\n" : ",\n");
+	*first = FALSE;
+	g_string_append_printf(s, "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%d,\"tid\":%d,"
+				  "\"args\":{\"name\":",
+			       pid, tid);
+	json_str(s, name);
+	g_string_append(s, "}}");
+	g_string_append_printf(s, ",\n{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":%d,"
+				  "\"tid\":%d,\"args\":{\"sort_index\":%d}}",
+			       pid, tid, tid);
+}
+
+/* Engine tracks: 0 = SM, 1 = link, 2.. = H2D engines, then D2H engines. */
+static int engine_tid(const LhOpTiming *tm, guint32 n_h2d)
+{
+	switch (tm->engine) {
+	case LH_ENGINE_SM:
+		return 0;
+	case LH_ENGINE_LINK:
+		return 1;
+	case LH_ENGINE_H2D:
+		return 2 + tm->engine_index;
+	default:
+		return 2 + (int)n_h2d + tm->engine_index;
+	}
+}
+
+char *lh_trace_to_chrome_json(const LhTrace *t, const LhGraph *g, const LhPlan *plan)
+{
+	GString *s = g_string_sized_new(256 + (gsize)t->n_ops * 200);
+	gboolean first = TRUE;
+	g_string_append(s, "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"graph\":");
+	json_str(s, lh_graph_name(g));
+	g_string_append(s, ",\"source\":");
+	json_str(s, t->source ? t->source : "simulated");
+	if (plan && plan->scheduler) {
+		g_string_append(s, ",\"scheduler\":");
+		json_str(s, plan->scheduler);
+	}
+	g_string_append(s, "},\"traceEvents\":[");
+	g_string_append_printf(s, "\n{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":1,\"args\":{"
+				  "\"name\":\"streams\"}},\n{\"ph\":\"M\",\"name\":\"process_name\","
+				  "\"pid\":2,\"args\":{\"name\":\"engines\"}}");
+	first = FALSE;
+	guint32 n_streams = plan ? lh_plan_n_streams(plan) : 0;
+	for (guint32 i = 0; i < n_streams; i++) {
+		const LhStream *st = lh_plan_stream(plan, i);
+		g_autofree char *nm = g_strdup_printf("%s (%s)", st->name,
+						      lh_stream_role_name(st->role));
+		thread_name(s, 1, (int)i, nm, &first);
+	}
+	guint32 n_h2d = 0, n_d2h = 0;
+	for (guint32 i = 0; i < t->n_ops; i++) {
+		if (t->ops[i].engine == LH_ENGINE_H2D)
+			n_h2d = MAX(n_h2d, t->ops[i].engine_index + 1u);
+		if (t->ops[i].engine == LH_ENGINE_D2H)
+			n_d2h = MAX(n_d2h, t->ops[i].engine_index + 1u);
+	}
+	thread_name(s, 2, 0, "SMs", &first);
+	thread_name(s, 2, 1, "link", &first);
+	for (guint32 e = 0; e < n_h2d; e++) {
+		g_autofree char *nm = g_strdup_printf("copy H2D %u", e);
+		thread_name(s, 2, 2 + (int)e, nm, &first);
+	}
+	for (guint32 e = 0; e < n_d2h; e++) {
+		g_autofree char *nm = g_strdup_printf("copy D2H %u", e);
+		thread_name(s, 2, 2 + (int)(n_h2d + e), nm, &first);
+	}
+	for (guint32 i = 0; i < t->n_ops; i++) {
+		const LhOpTiming *tm = &t->ops[i];
+		if (tm->start < 0 || tm->end < 0)
+			continue;
+		const LhOp *op = lh_graph_op(g, i);
+		for (int pid = 1; pid <= 2; pid++) {
+			int tid = pid == 1 ? tm->stream : engine_tid(tm, n_h2d);
+			if (tid < 0)
+				continue;
+			g_string_append(s, ",\n{\"ph\":\"X\",\"name\":");
+			json_str(s, op->name);
+			g_string_append(s, ",\"cat\":");
+			json_str(s, lh_op_kind_name(op->kind));
+			g_string_append_printf(s, ",\"pid\":%d,\"tid\":%d,\"ts\":", pid, tid);
+			us(s, tm->start);
+			g_string_append(s, ",\"dur\":");
+			us(s, tm->end - tm->start);
+			g_string_append(s, ",\"args\":{\"issue_us\":");
+			us(s, tm->issue);
+			g_string_append(s, "}}");
+		}
+	}
+	for (guint i = 0; i < t->mem->len; i++) {
+		const LhMemPoint *m = &g_array_index(t->mem, LhMemPoint, i);
+		g_string_append(s, ",\n{\"ph\":\"C\",\"name\":\"memory\",\"pid\":2,\"ts\":");
+		us(s, m->t);
+		g_string_append_printf(s,
+				       ",\"args\":{\"device_bytes\":%" G_GINT64_FORMAT
+				       ",\"host_bytes\":%" G_GINT64_FORMAT "}}",
+				       m->device_bytes, m->host_bytes);
+	}
+	g_string_append(s, "\n]}\n");
+	return g_string_free(s, FALSE);
+}

@@ -1,0 +1,112 @@
+/* lhsim — what a simulation or a replay produces (DESIGN.md 4.3), and lower bounds (4.4).
+ *
+ * An LhTrace is a plain record: per-op timings, per-command host issue times and the memory
+ * curve. The simulator and the replay backends both fill one, so that the same writers,
+ * metrics and pictures serve prediction and measurement. All times are integer nanoseconds
+ * from the start of the run (t = 0 when the host issues its first command).
+ */
+#pragma once
+
+#include <stdio.h>
+#include <glib.h>
+#include "sim/graph.h"
+#include "sim/hw.h"
+#include "sim/plan.h"
+
+G_BEGIN_DECLS
+
+typedef enum {
+	LH_ENGINE_NONE, /* inputs: never run */
+	LH_ENGINE_SM,   /* kernels, copy-d2d */
+	LH_ENGINE_H2D,  /* copy engines, host to device */
+	LH_ENGINE_D2H,  /* copy engines, device to host */
+	LH_ENGINE_LINK, /* collectives, send/recv (they also hold an SM share) */
+	LH_ENGINE_N
+} LhEngine;
+
+typedef struct {
+	gint64 issue; /* host finished issuing its run command */
+	gint64 start; /* entered its engine (output allocated); -1 if it never ran */
+	gint64 end;   /* finished; -1 if it never ran */
+	gint32 stream;  /* stream it ran on, -1 for inputs */
+	guint8 engine;  /* LhEngine */
+	guint8 engine_index; /* which copy engine of its direction; 0 otherwise */
+	guint8 _pad[2];
+} LhOpTiming;
+
+typedef struct {
+	gint64 t;
+	gint64 device_bytes;
+	gint64 host_bytes;
+} LhMemPoint;
+
+typedef struct _LhTrace {
+	guint32 n_ops;
+	LhOpTiming *ops;     /* n_ops, indexed like the graph */
+	guint32 n_cmds;
+	gint64 *cmd_issue;   /* n_cmds: when the host finished issuing each command */
+	GArray *mem;         /* of LhMemPoint, in time order, one point per change */
+	gint64 host_end;     /* when the host issued its last command */
+	gint64 peak_device;  /* bytes */
+	gint64 peak_device_t;
+	gint64 peak_host;    /* bytes */
+	gboolean measured;   /* TRUE when it comes from a replay backend */
+	char *source;        /* "simulated", "cpu", "cuda (emulated collectives)" */
+} LhTrace;
+
+LhTrace *lh_trace_new(guint32 n_ops, guint32 n_cmds);
+void lh_trace_free(LhTrace *t); /* NULL is fine */
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(LhTrace, lh_trace_free)
+
+/* Lower bounds (DESIGN 4.4), in ns. */
+typedef struct {
+	double critical_path; /* longest chain of standalone durations */
+	double sm_work;       /* sum of standalone T * sm share */
+	double h2d_work;      /* copy-engine work host to device, divided by engines */
+	double d2h_work;
+	double link_work;     /* sum of collective standalone times (link is shared) */
+	double host_issue;    /* commands * launch_ns; at least non-input ops * launch_ns */
+	double bound;         /* the maximum of the above */
+	const char *binding;  /* name of the bound that binds */
+} LhBounds;
+
+/* @plan may be NULL: host_issue then counts one launch per non-input op. */
+void lh_bounds(const LhGraph *g, const LhHw *hw, const LhPlan *plan, LhBounds *out);
+
+typedef struct {
+	gint64 makespan;           /* latest op end, ns */
+	gint64 host_end;           /* host's last issue, ns */
+	LhBounds bounds;
+	double ratio;              /* makespan / bounds.bound */
+	gint64 kernel_time;        /* time with at least one kernel running, ns */
+	gint64 transfer_time;      /* time with a copy or collective running, ns */
+	gint64 exposed_transfer;   /* copy or collective running while no kernel runs, ns */
+	double overlap;            /* 1 - exposed / transfer (1 when no transfer) */
+	gint64 peak_device;        /* bytes */
+	gint64 peak_device_t;      /* ns */
+	gint64 peak_host;          /* bytes */
+	gint64 host_bound;         /* time the device was idle while the host was issuing, ns */
+	guint32 n_streams;
+	gint64 *stream_busy;       /* n_streams: union of op intervals per stream, ns */
+	gint64 engine_busy[LH_ENGINE_N]; /* union of op intervals per engine kind, ns */
+	guint32 streams_used;      /* streams that ran at least one op */
+} LhMetrics;
+
+void lh_metrics_compute(const LhTrace *t, const LhGraph *g, const LhHw *hw, const LhPlan *plan,
+			LhMetrics *out);
+void lh_metrics_clear(LhMetrics *m); /* frees stream_busy */
+
+/* Writers. The table and JSON are for people and scripts; Chrome trace-event JSON loads in
+ * Perfetto and chrome://tracing with one track per stream and one per engine. */
+void lh_metrics_print_table(FILE *f, const LhMetrics *m, const LhPlan *plan, const LhHw *hw);
+char *lh_metrics_to_json(const LhMetrics *m, const LhPlan *plan, const LhGraph *g,
+			 const LhHw *hw);
+char *lh_trace_to_chrome_json(const LhTrace *t, const LhGraph *g, const LhPlan *plan);
+
+const char *lh_engine_name(LhEngine e);
+
+/* Human units: "1.234 ms", "12.0 GiB". Return a static-free g_strdup'd string. */
+char *lh_format_ns(double ns);
+char *lh_format_bytes(double bytes);
+
+G_END_DECLS

@@ -1,0 +1,113 @@
+/* lhsim tests — shared helpers. */
+#include "helpers.h"
+
+#include <criterion/criterion.h>
+#include <stdarg.h>
+#include <stdlib.h>
+
+LhHw *t_hw(LhSmSharing sharing)
+{
+	LhHw *hw = g_new0(LhHw, 1);
+	hw->name = g_strdup("test");
+	hw->sm_count = 100;
+	hw->peak_tflops = 1;
+	hw->compute_eff = 1;
+	hw->hbm_gbs = 1000;
+	hw->hbm_eff = 1;
+	hw->memory_gib = 1;
+	hw->hw_queues = 8;
+	hw->max_resident_kernels = 128;
+	hw->copy_engines_h2d = 1;
+	hw->copy_engines_d2h = 1;
+	hw->pcie_gbs = 10;
+	hw->pcie_duplex_gbs = 8;
+	hw->link_gbs = 100;
+	hw->collective_sm = 0.1;
+	hw->sm_sharing = sharing;
+	return hw;
+}
+
+guint32 t_kernel(LhGraph *g, const char *name, gint64 dur_ns, double sm)
+{
+	guint32 i = lh_graph_add_op(g, name, LH_OP_KERNEL);
+	LhOp *op = lh_graph_op_mut(g, i);
+	op->duration_ns = dur_ns;
+	op->sm = sm;
+	return i;
+}
+
+guint32 t_op(LhGraph *g, const char *name, LhOpKind kind, guint64 size)
+{
+	guint32 i = lh_graph_add_op(g, name, kind);
+	LhOp *op = lh_graph_op_mut(g, i);
+	op->size = size;
+	if (lh_op_kind_is_collective(kind))
+		op->group = 2;
+	return i;
+}
+
+void t_dep(LhGraph *g, guint32 op, guint32 dep)
+{
+	lh_graph_add_dep(g, op, dep);
+}
+
+void t_finish(LhGraph *g)
+{
+	GError *e = NULL;
+	if (!lh_graph_finish(g, "test", &e))
+		cr_assert_fail("graph: %s", e->message);
+}
+
+LhTrace *t_sim(const LhGraph *g, const LhHw *hw, const LhPlan *p)
+{
+	GError *e = NULL;
+	LhTrace *t = lh_simulate(g, hw, p, NULL, NULL, &e);
+	if (!t)
+		cr_assert_fail("simulate: %s", e->message);
+	return t;
+}
+
+int t_lhsim(char **out, char **err, const char *first, ...)
+{
+	GPtrArray *argv = g_ptr_array_new();
+	const char *exe = g_getenv("LHSIM");
+	cr_assert(exe, "LHSIM is not set (run the tests through meson test)");
+	g_ptr_array_add(argv, (gpointer)exe);
+	va_list ap;
+	va_start(ap, first);
+	for (const char *a = first; a; a = va_arg(ap, const char *))
+		g_ptr_array_add(argv, (gpointer)a);
+	va_end(ap);
+	g_ptr_array_add(argv, NULL);
+	int status = 0;
+	GError *e = NULL;
+	char *o = NULL, *r = NULL;
+	if (!g_spawn_sync(NULL, (char **)argv->pdata, NULL, G_SPAWN_DEFAULT, NULL, NULL, &o, &r,
+			  &status, &e))
+		cr_assert_fail("spawn lhsim: %s", e->message);
+	g_ptr_array_free(argv, TRUE);
+	if (out)
+		*out = o;
+	else
+		g_free(o);
+	if (err)
+		*err = r;
+	else
+		g_free(r);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+char *t_data(const char *rel)
+{
+	const char *d = g_getenv("LHSIM_TEST_DATA");
+	cr_assert(d, "LHSIM_TEST_DATA is not set (run the tests through meson test)");
+	return g_build_filename(d, rel, NULL);
+}
+
+char *t_tmpdir(void)
+{
+	GError *e = NULL;
+	char *d = g_dir_make_tmp("lhsim-test-XXXXXX", &e);
+	cr_assert(d, "tmpdir: %s", e ? e->message : "?");
+	return d;
+}

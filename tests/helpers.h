@@ -1,0 +1,25 @@
+/* lhsim tests — shared helpers. */
+#pragma once
+
+#include "lhsim.h"
+
+/* A hardware model with round numbers, so that expected values are easy to compute by hand:
+ * 100 SMs, 1 TFLOP/s at eff 1 (1000 FLOP/ns), HBM 1000 GB/s at eff 1 (1000 B/ns), no overheads
+ * or host costs, 8 queues, PCIe 10 GB/s alone and 8 GB/s duplex, link 100 GB/s, collectives
+ * use 0.1 of the SMs, 1 GiB of memory. Tests change fields as they need. */
+LhHw *t_hw(LhSmSharing sharing);
+
+/* Adds a kernel with a fixed standalone duration (duration_ns) and SM share. */
+guint32 t_kernel(LhGraph *g, const char *name, gint64 dur_ns, double sm);
+guint32 t_op(LhGraph *g, const char *name, LhOpKind kind, guint64 size);
+void t_dep(LhGraph *g, guint32 op, guint32 dep);
+/* Finishes or fails the test. */
+void t_finish(LhGraph *g);
+/* Simulates or fails the test. */
+LhTrace *t_sim(const LhGraph *g, const LhHw *hw, const LhPlan *p);
+/* Runs `lhsim ARGS...` (NULL-terminated); returns exit status, captures stdout/stderr. */
+int t_lhsim(char **out, char **err, const char *first, ...) G_GNUC_NULL_TERMINATED;
+/* Path of a file under tests/data. Caller frees. */
+char *t_data(const char *rel);
+/* A fresh temporary directory (removed by the OS test harness; tests keep it small). */
+char *t_tmpdir(void);
