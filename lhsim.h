@@ -11,4 +11,5 @@
 #include "models/graph-json.h"
 #include "models/models.h"
 #include "models/gen.h"
+#include "models/stg.h"
 #include "schedulers/scheduler.h"
