@@ -13,3 +13,4 @@
 #include "models/gen.h"
 #include "models/stg.h"
 #include "schedulers/scheduler.h"
+#include "viz/viz.h"

@@ -1,0 +1,68 @@
+/* lhsim — pictures of schedules (DESIGN.md section 6).
+ *
+ * Every function draws with cairo + pango into a PNG, SVG or PDF chosen by the extension of
+ * @path (".png", ".svg", ".pdf", case-insensitive; anything else is an error), and writes it
+ * atomically: the picture goes to a temporary file beside @path that is renamed over @path
+ * only once cairo reports success, so a failed draw or an unwritable path leaves nothing
+ * behind. The inputs are only read; the caller keeps ownership of everything it passes.
+ * The pure layout functions behind these pictures are in viz/layout.h.
+ */
+#pragma once
+
+#include <glib.h>
+#include "sim/graph.h"
+#include "sim/hw.h"
+#include "sim/plan.h"
+#include "sim/trace.h"
+
+G_BEGIN_DECLS
+
+#define LH_VIZ_ERROR (lh_viz_error_quark())
+GQuark lh_viz_error_quark(void);
+
+typedef enum {
+	LH_VIZ_ERROR_FORMAT, /* the path's extension names no supported format */
+	LH_VIZ_ERROR_INVALID, /* inputs that do not fit together (trace vs graph, empty sweep) */
+	LH_VIZ_ERROR_DRAW,   /* cairo failed (the message is cairo's status string) */
+	LH_VIZ_ERROR_IO,     /* the file cannot be written */
+} LhVizError;
+
+/* A timeline: one lane per stream of @plan and per engine (each copy engine of each direction,
+ * the link), bars coloured by op kind with a legend, names on bars where they fit, a time axis
+ * with round ticks, the device-memory curve with the capacity of @hw under the lanes, and a
+ * title with the workload, hardware, scheduler, makespan and lower bound. @metrics may be NULL
+ * (it is then computed). Bars narrower than a pixel are merged, so 10^5 ops stay fast. */
+gboolean lh_viz_timeline(const char *path, const LhGraph *g, const LhHw *hw, const LhPlan *plan,
+			 const LhTrace *trace, const LhMetrics *metrics, GError **error);
+
+/* Several schedules of one graph stacked on one shared time axis; each block is labelled with
+ * its scheduler, parameters, makespan and ratio to the lower bound. @n >= 1; @metrics may be
+ * NULL (computed), or an array of @n. */
+gboolean lh_viz_comparison(const char *path, const LhGraph *g, const LhHw *hw, guint n,
+			   const LhPlan *const *plans, const LhTrace *const *traces,
+			   const LhMetrics *const *metrics, GError **error);
+
+/* One point of a parameter sweep. */
+typedef struct {
+	const char *scheduler; /* one line per distinct scheduler, in first-seen order */
+	const char *value;     /* the parameter's value as text; numeric values give a numeric
+				  x axis, otherwise the values are categories in first-seen order */
+	gboolean ok;           /* FALSE: the point failed (plan or simulation); not drawn */
+	gint64 makespan;       /* ns */
+	gint64 peak_device;    /* bytes */
+	double bound;          /* lower bound, ns (drawn as a dashed line when all agree) */
+} LhSweepPoint;
+
+/* Makespan and peak device memory against the parameter's value, one line per scheduler, in
+ * two panels sharing the x axis. @title names the graph and hardware; @param the parameter.
+ * @capacity_bytes (> 0) draws the device-memory capacity on the memory panel. */
+gboolean lh_viz_sweep(const char *path, const char *title, const char *param,
+		      const LhSweepPoint *points, guint n, double capacity_bytes, GError **error);
+
+/* Draws the predicted and the measured timeline of one plan on one time axis, and marks each
+ * op's error (measured - predicted duration, and start shift). PNG/SVG/PDF by extension,
+ * written atomically. */
+gboolean lh_viz_validation(const char *path, const LhGraph *g, const LhHw *hw, const LhPlan *plan,
+                           const LhTrace *predicted, const LhTrace *measured, GError **error);
+
+G_END_DECLS
