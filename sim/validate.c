@@ -65,7 +65,12 @@ static gboolean bad(const Ctx *x, GError **error, guint32 c, const char *fmt, ..
 	va_start(ap, fmt);
 	g_autofree char *msg = g_strdup_vprintf(fmt, ap);
 	va_end(ap);
-	if (c == NONE) {
+	if (c == NONE && x->p->lines && x->p->lines->len) {
+		/* Whole-plan facts (an op that never runs) point at the plan's last command. */
+		guint32 last = g_array_index(x->p->lines, guint32, x->p->lines->len - 1);
+		g_set_error(error, LH_PLAN_ERROR, LH_PLAN_ERROR_INVALID, "%s:%u:1: %s (the plan ends here)",
+			    x->where, last, msg);
+	} else if (c == NONE) {
 		g_set_error(error, LH_PLAN_ERROR, LH_PLAN_ERROR_INVALID, "%s: %s", x->where, msg);
 	} else {
 		g_autofree char *pos = cmd_pos(x, c);

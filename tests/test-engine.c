@@ -1,0 +1,556 @@
+/* lhsim tests — the engine, one rule of DESIGN 4.2 at a time.
+ *
+ * Every expected time is worked out by hand in the comment above its assertion. The hardware
+ * is t_hw() (tests/helpers.c): no launch, event, overhead or latency cost unless a test sets
+ * one; PCIe 10 B/ns alone and 8 B/ns duplex; link 100 B/ns; collectives take 0.1 of the SMs;
+ * 1000 FLOP/ns and 1000 B/ns of HBM. Kernels mostly carry duration_ns so that T is exact.
+ */
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "helpers.h"
+
+static const LhOpTiming *tm(const LhTrace *t, const LhGraph *g, const char *name)
+{
+	guint32 i;
+	cr_assert(lh_graph_find(g, name, &i), "no op %s", name);
+	return &t->ops[i];
+}
+
+static guint32 id(const LhGraph *g, const char *name)
+{
+	guint32 i;
+	cr_assert(lh_graph_find(g, name, &i), "no op %s", name);
+	return i;
+}
+
+#define SPAN(t, g, n, s, e)                                                                     \
+	do {                                                                                    \
+		const LhOpTiming *_x = tm(t, g, n);                                             \
+		cr_expect_eq(_x->start, (gint64)(s), "%s start: %" G_GINT64_FORMAT " != %d", n, \
+			     _x->start, (int)(s));                                              \
+		cr_expect_eq(_x->end, (gint64)(e), "%s end: %" G_GINT64_FORMAT " != %d", n,     \
+			     _x->end, (int)(e));                                                \
+	} while (0)
+
+/* Two kernels, each on its own stream, issued in plan order a then b. */
+static void two_streams(LhGraph *g, LhPlan *p, const char *a, const char *b)
+{
+	guint32 s0 = lh_plan_add_stream(p, "s0", LH_ROLE_COMPUTE);
+	guint32 s1 = lh_plan_add_stream(p, "s1", LH_ROLE_COMPUTE);
+	lh_plan_run(p, s0, id(g, a));
+	lh_plan_run(p, s1, id(g, b));
+}
+
+Test(engine, two_full_sm_kernels_fifo)
+{
+	g_autoptr(LhHw) hw = t_hw(LH_SHARING_FIFO);
+	g_autoptr(LhGraph) g = lh_graph_new("g");
+	t_kernel(g, "a", 1000, 1.0);
+	t_kernel(g, "b", 1000, 1.0);
+	t_finish(g);
+	g_autoptr(LhPlan) p = lh_plan_new();
+	two_streams(g, p, "a", "b");
+	g_autoptr(LhTrace) t = t_sim(g, hw, p);
+	/* fifo: a started first and takes every SM (rate 1); b has started (it is resident) but
+	 * gets no SM until a ends at 1000, then runs alone for 1000: ends at 2000. */
+	SPAN(t, g, "a", 0, 1000);
+	SPAN(t, g, "b", 0, 2000);
+}
+
+Test(engine, two_full_sm_kernels_fair)
+{
+	g_autoptr(LhHw) hw = t_hw(LH_SHARING_FAIR);
+	g_autoptr(LhGraph) g = lh_graph_new("g");
+	t_kernel(g, "a", 1000, 1.0);
+	t_kernel(g, "b", 1000, 1.0);
+	t_finish(g);
+	g_autoptr(LhPlan) p = lh_plan_new();
+	two_streams(g, p, "a", "b");
+	g_autoptr(LhTrace) t = t_sim(g, hw, p);
+	/* fair: both rise together until SMs saturate: r + r = 1, r = 0.5; 1000 / 0.5 = 2000. */
+	SPAN(t, g, "a", 0, 2000);
+	SPAN(t, g, "b", 0, 2000);
+}
+
+Test(engine, half_sm_beside_full_sm)
+{
+	g_autoptr(LhGraph) g = lh_graph_new("g");
+	t_kernel(g, "half", 1000, 0.5);
+	t_kernel(g, "full", 2000, 1.0);
+	t_finish(g);
+	{
+		g_autoptr(LhHw) hw = t_hw(LH_SHARING_FAIR);
+		g_autoptr(LhPlan) p = lh_plan_new();
+		two_streams(g, p, "half", "full");
+		g_autoptr(LhTrace) t = t_sim(g, hw, p);
+		/* fair: 0.5 r + 1.0 r = 1 gives r = 2/3 for both. half ends after 1000 / (2/3) =
+		 * 1500; by then full did 1500 * 2/3 = 1000 of 2000, the other 1000 at rate 1:
+		 * ends at 2500. */
+		SPAN(t, g, "half", 0, 1500);
+		SPAN(t, g, "full", 0, 2500);
+	}
+	{
+		g_autoptr(LhHw) hw = t_hw(LH_SHARING_FIFO);
+		g_autoptr(LhPlan) p = lh_plan_new();
+		two_streams(g, p, "full", "half");
+		g_autoptr(LhTrace) t = t_sim(g, hw, p);
+		/* fifo, full first: it takes all SMs for 2000; half waits, then runs 1000. */
+		SPAN(t, g, "full", 0, 2000);
+		SPAN(t, g, "half", 0, 3000);
+	}
+	{
+		g_autoptr(LhHw) hw = t_hw(LH_SHARING_FIFO);
+		g_autoptr(LhPlan) p = lh_plan_new();
+		two_streams(g, p, "half", "full");
+		g_autoptr(LhTrace) t = t_sim(g, hw, p);
+		/* fifo, half first: half at rate 1 uses 0.5; full gets 0.5 / 1.0 = rate 0.5 and does
+		 * 500 by t=1000, then the other 1500 at rate 1: ends at 2500. */
+		SPAN(t, g, "half", 0, 1000);
+		SPAN(t, g, "full", 0, 2500);
+	}
+}
+
+Test(engine, two_hbm_bound_kernels)
+{
+	g_autoptr(LhGraph) g = lh_graph_new("g");
+	/* bytes 1e6 at 1000 B/ns: T = 1000 ns, no flops; hbm_use = 1e6 / 1000 / 1000 = 1.0.
+	 * sm 0.25 each, so SMs never limit. */
+	for (int i = 0; i < 2; i++) {
+		guint32 k = lh_graph_add_op(g, i ? "m1" : "m0", LH_OP_KERNEL);
+		lh_graph_op_mut(g, k)->bytes = 1e6;
+		lh_graph_op_mut(g, k)->sm = 0.25;
+	}
+	t_finish(g);
+	{
+		g_autoptr(LhHw) hw = t_hw(LH_SHARING_FAIR);
+		g_autoptr(LhPlan) p = lh_plan_new();
+		two_streams(g, p, "m0", "m1");
+		g_autoptr(LhTrace) t = t_sim(g, hw, p);
+		/* fair: HBM saturates at r + r = 1, r = 0.5: both end at 2000. */
+		SPAN(t, g, "m0", 0, 2000);
+		SPAN(t, g, "m1", 0, 2000);
+	}
+	{
+		g_autoptr(LhHw) hw = t_hw(LH_SHARING_FIFO);
+		g_autoptr(LhPlan) p = lh_plan_new();
+		two_streams(g, p, "m0", "m1");
+		g_autoptr(LhTrace) t = t_sim(g, hw, p);
+		/* fifo: m0 takes all the HBM bandwidth (rate 1), m1 none until 1000. */
+		SPAN(t, g, "m0", 0, 1000);
+		SPAN(t, g, "m1", 0, 2000);
+	}
+}
+
+Test(engine, hbm_use_above_one_runs_slower_alone)
+{
+	g_autoptr(LhHw) hw = t_hw(LH_SHARING_FIFO);
+	g_autoptr(LhGraph) g = lh_graph_new("g");
+	/* duration 1000 ns but 2e6 bytes: hbm_use = 2e6 / 1000 / 1000 = 2, so even alone it runs
+	 * at 1/2 and ends at 2000. */
+	guint32 k = t_kernel(g, "k", 1000, 1.0);
+	lh_graph_op_mut(g, k)->bytes = 2e6;
+	t_finish(g);
+	g_autoptr(LhPlan) p = lh_plan_new();
+	lh_plan_run(p, lh_plan_add_stream(p, "s", LH_ROLE_COMPUTE), k);
+	g_autoptr(LhTrace) t = t_sim(g, hw, p);
+	SPAN(t, g, "k", 0, 2000);
+}
+
+Test(engine, copies_fifo_engine_and_duplex)
+{
+	g_autoptr(LhHw) hw = t_hw(LH_SHARING_FIFO);
+	hw->copy_latency_ns = 100;
+	g_autoptr(LhGraph) g = lh_graph_new("g");
+	t_op(g, "d1", LH_OP_COPY_D2H, 10000);
+	t_op(g, "d2", LH_OP_COPY_D2H, 10000);
+	t_op(g, "h", LH_OP_COPY_H2D, 16000);
+	t_finish(g);
+	g_autoptr(LhPlan) p = lh_plan_new();
+	guint32 s0 = lh_plan_add_stream(p, "s0", LH_ROLE_D2H);
+	guint32 s1 = lh_plan_add_stream(p, "s1", LH_ROLE_D2H);
+	guint32 s2 = lh_plan_add_stream(p, "s2", LH_ROLE_H2D);
+	lh_plan_run(p, s0, id(g, "d1"));
+	lh_plan_run(p, s1, id(g, "d2"));
+	lh_plan_run(p, s2, id(g, "h"));
+	g_autoptr(LhTrace) t = t_sim(g, hw, p);
+	/* One D2H engine: d1 takes it at 0, d2 waits in line for it.
+	 * 0-100: d1 and h in their latency phases.
+	 * 100: both in byte phases -> duplex 8 B/ns each. d1: 10000 / 8 = 1250 -> ends 1350.
+	 *      h has moved 1250 * 8 = 10000 of 16000 by then.
+	 * 1350-1450: d2's latency; h alone at 10 B/ns moves 1000 (5000 left).
+	 * 1450: both byte phases again at 8 B/ns: h ends at 1450 + 5000 / 8 = 2075; d2 has moved
+	 *      625 * 8 = 5000 by then, the other 5000 alone at 10 B/ns: ends 2075 + 500 = 2575. */
+	SPAN(t, g, "d1", 0, 1350);
+	SPAN(t, g, "d2", 1350, 2575);
+	SPAN(t, g, "h", 0, 2075);
+	cr_expect_eq(tm(t, g, "d2")->engine, LH_ENGINE_D2H);
+	cr_expect_eq(tm(t, g, "h")->engine, LH_ENGINE_H2D);
+}
+
+/* s0: k1 then k2; s1: k3. Plan order k1, k2, k3. Half-SM kernels so SMs never limit. */
+static LhTrace *false_dep(guint32 queues, LhGraph **gout)
+{
+	g_autoptr(LhHw) hw = t_hw(LH_SHARING_FIFO);
+	hw->hw_queues = queues;
+	LhGraph *g = lh_graph_new("g");
+	t_kernel(g, "k1", 1000, 0.5);
+	t_kernel(g, "k2", 1000, 0.5);
+	t_kernel(g, "k3", 1000, 0.5);
+	t_finish(g);
+	g_autoptr(LhPlan) p = lh_plan_new();
+	guint32 s0 = lh_plan_add_stream(p, "s0", LH_ROLE_COMPUTE);
+	guint32 s1 = lh_plan_add_stream(p, "s1", LH_ROLE_COMPUTE);
+	lh_plan_run(p, s0, id(g, "k1"));
+	lh_plan_run(p, s0, id(g, "k2"));
+	lh_plan_run(p, s1, id(g, "k3"));
+	*gout = g;
+	return t_sim(g, hw, p);
+}
+
+Test(engine, false_dependency_one_queue_vs_two)
+{
+	LhGraph *g = NULL;
+	{
+		g_autoptr(LhTrace) t = false_dep(2, &g);
+		/* Two queues: k3 has a queue of its own and starts at 0 beside k1. */
+		SPAN(t, g, "k1", 0, 1000);
+		SPAN(t, g, "k2", 1000, 2000);
+		SPAN(t, g, "k3", 0, 1000);
+		lh_graph_free(g);
+	}
+	{
+		g_autoptr(LhTrace) t = false_dep(1, &g);
+		/* One queue holds k1, k2, k3 in issue order. k2 cannot leave before k1 ends, and k3
+		 * waits behind it although its own stream is idle: it starts at 1000 with k2. */
+		SPAN(t, g, "k1", 0, 1000);
+		SPAN(t, g, "k2", 1000, 2000);
+		SPAN(t, g, "k3", 1000, 2000);
+		lh_graph_free(g);
+	}
+}
+
+Test(engine, event_wait_across_streams)
+{
+	g_autoptr(LhHw) hw = t_hw(LH_SHARING_FIFO);
+	hw->event_ns = 10;
+	hw->launch_ns = 100;
+	g_autoptr(LhGraph) g = lh_graph_new("g");
+	guint32 a = t_kernel(g, "a", 1000, 0.5);
+	guint32 b = t_kernel(g, "b", 500, 0.5);
+	t_kernel(g, "c", 300, 0.5);
+	t_dep(g, b, a);
+	t_finish(g);
+	g_autoptr(LhPlan) p = lh_plan_new();
+	guint32 s0 = lh_plan_add_stream(p, "s0", LH_ROLE_COMPUTE);
+	guint32 s1 = lh_plan_add_stream(p, "s1", LH_ROLE_COMPUTE);
+	lh_plan_run(p, s1, id(g, "c"));
+	lh_plan_run(p, s0, a);
+	guint32 e = lh_plan_new_event(p);
+	lh_plan_signal(p, s0, e);
+	lh_plan_wait(p, s1, e);
+	lh_plan_run(p, s1, b);
+	g_autoptr(LhTrace) t = t_sim(g, hw, p);
+	/* Host: run c issued at 100, run a at 200, signal at 210, wait at 220, run b at 320.
+	 * c: 100-400. a: 200-1200. The signal fires when a ends (1200); b's stream waits for it,
+	 * b is issued by then: b 1200-1700. */
+	SPAN(t, g, "c", 100, 400);
+	SPAN(t, g, "a", 200, 1200);
+	SPAN(t, g, "b", 1200, 1700);
+	cr_expect_eq(t->cmd_issue[4], 320);
+	cr_expect_eq(t->host_end, 320);
+}
+
+Test(engine, launch_bound_chain)
+{
+	g_autoptr(LhHw) hw = t_hw(LH_SHARING_FIFO);
+	hw->launch_ns = 4000;
+	g_autoptr(LhGraph) g = lh_graph_new("g");
+	g_autoptr(LhPlan) p = lh_plan_new();
+	guint32 s = lh_plan_add_stream(p, "s", LH_ROLE_COMPUTE);
+	char name[8];
+	for (int i = 0; i < 5; i++) {
+		g_snprintf(name, sizeof name, "k%d", i);
+		guint32 k = t_kernel(g, name, 1000, 1.0);
+		if (i)
+			t_dep(g, k, k - 1);
+	}
+	t_finish(g);
+	for (guint32 i = 0; i < 5; i++)
+		lh_plan_run(p, s, i);
+	g_autoptr(LhTrace) t = t_sim(g, hw, p);
+	/* The host issues k_i at 4000 * (i + 1); each kernel (1000 ns) is done long before the next
+	 * one arrives: k4 runs 20000-21000. The device is busy 5000 of 21000 ns. */
+	SPAN(t, g, "k0", 4000, 5000);
+	SPAN(t, g, "k4", 20000, 21000);
+	LhMetrics m;
+	lh_metrics_compute(t, g, hw, p, &m);
+	cr_expect_eq(m.makespan, 21000);
+	/* Bounds: host issue 5 * 4000 = 20000 > critical path 5000: the host binds. */
+	cr_expect_float_eq(m.bounds.host_issue, 20000, 1e-9);
+	cr_expect_str_eq(m.bounds.binding, "host issue");
+	/* Device idle while the host issues: 0-4000, 5000-8000, ..., 17000-20000 = 4000 + 4 * 3000. */
+	cr_expect_eq(m.host_bound, 16000);
+	lh_metrics_clear(&m);
+}
+
+static void collective_case(LhSmSharing sh, gint64 *k_end, gint64 *c_start, gint64 *c_end)
+{
+	g_autoptr(LhHw) hw = t_hw(sh);
+	hw->link_latency_ns = 50;
+	g_autoptr(LhGraph) g = lh_graph_new("g");
+	guint32 k = t_kernel(g, "k", 1000, 1.0);
+	/* all-reduce over 2 GPUs of 10000 bytes: wire = 2 * 1/2 * 10000 = 10000 B at 100 B/ns =
+	 * 100 ns, after a 50 ns latency phase. */
+	guint32 c = t_op(g, "c", LH_OP_ALL_REDUCE, 10000);
+	t_finish(g);
+	g_autoptr(LhPlan) p = lh_plan_new();
+	lh_plan_run(p, lh_plan_add_stream(p, "main", LH_ROLE_COMPUTE), k);
+	lh_plan_run(p, lh_plan_add_stream(p, "coll", LH_ROLE_COLLECTIVE), c);
+	g_autoptr(LhTrace) t = t_sim(g, hw, p);
+	*k_end = t->ops[k].end;
+	*c_start = t->ops[c].start;
+	*c_end = t->ops[c].end;
+	cr_expect_eq(t->ops[c].engine, LH_ENGINE_LINK);
+}
+
+Test(engine, collective_waits_for_sms_under_fifo)
+{
+	gint64 ke, cs, ce;
+	collective_case(LH_SHARING_FIFO, &ke, &cs, &ce);
+	/* The kernel holds every SM until 1000; the collective, resident since 0, gets its 0.1
+	 * share only then: 50 latency + 100 wire = 1150. */
+	cr_expect_eq(ke, 1000);
+	cr_expect_eq(cs, 0);
+	cr_expect_eq(ce, 1150);
+}
+
+Test(engine, collective_shares_sms_under_fair)
+{
+	gint64 ke, cs, ce;
+	collective_case(LH_SHARING_FAIR, &ke, &cs, &ce);
+	/* fair: SM demand 1.0 r + 0.1 r = 1 gives r = 1/1.1 for both (the link, 1 r <= 1, is not
+	 * the limit). Latency 50 / (1/1.1) = 55, wire 100 * 1.1 = 110: the collective ends at 165.
+	 * The kernel did 165 / 1.1 = 150 by then; its other 850 at rate 1 end at 1015. */
+	cr_expect_eq(ce, 165);
+	cr_expect_eq(ke, 1015);
+}
+
+Test(engine, collectives_split_the_link_evenly)
+{
+	g_autoptr(LhHw) hw = t_hw(LH_SHARING_FIFO);
+	g_autoptr(LhGraph) g = lh_graph_new("g");
+	/* Two all-gathers over 2 GPUs of 20000 B: wire (n-1)/n * 20000 = 10000 B = 100 ns alone.
+	 * Together each gets half the link: both end at 200. */
+	guint32 a = t_op(g, "a", LH_OP_ALL_GATHER, 20000);
+	guint32 b = t_op(g, "b", LH_OP_ALL_GATHER, 20000);
+	t_finish(g);
+	g_autoptr(LhPlan) p = lh_plan_new();
+	lh_plan_run(p, lh_plan_add_stream(p, "c0", LH_ROLE_COLLECTIVE), a);
+	lh_plan_run(p, lh_plan_add_stream(p, "c1", LH_ROLE_COLLECTIVE), b);
+	g_autoptr(LhTrace) t = t_sim(g, hw, p);
+	SPAN(t, g, "a", 0, 200);
+	SPAN(t, g, "b", 0, 200);
+}
+
+Test(engine, resident_kernel_cap)
+{
+	g_autoptr(LhHw) hw = t_hw(LH_SHARING_FAIR);
+	hw->max_resident_kernels = 1;
+	g_autoptr(LhGraph) g = lh_graph_new("g");
+	t_kernel(g, "a", 1000, 0.25);
+	t_kernel(g, "b", 1000, 0.25);
+	t_finish(g);
+	g_autoptr(LhPlan) p = lh_plan_new();
+	two_streams(g, p, "a", "b");
+	g_autoptr(LhTrace) t = t_sim(g, hw, p);
+	/* Only one kernel may be resident: b waits in the SM line and starts when a ends. */
+	SPAN(t, g, "a", 0, 1000);
+	SPAN(t, g, "b", 1000, 2000);
+}
+
+/* Memory: an input activation (1000 B, device) offloaded by a D2H copy (1000 B at 10 B/ns =
+ * 100 ns) and a kernel k (1000 ns) whose output is 500 B. */
+static LhTrace *offload_plan(gboolean offload_first, LhGraph **gout)
+{
+	g_autoptr(LhHw) hw = t_hw(LH_SHARING_FIFO);
+	LhGraph *g = lh_graph_new("g");
+	guint32 act = lh_graph_add_op(g, "act", LH_OP_INPUT);
+	lh_graph_op_mut(g, act)->out_bytes = 1000;
+	guint32 d = t_op(g, "off", LH_OP_COPY_D2H, 1000);
+	lh_graph_op_mut(g, d)->out_bytes = 1000;
+	t_dep(g, d, act);
+	guint32 k = t_kernel(g, "k", 1000, 1.0);
+	lh_graph_op_mut(g, k)->out_bytes = 500;
+	t_finish(g);
+	g_autoptr(LhPlan) p = lh_plan_new();
+	guint32 s0 = lh_plan_add_stream(p, "main", LH_ROLE_COMPUTE);
+	guint32 s1 = lh_plan_add_stream(p, "d2h", LH_ROLE_D2H);
+	if (offload_first) {
+		lh_plan_run(p, s1, d);
+		lh_plan_link(p, s1, s0);
+		lh_plan_run(p, s0, k);
+	} else {
+		lh_plan_run(p, s0, k);
+		lh_plan_link(p, s0, s1);
+		lh_plan_run(p, s1, d);
+	}
+	*gout = g;
+	return t_sim(g, hw, p);
+}
+
+Test(engine, peak_memory_with_offload)
+{
+	LhGraph *g;
+	{
+		g_autoptr(LhTrace) t = offload_plan(TRUE, &g);
+		/* act lives from 0; the copy ends at 100 and frees it (its last consumer); then k
+		 * starts and allocates 500. Peak: 1000 B at t=0. Host: the copy's 1000 B. */
+		SPAN(t, g, "off", 0, 100);
+		SPAN(t, g, "k", 100, 1100);
+		cr_expect_eq(t->peak_device, 1000);
+		cr_expect_eq(t->peak_device_t, 0);
+		cr_expect_eq(t->peak_host, 1000);
+		/* Curve: 1000 at 0, 500 at 100 (act freed, k allocated at the same instant). */
+		const LhMemPoint *last = &g_array_index(t->mem, LhMemPoint, t->mem->len - 1);
+		cr_expect_eq(last->device_bytes, 500);
+		lh_graph_free(g);
+	}
+	{
+		g_autoptr(LhTrace) t = offload_plan(FALSE, &g);
+		/* k first: act (1000) and k's output (500) are live together at t=0: peak 1500. */
+		cr_expect_eq(t->peak_device, 1500);
+		cr_expect_eq(t->peak_device_t, 0);
+		lh_graph_free(g);
+	}
+}
+
+Test(engine, memory_over_capacity_warns_or_fails)
+{
+	g_autoptr(LhHw) hw = t_hw(LH_SHARING_FIFO);
+	hw->memory_gib = 1e-6; /* 1073.741824 B, truncated to 1073 */
+	g_autoptr(LhGraph) g = lh_graph_new("g");
+	guint32 k = t_kernel(g, "big", 1000, 1.0);
+	lh_graph_op_mut(g, k)->out_bytes = 2000;
+	t_finish(g);
+	g_autoptr(LhPlan) p = lh_plan_new();
+	lh_plan_run(p, lh_plan_add_stream(p, "s", LH_ROLE_COMPUTE), k);
+	gboolean over = FALSE;
+	g_autoptr(LhTrace) t = lh_simulate(g, hw, p, NULL, &over, NULL);
+	cr_assert_not_null(t);
+	cr_expect(over);
+	LhSimOptions strict = {.strict_memory = TRUE};
+	g_autoptr(GError) e = NULL;
+	cr_expect_null(lh_simulate(g, hw, p, &strict, NULL, &e));
+	cr_assert_not_null(e);
+	cr_expect_eq(e->code, LH_ENGINE_ERROR_MEMORY);
+	cr_expect(strstr(e->message, "'big'") != NULL, "%s", e->message);
+}
+
+/* s0: wait e1, signal e0; s1: wait e0, signal e1: each waits for the other. */
+static LhPlan *deadlock_plan(LhGraph *g)
+{
+	LhPlan *p = lh_plan_new();
+	guint32 s0 = lh_plan_add_stream(p, "left", LH_ROLE_COMPUTE);
+	guint32 s1 = lh_plan_add_stream(p, "right", LH_ROLE_COMPUTE);
+	guint32 e0 = lh_plan_new_event(p), e1 = lh_plan_new_event(p);
+	lh_plan_wait(p, s0, e1);
+	lh_plan_run(p, s0, id(g, "a"));
+	lh_plan_signal(p, s0, e0);
+	lh_plan_wait(p, s1, e0);
+	lh_plan_run(p, s1, id(g, "b"));
+	lh_plan_signal(p, s1, e1);
+	return p;
+}
+
+Test(engine, deadlock_names_stream_and_event)
+{
+	g_autoptr(LhHw) hw = t_hw(LH_SHARING_FIFO);
+	g_autoptr(LhGraph) g = lh_graph_new("g");
+	t_kernel(g, "a", 10, 1.0);
+	t_kernel(g, "b", 10, 1.0);
+	t_finish(g);
+	g_autoptr(LhPlan) p = deadlock_plan(g);
+	/* Validation finds it before anything runs. */
+	g_autoptr(GError) e = NULL;
+	cr_expect_null(lh_simulate(g, hw, p, NULL, NULL, &e));
+	cr_assert_not_null(e);
+	cr_expect_eq(e->code, LH_ENGINE_ERROR_DEADLOCK);
+	cr_expect(strstr(e->message, "'left'") && strstr(e->message, "'right'") &&
+			  strstr(e->message, "e0") && strstr(e->message, "e1"),
+		  "%s", e->message);
+	/* And the engine itself reports it when validation is skipped. */
+	g_autoptr(GError) e2 = NULL;
+	LhSimOptions skip = {.skip_validate = TRUE};
+	cr_expect_null(lh_simulate(g, hw, p, &skip, NULL, &e2));
+	cr_assert_not_null(e2);
+	cr_expect_eq(e2->code, LH_ENGINE_ERROR_DEADLOCK);
+	cr_expect(strstr(e2->message, "stream 'left'") && strstr(e2->message, "e1") &&
+			  strstr(e2->message, "stream 'right'") && strstr(e2->message, "e0"),
+		  "%s", e2->message);
+}
+
+Test(engine, host_sync_blocks_the_host)
+{
+	g_autoptr(LhHw) hw = t_hw(LH_SHARING_FIFO);
+	hw->launch_ns = 100;
+	g_autoptr(LhGraph) g = lh_graph_new("g");
+	t_kernel(g, "a", 1000, 0.5);
+	t_kernel(g, "b", 1000, 0.5);
+	t_finish(g);
+	g_autoptr(LhPlan) p = lh_plan_new();
+	guint32 s0 = lh_plan_add_stream(p, "s0", LH_ROLE_COMPUTE);
+	guint32 s1 = lh_plan_add_stream(p, "s1", LH_ROLE_COMPUTE);
+	lh_plan_run(p, s0, id(g, "a"));
+	lh_plan_sync(p, s0);
+	lh_plan_host(p, 500);
+	lh_plan_run(p, s1, id(g, "b"));
+	g_autoptr(LhTrace) t = t_sim(g, hw, p);
+	/* a issued at 100, runs 100-1100. The sync releases the host at 1100; host 500 brings it
+	 * to 1600; run b is issued at 1700 and runs 1700-2700. */
+	SPAN(t, g, "a", 100, 1100);
+	cr_expect_eq(t->cmd_issue[1], 1100);
+	SPAN(t, g, "b", 1700, 2700);
+}
+
+Test(engine, roofline_duration_from_flops_and_bytes)
+{
+	g_autoptr(LhHw) hw = t_hw(LH_SHARING_FIFO);
+	hw->kernel_overhead_ns = 2000;
+	g_autoptr(LhGraph) g = lh_graph_new("g");
+	guint32 k = lh_graph_add_op(g, "k", LH_OP_KERNEL);
+	lh_graph_op_mut(g, k)->flops = 5e6;  /* 5e6 / 1000 FLOP/ns = 5000 ns */
+	lh_graph_op_mut(g, k)->bytes = 3e6;  /* 3e6 / 1000 B/ns = 3000 ns: compute-bound */
+	guint32 d = t_op(g, "d", LH_OP_COPY_D2D, 1000000);
+	t_dep(g, d, k);
+	t_finish(g);
+	/* T = max(5000, 3000) + 2000 = 7000; copy-d2d: bytes 2 * 1e6 = 2000 ns + 2000 = 4000. */
+	cr_expect_float_eq(lh_op_standalone_ns(lh_graph_op(g, k), hw), 7000, 1e-9);
+	cr_expect_float_eq(lh_op_standalone_ns(lh_graph_op(g, d), hw), 4000, 1e-9);
+	g_autoptr(LhPlan) p = lh_plan_new();
+	guint32 s = lh_plan_add_stream(p, "s", LH_ROLE_COMPUTE);
+	lh_plan_run(p, s, k);
+	lh_plan_run(p, s, d);
+	g_autoptr(LhTrace) t = t_sim(g, hw, p);
+	SPAN(t, g, "k", 0, 7000);
+	SPAN(t, g, "d", 7000, 11000);
+	cr_expect_eq(t->ops[d].engine, LH_ENGINE_SM);
+}
+
+Test(engine, same_inputs_same_trace)
+{
+	g_autoptr(LhHw) hw = t_hw(LH_SHARING_FAIR);
+	LhRandomDagOptions o;
+	lh_random_dag_options_init(&o);
+	o.n_ops = 400;
+	o.seed = 7;
+	g_autoptr(LhGraph) g = lh_gen_random_dag(&o);
+	g_autoptr(LhPlan) p = lh_scheduler_run(&lh_sched_serial, g, hw, NULL, NULL, NULL);
+	cr_assert_not_null(p);
+	g_autoptr(LhTrace) t1 = t_sim(g, hw, p);
+	g_autoptr(LhTrace) t2 = t_sim(g, hw, p);
+	g_autofree char *j1 = lh_trace_to_chrome_json(t1, g, p);
+	g_autofree char *j2 = lh_trace_to_chrome_json(t2, g, p);
+	cr_expect_str_eq(j1, j2);
+	cr_expect(memcmp(t1->ops, t2->ops, sizeof(LhOpTiming) * t1->n_ops) == 0);
+}
