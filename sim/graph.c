@@ -185,7 +185,7 @@ static char *describe_cycle(const LhGraph *g, const guint32 *indeg)
 	/* path[seen[v]..] is the cycle in dep direction; print it in execution order. */
 	for (guint32 i = path->len; i-- > seen[v];)
 		g_string_append_printf(s, "'%s' -> ", ops[g_array_index(path, guint32, i)].name);
-	g_string_append_printf(s, "'%s'", ops[v].name);
+	g_string_append_printf(s, "'%s'", ops[g_array_index(path, guint32, path->len - 1)].name);
 	return g_string_free(s, FALSE);
 }
 

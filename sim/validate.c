@@ -287,7 +287,14 @@ gboolean lh_plan_validate(const LhPlan *p, const LhGraph *g, const char *where, 
 		stuck |= head[s] != NONE;
 	if (!stuck)
 		return TRUE;
-	GString *msg = g_string_new("the plan deadlocks:");
+	/* The message starts at the first stuck command: the host's, else the earliest head. */
+	guint32 first = h < n ? h : NONE;
+	for (guint32 s = 0; s < S; s++)
+		if (head[s] != NONE && head[s] < first)
+			first = head[s];
+	g_autofree char *first_pos = cmd_pos(&x, first);
+	GString *msg = g_string_new(NULL);
+	g_string_append_printf(msg, "%s: the plan deadlocks:", first_pos);
 	if (h < n) {
 		g_autofree char *pos_h = cmd_pos(&x, h);
 		g_autofree char *d = describe(&x, h);
