@@ -1,0 +1,190 @@
+/* lhsim tests — `lhsim run` and `lhsim list` end to end, and the metrics they print. */
+#include <criterion/criterion.h>
+#include <glib/gstdio.h>
+#include <json-glib/json-glib.h>
+#include <string.h>
+
+#include "helpers.h"
+
+static char *write_tmp(const char *dir, const char *name, const char *text)
+{
+	char *path = g_build_filename(dir, name, NULL);
+	cr_assert(g_file_set_contents(path, text, -1, NULL));
+	return path;
+}
+
+/* A small graph: k1 (1000 ns) -> d2h copy c (10 kB) -> k2 (500 ns); and an all-reduce r after k1. */
+static const char *small_json =
+	"{\"format\": \"lhsim-graph\", \"version\": 1, \"name\": \"small\", \"ops\": [\n"
+	" {\"name\": \"k1\", \"kind\": \"kernel\", \"duration_ns\": 1000, \"out_bytes\": 4096},\n"
+	" {\"name\": \"c\", \"kind\": \"copy-d2h\", \"size\": 10000, \"deps\": [\"k1\"]},\n"
+	" {\"name\": \"r\", \"kind\": \"all-reduce\", \"size\": 8192, \"group\": 8, \"deps\": [\"k1\"]},\n"
+	" {\"name\": \"k2\", \"kind\": \"kernel\", \"duration_ns\": 500, \"deps\": [\"c\", \"r\"]}\n"
+	"]}\n";
+
+Test(cli, run_default_workload_prints_the_table)
+{
+	g_autofree char *out = NULL, *err = NULL;
+	int st = t_lhsim(&out, &err, "run", NULL);
+	cr_assert_eq(st, 0, "%s", err);
+	const char *want[] = {"makespan", "lower bound", "makespan / bound", "exposed transfer",
+			      "peak device memory", "busy per stream", "busy per engine", " ms"};
+	for (gsize i = 0; i < G_N_ELEMENTS(want); i++)
+		cr_expect(strstr(out, want[i]) != NULL, "no '%s' in:\n%s", want[i], out);
+}
+
+Test(cli, json_metrics_parse_and_match_the_engine)
+{
+	g_autofree char *dir = t_tmpdir();
+	g_autofree char *gpath = write_tmp(dir, "small.json", small_json);
+	g_autofree char *out = NULL, *err = NULL;
+	int st = t_lhsim(&out, &err, "run", gpath, "--json", NULL);
+	cr_assert_eq(st, 0, "%s", err);
+	g_autoptr(JsonParser) p = json_parser_new();
+	cr_assert(json_parser_load_from_data(p, out, -1, NULL), "not JSON:\n%s", out);
+	JsonObject *o = json_node_get_object(json_parser_get_root(p));
+	/* serial on h100-sxm: launch 4000 ns per command. Host issues k1 at 4000, c at 8000, r at
+	 * 12000, k2 at 16000.
+	 * k1: 1000 ns -> 4000-5000.
+	 * c: latency 2000 + 10000 B / 55 B/ns = 181.818 -> 2181.818, ends ceil(5000+2181.818)=7182
+	 *    but it is issued at 8000: runs 8000-10182.
+	 * r: all-reduce of 8192 B over 8: wire 2*7/8*8192 = 14336 B / 750 B/ns = 19.115 ns,
+	 *    latency 5000: 5019.115 -> issued 12000, runs 12000-17020 (ceil).
+	 * k2: issued 16000, waits for r: 17020-17520. */
+	cr_expect_eq(json_object_get_int_member(o, "makespan_ns"), 17520);
+	cr_expect_str_eq(json_object_get_string_member(o, "scheduler"), "serial");
+	/* transfer: c 8000-10182 and r 12000-17020 with no kernel running: all exposed,
+	 * 2182 + 5020 = 7202 ns. */
+	cr_expect_eq(json_object_get_int_member(o, "exposed_transfer_ns"), 7202);
+	cr_expect_eq(json_object_get_int_member(o, "transfer_time_ns"), 7202);
+	cr_expect_float_eq(json_object_get_double_member(o, "overlap"), 0.0, 1e-9);
+	/* Memory: k1's 4096 B output is allocated when k1 starts (4000) and freed when its last
+	 * consumer, r, ends (17020); no other op has an output. Peak 4096 B at 4000. */
+	cr_expect_eq(json_object_get_int_member(o, "peak_device_bytes"), 4096);
+	cr_expect_eq(json_object_get_int_member(o, "peak_device_at_ns"), 4000);
+	/* Bounds: host issue = 4 commands * 4000 = 16000 > critical path (1000 + 5019.1 + 500). */
+	cr_expect_str_eq(json_object_get_string_member(o, "binding_bound"), "host issue");
+	cr_expect_eq(json_object_get_int_member(o, "lower_bound_ns"), 16000);
+}
+
+Test(cli, trace_is_chrome_json_with_tracks)
+{
+	g_autofree char *dir = t_tmpdir();
+	g_autofree char *gpath = write_tmp(dir, "small.json", small_json);
+	g_autofree char *tpath = g_build_filename(dir, "t.json", NULL);
+	g_autofree char *err = NULL;
+	int st = t_lhsim(NULL, &err, "run", gpath, "--trace", tpath, NULL);
+	cr_assert_eq(st, 0, "%s", err);
+	g_autoptr(JsonParser) p = json_parser_new();
+	cr_assert(json_parser_load_from_file(p, tpath, NULL));
+	JsonArray *ev = json_object_get_array_member(json_node_get_object(json_parser_get_root(p)),
+						     "traceEvents");
+	int complete = 0, names = 0;
+	for (guint i = 0; i < json_array_get_length(ev); i++) {
+		JsonObject *e = json_array_get_object_element(ev, i);
+		const char *ph = json_object_get_string_member(e, "ph");
+		if (!strcmp(ph, "X"))
+			complete++;
+		if (!strcmp(ph, "M") && !strcmp(json_object_get_string_member(e, "name"), "thread_name"))
+			names++;
+	}
+	/* 4 ops, each on its stream track and on its engine track. */
+	cr_expect_eq(complete, 8);
+	/* Named tracks: the stream 'main', then the engines SMs, link and copy D2H 0 (no H2D copy
+	 * ran, so no H2D track): 4. */
+	cr_expect_eq(names, 4);
+}
+
+Test(cli, save_plan_then_plan_gives_the_same_run)
+{
+	g_autofree char *dir = t_tmpdir();
+	g_autofree char *ppath = g_build_filename(dir, "p.plan", NULL);
+	g_autofree char *o1 = NULL, *o2 = NULL, *err = NULL;
+	cr_assert_eq(t_lhsim(&o1, &err, "run", "--json", "--save-plan", ppath, NULL), 0, "%s", err);
+	g_free(err);
+	err = NULL;
+	cr_assert_eq(t_lhsim(&o2, &err, "run", "--json", "--plan", ppath, NULL), 0, "%s", err);
+	/* Same schedule, same numbers; only the scheduler label differs. */
+	g_autoptr(JsonParser) a = json_parser_new(), b = json_parser_new();
+	cr_assert(json_parser_load_from_data(a, o1, -1, NULL) && json_parser_load_from_data(b, o2, -1, NULL));
+	JsonObject *ja = json_node_get_object(json_parser_get_root(a));
+	JsonObject *jb = json_node_get_object(json_parser_get_root(b));
+	cr_expect_eq(json_object_get_int_member(ja, "makespan_ns"),
+		     json_object_get_int_member(jb, "makespan_ns"));
+	cr_expect_eq(json_object_get_int_member(ja, "peak_device_bytes"),
+		     json_object_get_int_member(jb, "peak_device_bytes"));
+	cr_expect_str_eq(json_object_get_string_member(jb, "scheduler"), "plan");
+}
+
+Test(cli, bad_graph_exits_2_with_position)
+{
+	g_autofree char *dir = t_tmpdir();
+	g_autofree char *gpath = write_tmp(
+		dir, "bad.json",
+		"{\"format\": \"lhsim-graph\", \"version\": 1, \"ops\": [\n"
+		" {\"name\": \"a\", \"kind\": \"kernel\", \"flops\": 1, \"deps\": [\"nope\"]}\n]}\n");
+	g_autofree char *err = NULL, *out = NULL;
+	int st = t_lhsim(&out, &err, "run", gpath, NULL);
+	cr_expect_eq(st, 2);
+	g_autofree char *want = g_strdup_printf("lhsim: %s:2:", gpath);
+	cr_expect(g_str_has_prefix(err, want), "stderr: %s", err);
+	cr_expect(strstr(err, "unknown dep 'nope'") != NULL, "%s", err);
+	cr_expect_str_empty(out);
+}
+
+Test(cli, bad_options_exit_2)
+{
+	g_autofree char *err = NULL;
+	cr_expect_eq(t_lhsim(NULL, &err, "run", "--sched", "nosuch", NULL), 2);
+	cr_expect(strstr(err, "unknown scheduler 'nosuch'") && strstr(err, "serial"), "%s", err);
+	g_free(err);
+	err = NULL;
+	cr_expect_eq(t_lhsim(NULL, &err, "run", "--hw", "h900", NULL), 2);
+	cr_expect(strstr(err, "h100-sxm") != NULL, "%s", err);
+	g_free(err);
+	err = NULL;
+	cr_expect_eq(t_lhsim(NULL, &err, "run", "-p", "x=1", NULL), 2);
+	cr_expect(strstr(err, "unknown parameter 'x'") != NULL, "%s", err);
+	g_free(err);
+	err = NULL;
+	cr_expect_eq(t_lhsim(NULL, &err, "frobnicate", NULL), 2);
+	g_free(err);
+	err = NULL;
+	cr_expect_eq(t_lhsim(NULL, &err, "run", "--bogus", NULL), 2);
+}
+
+Test(cli, deadlocking_plan_file_is_rejected)
+{
+	g_autofree char *dir = t_tmpdir();
+	g_autofree char *gpath = write_tmp(dir, "small.json", small_json);
+	g_autofree char *ppath = write_tmp(dir, "dead.plan",
+					   "lhsim-plan 1\nstream a compute\nstream b collective\n"
+					   "wait a e1\nrun a k1\nsignal a e0\nwait b e0\nrun b c\n"
+					   "run b r\nsignal b e1\nrun a k2\n");
+	g_autofree char *err = NULL;
+	int st = t_lhsim(NULL, &err, "run", gpath, "--plan", ppath, NULL);
+	cr_expect_eq(st, 2);
+	cr_expect(strstr(err, "deadlocks") && strstr(err, "dead.plan:4:1"), "%s", err);
+}
+
+Test(cli, unwritable_outputs_leave_nothing)
+{
+	g_autofree char *dir = t_tmpdir();
+	g_autofree char *bad = g_build_filename(dir, "no-such-dir", "t.json", NULL);
+	g_autofree char *err = NULL;
+	int st = t_lhsim(NULL, &err, "run", "--trace", bad, NULL);
+	cr_expect_eq(st, 2);
+	cr_expect(strstr(err, "no-such-dir") != NULL, "%s", err);
+	/* The directory is untouched: no temporary file left behind. */
+	g_autoptr(GDir) d = g_dir_open(dir, 0, NULL);
+	cr_expect_null(g_dir_read_name(d));
+}
+
+Test(cli, list_shows_schedulers_and_hardware)
+{
+	g_autofree char *out = NULL;
+	cr_assert_eq(t_lhsim(&out, NULL, "list", NULL), 0);
+	cr_expect(strstr(out, "serial") && strstr(out, "h100-sxm") && strstr(out, "h200-sxm") &&
+			  strstr(out, "a100-sxm") && strstr(out, "moe-offload"),
+		  "%s", out);
+}
