@@ -11,6 +11,7 @@
  */
 #include "sim/engine.h"
 #include "sim/cost.h"
+#include "sim/graph-private.h"
 
 #include <math.h>
 #include <string.h>
@@ -69,8 +70,11 @@ static guint32 fifo_pop(Fifo *f)
 
 typedef struct {
 	const LhGraph *g;
+	const LhOp *ops;      /* the graph's op array */
+	const guint32 *deps;  /* the graph's dep array */
 	const LhHw *hw;
 	const LhPlan *p;
+	const LhCmd *cmds;    /* the plan's command array */
 	LhTrace *tr;
 	guint32 n_cmds, S, Q, E;
 	gint64 t;
@@ -103,6 +107,7 @@ typedef struct {
 	guint8 *h2d_busy, *d2h_busy;
 	guint64 seq;
 	gboolean dirty;       /* the running set changed: recompute rates */
+	gint64 next_eta;      /* earliest eta of the running set, valid while !dirty */
 
 	/* memory */
 	guint32 *consumers;   /* per op: consumers not finished */
@@ -137,7 +142,7 @@ static void mem_point(Sim *x)
 
 static void mem_alloc(Sim *x, guint32 op)
 {
-	const LhOp *o = lh_graph_op(x->g, op);
+	const LhOp *o = &x->ops[op];
 	if (o->out_space == LH_SPACE_HOST) {
 		x->host_mem += (gint64)o->out_bytes;
 		if (x->host_mem > x->tr->peak_host)
@@ -166,7 +171,7 @@ static void mem_alloc(Sim *x, guint32 op)
 
 static void mem_free(Sim *x, guint32 op)
 {
-	const LhOp *o = lh_graph_op(x->g, op);
+	const LhOp *o = &x->ops[op];
 	if (o->out_space == LH_SPACE_HOST)
 		x->host_mem -= (gint64)o->out_bytes;
 	else
@@ -242,7 +247,7 @@ static gboolean dispatch(Sim *x)
 			guint32 c = x->qhead[q];
 			if (c == NONE || c >= x->h)
 				break;
-			const LhCmd *cmd = lh_plan_cmd(x->p, c);
+			const LhCmd *cmd = &x->cmds[c];
 			guint32 s = cmd->stream;
 			if (x->s_inflight[s] != NONE)
 				break;
@@ -259,7 +264,7 @@ static gboolean dispatch(Sim *x)
 			any = TRUE;
 			if (cmd->kind == LH_CMD_RUN) {
 				guint32 op = (guint32)cmd->arg;
-				const LhOp *o = lh_graph_op(x->g, op);
+				const LhOp *o = &x->ops[op];
 				x->s_inflight[s] = c;
 				x->tr->ops[op].stream = (gint32)s;
 				if (o->kind == LH_OP_COPY_H2D)
@@ -284,9 +289,9 @@ static gboolean dispatch(Sim *x)
 
 static void start_act(Sim *x, guint32 c, LhEngine eng, guint8 idx)
 {
-	const LhCmd *cmd = lh_plan_cmd(x->p, c);
+	const LhCmd *cmd = &x->cmds[c];
 	guint32 op = (guint32)cmd->arg;
-	const LhOp *o = lh_graph_op(x->g, op);
+	const LhOp *o = &x->ops[op];
 	Act a = {0};
 	a.op = op;
 	a.cmd = c;
@@ -335,7 +340,7 @@ static gboolean admit(Sim *x)
 	gboolean any = FALSE;
 	while (x->sm_line.len && x->resident < x->hw->max_resident_kernels) {
 		guint32 c = fifo_pop(&x->sm_line);
-		const LhOp *o = lh_graph_op(x->g, (guint32)lh_plan_cmd(x->p, c)->arg);
+		const LhOp *o = &x->ops[(guint32)x->cmds[c].arg];
 		x->resident++;
 		start_act(x, c, lh_op_kind_is_collective(o->kind) ? LH_ENGINE_LINK : LH_ENGINE_SM, 0);
 		any = TRUE;
@@ -358,7 +363,9 @@ static gboolean admit(Sim *x)
 
 static void set_rate(Sim *x, Act *a, double r)
 {
-	if (r < 0)
+	/* Rates below 1e-9 are rounding residue of a saturated capacity (1 - 0.25 - 0.75 is not
+	 * always 0): they would move nothing before the next event, so they are 0. */
+	if (r < 1e-9)
 		r = 0;
 	if (r > 1)
 		r = 1;
@@ -376,6 +383,10 @@ static void set_rate(Sim *x, Act *a, double r)
 	}
 	double d = a->rem / r;
 	d = ceil(d - 1e-6 - d * 1e-12);
+	if (d > 4e18) { /* beyond any representable time: it will be rescheduled first */
+		a->eta = NEVER;
+		return;
+	}
 	a->eta = x->t + (d < 0 ? 0 : (gint64)d);
 }
 
@@ -491,6 +502,11 @@ static void recompute_rates(Sim *x)
 		rates_fifo(x);
 	rates_copies(x);
 	x->dirty = FALSE;
+	x->next_eta = NEVER;
+	const Act *acts = (const Act *)x->running->data;
+	for (guint32 i = 0; i < x->running->len; i++)
+		if (acts[i].eta < x->next_eta)
+			x->next_eta = acts[i].eta;
 }
 
 /* ---- ends ---- */
@@ -507,9 +523,9 @@ static void end_act(Sim *x, guint32 i)
 		x->h2d_busy[a.eng_idx] = 0;
 	else
 		x->d2h_busy[a.eng_idx] = 0;
-	guint32 nd;
-	const guint32 *deps = lh_graph_deps(x->g, a.op, &nd);
-	for (guint32 k = 0; k < nd; k++)
+	const LhOp *o = &x->ops[a.op];
+	const guint32 *deps = x->deps + o->deps_at;
+	for (guint32 k = 0; k < o->n_deps; k++)
 		if (--x->consumers[deps[k]] == 0)
 			mem_free(x, deps[k]);
 	x->s_inflight[a.stream] = NONE;
@@ -566,7 +582,7 @@ static void host_schedule(Sim *x)
 		x->host_next = NEVER;
 		return;
 	}
-	const LhCmd *c = lh_plan_cmd(x->p, x->h);
+	const LhCmd *c = &x->cmds[x->h];
 	if (c->kind == LH_CMD_SYNC && x->s_outstanding[c->stream] > 0)
 		x->host_next = NEVER;
 	else
@@ -585,7 +601,7 @@ static gboolean host_issue(Sim *x)
 		if (x->host_next != x->t)
 			break;
 		guint32 c = x->h++;
-		const LhCmd *cmd = lh_plan_cmd(x->p, c);
+		const LhCmd *cmd = &x->cmds[c];
 		x->tr->cmd_issue[c] = x->t;
 		if (cmd->kind == LH_CMD_RUN)
 			x->tr->ops[cmd->arg].issue = x->t;
@@ -680,6 +696,9 @@ LhTrace *lh_simulate(const LhGraph *g, const LhHw *hw, const LhPlan *plan,
 	x.launch = round_cost(hw->launch_ns);
 	x.event = round_cost(hw->event_ns);
 	x.cap_bytes = (gint64)(hw->memory_gib * 1073741824.0);
+	x.cmds = (const LhCmd *)plan->cmds->data;
+	x.ops = lh__graph_ops(g);
+	x.deps = lh__graph_dep_array(g);
 	x.tr = lh_trace_new(n_ops, x.n_cmds);
 	x.tr->source = g_strdup("simulated");
 
@@ -729,8 +748,10 @@ LhTrace *lh_simulate(const LhGraph *g, const LhHw *hw, const LhPlan *plan,
 	mem_point(&x);
 	host_schedule(&x);
 
+	x.next_eta = NEVER;
 	while (!x.failed) {
-		process_due(&x);
+		if (x.t == x.next_eta)
+			process_due(&x);
 		gboolean changed;
 		do {
 			changed = host_issue(&x);
@@ -740,11 +761,9 @@ LhTrace *lh_simulate(const LhGraph *g, const LhHw *hw, const LhPlan *plan,
 		if (x.dirty)
 			recompute_rates(&x);
 		mem_point(&x);
-		gint64 next = x.host_next;
-		const Act *acts = (const Act *)x.running->data;
-		for (guint32 i = 0; i < x.running->len; i++)
-			if (acts[i].eta < next)
-				next = acts[i].eta;
+		/* Only ends and phase changes move etas, and they set dirty: between them the
+		 * cached earliest eta stands (steps that only issue host commands are O(1)). */
+		gint64 next = MIN(x.host_next, x.next_eta);
 		if (next == NEVER) {
 			if (x.h < x.n_cmds || x.completed < x.n_stream_cmds)
 				report_deadlock(&x);

@@ -452,3 +452,13 @@ double lh_op_wire_bytes(const LhOp *op)
 		return 0;
 	}
 }
+
+const LhOp *lh__graph_ops(const LhGraph *g)
+{
+	return (const LhOp *)g->ops->data;
+}
+
+const guint32 *lh__graph_dep_array(const LhGraph *g)
+{
+	return g->deps;
+}

@@ -1,0 +1,162 @@
+/* lhsim bench — engine throughput and memory on large random layered DAGs.
+ *
+ * For each size (default 10^4, 10^5, 10^6 ops) a child process generates a random layered DAG
+ * (kernels, copies, collectives; lh_gen_random_dag), maps it round-robin onto 8 streams with a
+ * signal after every op that has a consumer on another stream and a wait only where no earlier
+ * wait already orders the dep, then validates and simulates it on the H100 model. It prints
+ * simulated ops per second (simulation alone, best of a few runs) and resident bytes per op
+ * (peak RSS of the child minus its RSS before the graph was built, over the op count), which
+ * covers the graph, the plan, the engine's working state and the trace.
+ *
+ * usage: bench-engine [N ...]
+ */
+#include "lhsim.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define STREAMS 8
+
+static long rss_kib(void)
+{
+	FILE *f = fopen("/proc/self/statm", "r");
+	long pages = 0, res = 0;
+	if (f) {
+		if (fscanf(f, "%ld %ld", &pages, &res) != 2)
+			res = 0;
+		fclose(f);
+	}
+	return res * (sysconf(_SC_PAGESIZE) / 1024);
+}
+
+static long peak_kib(void)
+{
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	return ru.ru_maxrss;
+}
+
+static LhPlan *eight_streams(const LhGraph *g)
+{
+	guint32 n = lh_graph_n_ops(g);
+	LhPlan *p = lh_plan_new();
+	static const char *names[STREAMS] = {"s0", "s1", "s2", "s3", "s4", "s5", "s6", "s7"};
+	for (int s = 0; s < STREAMS; s++)
+		lh_plan_add_stream(p, names[s], LH_ROLE_COMPUTE);
+	guint32 *stream = g_new(guint32, n), *pos = g_new(guint32, n), *event = g_new(guint32, n);
+	guint32 count[STREAMS] = {0};
+	/* waited[s][t]: stream s is already ordered after the first waited[s][t] ops of stream t */
+	guint32 waited[STREAMS][STREAMS] = {{0}};
+	const guint32 *topo = lh_graph_topo(g);
+	guint32 rr = 0;
+	for (guint32 k = 0; k < n; k++) {
+		guint32 v = topo[k];
+		stream[v] = lh_graph_op(g, v)->kind == LH_OP_INPUT ? G_MAXUINT32 : rr++ % STREAMS;
+	}
+	for (guint32 k = 0; k < n; k++) {
+		guint32 v = topo[k];
+		event[v] = G_MAXUINT32;
+		guint32 s = stream[v];
+		if (s == G_MAXUINT32)
+			continue;
+		guint32 nd;
+		const guint32 *deps = lh_graph_deps(g, v, &nd);
+		for (guint32 d = 0; d < nd; d++) {
+			guint32 u = deps[d], t = stream[u];
+			if (t == G_MAXUINT32 || t == s || waited[s][t] > pos[u])
+				continue;
+			lh_plan_wait(p, s, event[u]);
+			waited[s][t] = pos[u] + 1;
+		}
+		lh_plan_run(p, s, v);
+		pos[v] = count[s]++;
+		guint32 ns;
+		const guint32 *succ = lh_graph_succs(g, v, &ns);
+		for (guint32 j = 0; j < ns; j++)
+			if (stream[succ[j]] != s) {
+				event[v] = lh_plan_new_event(p);
+				lh_plan_signal(p, s, event[v]);
+				break;
+			}
+	}
+	g_free(stream);
+	g_free(pos);
+	g_free(event);
+	return p;
+}
+
+static void one_size(guint32 n)
+{
+	lh_models_init();
+	LhHw *hw = lh_hw_lookup("h100-sxm", NULL);
+	long base = rss_kib();
+	LhRandomDagOptions o;
+	lh_random_dag_options_init(&o);
+	o.n_ops = n;
+	o.width = 64;
+	o.seed = 42;
+	gint64 t0 = g_get_monotonic_time();
+	LhGraph *g = lh_gen_random_dag(&o);
+	LhPlan *p = eight_streams(g);
+	gint64 t1 = g_get_monotonic_time();
+	GError *e = NULL;
+	if (!lh_plan_validate(p, g, NULL, &e)) {
+		fprintf(stderr, "bench-engine: %s\n", e->message);
+		exit(1);
+	}
+	gint64 t2 = g_get_monotonic_time();
+	LhSimOptions opt = {.skip_validate = TRUE};
+	double best = 1e30;
+	gint64 makespan = 0;
+	int reps = n <= 100000 ? 3 : 1;
+	for (int r = 0; r < reps; r++) {
+		gint64 a = g_get_monotonic_time();
+		LhTrace *t = lh_simulate(g, hw, p, &opt, NULL, &e);
+		gint64 b = g_get_monotonic_time();
+		if (!t) {
+			fprintf(stderr, "bench-engine: %s\n", e->message);
+			exit(1);
+		}
+		for (guint32 i = 0; i < t->n_ops; i++)
+			makespan = MAX(makespan, t->ops[i].end);
+		if (r + 1 < reps)
+			lh_trace_free(t);
+		best = MIN(best, (double)(b - a) / 1e6);
+	}
+	long peak = peak_kib();
+	printf("%9u ops %9u cmds  build %7.3f s  validate %7.3f s  simulate %7.3f s  "
+	       "%6.2f M ops/s  %5.0f B/op  (makespan %.3f ms)\n",
+	       n, lh_plan_n_cmds(p), (double)(t1 - t0) / 1e6, (double)(t2 - t1) / 1e6, best,
+	       n / best / 1e6, (double)(peak - base) * 1024.0 / n, makespan / 1e6);
+	fflush(stdout);
+}
+
+int main(int argc, char **argv)
+{
+	guint32 sizes[16] = {10000, 100000, 1000000};
+	int ns = 3;
+	if (argc > 1) {
+		ns = 0;
+		for (int i = 1; i < argc && ns < 16; i++)
+			sizes[ns++] = (guint32)strtoul(argv[i], NULL, 10);
+	}
+	printf("bench-engine: random layered DAG, width 64, 8 streams, h100-sxm\n");
+	fflush(stdout);
+	for (int i = 0; i < ns; i++) {
+		/* A child per size, so that each peak RSS is its own. */
+		pid_t pid = fork();
+		if (pid == 0) {
+			one_size(sizes[i]);
+			_exit(0);
+		}
+		int st;
+		waitpid(pid, &st, 0);
+		if (!WIFEXITED(st) || WEXITSTATUS(st))
+			return 1;
+	}
+	return 0;
+}
