@@ -9,6 +9,10 @@ G_DEFINE_QUARK(lh-sched-error-quark, lh_sched_error)
 /* Built-ins in a static table, found by name; plugins are appended at run time. */
 static const LhScheduler *const builtin[] = {
 	&lh_sched_serial,
+	&lh_sched_lhs,
+	&lh_sched_iree,
+	&lh_sched_heft,
+	&lh_sched_cpath,
 };
 
 static GMutex plugin_lock;

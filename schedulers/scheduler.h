@@ -95,5 +95,9 @@ LhPlan *lh_scheduler_run(const LhScheduler *s, const LhGraph *g, const LhHw *hw,
 
 /* Built-ins, defined one per file. */
 extern const LhScheduler lh_sched_serial;
+extern const LhScheduler lh_sched_lhs;
+extern const LhScheduler lh_sched_iree;
+extern const LhScheduler lh_sched_heft;
+extern const LhScheduler lh_sched_cpath;
 
 G_END_DECLS

@@ -1,0 +1,144 @@
+/* lhsim — helpers shared by the built-in schedulers. */
+#include "schedulers/sched-util.h"
+
+#include <stdlib.h>
+
+void lh__pool_init(LhStreamPool *pool, const char *prefix, LhStreamRole role, guint32 cap)
+{
+	pool->prefix = prefix;
+	pool->role = role;
+	pool->cap = cap;
+	pool->stream = g_array_new(FALSE, FALSE, sizeof(guint32));
+	pool->in_flight = g_array_new(FALSE, TRUE, sizeof(guint32));
+}
+
+void lh__pool_clear(LhStreamPool *pool)
+{
+	if (pool->stream)
+		g_array_free(pool->stream, TRUE);
+	if (pool->in_flight)
+		g_array_free(pool->in_flight, TRUE);
+	pool->stream = pool->in_flight = NULL;
+}
+
+guint32 lh__pool_acquire(LhStreamPool *pool, LhPlan *plan)
+{
+	guint32 best = G_MAXUINT32, best_n = G_MAXUINT32;
+	for (guint32 k = 0; k < pool->stream->len; k++) {
+		guint32 n = g_array_index(pool->in_flight, guint32, k);
+		if (n < best_n) {
+			best = k;
+			best_n = n;
+		}
+	}
+	if (best == G_MAXUINT32 || (best_n > 0 && (pool->cap == 0 || pool->stream->len < pool->cap))) {
+		g_autofree char *name = g_strdup_printf("%s%u", pool->prefix, pool->stream->len);
+		guint32 s = lh_plan_add_stream(plan, name, pool->role);
+		guint32 zero = 0;
+		g_array_append_val(pool->stream, s);
+		g_array_append_val(pool->in_flight, zero);
+		best = pool->stream->len - 1;
+	}
+	g_array_index(pool->in_flight, guint32, best)++;
+	return best;
+}
+
+void lh__pool_release(LhStreamPool *pool, guint32 member)
+{
+	guint32 *n = &g_array_index(pool->in_flight, guint32, member);
+	g_return_if_fail(*n > 0);
+	(*n)--;
+}
+
+guint32 lh__pool_stream(const LhStreamPool *pool, guint32 member)
+{
+	return g_array_index(pool->stream, guint32, member);
+}
+
+typedef struct {
+	double start;
+	guint32 seq, op;
+} Slot;
+
+static int slot_cmp(const void *pa, const void *pb)
+{
+	const Slot *a = pa, *b = pb;
+	if (a->start != b->start)
+		return a->start < b->start ? -1 : 1;
+	return (a->seq > b->seq) - (a->seq < b->seq);
+}
+
+void lh__emit_list_schedule(LhPlan *plan, const LhGraph *g, const guint32 *stream,
+			    const double *start, const guint32 *seq)
+{
+	guint32 n = lh_graph_n_ops(g), ns = lh_plan_n_streams(plan);
+	g_autofree Slot *slot = g_new(Slot, n);
+	guint32 m = 0;
+	for (guint32 i = 0; i < n; i++)
+		if (lh_graph_op(g, i)->kind != LH_OP_INPUT)
+			slot[m++] = (Slot){start[i], seq[i], i};
+	qsort(slot, m, sizeof(Slot), slot_cmp);
+
+	/* pos[i]: position of op i in its stream; event[i]: event signaled after it, or none.
+	 * covered[s * ns + t]: the latest position on stream t that stream s already waited for
+	 * (+1; 0 = none). */
+	g_autofree guint32 *pos = g_new0(guint32, n);
+	g_autofree guint32 *event = g_new(guint32, n);
+	g_autofree guint32 *len = g_new0(guint32, ns);
+	g_autofree guint32 *covered = g_new0(guint32, (gsize)ns * ns);
+	for (guint32 i = 0; i < n; i++)
+		event[i] = G_MAXUINT32;
+	for (guint32 k = 0; k < m; k++) {
+		guint32 v = slot[k].op, s = stream[v];
+		guint32 nd;
+		const guint32 *d = lh_graph_deps(g, v, &nd);
+		for (guint32 j = 0; j < nd; j++) {
+			guint32 u = d[j];
+			if (lh_graph_op(g, u)->kind == LH_OP_INPUT || stream[u] == s)
+				continue;
+			guint32 t = stream[u];
+			if (covered[(gsize)s * ns + t] > pos[u])
+				continue;
+			g_assert(event[u] != G_MAXUINT32);
+			lh_plan_wait(plan, s, event[u]);
+			covered[(gsize)s * ns + t] = pos[u] + 1;
+		}
+		lh_plan_run(plan, s, v);
+		pos[v] = len[s]++;
+		guint32 nsucc;
+		const guint32 *sc = lh_graph_succs(g, v, &nsucc);
+		for (guint32 j = 0; j < nsucc; j++)
+			if (stream[sc[j]] != s) {
+				event[v] = lh_plan_new_event(plan);
+				lh_plan_signal(plan, s, event[v]);
+				break;
+			}
+	}
+}
+
+void lh__class_limits(const LhParams *p, guint32 limit[LH_CLASS_N])
+{
+	limit[LH_CLASS_NONE] = G_MAXUINT32;
+	limit[LH_CLASS_COLLECTIVE] = (guint32)lh_params_get_int(p, "collective-limit");
+	limit[LH_CLASS_P2P] = (guint32)lh_params_get_int(p, "p2p-limit");
+	limit[LH_CLASS_ASYNC_COMPUTE] = (guint32)lh_params_get_int(p, "async-compute-limit");
+	gint64 mc = lh_params_get_int(p, "memcpy-limit");
+	limit[LH_CLASS_MEMCPY] = mc == 0 ? G_MAXUINT32 : (guint32)mc;
+}
+
+double *lh__blevel(const LhGraph *g, const double *cost)
+{
+	guint32 n = lh_graph_n_ops(g);
+	const guint32 *topo = lh_graph_topo(g);
+	double *bl = g_new0(double, n);
+	for (guint32 k = n; k-- > 0;) {
+		guint32 v = topo[k], ns;
+		const guint32 *s = lh_graph_succs(g, v, &ns);
+		double best = 0;
+		for (guint32 j = 0; j < ns; j++)
+			if (bl[s[j]] > best)
+				best = bl[s[j]];
+		bl[v] = cost[v] + best;
+	}
+	return bl;
+}

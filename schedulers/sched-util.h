@@ -1,0 +1,47 @@
+/* lhsim — helpers shared by the built-in schedulers (internal, not installed).
+ *
+ * Stream pools for async ops (one pool per resource class, streams created on demand) and the
+ * emitter the list schedulers (cpath, heft) use to turn "op -> stream, estimated start" into a
+ * plan with the fewest events that order every cross-stream dependency.
+ */
+#pragma once
+
+#include "schedulers/scheduler.h"
+
+G_BEGIN_DECLS
+
+/* A pool of side streams of one role. Streams are added to the plan the first time they are
+ * needed, up to @cap (0 = no cap), so that a plan only lists streams it uses. */
+typedef struct {
+	const char *prefix; /* stream names are PREFIX0, PREFIX1, ... */
+	LhStreamRole role;
+	guint32 cap;        /* most streams; 0 = unlimited */
+	GArray *stream;     /* of guint32: plan stream index of each pool member */
+	GArray *in_flight;  /* of guint32: ops started and not yet done, per member */
+} LhStreamPool;
+
+void lh__pool_init(LhStreamPool *pool, const char *prefix, LhStreamRole role, guint32 cap);
+void lh__pool_clear(LhStreamPool *pool);
+/* Picks the member with the fewest ops in flight (the lowest index on ties), creating a new
+ * stream when every member is busy and the cap allows. Returns the pool member index. */
+guint32 lh__pool_acquire(LhStreamPool *pool, LhPlan *plan);
+void lh__pool_release(LhStreamPool *pool, guint32 member);
+guint32 lh__pool_stream(const LhStreamPool *pool, guint32 member);
+
+/* Emits a plan from a list schedule: each non-input op @i runs on plan stream @stream[i];
+ * ops are issued in order of (@start[i], i's position in @seq order). @seq[i] is the order in
+ * which the scheduler placed op i (a topological order). A dependency across streams gets a
+ * signal right after the producer's run and a wait before the consumer, unless an earlier
+ * wait on that stream already covers it. */
+void lh__emit_list_schedule(LhPlan *plan, const LhGraph *g, const guint32 *stream,
+			    const double *start, const guint32 *seq);
+
+/* In-flight limit of each resource class from the parameters "collective-limit",
+ * "p2p-limit", "async-compute-limit", "memcpy-limit" (0 = unlimited -> G_MAXUINT32). */
+void lh__class_limits(const LhParams *p, guint32 limit[LH_CLASS_N]);
+
+/* b-level of every op (longest path from the op to an exit, own cost included), with
+ * @cost[i] per op. Caller frees. */
+double *lh__blevel(const LhGraph *g, const double *cost);
+
+G_END_DECLS
