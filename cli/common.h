@@ -26,3 +26,4 @@ gboolean cli_stderr_is_tty(void);
 /* Subcommands: each takes argv with argv[0] = "lhsim SUB". */
 int cli_run(int argc, char **argv);
 int cli_list(int argc, char **argv);
+int cli_compare(int argc, char **argv);

@@ -13,6 +13,7 @@ typedef struct {
 
 static const Sub subs[] = {
 	{"run", cli_run, "schedule a graph and simulate it: table, JSON, trace, picture"},
+	{"compare", cli_compare, "compare schedulers on one graph: makespan, bound, transfer, memory"},
 	{"list", cli_list, "list schedulers with their parameters, hardware and workloads"},
 };
 
