@@ -12,5 +12,6 @@
 #include "models/models.h"
 #include "models/gen.h"
 #include "models/stg.h"
+#include "models/hlo.h"
 #include "schedulers/scheduler.h"
 #include "viz/viz.h"

@@ -6,6 +6,7 @@
  * error (unknown kind, unknown dep, bad number) names FILE:LINE:COL of the offending value.
  */
 #include "models/graph-json.h"
+#include "models/hlo.h"
 #include "sim/util.h"
 
 #include <json-glib/json-glib.h>
@@ -458,5 +459,12 @@ gboolean lh_graph_write_json_file(const LhGraph *g, const char *path, GError **e
 
 LhGraph *lh_graph_load(const char *path, GError **error)
 {
+	if (g_str_has_suffix(path, ".hlo") || g_str_has_suffix(path, ".hlo.txt")) {
+		g_autoptr(GPtrArray) warn = g_ptr_array_new_with_free_func(g_free);
+		LhGraph *g = lh_hlo_import_file(path, warn, error);
+		for (guint i = 0; g && i < warn->len; i++)
+			g_printerr("lhsim: warning: %s\n", (char *)warn->pdata[i]);
+		return g;
+	}
 	return lh_graph_new_from_json_file(path, error);
 }
