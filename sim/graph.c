@@ -215,7 +215,8 @@ gboolean lh_graph_finish(LhGraph *g, const char *where, GError **error)
 	/* Deps to CSR, deduplicated. */
 	DepPair *pairs = (DepPair *)g->pairs->data;
 	guint32 np = g->pairs->len;
-	qsort(pairs, np, sizeof(DepPair), pair_cmp);
+	if (np)
+		qsort(pairs, np, sizeof(DepPair), pair_cmp);
 	g->deps = g_new(guint32, np ? np : 1);
 	guint32 m = 0;
 	for (guint32 i = 0; i < n; i++)
