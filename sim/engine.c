@@ -19,6 +19,8 @@
 G_DEFINE_QUARK(lh-engine-error-quark, lh_engine_error)
 
 #define NONE G_MAXUINT32
+#define DIRTY_SM 1u   /* the SM/link running set changed */
+#define DIRTY_COPY 2u /* the copy running set changed */
 #define NEVER G_MAXINT64
 
 typedef enum { PH_LATENCY, PH_MAIN } Phase;
@@ -106,7 +108,8 @@ typedef struct {
 	guint32 resident;
 	guint8 *h2d_busy, *d2h_busy;
 	guint64 seq;
-	gboolean dirty;       /* the running set changed: recompute rates */
+	guint dirty;          /* which rates to recompute: DIRTY_SM and/or DIRTY_COPY */
+	guint32 free_eng[2];  /* idle copy engines, H2D and D2H */
 	gint64 next_eta;      /* earliest eta of the running set, valid while !dirty */
 
 	/* memory */
@@ -331,7 +334,7 @@ static void start_act(Sim *x, guint32 c, LhEngine eng, guint8 idx)
 	tm->engine_index = idx;
 	g_array_append_val(x->running, a);
 	mem_alloc(x, op);
-	x->dirty = TRUE;
+	x->dirty |= eng == LH_ENGINE_SM || eng == LH_ENGINE_LINK ? DIRTY_SM : DIRTY_COPY;
 }
 
 /* Engine admissions in line order. Returns TRUE if any op started. */
@@ -349,9 +352,10 @@ static gboolean admit(Sim *x)
 	guint8 *busy[2] = {x->h2d_busy, x->d2h_busy};
 	guint32 n_eng[2] = {x->hw->copy_engines_h2d, x->hw->copy_engines_d2h};
 	for (int d = 0; d < 2; d++)
-		for (guint32 e = 0; e < n_eng[d] && lines[d]->len; e++)
+		for (guint32 e = 0; e < n_eng[d] && lines[d]->len && x->free_eng[d]; e++)
 			if (!busy[d][e]) {
 				busy[d][e] = 1;
+				x->free_eng[d]--;
 				start_act(x, fifo_pop(lines[d]), d ? LH_ENGINE_D2H : LH_ENGINE_H2D,
 					  (guint8)e);
 				any = TRUE;
@@ -496,12 +500,15 @@ static void rates_copies(Sim *x)
 
 static void recompute_rates(Sim *x)
 {
-	if (x->hw->sm_sharing == LH_SHARING_FAIR)
-		rates_fair(x);
-	else
-		rates_fifo(x);
-	rates_copies(x);
-	x->dirty = FALSE;
+	if (x->dirty & DIRTY_SM) {
+		if (x->hw->sm_sharing == LH_SHARING_FAIR)
+			rates_fair(x);
+		else
+			rates_fifo(x);
+	}
+	if (x->dirty & DIRTY_COPY)
+		rates_copies(x);
+	x->dirty = 0;
 	x->next_eta = NEVER;
 	const Act *acts = (const Act *)x->running->data;
 	for (guint32 i = 0; i < x->running->len; i++)
@@ -517,12 +524,15 @@ static void end_act(Sim *x, guint32 i)
 	g_array_remove_index(x->running, i); /* keeps start order */
 	LhOpTiming *tm = &x->tr->ops[a.op];
 	tm->end = x->t;
-	if (a.engine == LH_ENGINE_SM || a.engine == LH_ENGINE_LINK)
+	if (a.engine == LH_ENGINE_SM || a.engine == LH_ENGINE_LINK) {
 		x->resident--;
-	else if (a.engine == LH_ENGINE_H2D)
-		x->h2d_busy[a.eng_idx] = 0;
-	else
-		x->d2h_busy[a.eng_idx] = 0;
+		x->dirty |= DIRTY_SM;
+	} else {
+		guint8 *busy = a.engine == LH_ENGINE_H2D ? x->h2d_busy : x->d2h_busy;
+		busy[a.eng_idx] = 0;
+		x->free_eng[a.engine == LH_ENGINE_D2H]++;
+		x->dirty |= DIRTY_COPY;
+	}
 	const LhOp *o = &x->ops[a.op];
 	const guint32 *deps = x->deps + o->deps_at;
 	for (guint32 k = 0; k < o->n_deps; k++)
@@ -531,7 +541,6 @@ static void end_act(Sim *x, guint32 i)
 	x->s_inflight[a.stream] = NONE;
 	stream_cmd_completed(x, a.stream);
 	heap_push(x, a.stream % x->Q);
-	x->dirty = TRUE;
 }
 
 /* Ends and phase changes due at x->t, in start order. */
@@ -548,7 +557,9 @@ static void process_due(Sim *x)
 			a->rem = a->main_work;
 			a->t_upd = x->t;
 			a->rate = -1;
-			x->dirty = TRUE;
+			x->dirty |= a->engine == LH_ENGINE_SM || a->engine == LH_ENGINE_LINK
+					    ? DIRTY_SM
+					    : DIRTY_COPY;
 			if (a->rem > 0) {
 				i++;
 				continue;
@@ -735,6 +746,8 @@ LhTrace *lh_simulate(const LhGraph *g, const LhHw *hw, const LhPlan *plan,
 	x.running = g_array_new(FALSE, FALSE, sizeof(Act));
 	x.h2d_busy = g_new0(guint8, hw->copy_engines_h2d);
 	x.d2h_busy = g_new0(guint8, hw->copy_engines_d2h);
+	x.free_eng[0] = hw->copy_engines_h2d;
+	x.free_eng[1] = hw->copy_engines_d2h;
 	x.consumers = g_new(guint32, MAX(n_ops, 1));
 
 	/* Inputs are live from 0; every op's output waits for its consumers. */
