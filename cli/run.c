@@ -80,9 +80,9 @@ int cli_run(int argc, char **argv)
 			return cli_fail(e);
 		}
 	}
-	if (out_path) {
+	if (out_path && !lh_viz_timeline(out_path, g, hw, plan, tr, &m, &e)) {
 		lh_metrics_clear(&m);
-		return cli_usage("run", "-o needs the viz module, which this build lacks");
+		return cli_fail(e);
 	}
 	if (json) {
 		g_autofree char *j = lh_metrics_to_json(&m, plan, g, hw);
