@@ -14,4 +14,5 @@
 #include "models/stg.h"
 #include "models/hlo.h"
 #include "schedulers/scheduler.h"
+#include "backends/backend.h"
 #include "viz/viz.h"
