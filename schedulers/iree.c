@@ -330,6 +330,17 @@ static LhPlan *iree_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GE
 		const Part *region = g_ptr_array_index(regions, r);
 		GPtrArray *waves = g_ptr_array_new_with_free_func(parts_free);
 		wa->fn(g, p, region, r, waves);
+		if (lh_params_explaining(p))
+			for (guint32 w = 0; w < waves->len; w++) {
+				const Part *wave = g_ptr_array_index(waves, w);
+				GString *l = g_string_new(NULL);
+				for (guint32 k = 0; k < wave->len; k++)
+					g_string_append_printf(
+						l, " %s",
+						lh_graph_op(g, g_array_index(wave, guint32, k))->name);
+				lh_params_explain(p, "iree: region %u wave %u:%s", r, w, l->str);
+				g_string_free(l, TRUE);
+			}
 		lh_plan_host(plan, (guint64)(submit + 0.5));
 		for (guint32 w = 0; w < waves->len; w++) {
 			const Part *wave = g_ptr_array_index(waves, w);
