@@ -30,13 +30,14 @@ static gboolean has_param(const LhScheduler *s, const char *kv)
 
 int cli_compare(int argc, char **argv)
 {
-	g_autofree char *hw_name = NULL, *sched = NULL;
+	g_autofree char *hw_name = NULL, *sched = NULL, *out_path = NULL;
 	g_auto(GStrv) params = NULL, plugins = NULL;
 	GOptionEntry entries[] = {
 		{"hw", 0, 0, G_OPTION_ARG_STRING, &hw_name, "hardware: a built-in name or an .ini file (default h100-sxm)", "H"},
 		{"sched", 's', 0, G_OPTION_ARG_STRING, &sched, "schedulers to compare, comma-separated; each may carry its own parameters after colons: lhs:async-compute-limit=4,iree:favor=max-concurrency", "A,B,..."},
 		{"param", 'p', 0, G_OPTION_ARG_STRING_ARRAY, &params, "parameter for every listed scheduler that has it, repeatable", "K=V"},
 		{"plugin", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &plugins, "load a scheduler plugin (.so), repeatable", "F.so"},
+		{"output", 'o', 0, G_OPTION_ARG_FILENAME, &out_path, "draw the schedules stacked on one time axis (.png, .svg or .pdf)", "FILE"},
 		{NULL, 0, 0, 0, NULL, NULL, NULL},
 	};
 	g_autoptr(GOptionContext) ctx = g_option_context_new("[GRAPH]");
@@ -102,6 +103,8 @@ int cli_compare(int argc, char **argv)
 	LhBounds b;
 	lh_bounds(g, hw, NULL, &b);
 	g_autofree LhMetrics *m = g_new0(LhMetrics, n);
+	g_autofree LhPlan **plans = g_new0(LhPlan *, n);
+	g_autofree LhTrace **traces = g_new0(LhTrace *, n);
 	for (guint i = 0; i < n && !rc; i++) {
 		g_autoptr(LhPlan) plan = lh_scheduler_run(ent[i].s, g, hw,
 							  (const char *const *)ent[i].kv->pdata,
@@ -117,6 +120,16 @@ int cli_compare(int argc, char **argv)
 			break;
 		}
 		lh_metrics_compute(tr, g, hw, plan, &m[i]);
+		plans[i] = g_steal_pointer(&plan);
+		traces[i] = g_steal_pointer(&tr);
+	}
+	if (!rc && out_path) {
+		g_autofree const LhMetrics **mp = g_new(const LhMetrics *, n);
+		for (guint i = 0; i < n; i++)
+			mp[i] = &m[i];
+		if (!lh_viz_comparison(out_path, g, hw, n, (const LhPlan *const *)plans,
+				       (const LhTrace *const *)traces, mp, &e))
+			rc = cli_fail(e);
 	}
 	if (!rc) {
 		printf("%s (%u ops) on %s\n", lh_graph_name(g), lh_graph_n_ops(g), hw->name);
@@ -140,6 +153,8 @@ int cli_compare(int argc, char **argv)
 	for (guint i = 0; i < n; i++) {
 		lh_metrics_clear(&m[i]);
 		entry_clear(&ent[i]);
+		lh_plan_free(plans[i]);
+		lh_trace_free(traces[i]);
 	}
 	return rc;
 }

@@ -1,0 +1,429 @@
+/* lhsim viz — sweep plots: makespan and peak device memory against a parameter's value. */
+#include "viz/viz-private.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum {
+	S_WIDTH = 1200,
+	S_MARGIN = 20,
+	S_RIGHT = 40,
+	PANEL_H = 260,
+	PANEL_GAP = 46,
+	MARKER_R = 4,
+};
+
+static const guint32 INK = 0x222222, INK_SOFT = 0x666666, GRID = 0xe3e3e3, FRAME = 0xbdbdbd,
+		     CAPACITY = 0xd62728;
+
+typedef struct {
+	const LhSweepPoint *pts;
+	guint n;
+	const char *title, *param;
+	double capacity;
+	/* Series and x positions. */
+	GPtrArray *scheds;  /* of const char *, first-seen order */
+	GPtrArray *values;  /* of const char *: first-seen, or numeric order */
+	gboolean numeric, integers;
+	double *vx;         /* values->len: x in data units (numeric) or the index */
+	/* Geometry. */
+	double w, h, x0, x1, y_legend, y_panel[2], y_axis;
+	LhAxis ax;
+	LhTicks xt;
+	double lo[2], hi[2]; /* panel data ranges */
+	gboolean cap_on_scale;
+	double bound;        /* > 0: one bound shared by every point */
+	LhRgb *rgb;
+	const char **names;
+} Plot;
+
+static gboolean parse_num(const char *s, double *out)
+{
+	char *end = NULL;
+	if (!s || !*s)
+		return FALSE;
+	*out = g_ascii_strtod(s, &end);
+	return end && *end == '\0' && isfinite(*out);
+}
+
+static guint index_of(GPtrArray *a, const char *s)
+{
+	for (guint i = 0; i < a->len; i++)
+		if (!strcmp(g_ptr_array_index(a, i), s))
+			return i;
+	return G_MAXUINT;
+}
+
+static int num_cmp(gconstpointer a, gconstpointer b)
+{
+	double x = g_ascii_strtod(*(const char *const *)a, NULL);
+	double y = g_ascii_strtod(*(const char *const *)b, NULL);
+	return (x > y) - (x < y);
+}
+
+static double point_val(const LhSweepPoint *p, int panel)
+{
+	return panel == 0 ? (double)p->makespan : (double)p->peak_device;
+}
+
+static void plot_prepare(Plot *P)
+{
+	P->scheds = g_ptr_array_new();
+	P->values = g_ptr_array_new();
+	P->numeric = TRUE;
+	P->integers = TRUE;
+	for (guint i = 0; i < P->n; i++) {
+		const LhSweepPoint *p = &P->pts[i];
+		if (index_of(P->scheds, p->scheduler) == G_MAXUINT)
+			g_ptr_array_add(P->scheds, (gpointer)p->scheduler);
+		if (index_of(P->values, p->value) == G_MAXUINT)
+			g_ptr_array_add(P->values, (gpointer)p->value);
+		double v;
+		if (!parse_num(p->value, &v))
+			P->numeric = P->integers = FALSE;
+		else if (v != floor(v))
+			P->integers = FALSE;
+	}
+	if (P->numeric)
+		g_ptr_array_sort(P->values, num_cmp);
+	P->vx = g_new(double, MAX(P->values->len, 1));
+	for (guint i = 0; i < P->values->len; i++)
+		P->vx[i] = P->numeric ? g_ascii_strtod(g_ptr_array_index(P->values, i), NULL) : i;
+	P->rgb = g_new(LhRgb, MAX(P->scheds->len, 1));
+	P->names = g_new(const char *, MAX(P->scheds->len, 1));
+	for (guint i = 0; i < P->scheds->len; i++) {
+		P->rgb[i] = lh__series_rgb(i);
+		P->names[i] = g_ptr_array_index(P->scheds, i);
+	}
+
+	/* Data ranges, with the shared lower bound and the capacity when they are close. */
+	double bound = -1;
+	gboolean same_bound = TRUE;
+	for (int k = 0; k < 2; k++) {
+		P->lo[k] = INFINITY;
+		P->hi[k] = -INFINITY;
+	}
+	for (guint i = 0; i < P->n; i++) {
+		const LhSweepPoint *p = &P->pts[i];
+		if (!p->ok)
+			continue;
+		for (int k = 0; k < 2; k++) {
+			P->lo[k] = MIN(P->lo[k], point_val(p, k));
+			P->hi[k] = MAX(P->hi[k], point_val(p, k));
+		}
+		if (bound < 0)
+			bound = p->bound;
+		else if (p->bound != bound)
+			same_bound = FALSE;
+	}
+	P->bound = same_bound && bound > 0 ? bound : 0;
+	if (P->bound > 0 && P->lo[0] <= P->hi[0])
+		P->lo[0] = MIN(P->lo[0], P->bound);
+	P->cap_on_scale = P->capacity > 0 && P->hi[1] >= 0 && P->capacity <= 1.5 * P->hi[1];
+	if (P->cap_on_scale)
+		P->hi[1] = MAX(P->hi[1], P->capacity);
+	for (int k = 0; k < 2; k++) {
+		if (P->lo[k] > P->hi[k]) { /* no point succeeded */
+			P->lo[k] = 0;
+			P->hi[k] = 1;
+		}
+		double span = P->hi[k] - P->lo[k];
+		double pad = span > 0 ? span * 0.08 : MAX(fabs(P->hi[k]) * 0.05, 1);
+		P->lo[k] = MAX(0, P->lo[k] - pad);
+		P->hi[k] += pad;
+	}
+}
+
+static void plot_clear(Plot *P)
+{
+	g_ptr_array_free(P->scheds, TRUE);
+	g_ptr_array_free(P->values, TRUE);
+	g_free(P->vx);
+	g_free(P->rgb);
+	g_free(P->names);
+}
+
+static void yticks(const Plot *P, int k, LhTicks *tk)
+{
+	lh_ticks(P->lo[k], P->hi[k], 7, k == 0 ? LH_TICKS_TIME : LH_TICKS_BYTES, FALSE, tk);
+}
+
+static void plot_layout(Plot *P, LhPen *p)
+{
+	double gw = 0;
+	char buf[64];
+	for (int k = 0; k < 2; k++) {
+		LhTicks tk;
+		yticks(P, k, &tk);
+		for (guint i = 0; i < tk.n; i++)
+			gw = MAX(gw, lh__text_w(p, LH__FONT_LABEL, lh_tick_label(&tk, i, buf, sizeof buf),
+						-1));
+	}
+	P->w = S_WIDTH;
+	P->x0 = S_MARGIN + gw + 10;
+	P->x1 = P->w - S_RIGHT;
+	double y = S_MARGIN + p->font_h[LH__FONT_TITLE] + 4 + p->font_h[LH__FONT_SUBTITLE] + 10;
+	P->y_legend = y;
+	y += lh__legend(p, S_MARGIN, y, P->w - S_MARGIN, P->names, P->rgb, P->scheds->len, TRUE);
+	for (int k = 0; k < 2; k++) {
+		y += 8 + p->font_h[LH__FONT_HEADER] + 6;
+		P->y_panel[k] = y;
+		y += PANEL_H;
+		if (k == 0)
+			y += p->font_h[LH__FONT_LABEL] + 12; /* x labels under the first panel too */
+	}
+	P->y_axis = y;
+	y += 6 + p->font_h[LH__FONT_LABEL] + 6 + p->font_h[LH__FONT_HEADER] + S_MARGIN;
+	P->h = y;
+
+	/* The x axis: data range with half a step of room, or categories. */
+	guint nv = P->values->len;
+	double lo = P->vx[0], hi = P->vx[MAX(nv, 1) - 1];
+	if (!P->numeric || nv < 2 || hi <= lo) {
+		double pad = P->numeric && nv >= 2 ? 0 : 0.5;
+		if (P->numeric && hi <= lo)
+			pad = MAX(fabs(lo) * 0.1, 1);
+		lo -= pad;
+		hi += pad;
+	} else {
+		double pad = (hi - lo) * 0.04;
+		lo -= pad;
+		hi += pad;
+	}
+	P->ax = (LhAxis){lo, hi, P->x0 + 10, P->x1 - 10};
+	if (P->numeric)
+		lh_ticks(lo, hi, MAX(2, (guint)((P->x1 - P->x0) / 80)), LH_TICKS_PLAIN, P->integers,
+			 &P->xt);
+}
+
+static void marker(cairo_t *cr, guint shape, double x, double y)
+{
+	double r = MARKER_R;
+	switch (shape % 4) {
+	case 0:
+		cairo_arc(cr, x, y, r, 0, 2 * G_PI);
+		break;
+	case 1:
+		cairo_rectangle(cr, x - r * 0.9, y - r * 0.9, 1.8 * r, 1.8 * r);
+		break;
+	case 2:
+		cairo_move_to(cr, x, y - r * 1.2);
+		cairo_line_to(cr, x + r * 1.1, y + r * 0.8);
+		cairo_line_to(cr, x - r * 1.1, y + r * 0.8);
+		cairo_close_path(cr);
+		break;
+	default:
+		cairo_move_to(cr, x, y - r * 1.25);
+		cairo_line_to(cr, x + r * 1.25, y);
+		cairo_line_to(cr, x, y + r * 1.25);
+		cairo_line_to(cr, x - r * 1.25, y);
+		cairo_close_path(cr);
+		break;
+	}
+}
+
+static void x_labels(Plot *P, LhPen *p, double y)
+{
+	cairo_t *cr = p->cr;
+	char buf[64];
+	lh__rgb(cr, lh__rgb_hex(INK));
+	cairo_set_line_width(cr, 1);
+	if (P->numeric) {
+		for (guint i = 0; i < P->xt.n; i++) {
+			double x = round(lh_axis_to_px(&P->ax, P->xt.first + i * P->xt.step)) + 0.5;
+			cairo_move_to(cr, x, y);
+			cairo_line_to(cr, x, y + 5);
+			cairo_stroke(cr);
+			lh__text(p, LH__FONT_LABEL, x, y + 6, 0.5,
+				 lh_tick_label(&P->xt, i, buf, sizeof buf), -1, lh__rgb_hex(INK));
+		}
+		return;
+	}
+	/* Categories: every label, or every k-th when they would touch. */
+	guint nv = P->values->len;
+	double wmax = 0;
+	for (guint i = 0; i < nv; i++)
+		wmax = MAX(wmax, lh__text_w(p, LH__FONT_LABEL, g_ptr_array_index(P->values, i), -1));
+	double slot = nv > 1 ? (lh_axis_to_px(&P->ax, 1) - lh_axis_to_px(&P->ax, 0)) : 1e9;
+	guint every = MAX(1, (guint)ceil((wmax + 12) / slot));
+	for (guint i = 0; i < nv; i += every) {
+		double x = round(lh_axis_to_px(&P->ax, (double)i)) + 0.5;
+		cairo_move_to(cr, x, y);
+		cairo_line_to(cr, x, y + 5);
+		cairo_stroke(cr);
+		lh__text(p, LH__FONT_LABEL, x, y + 6, 0.5, g_ptr_array_index(P->values, i), -1,
+			 lh__rgb_hex(INK));
+	}
+}
+
+static double point_x(const Plot *P, const LhSweepPoint *pt)
+{
+	guint vi = index_of(P->values, pt->value);
+	return lh_axis_to_px(&P->ax, P->vx[vi]);
+}
+
+static void draw_panel(Plot *P, LhPen *p, int k)
+{
+	cairo_t *cr = p->cr;
+	double y0 = P->y_panel[k], y1 = y0 + PANEL_H;
+	LhAxis ay = {P->lo[k], P->hi[k], y1, y0};
+	static const char *const head[2] = {"makespan", "peak device memory"};
+	lh__text(p, LH__FONT_HEADER, P->x0, y0 - p->font_h[LH__FONT_HEADER] - 6, 0, head[k], -1,
+		 lh__rgb_hex(0x111111));
+	LhTicks tk;
+	yticks(P, k, &tk);
+	char buf[64];
+	for (guint i = 0; i < tk.n; i++) {
+		double v = tk.first + i * tk.step;
+		double y = round(lh_axis_to_px(&ay, v)) + 0.5;
+		lh__rgb(cr, lh__rgb_hex(GRID));
+		cairo_set_line_width(cr, 1);
+		cairo_move_to(cr, P->x0, y);
+		cairo_line_to(cr, P->x1, y);
+		cairo_stroke(cr);
+		lh__text(p, LH__FONT_LABEL, P->x0 - 6, y - p->font_h[LH__FONT_LABEL] / 2, 1,
+			 lh_tick_label(&tk, i, buf, sizeof buf), -1, lh__rgb_hex(INK_SOFT));
+	}
+	if (P->numeric)
+		for (guint i = 0; i < P->xt.n; i++) {
+			double x = round(lh_axis_to_px(&P->ax, P->xt.first + i * P->xt.step)) + 0.5;
+			lh__rgb(cr, lh__rgb_hex(GRID));
+			cairo_move_to(cr, x, y0);
+			cairo_line_to(cr, x, y1);
+			cairo_stroke(cr);
+		}
+
+	/* Reference line: the lower bound, or the device's capacity. */
+	double ref = k == 0 ? P->bound : (P->cap_on_scale ? P->capacity : 0);
+	if (ref > 0) {
+		double y = round(lh_axis_to_px(&ay, ref)) + 0.5;
+		static const double d[] = {6, 4};
+		LhRgb c = lh__rgb_hex(k == 0 ? INK_SOFT : CAPACITY);
+		lh__rgb(cr, c);
+		cairo_set_line_width(cr, 1.5);
+		cairo_set_dash(cr, d, 2, 0);
+		cairo_move_to(cr, P->x0, y);
+		cairo_line_to(cr, P->x1, y);
+		cairo_stroke(cr);
+		cairo_set_dash(cr, NULL, 0, 0);
+		g_autofree char *v = k == 0 ? lh_format_ns(ref) : lh_format_bytes(ref);
+		g_autofree char *t = g_strdup_printf("%s %s", k == 0 ? "lower bound" : "capacity", v);
+		/* Above the line when there is room, else below it. */
+		double ty = y - p->font_h[LH__FONT_SMALL] - 2;
+		if (ty < y0 + 2)
+			ty = y + 3;
+		lh__text(p, LH__FONT_SMALL, P->x1 - 6, ty, 1, t, -1, c);
+	} else if (k == 1 && P->capacity > 0) {
+		g_autofree char *v = lh_format_bytes(P->capacity);
+		g_autofree char *t = g_strdup_printf("capacity %s (off scale)", v);
+		lh__text(p, LH__FONT_SMALL, P->x1 - 6, y0 + 4, 1, t, -1, lh__rgb_hex(CAPACITY));
+	}
+
+	/* One line per scheduler, broken where a point failed, markers on top. */
+	for (guint s = 0; s < P->scheds->len; s++) {
+		const char *name = g_ptr_array_index(P->scheds, s);
+		GArray *xs = g_array_new(FALSE, FALSE, sizeof(double));
+		GArray *ys = g_array_new(FALSE, FALSE, sizeof(double));
+		/* In x order: walk the values and find this scheduler's point for each. */
+		for (guint v = 0; v < P->values->len; v++) {
+			const char *val = g_ptr_array_index(P->values, v);
+			const LhSweepPoint *pt = NULL;
+			for (guint i = 0; i < P->n && !pt; i++)
+				if (!strcmp(P->pts[i].scheduler, name) && !strcmp(P->pts[i].value, val))
+					pt = &P->pts[i];
+			double x = pt ? point_x(P, pt) : NAN;
+			double y = pt && pt->ok ? lh_axis_to_px(&ay, point_val(pt, k)) : NAN;
+			if (!pt)
+				continue;
+			g_array_append_val(xs, x);
+			g_array_append_val(ys, y);
+		}
+		lh__rgb(cr, P->rgb[s]);
+		cairo_set_line_width(cr, 2.2);
+		gboolean pen_down = FALSE;
+		for (guint i = 0; i < xs->len; i++) {
+			double x = g_array_index(xs, double, i), y = g_array_index(ys, double, i);
+			if (isnan(y)) {
+				pen_down = FALSE;
+				continue;
+			}
+			if (pen_down)
+				cairo_line_to(cr, x, y);
+			else
+				cairo_move_to(cr, x, y);
+			pen_down = TRUE;
+		}
+		cairo_stroke(cr);
+		for (guint i = 0; i < xs->len; i++) {
+			double x = g_array_index(xs, double, i), y = g_array_index(ys, double, i);
+			if (isnan(y)) {
+				/* A failed point: a cross on the panel's floor. */
+				LhRgb c = P->rgb[s];
+				cairo_set_source_rgb(cr, c.r, c.g, c.b);
+				cairo_set_line_width(cr, 2);
+				cairo_move_to(cr, x - 4, y1 - 12);
+				cairo_line_to(cr, x + 4, y1 - 4);
+				cairo_move_to(cr, x + 4, y1 - 12);
+				cairo_line_to(cr, x - 4, y1 - 4);
+				cairo_stroke(cr);
+				continue;
+			}
+			marker(cr, s, x, y);
+			lh__rgb(cr, P->rgb[s]);
+			cairo_fill_preserve(cr);
+			cairo_set_source_rgb(cr, 1, 1, 1);
+			cairo_set_line_width(cr, 1);
+			cairo_stroke(cr);
+		}
+		g_array_free(xs, TRUE);
+		g_array_free(ys, TRUE);
+	}
+	lh__rgb(cr, lh__rgb_hex(FRAME));
+	cairo_set_line_width(cr, 1);
+	cairo_rectangle(cr, P->x0 - 0.5, y0 - 0.5, P->x1 - P->x0 + 1, PANEL_H + 1);
+	cairo_stroke(cr);
+	x_labels(P, p, y1);
+}
+
+static void plot_draw(LhPen *p, gpointer data)
+{
+	Plot *P = data;
+	double avail = P->w - 2 * S_MARGIN;
+	lh__text_fit(p, LH__FONT_TITLE, S_MARGIN, S_MARGIN, avail, 1, P->title,
+		     lh__rgb_hex(0x111111));
+	g_autofree char *sub = g_strdup_printf(
+		"makespan and peak device memory against %s; %u scheduler%s, %u value%s%s", P->param,
+		P->scheds->len, P->scheds->len == 1 ? "" : "s", P->values->len,
+		P->values->len == 1 ? "" : "s", P->numeric ? "" : " (categories)");
+	lh__text_fit(p, LH__FONT_SUBTITLE, S_MARGIN, S_MARGIN + p->font_h[LH__FONT_TITLE] + 4, avail,
+		     1, sub, lh__rgb_hex(0x444444));
+	lh__legend(p, S_MARGIN, P->y_legend, P->w - S_MARGIN, P->names, P->rgb, P->scheds->len,
+		   TRUE);
+	for (int k = 0; k < 2; k++)
+		draw_panel(P, p, k);
+	lh__text(p, LH__FONT_HEADER, (P->x0 + P->x1) / 2, P->y_axis + 6 + p->font_h[LH__FONT_LABEL] + 6,
+		 0.5, P->param, -1, lh__rgb_hex(INK));
+}
+
+gboolean lh_viz_sweep(const char *path, const char *title, const char *param,
+		      const LhSweepPoint *points, guint n, double capacity_bytes, GError **error)
+{
+	g_return_val_if_fail(path && title && param && (points || !n), FALSE);
+	if (!lh__viz_check_path(path, error))
+		return FALSE;
+	if (n == 0) {
+		g_set_error(error, LH_VIZ_ERROR, LH_VIZ_ERROR_INVALID, "%s: a sweep with no points",
+			    path);
+		return FALSE;
+	}
+	Plot P = {.pts = points, .n = n, .title = title, .param = param, .capacity = capacity_bytes};
+	plot_prepare(&P);
+	LhPen pen;
+	lh__pen_init(&pen, NULL);
+	plot_layout(&P, &pen);
+	lh__pen_clear(&pen);
+	gboolean ok = lh__viz_write(path, P.w, P.h, plot_draw, &P, error);
+	plot_clear(&P);
+	return ok;
+}
