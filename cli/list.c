@@ -43,8 +43,9 @@ int cli_list(int argc, char **argv)
 				p->type == LH_PARAM_CHOICE ? g_strdup(p->choices)
 				: p->type == LH_PARAM_BOOL ? g_strdup("true|false")
 							   : g_strdup_printf("%g..%g", p->min, p->max);
-			printf("      %-22s %-6s default %-10s %-22s %s\n", p->name, type_text(p->type),
-			       p->deflt ? p->deflt : "-", range, p->help);
+			printf("      %-22s %-6s  default %-16s  %s\n", p->name, type_text(p->type),
+			       p->deflt ? p->deflt : "(see below)", range);
+			printf("          %s\n", p->help);
 		}
 	}
 	printf("\nhardware (--hw NAME or --hw FILE.ini):\n");
