@@ -62,3 +62,16 @@ gboolean cli_stderr_is_tty(void)
 {
 	return isatty(2);
 }
+
+void cli_phase(guint32 n_ops, const char *what)
+{
+	static gboolean shown;
+	if (n_ops < 20000 || !cli_stderr_is_tty())
+		return;
+	if (shown)
+		fputs("\r\033[K", stderr);
+	shown = what != NULL;
+	if (what)
+		fprintf(stderr, "lhsim: %s (%u ops)...", what, n_ops);
+	fflush(stderr);
+}

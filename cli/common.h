@@ -22,8 +22,15 @@ gboolean cli_load_plugins(char **paths, GError **error);
 gboolean cli_parse(GOptionContext *ctx, int *argc, char ***argv, int *status);
 /* Whether stderr is a terminal (for progress output). */
 gboolean cli_stderr_is_tty(void);
+/* Progress for long work: on a terminal, and only for graphs of at least 20000 ops, shows
+ * "lhsim: WHAT..." on stderr until the next call; NULL clears the line. */
+void cli_phase(guint32 n_ops, const char *what);
 
 /* Subcommands: each takes argv with argv[0] = "lhsim SUB". */
 int cli_run(int argc, char **argv);
 int cli_list(int argc, char **argv);
 int cli_compare(int argc, char **argv);
+int cli_import(int argc, char **argv);
+int cli_gen(int argc, char **argv);
+int cli_replay(int argc, char **argv);
+int cli_calibrate(int argc, char **argv);

@@ -57,18 +57,25 @@ int cli_run(int argc, char **argv)
 		const LhScheduler *s = lh_scheduler_lookup(sched ? sched : "serial", &e);
 		if (!s)
 			return cli_fail(e);
+		cli_phase(lh_graph_n_ops(g), "scheduling");
 		plan = lh_scheduler_run(s, g, hw, (const char *const *)params,
 					explain ? stderr : NULL, &e);
+		cli_phase(lh_graph_n_ops(g), NULL);
 		if (!plan)
 			return cli_fail(e);
 	}
-	if (!lh_plan_validate(plan, g, plan_path, &e))
+	cli_phase(lh_graph_n_ops(g), "validating the plan");
+	gboolean valid = lh_plan_validate(plan, g, plan_path, &e);
+	cli_phase(lh_graph_n_ops(g), NULL);
+	if (!valid)
 		return cli_fail(e);
 	if (save_plan && !lh_plan_write_file(plan, g, save_plan, &e))
 		return cli_fail(e);
 	LhSimOptions opt = {.strict_memory = strict, .skip_validate = TRUE};
 	gboolean over = FALSE;
+	cli_phase(lh_graph_n_ops(g), "simulating");
 	g_autoptr(LhTrace) tr = lh_simulate(g, hw, plan, &opt, &over, &e);
+	cli_phase(lh_graph_n_ops(g), NULL);
 	if (!tr)
 		return cli_fail(e);
 	LhMetrics m;
