@@ -15,6 +15,10 @@ static const Sub subs[] = {
 	{"run", cli_run, "schedule a graph and simulate it: table, JSON, trace, picture"},
 	{"compare", cli_compare, "compare schedulers on one graph: makespan, bound, transfer, memory"},
 	{"list", cli_list, "list schedulers with their parameters, hardware and workloads"},
+	{"import", cli_import, "import an XLA HLO module or an STG task graph as graph JSON"},
+	{"gen", cli_gen, "generate a built-in workload (transformer, moe-offload, ...) as JSON"},
+	{"replay", cli_replay, "replay plans on a backend (cpu, cuda) and compare with the prediction"},
+	{"calibrate", cli_calibrate, "measure a GPU and write its hardware model (.ini) for --hw"},
 };
 
 static void usage(FILE *f)

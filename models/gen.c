@@ -2,6 +2,7 @@
 #include "models/gen.h"
 
 #include <math.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -155,121 +156,468 @@ static LhGraph *gen_random(const double *v)
 	return lh_gen_random_dag(&o);
 }
 
-/* ---- moe-offload ---- */
+/* ---- shared helpers for the model generators ---- */
 
-/* A DeepSeek-V3-like stack on one GPU of an expert-parallel group: per layer, FSDP all-gather
- * of the layer's weights, MLA attention, a router, all-to-all dispatch, the experts, all-to-all
- * combine. Each forward layer offloads its activations to host (D2H) and the backward brings
- * them back (H2D) before recomputing gradients; gradients are reduce-scattered. */
-static const GenOpt moe_opts[] = {
-	{"layers", 4, 1, 256, "transformer layers"},
-	{"hidden", 7168, 64, 65536, "hidden size"},
-	{"seq", 4096, 16, 1048576, "sequence length"},
-	{"batch", 1, 1, 1024, "micro-batch"},
-	{"experts", 8, 1, 1024, "routed experts on this GPU"},
-	{"ep", 8, 1, 1024, "expert-parallel group size"},
-	{NULL, 0, 0, 0, NULL},
-};
+#define BF16 2.0 /* bytes per bf16 element */
 
-static guint32 add_kernel(LhGraph *g, const char *name, double flops, double bytes,
-			  guint64 out_bytes, gboolean async)
+typedef struct {
+	LhGraph *g;
+	char name[128];
+} Gen;
+
+static const char *nm(Gen *b, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
+static const char *nm(Gen *b, const char *fmt, ...)
 {
-	guint32 i = lh_graph_add_op(g, name, LH_OP_KERNEL);
-	LhOp *op = lh_graph_op_mut(g, i);
+	va_list ap;
+	va_start(ap, fmt);
+	g_vsnprintf(b->name, sizeof b->name, fmt, ap);
+	va_end(ap);
+	return b->name;
+}
+
+static guint32 input(Gen *b, const char *name, double bytes)
+{
+	guint32 i = lh_graph_add_op(b->g, name, LH_OP_INPUT);
+	lh_graph_op_mut(b->g, i)->out_bytes = (guint64)bytes;
+	return i;
+}
+
+static guint32 kernel(Gen *b, const char *name, double flops, double bytes, double out_bytes,
+		      gboolean async)
+{
+	guint32 i = lh_graph_add_op(b->g, name, LH_OP_KERNEL);
+	LhOp *op = lh_graph_op_mut(b->g, i);
 	op->flops = flops;
 	op->bytes = bytes;
-	op->out_bytes = out_bytes;
+	op->out_bytes = (guint64)out_bytes;
 	op->async = async;
 	return i;
 }
 
-static guint32 add_xfer(LhGraph *g, const char *name, LhOpKind k, guint64 size, guint32 group)
+static guint32 xfer(Gen *b, const char *name, LhOpKind k, double size, guint32 group)
 {
-	guint32 i = lh_graph_add_op(g, name, k);
-	LhOp *op = lh_graph_op_mut(g, i);
-	op->size = size;
-	op->group = group;
-	op->out_bytes = size;
+	guint32 i = lh_graph_add_op(b->g, name, k);
+	LhOp *op = lh_graph_op_mut(b->g, i);
+	op->size = (guint64)size;
+	op->group = MAX(group, 1);
+	op->out_bytes = k == LH_OP_SEND ? 0 : (guint64)size;
 	return i;
 }
 
+static void dep(Gen *b, guint32 op, guint32 d)
+{
+	lh_graph_add_dep(b->g, op, d);
+}
+
+static LhGraph *finish(Gen *b, const char *what)
+{
+	GError *e = NULL;
+	if (!lh_graph_finish(b->g, NULL, &e))
+		g_error("%s generator made a bad graph: %s", what, e->message); /* a bug */
+	return b->g;
+}
+
+/* ---- transformer: a dense decoder stack with FSDP ---- */
+
+/* Per layer and this GPU's T = batch * seq tokens, with hidden H and 4H MLP: the attention
+ * projections are 2*T*H*4H flops (q, k, v, o), causal attention 2*batch*seq^2*H (QK^T and PV,
+ * each 2*b*s^2*H, halved by the causal mask), the MLP 2*T*H*8H. The backward is twice the
+ * forward for matmuls (activation and weight gradients) and 2.5 times for attention
+ * (FlashAttention-2, Dao 2023). FSDP: the layer's 12*H^2 bf16 weights are all-gathered over
+ * the group before the forward and again before the backward; their gradients are
+ * reduce-scattered after the backward. */
+static const GenOpt transformer_opts[] = {
+	{"layers", 4, 1, 1024, "transformer layers"},
+	{"hidden", 4096, 64, 65536, "hidden size"},
+	{"seq", 4096, 16, 1048576, "sequence length"},
+	{"batch", 1, 1, 1024, "micro-batch per GPU"},
+	{"heads", 32, 1, 1024, "attention heads (sizes the attention kernels' outputs)"},
+	{"fsdp", 8, 1, 1024, "FSDP group size"},
+	{NULL, 0, 0, 0, NULL},
+};
+
+static LhGraph *gen_transformer(const double *v)
+{
+	guint32 L = (guint32)v[0], G = (guint32)v[5];
+	double H = v[1], S = v[2], B = v[3], nh = v[4];
+	double T = B * S, act = T * H * BF16, w = 12 * H * H * BF16;
+	Gen b = {lh_graph_new("transformer"), ""};
+	guint32 x = input(&b, "tokens", act);
+	guint32 *wsh = g_new(guint32, L), *saved_in = g_new(guint32, L), *saved_attn = g_new(guint32, L);
+	double f_qkv = 2 * T * H * 3 * H, f_attn = 2 * B * S * S * H, f_o = 2 * T * H * H,
+	       f_mlp = 2 * T * H * 8 * H;
+	for (guint32 l = 0; l < L; l++) {
+		wsh[l] = input(&b, nm(&b, "l%u.w", l), w / G);
+		guint32 ag = xfer(&b, nm(&b, "l%u.fwd.ag", l), LH_OP_ALL_GATHER, w, G);
+		dep(&b, ag, wsh[l]);
+		guint32 qkv = kernel(&b, nm(&b, "l%u.fwd.qkv", l), f_qkv, act + 3 * H * H * BF16 + 3 * act,
+				     3 * act, FALSE);
+		dep(&b, qkv, x);
+		dep(&b, qkv, ag);
+		guint32 at = kernel(&b, nm(&b, "l%u.fwd.attn", l), f_attn, 4 * act + T * nh * 4,
+				    act, FALSE);
+		dep(&b, at, qkv);
+		guint32 o = kernel(&b, nm(&b, "l%u.fwd.o", l), f_o, 3 * act + H * H * BF16, act, FALSE);
+		dep(&b, o, at);
+		dep(&b, o, ag);
+		dep(&b, o, x);
+		guint32 mlp = kernel(&b, nm(&b, "l%u.fwd.mlp", l), f_mlp,
+				     2 * act + 8 * H * H * BF16 + 8 * act, act, FALSE);
+		dep(&b, mlp, o);
+		dep(&b, mlp, ag);
+		saved_in[l] = x;
+		saved_attn[l] = at;
+		x = mlp;
+	}
+	guint32 grad = kernel(&b, "loss", 10 * T * H, 2 * act, act, FALSE);
+	dep(&b, grad, x);
+	for (guint32 l = L; l-- > 0;) {
+		guint32 ag = xfer(&b, nm(&b, "l%u.bwd.ag", l), LH_OP_ALL_GATHER, w, G);
+		dep(&b, ag, wsh[l]);
+		guint32 mlp = kernel(&b, nm(&b, "l%u.bwd.mlp", l), 2 * f_mlp,
+				     4 * act + 16 * H * H * BF16 + 16 * act, act, FALSE);
+		dep(&b, mlp, grad);
+		dep(&b, mlp, ag);
+		guint32 o = kernel(&b, nm(&b, "l%u.bwd.o", l), 2 * f_o, 4 * act + 2 * H * H * BF16, act,
+				   FALSE);
+		dep(&b, o, mlp);
+		guint32 at = kernel(&b, nm(&b, "l%u.bwd.attn", l), 2.5 * f_attn, 8 * act, 3 * act, FALSE);
+		dep(&b, at, o);
+		dep(&b, at, saved_attn[l]);
+		guint32 qkv = kernel(&b, nm(&b, "l%u.bwd.qkv", l), 2 * f_qkv,
+				     5 * act + 6 * H * H * BF16, act, FALSE);
+		dep(&b, qkv, at);
+		dep(&b, qkv, saved_in[l]);
+		dep(&b, qkv, ag);
+		guint32 rs = xfer(&b, nm(&b, "l%u.bwd.rs", l), LH_OP_REDUCE_SCATTER, w, G);
+		dep(&b, rs, qkv);
+		dep(&b, rs, mlp);
+		dep(&b, rs, o);
+		grad = qkv;
+	}
+	g_free(wsh);
+	g_free(saved_in);
+	g_free(saved_attn);
+	return finish(&b, "transformer");
+}
+
+/* ---- moe-offload: DeepSeek-V3-like layers with activation offloading ---- */
+
+/* One GPU of an expert-parallel group running a slice of DeepSeek-V3's MoE layers (defaults
+ * from the DeepSeek-V3 technical report, arXiv:2412.19437, section 4.2: hidden 7168, 128
+ * heads, MLA with q_lora_rank 1536, kv_lora_rank 512, 128 nope + 64 rope dims per query/key
+ * head, 128 per value head; 256 routed experts of intermediate size 2048, 8 active per token,
+ * 1 shared expert). T = batch * seq tokens per GPU.
+ *
+ * Forward, per layer: FSDP all-gather of the layer's dense weights (MLA, shared expert,
+ * router; the routed experts are sharded by EP and stay local); RMSNorm; the MLA projections;
+ * causal attention; the output projection; RMSNorm; the router; the all-to-all dispatch of
+ * T * topk token copies; the shared expert as an async kernel beside the dispatch, as XLA runs
+ * it on a parallel compute stream; the routed experts (a grouped GEMM over the tokens this
+ * GPU receives, T * topk on average); the all-to-all combine; the weighted sum + residual.
+ * The saved activations of each block go to host with a D2H copy once produced: the
+ * attention block's (its normed input and the q/kv latents) and the MoE block's (its normed
+ * input and the router probabilities).
+ *
+ * Backward, per layer in reverse: all-gather the weights again; H2D copies bring the saved
+ * activations back; the MoE block (combine backward, re-dispatch of the fetched tokens,
+ * expert backward, dispatch backward, the shared expert backward as an async kernel beside
+ * the all-to-alls); the attention block backward; reduce-scatter of the dense weight
+ * gradients. The backward is 2x the forward for matmuls (activation and weight gradients)
+ * and 2.5x for attention (FlashAttention-2, Dao 2023).
+ *
+ * The async-compute ops (D2H, H2D and the shared-expert kernels) are what XLA's
+ * xla_gpu_experimental_parallel_async_compute_limit caps; none of the sizes here depends on
+ * a scheduler parameter. */
+static const GenOpt moe_opts[] = {
+	{"layers", 4, 1, 256, "MoE layers (DeepSeek-V3 has 58 after 3 dense ones)"},
+	{"hidden", 7168, 64, 65536, "hidden size"},
+	{"seq", 4096, 16, 1048576, "sequence length"},
+	{"batch", 1, 1, 1024, "micro-batch per GPU"},
+	{"heads", 128, 1, 1024, "attention heads"},
+	{"experts", 256, 1, 4096, "routed experts in total"},
+	{"topk", 8, 1, 64, "routed experts per token"},
+	{"expert-ffn", 2048, 16, 65536, "intermediate size of each expert"},
+	{"ep", 8, 1, 1024, "expert-parallel group size (the all-to-all group)"},
+	{"fsdp", 8, 1, 1024, "FSDP group size (the all-gather/reduce-scatter group)"},
+	{"offload", 2, 0, 2, "saved activations sent to host: 0 none, 1 the attention and MoE "
+			     "block inputs, 2 also the routed experts' gate/up activations"},
+	{NULL, 0, 0, 0, NULL},
+};
+
 static LhGraph *gen_moe(const double *v)
 {
-	guint32 L = (guint32)v[0];
-	double H = v[1], S = v[2] * v[3], E = v[4];
-	guint32 ep = (guint32)v[5];
-	LhGraph *g = lh_graph_new("moe-offload");
-	const double bf16 = 2;
-	double act = S * H * bf16;                 /* one activation tensor, bytes */
-	double w_attn = 4 * H * H * bf16;          /* attention weights of a layer, bytes */
-	double w_exp = 3 * H * (H / 2) * bf16 * E; /* this GPU's experts, bytes */
-	char n[64];
-	guint32 x = lh_graph_add_op(g, "tokens", LH_OP_INPUT);
-	lh_graph_op_mut(g, x)->out_bytes = (guint64)act;
-	guint32 *saved = g_new(guint32, L);
-	guint32 *off = g_new(guint32, L);
-	guint32 *wg = g_new(guint32, L);
+	guint32 L = (guint32)v[0], EP = (guint32)v[8], G = (guint32)v[9];
+	double H = v[1], S = v[2], B = v[3], nh = v[4], E = v[5], K = v[6], F = v[7];
+	const double qr = 1536, kr = 512, dn = 128, dr = 64, dv = 128; /* MLA dims */
+	double T = B * S, act = T * H * BF16;
+	/* Parameters per layer. */
+	double p_mla = H * qr + qr * nh * (dn + dr) + H * (kr + dr) + kr * nh * (dn + dv) +
+		       nh * dv * H;
+	double p_shared = 3 * H * F, p_router = H * E;
+	double w_dense = (p_mla + p_shared + p_router) * BF16;
+	double local_experts = ceil(E / EP);
+	double w_experts = local_experts * 3 * H * F * BF16;
+	/* Flops per layer, forward. */
+	double f_proj = 2 * T * (H * qr + qr * nh * (dn + dr) + H * (kr + dr) + kr * nh * (dn + dv));
+	double f_attn = 2 * B * S * S * nh * ((dn + dr) + dv) / 2; /* QK^T + PV, causal */
+	double f_o = 2 * T * nh * dv * H;
+	double f_router = 2 * T * H * E;
+	double f_shared = 2 * T * 3 * H * F;
+	double f_experts = 2 * T * K * 3 * H * F;
+	double tok = T * K * H * BF16; /* the tokens dispatched (and combined), bytes */
+	double lat = T * (qr + kr + dr) * BF16;
+	double q_bytes = T * nh * (dn + dr) * BF16, kv_bytes = T * nh * (dn + dv) * BF16;
+	double o_bytes = T * nh * dv * BF16;
+	double save_attn = act + lat;           /* normed input + latents */
+	double save_moe = act + T * E * 4;      /* normed input + fp32 router probabilities */
+	double up = 2 * T * K * F * BF16;       /* the experts' gate and up activations */
+	int offload = (int)v[10];
+
+	Gen b = {lh_graph_new("moe-offload"), ""};
+	guint32 x = input(&b, "tokens", act);
+	guint32 *wd = g_new(guint32, L), *we = g_new(guint32, L), *off_a = g_new(guint32, L),
+		*off_m = g_new(guint32, L), *save_e = g_new(guint32, L);
 	for (guint32 l = 0; l < L; l++) {
-		g_snprintf(n, sizeof n, "w%u", l);
-		guint32 w = lh_graph_add_op(g, n, LH_OP_INPUT);
-		lh_graph_op_mut(g, w)->out_bytes = (guint64)((w_attn + w_exp) / ep);
-		g_snprintf(n, sizeof n, "ag.fwd%u", l);
-		wg[l] = add_xfer(g, n, LH_OP_ALL_GATHER, (guint64)(w_attn + w_exp), ep);
-		lh_graph_add_dep(g, wg[l], w);
-		g_snprintf(n, sizeof n, "attn.fwd%u", l);
-		guint32 a = add_kernel(g, n, 2 * S * 4 * H * H + 4 * S * S * H, 3 * act + w_attn,
-				       (guint64)act, FALSE);
-		lh_graph_add_dep(g, a, x);
-		lh_graph_add_dep(g, a, wg[l]);
-		g_snprintf(n, sizeof n, "router.fwd%u", l);
-		guint32 r = add_kernel(g, n, 2 * S * H * E * ep, 2 * act, (guint64)(S * 8), FALSE);
-		lh_graph_add_dep(g, r, a);
-		g_snprintf(n, sizeof n, "dispatch.fwd%u", l);
-		guint32 d = add_xfer(g, n, LH_OP_ALL_TO_ALL, (guint64)act, ep);
-		lh_graph_add_dep(g, d, r);
-		g_snprintf(n, sizeof n, "experts.fwd%u", l);
-		guint32 ex = add_kernel(g, n, 2 * S * 3 * H * (H / 2), 2 * act + w_exp / ep * ep,
-					(guint64)act, FALSE);
-		lh_graph_add_dep(g, ex, d);
-		lh_graph_add_dep(g, ex, wg[l]);
-		g_snprintf(n, sizeof n, "combine.fwd%u", l);
-		guint32 c = add_xfer(g, n, LH_OP_ALL_TO_ALL, (guint64)act, ep);
-		lh_graph_add_dep(g, c, ex);
-		/* The layer's input activations go to host memory for the backward. */
-		g_snprintf(n, sizeof n, "offload%u", l);
-		off[l] = add_xfer(g, n, LH_OP_COPY_D2H, (guint64)(2 * act), 1);
-		lh_graph_add_dep(g, off[l], a);
-		saved[l] = a;
-		x = c;
+		wd[l] = input(&b, nm(&b, "l%u.w_dense", l), w_dense / G);
+		we[l] = input(&b, nm(&b, "l%u.w_experts", l), w_experts);
 	}
-	guint32 grad = add_kernel(g, "loss", 2 * S * H, 2 * act, (guint64)act, FALSE);
-	lh_graph_add_dep(g, grad, x);
-	for (guint32 k = L; k-- > 0;) {
-		g_snprintf(n, sizeof n, "prefetch%u", k);
-		guint32 pf = add_xfer(g, n, LH_OP_COPY_H2D, (guint64)(2 * act), 1);
-		lh_graph_add_dep(g, pf, off[k]);
-		g_snprintf(n, sizeof n, "ag.bwd%u", k);
-		guint32 ag = add_xfer(g, n, LH_OP_ALL_GATHER, lh_graph_op(g, wg[k])->size, ep);
-		lh_graph_add_dep(g, ag, wg[k]);
-		g_snprintf(n, sizeof n, "bwd%u", k);
-		guint32 b = add_kernel(g, n, 2 * 2 * S * (4 * H * H + 3 * H * H / 2),
-				       6 * act + 2 * w_attn, (guint64)act, FALSE);
-		lh_graph_add_dep(g, b, grad);
-		lh_graph_add_dep(g, b, pf);
-		lh_graph_add_dep(g, b, ag);
-		lh_graph_add_dep(g, b, saved[k]);
-		g_snprintf(n, sizeof n, "rs%u", k);
-		guint32 rs = add_xfer(g, n, LH_OP_REDUCE_SCATTER, (guint64)(w_attn + w_exp), ep);
-		lh_graph_add_dep(g, rs, b);
-		grad = b;
+	for (guint32 l = 0; l < L; l++) {
+		guint32 ag = xfer(&b, nm(&b, "l%u.fwd.ag", l), LH_OP_ALL_GATHER, w_dense, G);
+		dep(&b, ag, wd[l]);
+		guint32 n1 = kernel(&b, nm(&b, "l%u.fwd.attn_norm", l), 4 * T * H, 2 * act, act, FALSE);
+		dep(&b, n1, x);
+		guint32 pj = kernel(&b, nm(&b, "l%u.fwd.mla_proj", l), f_proj,
+				    act + p_mla * BF16 + lat + q_bytes + kv_bytes, lat + q_bytes + kv_bytes,
+				    FALSE);
+		dep(&b, pj, n1);
+		dep(&b, pj, ag);
+		guint32 at = kernel(&b, nm(&b, "l%u.fwd.mla_attn", l), f_attn,
+				    q_bytes + kv_bytes + o_bytes, o_bytes, FALSE);
+		dep(&b, at, pj);
+		guint32 o = kernel(&b, nm(&b, "l%u.fwd.o_proj", l), f_o,
+				   o_bytes + nh * dv * H * BF16 + 2 * act, act, FALSE);
+		dep(&b, o, at);
+		dep(&b, o, ag);
+		dep(&b, o, x);
+		/* Without offloading the backward reads the forward's buffers directly: the
+		 * projection's output stands for the attention block's saved activations. */
+		guint32 offa = pj;
+		if (offload >= 1) {
+			offa = xfer(&b, nm(&b, "l%u.fwd.offload_attn", l), LH_OP_COPY_D2H, save_attn, 1);
+			dep(&b, offa, n1);
+			dep(&b, offa, pj);
+		}
+		guint32 n2 = kernel(&b, nm(&b, "l%u.fwd.ffn_norm", l), 4 * T * H, 2 * act, act, FALSE);
+		dep(&b, n2, o);
+		guint32 r = kernel(&b, nm(&b, "l%u.fwd.router", l), f_router,
+				   act + p_router * BF16 + T * E * 4, T * E * 4, FALSE);
+		dep(&b, r, n2);
+		dep(&b, r, ag);
+		guint32 offm = r;
+		if (offload >= 1) {
+			offm = xfer(&b, nm(&b, "l%u.fwd.offload_moe", l), LH_OP_COPY_D2H, save_moe, 1);
+			dep(&b, offm, n2);
+			dep(&b, offm, r);
+		}
+		guint32 d = xfer(&b, nm(&b, "l%u.fwd.dispatch", l), LH_OP_ALL_TO_ALL, tok, EP);
+		dep(&b, d, n2);
+		dep(&b, d, r);
+		guint32 sh = kernel(&b, nm(&b, "l%u.fwd.shared_expert", l), f_shared,
+				    2 * act + p_shared * BF16 + 3 * T * F * BF16, act, TRUE);
+		dep(&b, sh, n2);
+		dep(&b, sh, ag);
+		/* The routed experts: gate and up projections, then SwiGLU and the down
+		 * projection; the gate/up activations are what the backward needs. */
+		guint32 eu = kernel(&b, nm(&b, "l%u.fwd.experts_up", l), f_experts * 2 / 3,
+				    tok + w_experts * 2 / 3 + up, up, FALSE);
+		dep(&b, eu, d);
+		dep(&b, eu, we[l]);
+		guint32 ex = kernel(&b, nm(&b, "l%u.fwd.experts_down", l), f_experts / 3,
+				    up + w_experts / 3 + tok, tok, FALSE);
+		dep(&b, ex, eu);
+		dep(&b, ex, we[l]);
+		save_e[l] = eu;
+		if (offload >= 2) {
+			guint32 oe = xfer(&b, nm(&b, "l%u.fwd.offload_experts", l), LH_OP_COPY_D2H, up, 1);
+			dep(&b, oe, eu);
+			save_e[l] = oe;
+		}
+		guint32 c = xfer(&b, nm(&b, "l%u.fwd.combine", l), LH_OP_ALL_TO_ALL, tok, EP);
+		dep(&b, c, ex);
+		guint32 y = kernel(&b, nm(&b, "l%u.fwd.moe_out", l), 2 * T * K * H, tok + 3 * act, act,
+				   FALSE);
+		dep(&b, y, c);
+		dep(&b, y, sh);
+		dep(&b, y, r);
+		dep(&b, y, o);
+		off_a[l] = offa;
+		off_m[l] = offm;
+		x = y;
 	}
-	g_free(saved);
-	g_free(off);
-	g_free(wg);
-	GError *e = NULL;
-	if (!lh_graph_finish(g, NULL, &e))
-		g_error("moe-offload generator made a bad graph: %s", e->message); /* a bug */
-	return g;
+	guint32 g = kernel(&b, "loss", 10 * T * H, 2 * act, act, FALSE);
+	dep(&b, g, x);
+	for (guint32 l = L; l-- > 0;) {
+		guint32 ag = xfer(&b, nm(&b, "l%u.bwd.ag", l), LH_OP_ALL_GATHER, w_dense, G);
+		dep(&b, ag, wd[l]);
+		guint32 fm = off_m[l], fa = off_a[l], fe = save_e[l];
+		if (offload >= 1) {
+			fm = xfer(&b, nm(&b, "l%u.bwd.fetch_moe", l), LH_OP_COPY_H2D, save_moe, 1);
+			dep(&b, fm, off_m[l]);
+			fa = xfer(&b, nm(&b, "l%u.bwd.fetch_attn", l), LH_OP_COPY_H2D, save_attn, 1);
+			dep(&b, fa, off_a[l]);
+		}
+		if (offload >= 2) {
+			fe = xfer(&b, nm(&b, "l%u.bwd.fetch_experts", l), LH_OP_COPY_H2D, up, 1);
+			dep(&b, fe, save_e[l]);
+		}
+		/* MoE block. */
+		guint32 cb = xfer(&b, nm(&b, "l%u.bwd.combine", l), LH_OP_ALL_TO_ALL, tok, EP);
+		dep(&b, cb, g);
+		dep(&b, cb, fm);
+		guint32 rd = xfer(&b, nm(&b, "l%u.bwd.redispatch", l), LH_OP_ALL_TO_ALL, tok, EP);
+		dep(&b, rd, fm);
+		guint32 sh = kernel(&b, nm(&b, "l%u.bwd.shared_expert", l), 2 * f_shared,
+				    3 * act + 2 * p_shared * BF16 + 6 * T * F * BF16, act, TRUE);
+		dep(&b, sh, g);
+		dep(&b, sh, fm);
+		dep(&b, sh, ag);
+		guint32 ex = kernel(&b, nm(&b, "l%u.bwd.experts", l), 2 * f_experts,
+				    3 * tok + 2 * w_experts + 6 * T * K * F * BF16, tok, FALSE);
+		dep(&b, ex, cb);
+		dep(&b, ex, rd);
+		dep(&b, ex, fe);
+		dep(&b, ex, we[l]);
+		guint32 db = xfer(&b, nm(&b, "l%u.bwd.dispatch", l), LH_OP_ALL_TO_ALL, tok, EP);
+		dep(&b, db, ex);
+		guint32 rb = kernel(&b, nm(&b, "l%u.bwd.router_norm", l), 2 * f_router + 8 * T * H,
+				    tok + 4 * act + T * E * 4, act, FALSE);
+		dep(&b, rb, db);
+		dep(&b, rb, sh);
+		dep(&b, rb, fm);
+		dep(&b, rb, g);
+		/* Attention block. */
+		guint32 ob = kernel(&b, nm(&b, "l%u.bwd.o_proj", l), 2 * f_o,
+				    2 * act + 2 * o_bytes + 2 * nh * dv * H * BF16, o_bytes, FALSE);
+		dep(&b, ob, rb);
+		dep(&b, ob, ag);
+		/* Recompute the projections from the fetched latents, then the attention
+		 * backward (which recomputes the attention itself, as FlashAttention does). */
+		guint32 pr = kernel(&b, nm(&b, "l%u.bwd.mla_proj_remat", l), f_proj - 2 * T * (H * qr + H * (kr + dr)),
+				    lat + q_bytes + kv_bytes + (qr * nh * (dn + dr) + kr * nh * (dn + dv)) * BF16,
+				    q_bytes + kv_bytes, FALSE);
+		dep(&b, pr, fa);
+		dep(&b, pr, ag);
+		guint32 ab = kernel(&b, nm(&b, "l%u.bwd.mla_attn", l), 2.5 * f_attn,
+				    2 * (q_bytes + kv_bytes + 2 * o_bytes), q_bytes + kv_bytes, FALSE);
+		dep(&b, ab, ob);
+		dep(&b, ab, pr);
+		guint32 pb = kernel(&b, nm(&b, "l%u.bwd.mla_proj", l), 2 * f_proj,
+				    2 * (act + lat + q_bytes + kv_bytes) + 2 * p_mla * BF16, act, FALSE);
+		dep(&b, pb, ab);
+		dep(&b, pb, fa);
+		guint32 nb = kernel(&b, nm(&b, "l%u.bwd.attn_norm", l), 8 * T * H, 4 * act, act, FALSE);
+		dep(&b, nb, pb);
+		dep(&b, nb, fa);
+		dep(&b, nb, rb);
+		guint32 rs = xfer(&b, nm(&b, "l%u.bwd.rs", l), LH_OP_REDUCE_SCATTER, w_dense, G);
+		dep(&b, rs, pb);
+		dep(&b, rs, ob);
+		dep(&b, rs, sh);
+		dep(&b, rs, rb);
+		g = nb;
+	}
+	g_free(wd);
+	g_free(we);
+	g_free(off_a);
+	g_free(off_m);
+	g_free(save_e);
+	return finish(&b, "moe-offload");
+}
+
+/* ---- pipeline: one stage of a 1F1B pipeline ---- */
+
+/* The ops of stage `stage` of `stages` pipeline stages running `microbatches` micro-batches
+ * in the 1F1B order (PipeDream-Flush, Narayanan et al. 2021): stages - stage - 1 warm-up
+ * forwards, then one forward and one backward in turn, then the remaining backwards. Each
+ * forward receives its activation from the previous stage (recv) and sends its output to the
+ * next (send); each backward receives the gradient from the next stage and sends one back. The
+ * first stage reads its inputs instead of receiving, the last computes the loss instead of
+ * receiving a gradient. A stage holds `layers` dense layers (as in `transformer`). */
+static const GenOpt pipeline_opts[] = {
+	{"stages", 4, 1, 256, "pipeline stages"},
+	{"stage", 1, 0, 255, "which stage this GPU runs (0 = first)"},
+	{"microbatches", 8, 1, 4096, "micro-batches per step"},
+	{"layers", 2, 1, 1024, "layers per stage"},
+	{"hidden", 4096, 64, 65536, "hidden size"},
+	{"seq", 4096, 16, 1048576, "sequence length"},
+	{"batch", 1, 1, 1024, "micro-batch size"},
+	{NULL, 0, 0, 0, NULL},
+};
+
+static LhGraph *gen_pipeline(const double *v, GError **error)
+{
+	guint32 P = (guint32)v[0], s = (guint32)v[1], M = (guint32)v[2], L = (guint32)v[3];
+	double H = v[4], S = v[5], B = v[6];
+	if (s >= P) {
+		g_set_error(error, LH_GEN_ERROR, LH_GEN_ERROR_OPTION,
+			    "pipeline: stage=%u must be below stages=%u", s, P);
+		return NULL;
+	}
+	double T = B * S, act = T * H * BF16;
+	/* One layer as in `transformer`: 24*T*H^2 + 2*b*s^2*H flops forward. */
+	double f_fwd = L * (24 * T * H * H + 2 * B * S * S * H);
+	double w = L * 12 * H * H * BF16;
+	Gen b = {lh_graph_new("pipeline"), ""};
+	guint32 weights = input(&b, "weights", w);
+	guint32 *fwd = g_new(guint32, M);
+	guint32 warm = MIN(P - s - 1, M);
+	guint32 nf = 0, nb = 0;
+	guint32 last_bwd = G_MAXUINT32;
+	/* 1F1B: warm forwards, then forward/backward pairs, then the remaining backwards. */
+	while (nb < M) {
+		gboolean do_fwd = nf < M && (nf < warm || nf == nb + warm);
+		if (do_fwd) {
+		guint32 m = nf++;
+			guint32 src;
+			if (s == 0) {
+				src = input(&b, nm(&b, "mb%u.input", m), act);
+			} else {
+				src = xfer(&b, nm(&b, "mb%u.fwd.recv", m), LH_OP_RECV, act, 2);
+			}
+			guint32 k = kernel(&b, nm(&b, "mb%u.fwd", m), f_fwd, 2 * act + w + 20 * L * act,
+					   act, FALSE);
+			dep(&b, k, src);
+			dep(&b, k, weights);
+			if (s + 1 < P) {
+				guint32 snd = xfer(&b, nm(&b, "mb%u.fwd.send", m), LH_OP_SEND, act, 2);
+				dep(&b, snd, k);
+			}
+			fwd[m] = k;
+			continue;
+		}
+		guint32 m = nb++;
+		guint32 src;
+		if (s + 1 == P) {
+			src = kernel(&b, nm(&b, "mb%u.loss", m), 10 * T * H, 2 * act, act, FALSE);
+			dep(&b, src, fwd[m]);
+		} else {
+			src = xfer(&b, nm(&b, "mb%u.bwd.recv", m), LH_OP_RECV, act, 2);
+		}
+		guint32 k = kernel(&b, nm(&b, "mb%u.bwd", m), 2 * f_fwd, 4 * act + 2 * w + 40 * L * act,
+				   act, FALSE);
+		dep(&b, k, src);
+		dep(&b, k, fwd[m]);
+		if (last_bwd != G_MAXUINT32)
+			dep(&b, k, last_bwd); /* weight gradients accumulate in order */
+		last_bwd = k;
+		if (s > 0) {
+			guint32 snd = xfer(&b, nm(&b, "mb%u.bwd.send", m), LH_OP_SEND, act, 2);
+			dep(&b, snd, k);
+		}
+	}
+	g_free(fwd);
+	return finish(&b, "pipeline");
 }
 
 /* ---- registry ---- */
@@ -277,14 +625,39 @@ static LhGraph *gen_moe(const double *v)
 typedef struct {
 	const char *name;
 	const GenOpt *opts;
-	LhGraph *(*gen)(const double *v);
+	LhGraph *(*gen)(const double *v, GError **error);
 	const char *summary;
 } Workload;
 
+static LhGraph *gen_random_w(const double *v, GError **error)
+{
+	(void)error;
+	return gen_random(v);
+}
+
+static LhGraph *gen_transformer_w(const double *v, GError **error)
+{
+	(void)error;
+	return gen_transformer(v);
+}
+
+static LhGraph *gen_moe_w(const double *v, GError **error)
+{
+	(void)error;
+	return gen_moe(v);
+}
+
 static const Workload workloads[] = {
-	{"moe-offload", moe_opts, gen_moe,
-	 "DeepSeek-V3-like MoE layers with activation offloading to host (the default workload)"},
-	{"random", random_opts, gen_random, "a seeded random layered DAG"},
+	{"moe-offload", moe_opts, gen_moe_w,
+	 "DeepSeek-V3-like MoE layers (MLA, shared + routed experts, all-to-all dispatch/combine,\n"
+	 "  FSDP) with activations offloaded to host in the forward and prefetched in the backward\n"
+	 "  (the default workload)"},
+	{"transformer", transformer_opts, gen_transformer_w,
+	 "a dense decoder stack with FSDP all-gathers before each layer's forward and backward\n"
+	 "  and gradient reduce-scatters"},
+	{"pipeline", pipeline_opts, gen_pipeline,
+	 "one stage of a 1F1B pipeline: micro-batches with send/recv between stages"},
+	{"random", random_opts, gen_random_w, "a seeded random layered DAG"},
 };
 
 const char *const *lh_gen_workload_names(void)
@@ -325,7 +698,7 @@ LhGraph *lh_gen_workload(const char *name, const char *const *kv, GError **error
 		double v[32];
 		if (!parse_opts(name, workloads[i].opts, kv, v, error))
 			return NULL;
-		return workloads[i].gen(v);
+		return workloads[i].gen(v, error);
 	}
 	GString *l = g_string_new(NULL);
 	for (gsize i = 0; i < G_N_ELEMENTS(workloads); i++)
