@@ -29,6 +29,7 @@ void cli_phase(guint32 n_ops, const char *what);
 /* Subcommands: each takes argv with argv[0] = "lhsim SUB". */
 int cli_run(int argc, char **argv);
 int cli_list(int argc, char **argv);
+int cli_sweep(int argc, char **argv);
 int cli_compare(int argc, char **argv);
 int cli_import(int argc, char **argv);
 int cli_gen(int argc, char **argv);

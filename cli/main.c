@@ -14,6 +14,7 @@ typedef struct {
 static const Sub subs[] = {
 	{"run", cli_run, "schedule a graph and simulate it: table, JSON, trace, picture"},
 	{"compare", cli_compare, "compare schedulers on one graph: makespan, bound, transfer, memory"},
+	{"sweep", cli_sweep, "sweep one scheduler parameter: table, CSV and plot, in parallel"},
 	{"list", cli_list, "list schedulers with their parameters, hardware and workloads"},
 	{"import", cli_import, "import an XLA HLO module or an STG task graph as graph JSON"},
 	{"gen", cli_gen, "generate a built-in workload (transformer, moe-offload, ...) as JSON"},

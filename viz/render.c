@@ -170,6 +170,32 @@ LhRgb lh__series_rgb(guint i)
 	return lh__rgb_hex(hex[i % G_N_ELEMENTS(hex)]);
 }
 
+void lh__marker(cairo_t *cr, guint shape, double x, double y, double r)
+{
+	cairo_new_sub_path(cr);
+	switch (shape % 4) {
+	case 0:
+		cairo_arc(cr, x, y, r, 0, 2 * G_PI);
+		break;
+	case 1:
+		cairo_rectangle(cr, x - r * 0.9, y - r * 0.9, 1.8 * r, 1.8 * r);
+		break;
+	case 2:
+		cairo_move_to(cr, x, y - r * 1.2);
+		cairo_line_to(cr, x + r * 1.1, y + r * 0.8);
+		cairo_line_to(cr, x - r * 1.1, y + r * 0.8);
+		cairo_close_path(cr);
+		break;
+	default:
+		cairo_move_to(cr, x, y - r * 1.25);
+		cairo_line_to(cr, x + r * 1.25, y);
+		cairo_line_to(cr, x, y + r * 1.25);
+		cairo_line_to(cr, x - r * 1.25, y);
+		cairo_close_path(cr);
+		break;
+	}
+}
+
 double lh__legend(LhPen *p, double x, double y, double x_max, const char *const *names,
 		  const LhRgb *colors, guint n, gboolean lines)
 {
@@ -189,7 +215,7 @@ double lh__legend(LhPen *p, double x, double y, double x_max, const char *const 
 			cairo_move_to(p->cr, cx, mid);
 			cairo_line_to(p->cr, cx + sw, mid);
 			cairo_stroke(p->cr);
-			cairo_arc(p->cr, cx + sw / 2, mid, 3.5, 0, 2 * G_PI);
+			lh__marker(p->cr, i, cx + sw / 2, mid, 4);
 			cairo_fill(p->cr);
 		} else {
 			cairo_rectangle(p->cr, cx, mid - sw / 2, sw, sw);

@@ -197,32 +197,6 @@ static void plot_layout(Plot *P, LhPen *p)
 			 &P->xt);
 }
 
-static void marker(cairo_t *cr, guint shape, double x, double y)
-{
-	double r = MARKER_R;
-	switch (shape % 4) {
-	case 0:
-		cairo_arc(cr, x, y, r, 0, 2 * G_PI);
-		break;
-	case 1:
-		cairo_rectangle(cr, x - r * 0.9, y - r * 0.9, 1.8 * r, 1.8 * r);
-		break;
-	case 2:
-		cairo_move_to(cr, x, y - r * 1.2);
-		cairo_line_to(cr, x + r * 1.1, y + r * 0.8);
-		cairo_line_to(cr, x - r * 1.1, y + r * 0.8);
-		cairo_close_path(cr);
-		break;
-	default:
-		cairo_move_to(cr, x, y - r * 1.25);
-		cairo_line_to(cr, x + r * 1.25, y);
-		cairo_line_to(cr, x, y + r * 1.25);
-		cairo_line_to(cr, x - r * 1.25, y);
-		cairo_close_path(cr);
-		break;
-	}
-}
-
 static void x_labels(Plot *P, LhPen *p, double y)
 {
 	cairo_t *cr = p->cr;
@@ -315,9 +289,11 @@ static void draw_panel(Plot *P, LhPen *p, int k)
 			ty = y + 3;
 		lh__text(p, LH__FONT_SMALL, P->x1 - 6, ty, 1, t, -1, c);
 	} else if (k == 1 && P->capacity > 0) {
+		/* Above the panel, where no point can hide it. */
 		g_autofree char *v = lh_format_bytes(P->capacity);
 		g_autofree char *t = g_strdup_printf("capacity %s (off scale)", v);
-		lh__text(p, LH__FONT_SMALL, P->x1 - 6, y0 + 4, 1, t, -1, lh__rgb_hex(CAPACITY));
+		lh__text(p, LH__FONT_SMALL, P->x1, y0 - p->font_h[LH__FONT_SMALL] - 4, 1, t, -1,
+			 lh__rgb_hex(CAPACITY));
 	}
 
 	/* One line per scheduler, broken where a point failed, markers on top. */
@@ -369,7 +345,7 @@ static void draw_panel(Plot *P, LhPen *p, int k)
 				cairo_stroke(cr);
 				continue;
 			}
-			marker(cr, s, x, y);
+			lh__marker(cr, s, x, y, MARKER_R);
 			lh__rgb(cr, P->rgb[s]);
 			cairo_fill_preserve(cr);
 			cairo_set_source_rgb(cr, 1, 1, 1);

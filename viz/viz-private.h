@@ -49,7 +49,11 @@ LhRgb lh__text_on(LhRgb bg);
 /* Colour of the i-th line of a plot (schedulers in a sweep). */
 LhRgb lh__series_rgb(guint i);
 
+/* Adds a marker path (shape i % 4: circle, square, triangle, diamond) of radius @r. */
+void lh__marker(cairo_t *cr, guint shape, double x, double y, double r);
+
 /* Draws a legend of swatches and names from (x, y), wrapping at @x_max; returns its height.
+ * With @lines, item i is a line with marker shape i, as the sweep plot draws its series.
  * On a measuring pen (lh__pen_init with NULL) the same call only sizes it. */
 double lh__legend(LhPen *p, double x, double y, double x_max, const char *const *names,
 		  const LhRgb *colors, guint n, gboolean lines);
