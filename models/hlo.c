@@ -400,6 +400,39 @@ static gboolean skip_balanced(Parser *ps)
 	return ok;
 }
 
+/* An MLIR-style value "#dialect<...>": '<' and '>' nest ("<=" and "->" are not brackets);
+ * strings and other brackets inside are skipped whole. */
+static gboolean skip_angle(Parser *ps)
+{
+	gsize start = ps->pos;
+	int depth = 0;
+	while (ps->pos < ps->len) {
+		char c = ps->data[ps->pos];
+		if (c == '"') {
+			if (!skip_string(ps))
+				return FALSE;
+			continue;
+		}
+		if (c == '(' || c == '[' || c == '{') {
+			if (!skip_balanced(ps))
+				return FALSE;
+			continue;
+		}
+		if (c == '<' && peek_at(ps, 1) != '=') {
+			depth++;
+		} else if (c == '>' && (ps->pos == 0 || ps->data[ps->pos - 1] != '-')) {
+			if (--depth == 0) {
+				ps->pos++;
+				return TRUE;
+			}
+		} else if (c == ')' || c == ']' || c == '}') {
+			break;
+		}
+		ps->pos++;
+	}
+	return fail_at(ps, start, "unclosed '<'");
+}
+
 /* An attribute value: up to a ',' or a blank at nesting depth 0, or an unmatched closer. */
 static char *attr_value(Parser *ps)
 {
@@ -411,6 +444,9 @@ static char *attr_value(Parser *ps)
 				return NULL;
 		} else if (c == '(' || c == '[' || c == '{') {
 			if (!skip_balanced(ps))
+				return NULL;
+		} else if (c == '<' && peek_at(ps, 1) != '=') {
+			if (!skip_angle(ps))
 				return NULL;
 		} else if (c == ',' || c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == ')' ||
 			   c == ']' || c == '}') {
@@ -469,7 +505,7 @@ static gboolean parse_layout(Parser *ps, Shape *s, int *elem_bits)
 			continue;
 		}
 		if (c == '{' || c == '"' || c == '\n')
-			return fail_at(ps, ps->pos, "unexpected character in a layout");
+			return fail_at(ps, start, "unclosed layout");
 		ps->pos++;
 	}
 	if (ps->pos >= ps->len)
