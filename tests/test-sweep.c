@@ -1,0 +1,213 @@
+/* lhsim tests — `lhsim sweep`: values, parallel runs that give the same output as serial ones,
+ * CSV and plot files, and its errors. */
+#include <criterion/criterion.h>
+#include <cairo.h>
+#include <string.h>
+
+#include "helpers.h"
+
+/* Three host-to-device copies that three kernels wait for, after a first kernel: with
+ * async-compute-limit 1 the copies go one at a time, with 3 they may all be in flight. */
+static const char *graph_json =
+	"{\"format\": \"lhsim-graph\", \"version\": 1, \"name\": \"prefetch\", \"ops\": [\n"
+	" {\"name\": \"k0\", \"kind\": \"kernel\", \"duration_ns\": 20000, \"out_bytes\": 4096},\n"
+	" {\"name\": \"h1\", \"kind\": \"copy-h2d\", \"size\": 1000000, \"out_bytes\": 1000000},\n"
+	" {\"name\": \"h2\", \"kind\": \"copy-h2d\", \"size\": 1000000, \"out_bytes\": 1000000},\n"
+	" {\"name\": \"h3\", \"kind\": \"copy-h2d\", \"size\": 1000000, \"out_bytes\": 1000000},\n"
+	" {\"name\": \"k1\", \"kind\": \"kernel\", \"duration_ns\": 15000, \"deps\": [\"k0\", \"h1\"]},\n"
+	" {\"name\": \"k2\", \"kind\": \"kernel\", \"duration_ns\": 15000, \"deps\": [\"k1\", \"h2\"]},\n"
+	" {\"name\": \"k3\", \"kind\": \"kernel\", \"duration_ns\": 15000, \"deps\": [\"k2\", \"h3\"]}\n"
+	"]}\n";
+
+static char *write_graph(const char *dir)
+{
+	char *path = g_build_filename(dir, "g.json", NULL);
+	cr_assert(g_file_set_contents(path, graph_json, -1, NULL));
+	return path;
+}
+
+static char *read_text(const char *path)
+{
+	char *s = NULL;
+	cr_assert(g_file_get_contents(path, &s, NULL, NULL), "cannot read %s", path);
+	return s;
+}
+
+Test(sweep, csv_is_the_same_for_any_jobs)
+{
+	g_autofree char *dir = t_tmpdir();
+	g_autofree char *g = write_graph(dir);
+	g_autofree char *c1 = g_build_filename(dir, "j1.csv", NULL);
+	g_autofree char *c2 = g_build_filename(dir, "j2.csv", NULL);
+	g_autofree char *o1 = NULL, *o2 = NULL, *e1 = NULL, *e2 = NULL;
+	int rc = t_lhsim(&o1, &e1, "sweep", g, "--sched", "lhs,cpath", "-p",
+			 "async-compute-limit=1:4", "-j", "1", "--csv", c1, NULL);
+	cr_assert_eq(rc, 0, "%s", e1);
+	rc = t_lhsim(&o2, &e2, "sweep", g, "--sched", "lhs,cpath", "-p", "async-compute-limit=1:4",
+		     "-j", "2", "--csv", c2, NULL);
+	cr_assert_eq(rc, 0, "%s", e2);
+	g_autofree char *a = read_text(c1), *b = read_text(c2);
+	cr_assert_str_eq(a, b);
+	cr_assert_str_eq(o1, o2); /* the table too */
+	/* A header and 2 schedulers x 4 values, scheduler-major, values in order. */
+	g_auto(GStrv) lines = g_strsplit(a, "\n", -1);
+	cr_assert_eq(g_strv_length(lines), 10); /* 9 lines and the empty string after the last \n */
+	cr_assert_str_eq(lines[0], "scheduler,async-compute-limit,status,makespan_ns,lower_bound_ns,"
+				   "ratio,peak_device_bytes,exposed_transfer_ns,overlap,error");
+	const char *want[] = {"lhs,1,ok,", "lhs,2,ok,", "lhs,3,ok,", "lhs,4,ok,",
+			      "cpath,1,ok,", "cpath,2,ok,", "cpath,3,ok,", "cpath,4,ok,"};
+	for (int i = 0; i < 8; i++)
+		cr_assert(g_str_has_prefix(lines[i + 1], want[i]), "line %d: %s", i + 1, lines[i + 1]);
+}
+
+Test(sweep, point_matches_lhsim_run)
+{
+	/* A sweep point is the same run as `lhsim run` with that parameter. */
+	g_autofree char *dir = t_tmpdir();
+	g_autofree char *g = write_graph(dir);
+	g_autofree char *csv = g_build_filename(dir, "s.csv", NULL);
+	g_autofree char *out = NULL, *err = NULL;
+	cr_assert_eq(t_lhsim(NULL, &err, "sweep", g, "--sched", "lhs", "-p",
+			     "async-compute-limit=2,3", "--csv", csv, NULL),
+		     0, "%s", err);
+	g_free(err);
+	cr_assert_eq(t_lhsim(&out, &err, "run", g, "--sched", "lhs", "-p", "async-compute-limit=3",
+			     "--json", NULL),
+		     0, "%s", err);
+	g_autofree char *text = read_text(csv);
+	g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
+	g_auto(GStrv) f = g_strsplit(lines[2], ",", -1); /* lhs,3,ok,MAKESPAN,... */
+	cr_assert_str_eq(f[1], "3");
+	g_autofree char *key = g_strdup_printf("\"makespan_ns\" : %s", f[3]);
+	g_autofree char *key2 = g_strdup_printf("\"makespan_ns\": %s", f[3]);
+	cr_assert(strstr(out, key) || strstr(out, key2), "makespan %s not in:\n%s", f[3], out);
+}
+
+Test(sweep, ranges_with_steps_lists_and_decimals)
+{
+	g_autofree char *dir = t_tmpdir();
+	g_autofree char *g = write_graph(dir);
+	g_autofree char *csv = g_build_filename(dir, "s.csv", NULL);
+	struct {
+		const char *sched, *p;
+		const char *values[4];
+	} cases[] = {
+		/* 1:7:3 -> floor((7 - 1) / 3) + 1 = 3 values: 1, 4, 7 */
+		{"lhs", "async-compute-limit=1:7:3", {"1", "4", "7", NULL}},
+		/* 0.1 + 2 * 0.1 is 0.30000000000000004 in binary; shown as 0.3 */
+		{"lhs", "memory-limit=0.1:0.3:0.1", {"0.1", "0.2", "0.3", NULL}},
+		/* a list keeps its order; choices are fine */
+		{"iree", "favor=max-concurrency,min-peak-memory", {"max-concurrency", "min-peak-memory",
+								  NULL}},
+	};
+	for (guint c = 0; c < G_N_ELEMENTS(cases); c++) {
+		g_autofree char *err = NULL;
+		int rc = t_lhsim(NULL, &err, "sweep", g, "--sched", cases[c].sched, "-p", cases[c].p,
+				 "--csv", csv, NULL);
+		cr_assert_eq(rc, 0, "%s: %s", cases[c].p, err);
+		g_autofree char *text = read_text(csv);
+		g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
+		guint n = 0;
+		while (cases[c].values[n])
+			n++;
+		cr_assert_eq(g_strv_length(lines), n + 2, "%s:\n%s", cases[c].p, text);
+		for (guint i = 0; i < n; i++) {
+			g_autofree char *pre = g_strdup_printf("%s,%s,ok,", cases[c].sched,
+							       cases[c].values[i]);
+			cr_assert(g_str_has_prefix(lines[i + 1], pre), "%s: %s", cases[c].p,
+				  lines[i + 1]);
+		}
+	}
+}
+
+Test(sweep, scheduler_without_the_parameter_runs_once)
+{
+	g_autofree char *dir = t_tmpdir();
+	g_autofree char *g = write_graph(dir);
+	g_autofree char *csv = g_build_filename(dir, "s.csv", NULL);
+	g_autofree char *err = NULL;
+	int rc = t_lhsim(NULL, &err, "sweep", g, "--sched", "serial,lhs", "-p",
+			 "async-compute-limit=1:3", "--csv", csv, NULL);
+	cr_assert_eq(rc, 0, "%s", err);
+	cr_assert(strstr(err, "serial has no parameter 'async-compute-limit'"), "%s", err);
+	g_autofree char *text = read_text(csv);
+	g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
+	/* serial's three rows differ only in the value column. */
+	for (int i = 2; i <= 3; i++)
+		cr_assert_str_eq(strchr(lines[i] + strlen("serial,"), ','),
+				 strchr(lines[1] + strlen("serial,"), ','));
+}
+
+Test(sweep, plot_is_written)
+{
+	g_autofree char *dir = t_tmpdir();
+	g_autofree char *g = write_graph(dir);
+	g_autofree char *png = g_build_filename(dir, "s.png", NULL);
+	g_autofree char *err = NULL;
+	cr_assert_eq(t_lhsim(NULL, &err, "sweep", g, "--sched", "lhs,serial", "-p",
+			     "async-compute-limit=1:3", "-o", png, NULL),
+		     0, "%s", err);
+	cairo_surface_t *s = cairo_image_surface_create_from_png(png);
+	cr_assert_eq(cairo_surface_status(s), CAIRO_STATUS_SUCCESS);
+	cr_assert_eq(cairo_image_surface_get_width(s), 1200);
+	cr_assert_gt(cairo_image_surface_get_height(s), 600);
+	cairo_surface_destroy(s);
+}
+
+Test(sweep, failed_points_are_rows_and_exit_1)
+{
+	/* A device with 1 KiB of memory: k0 alone needs 4 KiB, so every point fails under
+	 * --strict-memory. */
+	lh_models_init();
+	g_autoptr(GError) e = NULL;
+	g_autoptr(LhHw) hw = lh_hw_lookup("h100-sxm", &e);
+	cr_assert(hw, "%s", e ? e->message : "");
+	hw->memory_gib = 1.0 / (1 << 20);
+	g_autofree char *ini = lh_hw_to_data(hw);
+	g_autofree char *dir = t_tmpdir();
+	g_autofree char *g = write_graph(dir);
+	g_autofree char *hwp = g_build_filename(dir, "tiny.ini", NULL);
+	cr_assert(g_file_set_contents(hwp, ini, -1, NULL));
+	g_autofree char *csv = g_build_filename(dir, "s.csv", NULL);
+	g_autofree char *out = NULL, *err = NULL;
+	int rc = t_lhsim(&out, &err, "sweep", g, "--hw", hwp, "--strict-memory", "--sched", "lhs",
+			 "-p", "async-compute-limit=1:2", "--csv", csv, NULL);
+	cr_assert_eq(rc, 1, "%s", err);
+	cr_assert(strstr(out, "failed: device memory exceeded"), "%s", out);
+	g_autofree char *text = read_text(csv);
+	cr_assert(strstr(text, "lhs,1,failed,,,,,,,"), "%s", text);
+	cr_assert(strstr(text, "lhs,2,failed,,,,,,,"), "%s", text);
+}
+
+Test(sweep, bad_input_is_exit_2)
+{
+	struct {
+		const char *p, *p2, *sched, *msg;
+	} cases[] = {
+		{"async-compute-limit=2", NULL, "lhs", "give the swept parameter"},
+		{"async-compute-limit=1:3", "p2p-limit=1,2", "lhs", "only one parameter"},
+		{"async-compute-limit=8:1", NULL, "lhs", "must go up"},
+		{"async-compute-limit=a:b", NULL, "lhs", "FIRST:LAST"},
+		{"async-compute-limit=1:3:0", NULL, "lhs", "positive"},
+		{"async-compute-limit=0:2", NULL, "lhs", "out of range"},
+		{"async-compute-limit=1,,2", NULL, "lhs", "empty"},
+		{"async-compute-limit=1,1", NULL, "lhs", "twice"},
+		{"no-such=1:2", NULL, "lhs", "no listed scheduler has parameter 'no-such'"},
+		{"async-compute-limit=1:2", NULL, "nope", "nope"},
+	};
+	for (guint c = 0; c < G_N_ELEMENTS(cases); c++) {
+		g_autofree char *err = NULL;
+		int rc;
+		if (cases[c].p2)
+			rc = t_lhsim(NULL, &err, "sweep", "--sched", cases[c].sched, "-p", cases[c].p,
+				     "-p", cases[c].p2, NULL);
+		else
+			rc = t_lhsim(NULL, &err, "sweep", "--sched", cases[c].sched, "-p", cases[c].p,
+				     NULL);
+		cr_assert_eq(rc, 2, "%s: %d %s", cases[c].p, rc, err);
+		cr_assert(strstr(err, cases[c].msg), "%s: %s", cases[c].p, err);
+	}
+	g_autofree char *err = NULL;
+	cr_assert_eq(t_lhsim(NULL, &err, "sweep", "-j", "-1", "-p", "async-compute-limit=1:2", NULL),
+		     2);
+}
