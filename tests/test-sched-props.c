@@ -19,6 +19,7 @@ static Case cases[] = {
 	{"lhs", {"", ""}},
 	{"lhs", {"async-compute-limit=3", "compute-streams=2"}},
 	{"lhs", {"estimator=xla", "memory-limit=0.0001"}},
+	{"lhs", {"delay-offload-start=true", "collective-limit=2"}},
 	{"iree", {"", ""}},
 	{"iree", {"favor=max-concurrency", "streams=3"}},
 	{"iree", {"concurrency=none", ""}},

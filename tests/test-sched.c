@@ -51,12 +51,13 @@ static guint32 streams_of_role(const LhPlan *p, LhStreamRole r)
 	return k;
 }
 
-/* A host-offload step: 8 layers; each layer's kernel feeds an async dynamic-update-slice
- * fusion (an async kernel, sm 0.25) whose result is offloaded to the host (copy-d2h). The
- * last kernel waits for every offload. Copies are latency-bound (50 us each, 4 copy
- * engines), so they are the bottleneck: 8 x (50 + 20) us of async work against 8 x 10 us of
- * main-stream work. */
-static LhGraph *offload_graph(void)
+/* A host-offload step: 8 layers; each layer's kernel (10 us) produces an activation that is
+ * offloaded to the host; the last kernel waits for every offload. With @dus FALSE the offload
+ * is a copy-d2h, latency-bound (50 us each, 4 copy engines): the copies are the bottleneck,
+ * 8 x 50 us of offload against 8 x 10 us of main-stream work. With @dus TRUE it is an async
+ * dynamic-update-slice fusion into a host buffer (an async kernel, 20 us, sm 0.25, output in
+ * host memory), XLA's other form of host offload. */
+static LhGraph *offload_graph(gboolean dus)
 {
 	LhGraph *g = lh_graph_new("offload");
 	guint32 prev = G_MAXUINT32;
@@ -68,13 +69,16 @@ static LhGraph *offload_graph(void)
 		if (prev != G_MAXUINT32)
 			t_dep(g, k, prev);
 		prev = k;
-		g_snprintf(name, sizeof name, "dus%d", i);
-		guint32 d = t_kernel(g, name, 20000, 0.25);
-		lh_graph_op_mut(g, d)->async = 1;
-		t_dep(g, d, k);
-		g_snprintf(name, sizeof name, "offload%d", i);
-		off[i] = t_op(g, name, LH_OP_COPY_D2H, 1000);
-		t_dep(g, off[i], d);
+		if (dus) {
+			g_snprintf(name, sizeof name, "dus%d", i);
+			off[i] = t_kernel(g, name, 20000, 0.25);
+			lh_graph_op_mut(g, off[i])->async = 1;
+			lh_graph_op_mut(g, off[i])->out_space = LH_SPACE_HOST;
+		} else {
+			g_snprintf(name, sizeof name, "offload%d", i);
+			off[i] = t_op(g, name, LH_OP_COPY_D2H, 1000);
+		}
+		t_dep(g, off[i], k);
 	}
 	guint32 end = t_kernel(g, "end", 10000, 1);
 	t_dep(g, end, prev);
@@ -94,7 +98,7 @@ static LhHw *offload_hw(void)
 
 Test(lhs, async_compute_limit_bounds_in_flight_and_helps)
 {
-	g_autoptr(LhGraph) g = offload_graph();
+	g_autoptr(LhGraph) g = offload_graph(FALSE);
 	g_autoptr(LhHw) hw = offload_hw();
 	gint64 ms[5] = {0};
 	for (int L = 1; L <= 4; L++) {
@@ -121,7 +125,7 @@ Test(lhs, async_compute_limit_bounds_in_flight_and_helps)
 
 Test(lhs, compute_streams_are_used_and_overlap)
 {
-	g_autoptr(LhGraph) g = offload_graph();
+	g_autoptr(LhGraph) g = offload_graph(TRUE);
 	g_autoptr(LhHw) hw = offload_hw();
 	for (int cs = 3; cs <= 4; cs++) {
 		char kv1[64];
@@ -138,10 +142,11 @@ Test(lhs, compute_streams_are_used_and_overlap)
 				used++;
 		lh_metrics_clear(&m);
 		cr_assert_eq(used, (guint32)cs, "compute-streams=%d: %u streams ran ops", cs, used);
-		/* The dus kernels (sm 0.25 each) overlap, one per compute stream at most. */
+		/* The dus kernels (sm 0.25 each) overlap, one per compute stream at most, and all
+		 * compute streams are busy at once at some point. */
 		guint32 k = max_overlap(g, t, LH_CLASS_ASYNC_COMPUTE, TRUE);
-		cr_assert_geq(k, 2, "compute-streams=%d: async kernels never overlap", cs);
-		cr_assert_leq(k, (guint32)cs);
+		cr_assert_eq(k, (guint32)cs, "compute-streams=%d: at most %u async kernels overlap", cs,
+			     k);
 	}
 }
 
@@ -186,7 +191,7 @@ Test(lhs, collective_limit)
 
 Test(lhs, xla_estimator_and_explain_reasons)
 {
-	g_autoptr(LhGraph) g = offload_graph();
+	g_autoptr(LhGraph) g = offload_graph(FALSE);
 	g_autoptr(LhHw) hw = offload_hw();
 	char *buf = NULL;
 	size_t len = 0;
@@ -377,7 +382,7 @@ Test(cpath, uses_b_level_order)
 
 Test(cpath, honours_class_limits)
 {
-	g_autoptr(LhGraph) g = offload_graph();
+	g_autoptr(LhGraph) g = offload_graph(TRUE);
 	g_autoptr(LhHw) hw = offload_hw();
 	for (int L = 1; L <= 3; L++) {
 		char kv0[64];
