@@ -31,6 +31,9 @@
 #include <math.h>
 #include <string.h>
 #include <time.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 
 #define NONE G_MAXUINT32
 
@@ -70,6 +73,7 @@ struct Cpu {
 	guint32 *qpos;         /* per command: position within its queue */
 	guint32 *s_done;       /* per stream: commands completed */
 	guint32 *s_issued;     /* per stream: commands issued */
+	guint32 *s_head;       /* per stream: command waiting to leave its queue, or NONE */
 	guint32 **s_cmds;      /* per stream: its commands in order */
 	guint32 *s_n;
 	Line line[LINE_N];
@@ -92,6 +96,20 @@ static void sleep_until(gint64 deadline)
 	struct timespec ts = {(time_t)(deadline / 1000000000), (long)(deadline % 1000000000)};
 	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
 		;
+}
+
+/* Linux lets a sleeping thread wake up to 50 us late by default (timer slack), which adds
+ * up along a chain of ops; ask for 1 ns. Returns the previous value (0 elsewhere). */
+static unsigned long tight_timers(unsigned long slack)
+{
+#ifdef __linux__
+	int old = prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0);
+	prctl(PR_SET_TIMERSLACK, slack, 0, 0, 0);
+	return old > 0 ? (unsigned long)old : 50000;
+#else
+	(void)slack;
+	return 0;
+#endif
 }
 
 static gint64 scaled(const Cpu *x, double ns)
@@ -117,16 +135,42 @@ static gboolean can_leave(const Cpu *x, guint32 c)
 	return TRUE;
 }
 
+/* Called with the lock held. The engine dispatches commands that become possible at one
+ * instant in plan order, so engine lines see them in that order. Threads race; so a run
+ * waits while another stream's head is an earlier run for the same engine line that could
+ * leave its queue right now (its thread has not woken up yet). */
+static gboolean earlier_run_ready(const Cpu *x, guint32 s, guint32 c, int line)
+{
+	for (guint32 s2 = 0; s2 < x->S; s2++) {
+		guint32 h = x->s_head[s2];
+		if (s2 == s || h == NONE || h > c)
+			continue;
+		const LhCmd *hc = lh_plan_cmd(x->p, h);
+		if (hc->kind != LH_CMD_RUN ||
+		    line_of(lh_op_engine(lh_graph_op(x->g, (guint32)hc->arg)->kind)) != line)
+			continue;
+		if (can_leave(x, h))
+			return TRUE;
+	}
+	return FALSE;
+}
+
 static gpointer worker_main(gpointer data)
 {
 	Worker *w = data;
 	Cpu *x = w->x;
 	guint32 s = w->stream;
+	tight_timers(1);
 	for (guint32 k = 0; k < x->s_n[s]; k++) {
 		guint32 c = x->s_cmds[s][k];
 		const LhCmd *cmd = lh_plan_cmd(x->p, c);
+		guint32 next = k + 1 < x->s_n[s] ? x->s_cmds[s][k + 1] : NONE;
+		int line = cmd->kind == LH_CMD_RUN
+				   ? line_of(lh_op_engine(lh_graph_op(x->g, (guint32)cmd->arg)->kind))
+				   : -1;
 		g_mutex_lock(&x->lock);
-		while (!x->abort && !can_leave(x, c))
+		while (!x->abort &&
+		       (!can_leave(x, c) || (line >= 0 && earlier_run_ready(x, s, c, line))))
 			g_cond_wait(&x->cond, &x->lock);
 		if (x->abort) {
 			g_mutex_unlock(&x->lock);
@@ -137,13 +181,15 @@ static gpointer worker_main(gpointer data)
 			if (cmd->kind == LH_CMD_SIGNAL)
 				x->fired[cmd->arg] = 1;
 			x->s_done[s]++;
+			x->s_head[s] = next;
 			g_cond_broadcast(&x->cond);
 			g_mutex_unlock(&x->lock);
 			continue;
 		}
 		/* A dispatched run joins its engine's FIFO line and frees its queue. */
 		guint32 op = (guint32)cmd->arg;
-		Line *ln = &x->line[line_of(lh_op_engine(lh_graph_op(x->g, op)->kind))];
+		Line *ln = &x->line[line];
+		x->s_head[s] = NONE;
 		guint64 ticket = ln->ticket++;
 		g_cond_broadcast(&x->cond);
 		while (ln->serving != ticket || ln->n_busy >= ln->cap)
@@ -169,6 +215,7 @@ static gpointer worker_main(gpointer data)
 		ln->busy[slot] = 0;
 		ln->n_busy--;
 		x->s_done[s]++;
+		x->s_head[s] = next;
 		g_cond_broadcast(&x->cond);
 		g_mutex_unlock(&x->lock);
 	}
@@ -226,6 +273,8 @@ static gboolean run_once(Cpu *x, GError **error)
 	memset(x->q_left, 0, sizeof(guint32) * x->Q);
 	memset(x->s_done, 0, sizeof(guint32) * MAX(x->S, 1));
 	memset(x->s_issued, 0, sizeof(guint32) * MAX(x->S, 1));
+	for (guint32 s = 0; s < x->S; s++)
+		x->s_head[s] = x->s_n[s] ? x->s_cmds[s][0] : NONE;
 	for (guint32 i = 0; i < n_ops; i++)
 		x->op_issue[i] = x->op_start[i] = x->op_end[i] = -1;
 	for (int l = 0; l < LINE_N; l++) {
@@ -254,7 +303,10 @@ static gboolean run_once(Cpu *x, GError **error)
 		g_cond_broadcast(&x->cond);
 		g_mutex_unlock(&x->lock);
 	} else {
+		/* The host is the caller's thread: restore its timer slack afterwards. */
+		unsigned long old = tight_timers(1);
 		host_run(x);
+		tight_timers(old);
 	}
 	for (guint32 s = 0; s < x->S; s++)
 		if (w[s].thread)
@@ -286,6 +338,7 @@ static void cpu_free(Cpu *x)
 	g_free(x->qpos);
 	g_free(x->s_done);
 	g_free(x->s_issued);
+	g_free(x->s_head);
 	for (guint32 s = 0; s < x->S; s++)
 		g_free(x->s_cmds[s]);
 	g_free(x->s_cmds);
@@ -359,6 +412,7 @@ static LhTrace *cpu_replay(const LhGraph *g, const LhPlan *plan, const LhHw *hw,
 	x.qpos = g_new0(guint32, MAX(n, 1));
 	x.s_done = g_new0(guint32, MAX(x.S, 1));
 	x.s_issued = g_new0(guint32, MAX(x.S, 1));
+	x.s_head = g_new0(guint32, MAX(x.S, 1));
 	x.s_cmds = g_new0(guint32 *, MAX(x.S, 1));
 	x.s_n = g_new0(guint32, MAX(x.S, 1));
 	g_autofree guint32 *q_count = g_new0(guint32, x.Q);

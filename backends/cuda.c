@@ -144,6 +144,7 @@ typedef struct {
 	float *d_sink;
 	unsigned long long buf_vec;
 	gsize max_copy;
+	guint32 fault_op;             /* test hook: this op's launch is made invalid */
 	/* one run's results, ns from the start event */
 	gint64 *issue, *start, *end, *cmd_issue;
 } Gpu;
@@ -324,6 +325,13 @@ static cudaError_t issue_run(Gpu *x, guint32 s, guint32 op, gboolean timed)
 	cudaStream_t st = x->streams[s];
 	LhGpuStamp *stamp = timed ? x->d_stamps + op : NULL;
 	cudaError_t rc = cudaSuccess;
+	if (op == x->fault_op) {
+		/* A genuinely invalid call, so that the failure path is the real one: a launch of
+		 * zero blocks (cudaErrorInvalidConfiguration), or a copy to NULL. */
+		if (L->kind == K_H2D || L->kind == K_D2H)
+			return cudaMemcpyAsync(NULL, x->h_src, L->work, cudaMemcpyHostToDevice, st);
+		return lh__gpu_spin(st, 0, 0, stamp);
+	}
 	switch (L->kind) {
 	case K_FMA:
 		return lh__gpu_fma(st, L->blocks, L->work, x->d_sink, stamp);
@@ -495,6 +503,12 @@ static LhTrace *cuda_replay(const LhGraph *g, const LhPlan *plan, const LhHw *hw
 	x.E = plan->n_events;
 	x.n_ops = n_ops;
 	x.n_cmds = n;
+	/* Test hook (tests/test-cuda.c): LHSIM_CUDA_FAULT_OP=NAME makes that op's launch fail,
+	 * to check that a failure mid-replay frees everything and names the op. */
+	x.fault_op = G_MAXUINT32;
+	const char *fault = g_getenv("LHSIM_CUDA_FAULT_OP");
+	if (fault && !lh_graph_find(g, fault, &x.fault_op))
+		x.fault_op = G_MAXUINT32;
 	if (!open_device(opt->device, hw->hw_queues, &x.sm_count, error))
 		return NULL;
 	x.ops = g_new0(OpLaunch, MAX(n_ops, 1));
