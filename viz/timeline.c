@@ -131,7 +131,7 @@ static double text_lines_w(LhPen *p, LhFont font, const char *s)
 
 static void mem_ticks(const Fig *f, double h, LhTicks *tk)
 {
-	lh_ticks(0, f->mem_top, MAX(2, (guint)(h / 26)), LH_TICKS_BYTES, FALSE, tk);
+	lh_ticks(0, f->mem_top, MAX(2, (guint)(h / 20)), LH_TICKS_BYTES, FALSE, tk);
 }
 
 static void fig_layout(Fig *f, LhPen *p)
@@ -303,10 +303,10 @@ static void draw_lanes(Fig *f, LhPen *p, Block *k)
 			LhRgb c = lh__kind_rgb(b->kind);
 			/* A hairline of white between wide neighbours shows where one op ends. */
 			rect(cr, b->x0, y, w > 4 ? w - 0.75 : MAX(w, 1), h, c);
-			if (b->n == 1 && w >= 30) {
+			if (b->n == 1 && w >= 36) {
 				const char *name = lh_graph_op(k->g, b->op)->name;
 				lh__text_fit(p, LH__FONT_SMALL, b->x0 + 4,
-					     y + (h - p->font_h[LH__FONT_SMALL]) / 2, w - 8, 3, name,
+					     y + (h - p->font_h[LH__FONT_SMALL]) / 2, w - 8, 5, name,
 					     lh__text_on(c));
 			}
 		}
@@ -333,23 +333,27 @@ static void draw_lanes(Fig *f, LhPen *p, Block *k)
 /* Lower bound and makespan: lines through the lanes, labels in the row above them. */
 static void draw_marks(Fig *f, LhPen *p, Block *k)
 {
-	double y0 = k->y_marks, y1 = k->y_lanes + (double)k->lanes->n_lanes * LANE_H;
-	double ty = y0;
+	double ty = k->y_marks, y1 = k->y_lanes + (double)k->lanes->n_lanes * LANE_H;
 	double xm = lh_axis_to_px(&f->axis, (double)k->makespan);
 	g_autofree char *ms = lh_format_ns((double)k->makespan);
 	g_autofree char *mt = g_strdup_printf("makespan %s", ms);
 	double wm = lh__text_w(p, LH__FONT_SMALL, mt, -1);
-	double mleft = MAX(xm - 4 - wm, f->x0);
-	vline(p->cr, round(xm) + 0.5, y0 + 2, y1, 1.5, lh__rgb_hex(INK), FALSE);
+	/* The makespan's name right of its line when it fits there, else left of it; the bound's
+	 * left of its own line, pushed further left if the makespan's is in the way. */
+	gboolean m_right = xm + 4 + wm <= f->x1;
+	double mleft = m_right ? xm + 4 : MAX(xm - 4 - wm, f->x0);
+	/* The lines start below the labels' row, so that no label is crossed by the other line. */
+	double yl = k->y_lanes - 3;
+	vline(p->cr, round(xm) + 0.5, yl, y1, 1.5, lh__rgb_hex(INK), FALSE);
 	lh__text(p, LH__FONT_SMALL, mleft, ty, 0, mt, -1, lh__rgb_hex(INK));
 	if (k->bound <= 0)
 		return;
 	double xb = lh_axis_to_px(&f->axis, k->bound);
-	vline(p->cr, round(xb) + 0.5, y0 + 2, y1, 1.2, lh__rgb_hex(INK_SOFT), TRUE);
+	vline(p->cr, round(xb) + 0.5, yl, y1, 1.2, lh__rgb_hex(INK_SOFT), TRUE);
 	g_autofree char *bs = lh_format_ns(k->bound);
 	g_autofree char *bt = g_strdup_printf("lower bound %s", bs);
 	double wb = lh__text_w(p, LH__FONT_SMALL, bt, -1);
-	double right = MIN(xb - 4, mleft - 12);
+	double right = m_right ? xb - 4 : MIN(xb - 4, mleft - 12);
 	if (right - wb >= f->x0)
 		lh__text(p, LH__FONT_SMALL, right - wb, ty, 0, bt, -1, lh__rgb_hex(INK_SOFT));
 }
