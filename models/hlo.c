@@ -593,6 +593,8 @@ static gboolean parse_array_rest(Parser *ps, Shape *s, const char *type, gsize a
 			return fail_at(ps, ps->pos, "negative dimension");
 		s->dims[s->rank++] = d;
 		elems *= (double)d;
+		if (elems > 1e18)
+			return fail_at(ps, at, "shape of more than 1e18 elements");
 	}
 	/* A layout follows the ']' directly; a '{' after a blank opens a computation body. */
 	if (peek(ps) == '{' && !parse_layout(ps, s, &bits))
@@ -1452,14 +1454,21 @@ static double collective_size(const Comp *c, const Instr *in, LhOpKind kind, con
 	return b;
 }
 
-static void set_out(Emit *em, guint32 id, double bytes)
+/* Costs stay finite whatever the shapes say (absurd sizes are the input's problem, a
+ * non-finite number would be rejected later without a position). */
+static double fin(double v)
 {
-	lh_graph_op_mut(em->g, id)->out_bytes = (guint64)MAX(bytes, 0);
+	return isfinite(v) ? CLAMP(v, 0, 1e30) : 1e30;
 }
 
 static guint64 to_u64(double v)
 {
 	return v > 0 ? (guint64)MIN(v, 1e19) : 0;
+}
+
+static void set_out(Emit *em, guint32 id, double bytes)
+{
+	lh_graph_op_mut(em->g, id)->out_bytes = to_u64(bytes);
 }
 
 static gboolean emit_comp(Emit *em, Comp *c, Val *const *args, guint n_args, const char *suffix,
@@ -1799,12 +1808,12 @@ static gboolean emit_instr(Emit *em, Comp *c, guint i, Val **vals, Val *const *a
 		if (!add_op(em, in, suffix, LH_OP_KERNEL, oc, dv, dn, &id))
 			return FALSE;
 		LhOp *o = lh_graph_op_mut(em->g, id);
-		o->flops = comp_flops(ps, f, 0);
+		o->flops = fin(comp_flops(ps, f, 0));
 		double b = out->bytes;
 		for (gint k = 0; k < f->n_params; k++)
 			if (f->param_of[k] >= 0)
 				b += ((Instr *)f->instrs->pdata[f->param_of[k]])->shape.bytes;
-		o->bytes = b;
+		o->bytes = fin(b);
 		o->async = TRUE;
 		o->out_bytes = to_u64(out->bytes);
 		vals[i] = val_leaf(em, &id, 1);
@@ -1866,8 +1875,8 @@ kernel:
 		if (!add_op(em, in, suffix, LH_OP_KERNEL, oc, dv, dn, &id))
 			return FALSE;
 		LhOp *o = lh_graph_op_mut(em->g, id);
-		o->flops = instr_flops(ps, c, in, 0);
-		o->bytes = instr_bytes(c, in);
+		o->flops = fin(instr_flops(ps, c, in, 0));
+		o->bytes = fin(instr_bytes(c, in));
 		set_out(em, id, in->shape.bytes);
 		vals[i] = val_leaf(em, &id, 1);
 	}
