@@ -312,3 +312,34 @@ Test(xla, parallel_threads_should_be_scheduled)
 	cr_assert_gt(lh_plan_n_cmds(s.plan), 0);
 	sched_clear(&s);
 }
+
+/* G SchedulePipelinedSendRecvsLate, 2 parallel resources: in the while body, the new send and
+ * recv (send_ctx_, recv_ctx_) start before the body's dot (some_res), after the previous
+ * iteration's send-done and recv-done. The importer unrolls the 13 iterations (ops "NAME@k")
+ * and merges each pipelined pair into one op named after its start, so iteration k's
+ * recv-done is the done of recv_ctx_@(k-1) (recv_ctx for k = 0). Checked for every k:
+ * done(previous) < start(recv_ctx_@k) < some_res@k, and the same for the sends. */
+Test(xla, schedule_pipelined_send_recvs_late)
+{
+	Sched s = {0};
+	const char *kv[] = {"collective-limit=2", NULL};
+	sched_import(&s, "SchedulePipelinedSendRecvsLate", kv);
+	for (int k = 0; k < 13; k++) {
+		char res[32], rv[32], sd[32], prv[32], psd[32];
+		g_snprintf(res, sizeof res, "some_res@%d", k);
+		g_snprintf(rv, sizeof rv, "recv_ctx_@%d", k);
+		g_snprintf(sd, sizeof sd, "send_ctx_@%d", k);
+		if (k == 0) {
+			g_strlcpy(prv, "recv_ctx", sizeof prv);
+			g_strlcpy(psd, "send_ctx", sizeof psd);
+		} else {
+			g_snprintf(prv, sizeof prv, "recv_ctx_@%d", k - 1);
+			g_snprintf(psd, sizeof psd, "send_ctx_@%d", k - 1);
+		}
+		cr_assert_lt(done_of(&s, prv), start_of(&s, rv), "iteration %d", k);
+		cr_assert_lt(start_of(&s, rv), start_of(&s, res), "iteration %d: recv after dot", k);
+		cr_assert_lt(done_of(&s, psd), start_of(&s, sd), "iteration %d", k);
+		cr_assert_lt(start_of(&s, sd), start_of(&s, res), "iteration %d: send after dot", k);
+	}
+	sched_clear(&s);
+}

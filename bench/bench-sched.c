@@ -1,0 +1,86 @@
+/* lhsim bench — scheduling time per scheduler on large random layered DAGs.
+ *
+ * For each size (default 10^3, 10^4, 10^5 and 10^6 ops) it builds a seeded random layered DAG
+ * with kernels, copies and collectives (lh_gen_random_dag, seed 1, width 64, defaults
+ * otherwise) and times each scheduler's plan() alone (best of 3 below 10^5 ops, one run
+ * above), on the H100 model with default parameters (heft and cpath: 4 streams). Once a
+ * scheduler takes more than 20 s at one size it is skipped at larger ones ("-"), and no plan
+ * is simulated: this measures the schedulers, bench-engine the engine.
+ *
+ * usage: bench-sched [N ...]
+ */
+#include "lhsim.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+static const char *const scheds[] = {"serial", "lhs", "iree", "heft", "cpath"};
+
+static double time_plan(const LhScheduler *s, const LhGraph *g, const LhHw *hw, int reps)
+{
+	double best = G_MAXDOUBLE;
+	for (int r = 0; r < reps; r++) {
+		GError *e = NULL;
+		gint64 t0 = g_get_monotonic_time();
+		LhPlan *p = lh_scheduler_run(s, g, hw, NULL, NULL, &e);
+		gint64 t1 = g_get_monotonic_time();
+		if (!p) {
+			fprintf(stderr, "bench-sched: %s: %s\n", s->name, e->message);
+			exit(1);
+		}
+		lh_plan_free(p);
+		best = MIN(best, (t1 - t0) / 1e6);
+	}
+	return best;
+}
+
+int main(int argc, char **argv)
+{
+	lh_models_init();
+	GError *e = NULL;
+	LhHw *hw = lh_hw_lookup("h100-sxm", &e);
+	if (!hw) {
+		fprintf(stderr, "bench-sched: %s\n", e->message);
+		return 1;
+	}
+	guint32 sizes[16] = {1000, 10000, 100000, 1000000};
+	int ns = 4;
+	if (argc > 1) {
+		ns = 0;
+		for (int i = 1; i < argc && ns < 16; i++)
+			sizes[ns++] = (guint32)strtoul(argv[i], NULL, 10);
+	}
+	gboolean skip[G_N_ELEMENTS(scheds)] = {FALSE};
+	printf("%10s", "ops");
+	for (gsize k = 0; k < G_N_ELEMENTS(scheds); k++)
+		printf("  %10s", scheds[k]);
+	printf("\n");
+	for (int i = 0; i < ns; i++) {
+		LhRandomDagOptions o;
+		lh_random_dag_options_init(&o);
+		o.seed = 1;
+		o.n_ops = sizes[i];
+		o.width = 64;
+		LhGraph *g = lh_gen_random_dag(&o);
+		printf("%10u", sizes[i]);
+		fflush(stdout);
+		for (gsize k = 0; k < G_N_ELEMENTS(scheds); k++) {
+			if (skip[k]) {
+				printf("  %10s", "-");
+				continue;
+			}
+			double t = time_plan(lh_scheduler_find(scheds[k]), g, hw,
+					     sizes[i] < 100000 ? 3 : 1);
+			if (t > 20)
+				skip[k] = TRUE;
+			char *f = lh_format_ns(t * 1e9);
+			printf("  %10s", f);
+			g_free(f);
+			fflush(stdout);
+		}
+		printf("\n");
+		lh_graph_free(g);
+	}
+	lh_hw_free(hw);
+	return 0;
+}
