@@ -8,6 +8,18 @@
 #include "helpers.h"
 #include "viz/layout.h"
 
+/* Under ASan, fontconfig's own leak at configuration time (tests/lsan.supp) would fail every
+ * process that draws text: suppress it for this program's workers and the lhsim it runs. */
+__attribute__((constructor)) static void lsan_suppress_fontconfig(void)
+{
+	const char *src = g_getenv("LHSIM_SRC");
+	if (!src || g_getenv("LSAN_OPTIONS"))
+		return;
+	g_autofree char *supp = g_build_filename(src, "tests", "lsan.supp", NULL);
+	g_autofree char *opt = g_strdup_printf("suppressions=%s", supp);
+	g_setenv("LSAN_OPTIONS", opt, TRUE);
+}
+
 /* ---- Lanes ---- */
 
 static void set_op(LhTrace *t, guint32 i, gint32 stream, LhEngine e, guint8 idx, gint64 start,

@@ -32,7 +32,13 @@ void lh__pen_init(LhPen *p, cairo_t *cr)
 		p->cr = cairo_create(s);
 		cairo_surface_destroy(s);
 	}
-	p->layout = pango_cairo_create_layout(p->cr);
+	/* A font map of our own, freed with the pen: pango's default one lives as long as the
+	 * thread and holds fontconfig patterns that leak checkers report at exit. */
+	p->fontmap = pango_cairo_font_map_new();
+	PangoContext *pc = pango_font_map_create_context(p->fontmap);
+	pango_cairo_update_context(p->cr, pc);
+	p->layout = pango_layout_new(pc);
+	g_object_unref(pc);
 	/* Metrics without hinting: the same widths on every surface, so a layout sized with a
 	 * measuring pen fits when drawn on PNG, SVG or PDF. */
 	cairo_font_options_t *fo = cairo_font_options_create();
@@ -64,6 +70,8 @@ void lh__pen_clear(LhPen *p)
 			pango_font_description_free(p->font[f]);
 	if (p->layout)
 		g_object_unref(p->layout);
+	if (p->fontmap)
+		g_object_unref(p->fontmap);
 	if (p->cr)
 		cairo_destroy(p->cr);
 	memset(p, 0, sizeof *p);

@@ -24,6 +24,7 @@ typedef enum {
  * measured on one surface draws the same on any other (PNG, SVG or PDF). */
 typedef struct {
 	cairo_t *cr;
+	PangoFontMap *fontmap;
 	PangoLayout *layout;
 	PangoFontDescription *font[LH__FONT_N];
 	double font_h[LH__FONT_N]; /* line height of each font */
