@@ -342,6 +342,8 @@ static const GenOpt moe_opts[] = {
 	{"fsdp", 8, 1, 1024, "FSDP group size (the all-gather/reduce-scatter group)"},
 	{"offload", 2, 0, 2, "saved activations sent to host: 0 none, 1 the attention and MoE "
 			     "block inputs, 2 also the routed experts' gate/up activations"},
+	{"scan", 0, 0, 1, "1: the forward layers are one scan loop, so each layer's offloads "
+			  "finish before the next layer starts (the host buffer is loop state)"},
 	{NULL, 0, 0, 0, NULL},
 };
 
@@ -373,6 +375,7 @@ static LhGraph *gen_moe(const double *v)
 	double save_moe = act + T * E * 4;      /* normed input + fp32 router probabilities */
 	double up = 2 * T * K * F * BF16;       /* the experts' gate and up activations */
 	int offload = (int)v[10];
+	gboolean scan = v[11] != 0;
 
 	Gen b = {lh_graph_new("moe-offload"), ""};
 	guint32 x = input(&b, "tokens", act);
@@ -453,6 +456,14 @@ static LhGraph *gen_moe(const double *v)
 		dep(&b, y, o);
 		off_a[l] = offa;
 		off_m[l] = offm;
+		if (scan && offload >= 1) {
+			/* The loop body's result carries the host buffer, so the next iteration
+			 * starts after this one's D2H copies are done. */
+			dep(&b, y, offa);
+			dep(&b, y, offm);
+			if (offload >= 2)
+				dep(&b, y, save_e[l]);
+		}
 		x = y;
 	}
 	guint32 g = kernel(&b, "loss", 10 * T * H, 2 * act, act, FALSE);
