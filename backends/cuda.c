@@ -95,10 +95,10 @@ static gboolean cuda_available(GError **error)
  * unless the user did, so that the GPU has the model's number of hardware queues. */
 static gboolean open_device(int dev, guint32 hw_queues, int *sm_count, GError **error)
 {
-	if (!cuda_available(error))
-		return FALSE;
 	g_autofree char *q = g_strdup_printf("%u", hw_queues);
 	g_setenv("CUDA_DEVICE_MAX_CONNECTIONS", q, FALSE);
+	if (!cuda_available(error))
+		return FALSE;
 	int n = 0;
 	CK(cudaGetDeviceCount(&n), "cudaGetDeviceCount");
 	if (dev < 0 || dev >= n) {

@@ -40,14 +40,17 @@ int cli_calibrate(int argc, char **argv)
 	if (!be->calibrate)
 		return cli_usage("calibrate", "the %s backend cannot calibrate (only cuda can)",
 				 be->name);
+	g_autoptr(LhHw) base = cli_load_hw(hw_name, &e);
+	if (!base)
+		return cli_fail(e);
+	/* Hardware queues are fixed when CUDA starts; unless the user chose, the base's. */
+	g_autofree char *queues = g_strdup_printf("%u", base->hw_queues);
+	g_setenv("CUDA_DEVICE_MAX_CONNECTIONS", queues, FALSE);
 	if (!be->available(&e)) {
 		fprintf(stderr, "lhsim: %s\n", e->message);
 		g_error_free(e);
 		return LH_EXIT_FAILED;
 	}
-	g_autoptr(LhHw) base = cli_load_hw(hw_name, &e);
-	if (!base)
-		return cli_fail(e);
 	LhReplayOptions opt;
 	lh_replay_options_init(&opt);
 	opt.device = device;

@@ -222,8 +222,6 @@ int cli_replay(int argc, char **argv)
 	const LhBackend *be = lh_backend_lookup(backend, &e);
 	if (!be)
 		return replay_fail(e);
-	if (!be->available(&e))
-		return replay_fail(e);
 	if (!cli_load_plugins(plugins, &e))
 		return cli_fail(e);
 	g_autoptr(LhGraph) g = cli_load_graph(argc > 1 ? argv[1] : NULL, &e);
@@ -232,6 +230,12 @@ int cli_replay(int argc, char **argv)
 	g_autoptr(LhHw) hw = cli_load_hw(hw_name, &e);
 	if (!hw)
 		return cli_fail(e);
+	/* The GPU's hardware queues are fixed when CUDA starts: give it the model's number
+	 * before anything touches CUDA, unless the user chose one. */
+	g_autofree char *queues = g_strdup_printf("%u", hw->hw_queues);
+	g_setenv("CUDA_DEVICE_MAX_CONNECTIONS", queues, FALSE);
+	if (!be->available(&e))
+		return replay_fail(e);
 
 	gboolean is_cpu = strcmp(be->name, "cpu") == 0;
 	LhReplayOptions opt;

@@ -14,6 +14,18 @@
 #include "helpers.h"
 #include "lh-config.h"
 
+/* Under ASan, fontconfig's own leak at configuration time (tests/lsan.supp) would fail the
+ * lhsim that draws the validation view: suppress it, as test-viz does. */
+__attribute__((constructor)) static void lsan_suppress_fontconfig(void)
+{
+	const char *src = g_getenv("LHSIM_SRC");
+	if (!src || g_getenv("LSAN_OPTIONS"))
+		return;
+	g_autofree char *supp = g_build_filename(src, "tests", "lsan.supp", NULL);
+	g_autofree char *opt = g_strdup_printf("suppressions=%s", supp);
+	g_setenv("LSAN_OPTIONS", opt, TRUE);
+}
+
 /* Every ordering a correct replay must show in @t, checked on measured times:
  * - each dep u -> v: u ends before v starts;
  * - stream order: a run ends before the next run of its stream starts;
