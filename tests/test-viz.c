@@ -276,6 +276,9 @@ typedef struct {
 	int w, h;
 } Png;
 
+/* The title (20 px font), subtitle (14 px) and one legend row (13 px) end above this row. */
+#define LANES_Y 100
+
 static Png png_read(const char *path)
 {
 	Png p;
@@ -373,12 +376,14 @@ Test(pictures, timeline_png_has_bars_text_and_size)
 	cr_assert_eq(p.w, 1600);
 	/* Title, legend, one stream + 3 engine lanes, memory panel, axis: at least 300 px. */
 	cr_assert_geq(p.h, 300);
-	/* The kernels (40 + 60 + 30 us of a ~140 us run on a plot over 1200 px wide) paint
-	 * thousands of pixels in the kernel colour; the copies and the collective their own. */
-	cr_assert_geq(count_rgb(&p, 0x4e79a7, 0, p.h), 5000);
-	cr_assert_geq(count_rgb(&p, 0x59a14f, 0, p.h), 100); /* copy-h2d */
-	cr_assert_geq(count_rgb(&p, 0xf28e2b, 0, p.h), 100); /* copy-d2h */
-	cr_assert_geq(count_rgb(&p, 0xe15759, 0, p.h), 100); /* all-gather */
+	/* Below the title and legend (the legend's swatches are 13 x 13 = 169 px and end above
+	 * row LANES_Y), the kernels (40 + 60 + 30 us of a ~140 us run on a plot over 1200 px wide,
+	 * 18 px high bars) paint thousands of pixels in the kernel colour; the copies and the
+	 * collective paint theirs, on their stream's lane and on their engine's. */
+	cr_assert_geq(count_rgb(&p, 0x4e79a7, LANES_Y, p.h), 5000);
+	cr_assert_geq(count_rgb(&p, 0x59a14f, LANES_Y, p.h), 200); /* copy-h2d */
+	cr_assert_geq(count_rgb(&p, 0xf28e2b, LANES_Y, p.h), 200); /* copy-d2h */
+	cr_assert_geq(count_rgb(&p, 0xe15759, LANES_Y, p.h), 200); /* all-gather */
 	/* The title's text (fonts present and drawn) in its first 45 rows. */
 	cr_assert_geq(count_dark(&p, 0, 45), 200);
 	cairo_surface_destroy(p.s);
@@ -471,7 +476,7 @@ Test(pictures, comparison_stacks_blocks)
 	 * more than 4 * 24 + 64 = 160 px. */
 	cr_assert_gt(p2.h - p1.h, 160);
 	/* And twice the kernel pixels, the same schedule drawn twice on the same axis. */
-	guint k1 = count_rgb(&p1, 0x4e79a7, 0, p1.h), k2 = count_rgb(&p2, 0x4e79a7, 0, p2.h);
+	guint k1 = count_rgb(&p1, 0x4e79a7, LANES_Y, p1.h), k2 = count_rgb(&p2, 0x4e79a7, LANES_Y, p2.h);
 	cr_assert(k2 > 2 * k1 - k1 / 20 && k2 < 2 * k1 + k1 / 20, "%u vs %u", k1, k2);
 	cairo_surface_destroy(p1.s);
 	cairo_surface_destroy(p2.s);
