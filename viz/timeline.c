@@ -14,6 +14,7 @@ enum {
 	BAR_PAD = 3,    /* space above and below a bar inside its lane */
 	MEM_H = 100,    /* memory panel of a single timeline */
 	MEM_H_SMALL = 64,
+	BREAK_H = 16,   /* strip above an axis break that holds a far-off capacity line */
 	ERR_H = 110,    /* error panels of the validation view */
 	BLOCK_GAP = 18,
 	GUTTER_MIN = 150,
@@ -362,18 +363,22 @@ static void draw_memory(Fig *f, LhPen *p, Block *k)
 {
 	cairo_t *cr = p->cr;
 	double y0 = k->y_mem, h = k->mem_h, y1 = y0 + h;
+	/* A capacity far above the peak sits on a strip above a break in the axis, so that the
+	 * curve keeps the panel's height. hs: the height of the part drawn to scale. */
+	gboolean broken = f->capacity > f->mem_top;
+	double hs = broken ? h - BREAK_H : h;
 	LhTicks tk;
-	mem_ticks(f, h, &tk);
+	mem_ticks(f, hs, &tk);
 	char buf[64];
 	for (guint i = 0; i < tk.n; i++) {
 		double v = tk.first + i * tk.step;
-		double y = y1 - v / f->mem_top * h;
+		double y = y1 - v / f->mem_top * hs;
 		lh__rgb(cr, lh__rgb_hex(GRID));
 		cairo_set_line_width(cr, 1);
 		cairo_move_to(cr, f->x0, round(y) + 0.5);
 		cairo_line_to(cr, f->x1, round(y) + 0.5);
 		cairo_stroke(cr);
-		double ty = CLAMP(y - p->font_h[LH__FONT_SMALL] / 2, y0 - 4,
+		double ty = CLAMP(y - p->font_h[LH__FONT_SMALL] / 2, y1 - hs - 4,
 				  y1 - p->font_h[LH__FONT_SMALL] + 4);
 		lh__text(p, LH__FONT_SMALL, f->x0 - 6, ty, 1, lh_tick_label(&tk, i, buf, sizeof buf),
 			 -1, lh__rgb_hex(INK_SOFT));
@@ -393,7 +398,7 @@ static void draw_memory(Fig *f, LhPen *p, Block *k)
 				env);
 		cairo_move_to(cr, f->x0, y1);
 		for (guint c = 0; c < n_cols; c++) {
-			double y = y1 - env[c] / f->mem_top * h;
+			double y = y1 - env[c] / f->mem_top * hs;
 			cairo_line_to(cr, f->x0 + c, y);
 			cairo_line_to(cr, MIN(f->x0 + c + 1, xe), y);
 		}
@@ -402,9 +407,9 @@ static void draw_memory(Fig *f, LhPen *p, Block *k)
 		LhRgb fc = lh__rgb_hex(MEM_FILL);
 		cairo_set_source_rgba(cr, fc.r, fc.g, fc.b, 0.85);
 		cairo_fill(cr);
-		cairo_move_to(cr, f->x0, y1 - env[0] / f->mem_top * h);
+		cairo_move_to(cr, f->x0, y1 - env[0] / f->mem_top * hs);
 		for (guint c = 0; c < n_cols; c++) {
-			double y = y1 - env[c] / f->mem_top * h;
+			double y = y1 - env[c] / f->mem_top * hs;
 			cairo_line_to(cr, f->x0 + c, y);
 			cairo_line_to(cr, MIN(f->x0 + c + 1, xe), y);
 		}
@@ -413,8 +418,8 @@ static void draw_memory(Fig *f, LhPen *p, Block *k)
 		cairo_stroke(cr);
 		g_free(env);
 	}
-	if (f->capacity <= f->mem_top) {
-		double y = round(y1 - f->capacity / f->mem_top * h) + 0.5;
+	if (f->capacity > 0) {
+		double y = broken ? y0 + 6.5 : round(y1 - f->capacity / f->mem_top * hs) + 0.5;
 		static const double d[] = {6, 4};
 		lh__rgb(cr, lh__rgb_hex(CAPACITY));
 		cairo_set_line_width(cr, 1.5);
@@ -427,7 +432,7 @@ static void draw_memory(Fig *f, LhPen *p, Block *k)
 	/* The peak: a dot and its value, beside it on the side with room. */
 	if (k->t->peak_device > 0) {
 		double px = lh_axis_to_px(&f->axis, (double)k->t->peak_device_t);
-		double py = y1 - (double)k->t->peak_device / f->mem_top * h;
+		double py = y1 - (double)k->t->peak_device / f->mem_top * hs;
 		lh__rgb(cr, lh__rgb_hex(MEM_LINE));
 		cairo_arc(cr, px, py, 3.5, 0, 2 * G_PI);
 		cairo_fill(cr);
@@ -446,6 +451,20 @@ static void draw_memory(Fig *f, LhPen *p, Block *k)
 	cairo_set_line_width(cr, 1);
 	cairo_rectangle(cr, f->x0 - 0.5, y0 - 0.5, f->x1 - f->x0 + 1, h + 1);
 	cairo_stroke(cr);
+	if (broken) {
+		/* The break: a gap in the left edge between two slanted strokes. */
+		double yb = y0 + BREAK_H - 6;
+		cairo_set_source_rgb(cr, 1, 1, 1);
+		cairo_rectangle(cr, f->x0 - 3, yb - 2, 6, 5);
+		cairo_fill(cr);
+		lh__rgb(cr, lh__rgb_hex(INK_SOFT));
+		cairo_set_line_width(cr, 1.2);
+		for (int i = 0; i < 2; i++) {
+			cairo_move_to(cr, f->x0 - 6, yb + 1 + 4 * i);
+			cairo_line_to(cr, f->x0 + 6, yb - 3 + 4 * i);
+		}
+		cairo_stroke(cr);
+	}
 }
 
 static void draw_err(Fig *f, LhPen *p, ErrPanel *e)
@@ -560,7 +579,7 @@ static void set_memory(Fig *f, const LhHw *hw)
 	else if (f->capacity <= f->mem_top)
 		f->mem_label[1] = g_strdup_printf("- - capacity %s", cap);
 	else
-		f->mem_label[1] = g_strdup_printf("capacity %s (off scale)", cap);
+		f->mem_label[1] = g_strdup_printf("- - capacity %s (axis broken)", cap);
 }
 
 static void fig_measure(Fig *f)
