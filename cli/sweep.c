@@ -368,6 +368,12 @@ int cli_sweep(int argc, char **argv)
 	}
 
 	guint failed = 0, over = 0;
+	/* The fixed parameters, for the titles. */
+	GString *fx = g_string_new(NULL);
+	for (char **q = params; q && *q; q++)
+		if (*q != swept)
+			g_string_append_printf(fx, "%s%s", fx->len ? " " : "", *q);
+	g_autofree char *fixed = g_string_free(fx, FALSE);
 	if (!rc) {
 		for (guint i = 0; i < n; i++) {
 			Point *p = &pts[i];
@@ -393,8 +399,9 @@ int cli_sweep(int argc, char **argv)
 			ws = MAX(ws, (int)strlen(pts[i].s->name));
 		for (guint v = 0; v < nv; v++)
 			wv = MAX(wv, (int)strlen(g_ptr_array_index(values, v)));
-		printf("%s (%u ops) on %s: %s over %u value%s\n", lh_graph_name(g), lh_graph_n_ops(g),
-		       hw->name, name, nv, nv == 1 ? "" : "s");
+		printf("%s (%u ops) on %s: %s over %u value%s%s%s\n", lh_graph_name(g),
+		       lh_graph_n_ops(g), hw->name, name, nv, nv == 1 ? "" : "s", *fixed ? ", " : "",
+		       fixed);
 		printf("  %-*s  %-*s  %12s  %7s  %11s  %16s\n", ws, "scheduler", wv, name, "makespan",
 		       "ratio", "peak memory", "exposed transfer");
 		for (guint i = 0; i < n; i++) {
@@ -431,8 +438,9 @@ int cli_sweep(int argc, char **argv)
 			sp[i].peak_device = pts[i].peak_device;
 			sp[i].bound = pts[i].bound;
 		}
-		g_autofree char *title = g_strdup_printf("%s (%u ops) on %s", lh_graph_name(g),
-							 lh_graph_n_ops(g), hw->name);
+		g_autofree char *title = g_strdup_printf("%s (%u ops) on %s%s%s", lh_graph_name(g),
+							 lh_graph_n_ops(g), hw->name,
+							 *fixed ? ", " : "", fixed);
 		if (!lh_viz_sweep(out_path, title, name, sp, n, hw->memory_gib * 1073741824.0, &e))
 			rc = cli_fail(e);
 	}
