@@ -440,6 +440,23 @@ Test(pictures, errors_leave_no_file)
 	run_clear(&r);
 }
 
+Test(pictures, check_path_before_the_work)
+{
+	g_autofree char *dir = t_tmpdir();
+	g_autofree char *ok = g_build_filename(dir, "a.SVG", NULL);
+	g_autofree char *gif = g_build_filename(dir, "a.gif", NULL);
+	g_autofree char *none = g_build_filename(dir, "no", "a.png", NULL);
+	GError *e = NULL;
+	cr_assert(lh_viz_check_path(ok, &e));
+	cr_assert_not(lh_viz_check_path(gif, &e));
+	cr_assert(g_error_matches(e, LH_VIZ_ERROR, LH_VIZ_ERROR_FORMAT));
+	g_clear_error(&e);
+	cr_assert_not(lh_viz_check_path(none, &e));
+	cr_assert(strstr(e->message, none), "%s", e->message);
+	g_clear_error(&e);
+	cr_assert_eq(dir_entries(dir), 0, "the check left a file behind");
+}
+
 Test(pictures, existing_file_is_replaced_whole)
 {
 	Run r;

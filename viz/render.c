@@ -269,6 +269,18 @@ gboolean lh__viz_check_path(const char *path, GError **error)
 	return TRUE;
 }
 
+gboolean lh_viz_check_path(const char *path, GError **error)
+{
+	g_return_val_if_fail(path != NULL, FALSE);
+	if (!lh__viz_check_path(path, error))
+		return FALSE;
+	g_autofree char *tmp = lh_atomic_begin(path, error);
+	if (!tmp)
+		return FALSE;
+	lh_atomic_commit(tmp, path, FALSE, NULL);
+	return TRUE;
+}
+
 gboolean lh__viz_write(const char *path, double w, double h, LhDrawFunc draw, gpointer data,
 		       GError **error)
 {

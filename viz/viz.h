@@ -27,6 +27,11 @@ typedef enum {
 	LH_VIZ_ERROR_IO,     /* the file cannot be written */
 } LhVizError;
 
+/* Checks before any work is done that @path names a supported format and that a file can be
+ * created beside it (a temporary file is made and removed), so that a long run does not end
+ * in an unwritable path. The writers below check again when they write. */
+gboolean lh_viz_check_path(const char *path, GError **error);
+
 /* A timeline: one lane per stream of @plan and per engine (each copy engine of each direction,
  * the link), bars coloured by op kind with a legend, names on bars where they fit, a time axis
  * with round ticks, the device-memory curve with the capacity of @hw under the lanes, and a
