@@ -20,8 +20,9 @@
  *
  * Timing: kernels stamp their first block's start and last block's end with %globaltimer;
  * copies are bracketed by CUDA events. A tiny kernel on an auxiliary stream reads
- * %globaltimer right after the run's start event, which aligns the two clocks to within a
- * launch latency (microseconds). After `warmup` untimed runs, `repeats` timed runs are made
+ * %globaltimer right after the run's start event, and an event recorded right after it
+ * places that reading on the event clock, which aligns the two clocks within a microsecond
+ * or two. After `warmup` untimed runs, `repeats` timed runs are made
  * and every time in the trace is the median over them.
  *
  * Every CUDA call and launch is checked. A failure stops the run, waits for the device,
@@ -135,6 +136,7 @@ typedef struct {
 	cudaStream_t *streams, aux;
 	cudaEvent_t *events;          /* the plan's events */
 	cudaEvent_t t0;               /* start of a run */
+	cudaEvent_t t_base;           /* right after the clock kernel read %globaltimer */
 	cudaEvent_t *cp_beg, *cp_end; /* per op, copies only */
 	LhGpuStamp *d_stamps, *h_stamps;
 	unsigned long long *d_base, *h_base;
@@ -242,6 +244,8 @@ static void gpu_free(Gpu *x)
 			cudaEventDestroy(x->events[e]);
 	if (x->t0)
 		cudaEventDestroy(x->t0);
+	if (x->t_base)
+		cudaEventDestroy(x->t_base);
 	for (guint32 i = 0; x->cp_beg && i < x->n_ops; i++) {
 		if (x->cp_beg[i])
 			cudaEventDestroy(x->cp_beg[i]);
@@ -291,6 +295,7 @@ static gboolean gpu_alloc(Gpu *x, GError **error)
 		CK(cudaEventCreateWithFlags(&x->events[e], cudaEventDisableTiming),
 		   "cudaEventCreateWithFlags");
 	CK(cudaEventCreate(&x->t0), "cudaEventCreate");
+	CK(cudaEventCreate(&x->t_base), "cudaEventCreate");
 	for (guint32 i = 0; i < x->n_ops; i++) {
 		if (x->ops[i].kind != K_H2D && x->ops[i].kind != K_D2H)
 			continue;
@@ -374,6 +379,7 @@ static gboolean run_once(Gpu *x, gboolean timed, GError **error)
 	gint64 h0 = now_ns();
 	CK(cudaEventRecord(x->t0, x->aux), "cudaEventRecord(start)");
 	CK(lh__gpu_now(x->aux, x->d_base), "launch of the clock kernel");
+	CK(cudaEventRecord(x->t_base, x->aux), "cudaEventRecord(clock)");
 	for (guint32 c = 0; c < x->n_cmds; c++) {
 		const LhCmd *cmd = lh_plan_cmd(x->p, c);
 		cudaError_t rc = cudaSuccess;
@@ -430,6 +436,11 @@ static gboolean run_once(Gpu *x, gboolean timed, GError **error)
 	   "cudaMemcpy(stamps)");
 	CK(cudaMemcpy(x->h_base, x->d_base, sizeof *x->h_base, cudaMemcpyDeviceToHost),
 	   "cudaMemcpy(base)");
+	/* %globaltimer's base was read a moment before t_base fired: place it there on the
+	 * event clock (within a microsecond or two). */
+	float base_ms = 0;
+	CK(cudaEventElapsedTime(&base_ms, x->t0, x->t_base), "cudaEventElapsedTime");
+	gint64 base_ns = (gint64)llround((double)base_ms * 1e6);
 	for (guint32 i = 0; i < x->n_ops; i++) {
 		const OpLaunch *L = &x->ops[i];
 		x->start[i] = x->end[i] = -1;
@@ -449,8 +460,9 @@ static gboolean run_once(Gpu *x, gboolean timed, GError **error)
 					    "cuda replay: op '%s' left no timing stamps", op_name(x, i));
 				return FALSE;
 			}
-			x->start[i] = (gint64)(st->start - *x->h_base);
-			x->end[i] = (gint64)(e - *x->h_base);
+			/* Signed: a kernel on another stream may start before the clock kernel. */
+			x->start[i] = MAX(0, (gint64)st->start - (gint64)*x->h_base + base_ns);
+			x->end[i] = MAX(x->start[i], (gint64)e - (gint64)*x->h_base + base_ns);
 		}
 	}
 	return TRUE;
@@ -903,7 +915,8 @@ static LhHw *cuda_calibrate(const LhHw *base, const LhReplayOptions *opt, GHashT
 			CK(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
 			LhGpuStamp st[2];
 			CK(cudaMemcpy(st, c.stamps, sizeof st, cudaMemcpyDeviceToHost), "cudaMemcpy");
-			double span = (double)(~st[1].end_neg - st[0].start) / 1e6; /* ms */
+			/* Signed: if B somehow ran first, the ratio comes out small (fair). */
+			double span = (double)((gint64)~st[1].end_neg - (gint64)st[0].start) / 1e6;
 			if (r > 0)
 				v[r - 1] = span / MAX(a_ms + b_ms, 1e-9);
 		}
