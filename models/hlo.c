@@ -1172,8 +1172,12 @@ static double instr_flops(Parser *ps, const Comp *c, const Instr *in, int depth)
 			const char *lc = bc ? strstr(bc, "lhs_contracting_dimensions") : NULL;
 			const Shape *lhs = operand_shape(c, in, 0);
 			const Shape *o = shape_first_array(&in->shape);
-			double k = lc ? contracting(lhs, lc + strlen("lhs_contracting_dimensions"))
-				      : (lhs && lhs->rank ? (double)lhs->dims[lhs->rank - 1] : 1);
+			/* "lhs_contracting_dimensions":["2"]: the list up to its ']'. */
+			const char *open = lc ? strchr(lc, '[') : NULL;
+			const char *close = open ? strchr(open, ']') : NULL;
+			g_autofree char *list = close ? g_strndup(open, close - open + 1) : NULL;
+			double k = list ? contracting(lhs, list)
+					: (lhs && lhs->rank ? (double)lhs->dims[lhs->rank - 1] : 1);
 			return 2 * (o ? o->elems : 0) * k;
 		}
 		if (str_has(t, "cudnn$conv") || str_has(t, "cudnn$conv"))

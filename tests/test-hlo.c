@@ -326,6 +326,60 @@ Test(hlo, costs_from_shapes)
 	cr_assert_float_eq(op_named(s, "c")->flops, 0, 1e-9); /* transpose: data movement */
 }
 
+Test(hlo, library_calls_fusions_copies_and_conditionals)
+{
+	const char *text =
+		"HloModule m, num_partitions=4\n"
+		"fused {\n  p0 = f32[64,32] parameter(0)\n  p1 = f32[32,16] parameter(1)\n"
+		"  d = f32[64,16] dot(p0, p1), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+		"  ROOT e = f32[64,16] exponential(d)\n}\n"
+		"br0 {\n  p = f32[100] parameter(0)\n  ROOT n = f32[100] negate(p)\n}\n"
+		"br1 {\n  p = f32[100] parameter(0)\n  a = f32[100] add(p, p)\n"
+		"  ROOT m = f32[100] multiply(a, a)\n}\n"
+		"ENTRY e {\n  x = bf16[8,128,256]{2,1,0} parameter(0)\n"
+		"  w = bf16[8,256,512]{2,1,0} parameter(1)\n"
+		"  g = (bf16[8,128,512]{2,1,0}, s8[4194304]{0}) custom-call(x, w),\n"
+		"    custom_call_target=\"__cublas$gemm\",\n"
+		"    backend_config={\"gemm_backend_config\":{\"dot_dimension_numbers\":{\n"
+		"      \"lhs_contracting_dimensions\":[\"2\"],\"rhs_contracting_dimensions\":[\"1\"],\n"
+		"      \"lhs_batch_dimensions\":[\"0\"],\"rhs_batch_dimensions\":[\"0\"]}}}\n"
+		"  i = f32[2,32,32,16]{3,2,1,0} parameter(2)\n"
+		"  k = f32[3,3,16,8]{3,2,1,0} parameter(3)\n"
+		"  c = (f32[2,32,32,8]{3,2,1,0}, u8[0]{0}) custom-call(i, k), window={size=3x3 pad=1_1x1_1},\n"
+		"    dim_labels=b01f_01io->b01f, custom_call_target=\"__cudnn$convForward\"\n"
+		"  a = f32[64,32] parameter(4)\n  b = f32[32,16] parameter(5)\n"
+		"  f = f32[64,16] fusion(a, b), kind=kOutput, calls=fused\n"
+		"  h = f32[64,16]{1,0:S(5)} copy(f)\n"
+		"  back = f32[64,16]{1,0} custom-call(h), custom_call_target=\"MoveToDevice\"\n"
+		"  s = s32[] parameter(6)\n  v = f32[100] parameter(7)\n"
+		"  cond = f32[100] conditional(s, v, v), branch_computations={br0, br1}\n"
+		"  ROOT t = (f32[64,16], f32[100]) tuple(back, cond)\n}\n";
+	GError *e = NULL;
+	g_autoptr(LhGraph) g = import_text(text, NULL, &e);
+	cr_assert(g, "%s", e ? e->message : "");
+	/* cuBLAS batched gemm: output 8*128*512 = 524288 elements, K = lhs dim 2 = 256:
+	 * 2 * 524288 * 256 = 268435456 flops. */
+	const LhOp *gm = op_named(g, "g");
+	cr_assert_float_eq(gm->flops, 268435456.0, 1);
+	cr_assert_str_eq(gm->opcode, "custom-call:__cublas$gemm");
+	/* cuDNN conv: 2*32*32*8 = 16384 outputs, kernel [3,3,16,8] labelled 01io: each output
+	 * sums 3*3*16 = 144 products: 2 * 16384 * 144 = 4718592 flops. */
+	cr_assert_float_eq(op_named(g, "c")->flops, 4718592.0, 1);
+	/* The fusion: its dot 2 * 64*16 * 32 = 65536 plus exponential 64*16 = 1024; bytes at the
+	 * boundary: 64*32*4 + 32*16*4 + 64*16*4 = 8192 + 2048 + 4096 = 14336. */
+	const LhOp *f = op_named(g, "f");
+	cr_assert_float_eq(f->flops, 65536.0 + 1024.0, 1e-6);
+	cr_assert_float_eq(f->bytes, 14336.0, 1e-6);
+	cr_assert_str_eq(f->opcode, "fusion:kOutput");
+	/* A copy into S(5) is a D2H of the whole buffer (4096 bytes); MoveToDevice an H2D. */
+	cr_assert_eq(op_named(g, "h")->kind, LH_OP_COPY_D2H);
+	cr_assert_eq(op_named(g, "h")->size, 4096);
+	cr_assert_eq(op_named(g, "back")->kind, LH_OP_COPY_H2D);
+	cr_assert(has_dep(g, "back", "h"));
+	/* The conditional costs its costlier branch: br1 has add and multiply, 100 flops each. */
+	cr_assert_float_eq(op_named(g, "cond")->flops, 200.0, 1e-9);
+}
+
 /* ---- the llama3 activation-offloading module, counted independently ---- */
 
 /* Counts lines of computation @comp (the header line starting with @comp, to the next line
