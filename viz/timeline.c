@@ -96,7 +96,7 @@ static gboolean check_trace(const char *path, const LhGraph *g, const LhTrace *t
 {
 	if (t->n_ops != lh_graph_n_ops(g)) {
 		g_set_error(error, LH_VIZ_ERROR, LH_VIZ_ERROR_INVALID,
-			    "%s: the %s trace has %u ops but the graph '%s' has %u", path, what,
+			    "%s: the %strace has %u ops but the graph '%s' has %u", path, what,
 			    t->n_ops, lh_graph_name(g), lh_graph_n_ops(g));
 		return FALSE;
 	}
@@ -387,7 +387,7 @@ static void draw_memory(Fig *f, LhPen *p, Block *k)
 	double ly = y0 + h / 2 - p->font_h[LH__FONT_LABEL];
 	lh__text(p, LH__FONT_LABEL, MARGIN, ly, 0, f->mem_label[0], -1, lh__rgb_hex(INK));
 	lh__text(p, LH__FONT_SMALL, MARGIN, ly + p->font_h[LH__FONT_LABEL] + 1, 0, f->mem_label[1],
-		 -1, lh__rgb_hex(CAPACITY));
+		 -1, lh__rgb_hex(INK_SOFT));
 
 	/* The curve, as its per-column upper envelope up to the makespan. */
 	double xe = lh_axis_to_px(&f->axis, (double)k->makespan);
@@ -428,6 +428,15 @@ static void draw_memory(Fig *f, LhPen *p, Block *k)
 		cairo_line_to(cr, f->x1, y);
 		cairo_stroke(cr);
 		cairo_set_dash(cr, NULL, 0, 0);
+		/* Its value on the line's right end, on a white box that interrupts the line. */
+		g_autofree char *cap = lh_format_bytes(f->capacity);
+		g_autofree char *ct = g_strdup_printf("capacity %s", cap);
+		double w = lh__text_w(p, LH__FONT_SMALL, ct, -1), fh = p->font_h[LH__FONT_SMALL];
+		double tx = f->x1 - 8 - w, ty = MAX(y - fh / 2, y0 - 1);
+		cairo_set_source_rgb(cr, 1, 1, 1);
+		cairo_rectangle(cr, tx - 3, ty, w + 6, fh);
+		cairo_fill(cr);
+		lh__text(p, LH__FONT_SMALL, tx, ty, 0, ct, -1, lh__rgb_hex(CAPACITY));
 	}
 	/* The peak: a dot and its value, beside it on the side with room. */
 	if (k->t->peak_device > 0) {
@@ -572,14 +581,8 @@ static void set_memory(Fig *f, const LhHw *hw)
 	f->mem_top = MAX((double)peak * 1.2, 1024);
 	if (f->capacity > 0 && f->capacity <= 2 * (double)peak)
 		f->mem_top = MAX(f->mem_top, f->capacity * 1.08);
-	g_autofree char *cap = lh_format_bytes(f->capacity);
 	f->mem_label[0] = g_strdup("device memory");
-	if (f->capacity <= 0)
-		f->mem_label[1] = g_strdup("");
-	else if (f->capacity <= f->mem_top)
-		f->mem_label[1] = g_strdup_printf("- - capacity %s", cap);
-	else
-		f->mem_label[1] = g_strdup_printf("- - capacity %s (axis broken)", cap);
+	f->mem_label[1] = g_strdup(f->capacity > f->mem_top ? "axis broken below capacity" : "");
 }
 
 static void fig_measure(Fig *f)
@@ -742,8 +745,8 @@ gboolean lh_viz_validation(const char *path, const LhGraph *g, const LhHw *hw, c
 {
 	g_return_val_if_fail(path && g && hw && predicted && measured, FALSE);
 	if (!lh__viz_check_path(path, error) ||
-	    !check_trace(path, g, predicted, "predicted", error) ||
-	    !check_trace(path, g, measured, "measured", error))
+	    !check_trace(path, g, predicted, "predicted ", error) ||
+	    !check_trace(path, g, measured, "measured ", error))
 		return FALSE;
 	Fig f = {0};
 	f.n_blocks = 2;
