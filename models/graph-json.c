@@ -374,20 +374,6 @@ LhGraph *lh_graph_new_from_json_file(const char *path, GError **error)
 	return lh_graph_new_from_json_data(data, (gssize)len, path, error);
 }
 
-static void jstr(GString *s, const char *str)
-{
-	g_string_append_c(s, '"');
-	for (const unsigned char *p = (const unsigned char *)str; *p; p++) {
-		if (*p == '"' || *p == '\\')
-			g_string_append_printf(s, "\\%c", *p);
-		else if (*p < 0x20)
-			g_string_append_printf(s, "\\u%04x", *p);
-		else
-			g_string_append_c(s, (char)*p);
-	}
-	g_string_append_c(s, '"');
-}
-
 static void jnum(GString *s, const char *key, double v)
 {
 	char buf[G_ASCII_DTOSTR_BUF_SIZE];
@@ -400,12 +386,12 @@ char *lh_graph_to_json(const LhGraph *g)
 	guint32 n = lh_graph_n_ops(g);
 	GString *s = g_string_sized_new(64 + (gsize)n * 120);
 	g_string_append(s, "{\"format\": \"lhsim-graph\", \"version\": 1, \"name\": ");
-	jstr(s, lh_graph_name(g));
+	lh_json_append_string(s, lh_graph_name(g));
 	g_string_append(s, ",\n \"ops\": [");
 	for (guint32 i = 0; i < n; i++) {
 		const LhOp *op = lh_graph_op(g, i);
 		g_string_append(s, i ? ",\n  {\"name\": " : "\n  {\"name\": ");
-		jstr(s, op->name);
+		lh_json_append_string(s, op->name);
 		g_string_append_printf(s, ", \"kind\": \"%s\"", lh_op_kind_name(op->kind));
 		guint32 nd;
 		const guint32 *deps = lh_graph_deps(g, i, &nd);
@@ -414,7 +400,7 @@ char *lh_graph_to_json(const LhGraph *g)
 			for (guint32 k = 0; k < nd; k++) {
 				if (k)
 					g_string_append(s, ", ");
-				jstr(s, lh_graph_op(g, deps[k])->name);
+				lh_json_append_string(s, lh_graph_op(g, deps[k])->name);
 			}
 			g_string_append_c(s, ']');
 		}
@@ -443,7 +429,7 @@ char *lh_graph_to_json(const LhGraph *g)
 			g_string_append_printf(s, ", \"async\": %s", op->async ? "true" : "false");
 		if (op->opcode) {
 			g_string_append(s, ", \"opcode\": ");
-			jstr(s, op->opcode);
+			lh_json_append_string(s, op->opcode);
 		}
 		g_string_append_c(s, '}');
 	}

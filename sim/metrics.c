@@ -1,5 +1,6 @@
 /* lhsim — lower bounds (DESIGN 4.4) and metrics (4.3), with their table and JSON writers. */
 #include "sim/trace.h"
+#include "sim/util.h"
 #include "sim/cost.h"
 
 #include <math.h>
@@ -88,15 +89,16 @@ static int edge_cmp(const void *a, const void *b)
 	return (x->delta > y->delta) - (x->delta < y->delta); /* ends first */
 }
 
-/* Length of the union of [start, end) intervals of ops matching @pick. */
-static gint64 union_len(const LhTrace *t, gboolean (*pick)(const LhOpTiming *, int), int arg)
+/* Length of the union of the [start, min(end, clip)) intervals of the ops matching @pick. */
+static gint64 union_len(const LhTrace *t, gboolean (*pick)(const LhOpTiming *, int), int arg,
+			gint64 clip)
 {
 	g_autoptr(GArray) e = g_array_new(FALSE, FALSE, sizeof(Edge));
 	for (guint32 i = 0; i < t->n_ops; i++) {
 		const LhOpTiming *tm = &t->ops[i];
-		if (tm->start < 0 || tm->end <= tm->start || !pick(tm, arg))
+		if (tm->start < 0 || tm->end <= tm->start || tm->start >= clip || !pick(tm, arg))
 			continue;
-		Edge a = {tm->start, 1, 0}, b = {tm->end, -1, 0};
+		Edge a = {tm->start, 1, 0}, b = {MIN(tm->end, clip), -1, 0};
 		g_array_append_val(e, a);
 		g_array_append_val(e, b);
 	}
@@ -122,6 +124,18 @@ static gboolean pick_engine(const LhOpTiming *tm, int eng)
 static gboolean pick_stream(const LhOpTiming *tm, int s)
 {
 	return tm->stream == s;
+}
+
+static gboolean pick_transfer(const LhOpTiming *tm, int unused)
+{
+	(void)unused;
+	return tm->engine != LH_ENGINE_NONE && tm->engine != LH_ENGINE_SM;
+}
+
+static gboolean pick_running(const LhOpTiming *tm, int unused)
+{
+	(void)unused;
+	return tm->engine != LH_ENGINE_NONE;
 }
 
 /* Exposed transfer: time some copy or collective runs while no kernel does. */
@@ -163,34 +177,11 @@ void lh_metrics_compute(const LhTrace *t, const LhGraph *g, const LhHw *hw, cons
 	m->host_end = t->host_end;
 	lh_bounds(g, hw, plan, &m->bounds);
 	m->ratio = m->bounds.bound > 0 ? (double)m->makespan / m->bounds.bound : 1.0;
-	m->kernel_time = union_len(t, pick_engine, LH_ENGINE_SM);
+	m->kernel_time = union_len(t, pick_engine, LH_ENGINE_SM, G_MAXINT64);
 	for (int e = 0; e < LH_ENGINE_N; e++)
-		m->engine_busy[e] = e == LH_ENGINE_NONE ? 0 : union_len(t, pick_engine, e);
+		m->engine_busy[e] = e == LH_ENGINE_NONE ? 0 : union_len(t, pick_engine, e, G_MAXINT64);
 	m->exposed_transfer = exposed(t);
-	/* transfer time: union of copy and collective intervals */
-	{
-		g_autoptr(GArray) e = g_array_new(FALSE, FALSE, sizeof(Edge));
-		for (guint32 i = 0; i < t->n_ops; i++) {
-			const LhOpTiming *tm = &t->ops[i];
-			if (tm->start < 0 || tm->end <= tm->start || tm->engine == LH_ENGINE_NONE ||
-			    tm->engine == LH_ENGINE_SM)
-				continue;
-			Edge a = {tm->start, 1, 0}, b = {tm->end, -1, 0};
-			g_array_append_val(e, a);
-			g_array_append_val(e, b);
-		}
-		g_array_sort(e, edge_cmp);
-		gint64 since = 0;
-		int depth = 0;
-		for (guint i = 0; i < e->len; i++) {
-			const Edge *x = &g_array_index(e, Edge, i);
-			if (depth == 0 && x->delta > 0)
-				since = x->t;
-			depth += x->delta;
-			if (depth == 0 && x->delta < 0)
-				m->transfer_time += x->t - since;
-		}
-	}
+	m->transfer_time = union_len(t, pick_transfer, 0, G_MAXINT64);
 	m->overlap = m->transfer_time > 0
 			     ? 1.0 - (double)m->exposed_transfer / (double)m->transfer_time
 			     : 1.0;
@@ -198,34 +189,12 @@ void lh_metrics_compute(const LhTrace *t, const LhGraph *g, const LhHw *hw, cons
 	m->peak_device_t = t->peak_device_t;
 	m->peak_host = t->peak_host;
 	/* Host-bound: before the host's last issue, time with nothing running on the device. */
-	gint64 busy_before = 0;
-	{
-		g_autoptr(GArray) e = g_array_new(FALSE, FALSE, sizeof(Edge));
-		for (guint32 i = 0; i < t->n_ops; i++) {
-			const LhOpTiming *tm = &t->ops[i];
-			if (tm->start < 0 || tm->end <= tm->start || tm->start >= t->host_end)
-				continue;
-			Edge a = {tm->start, 1, 0}, b = {MIN(tm->end, t->host_end), -1, 0};
-			g_array_append_val(e, a);
-			g_array_append_val(e, b);
-		}
-		g_array_sort(e, edge_cmp);
-		gint64 since = 0;
-		int depth = 0;
-		for (guint i = 0; i < e->len; i++) {
-			const Edge *x = &g_array_index(e, Edge, i);
-			if (depth == 0 && x->delta > 0)
-				since = x->t;
-			depth += x->delta;
-			if (depth == 0 && x->delta < 0)
-				busy_before += x->t - since;
-		}
-	}
+	gint64 busy_before = union_len(t, pick_running, 0, t->host_end);
 	m->host_bound = MAX(t->host_end - busy_before, 0);
 	m->n_streams = plan ? lh_plan_n_streams(plan) : 0;
 	m->stream_busy = g_new0(gint64, MAX(m->n_streams, 1));
 	for (guint32 s = 0; s < m->n_streams; s++)
-		m->stream_busy[s] = union_len(t, pick_stream, (int)s);
+		m->stream_busy[s] = union_len(t, pick_stream, (int)s, G_MAXINT64);
 	/* A stream is used when it ran an op, even a zero-length one. */
 	if (m->n_streams) {
 		g_autofree guint8 *used = g_new0(guint8, m->n_streams);
@@ -284,36 +253,22 @@ void lh_metrics_print_table(FILE *f, const LhMetrics *m, const LhPlan *plan, con
 	}
 }
 
-static void jstr(GString *s, const char *str)
-{
-	g_string_append_c(s, '"');
-	for (const unsigned char *p = (const unsigned char *)(str ? str : ""); *p; p++) {
-		if (*p == '"' || *p == '\\')
-			g_string_append_printf(s, "\\%c", *p);
-		else if (*p < 0x20)
-			g_string_append_printf(s, "\\u%04x", *p);
-		else
-			g_string_append_c(s, (char)*p);
-	}
-	g_string_append_c(s, '"');
-}
-
 char *lh_metrics_to_json(const LhMetrics *m, const LhPlan *plan, const LhGraph *g, const LhHw *hw)
 {
 	GString *s = g_string_new("{\n  \"graph\": ");
-	jstr(s, lh_graph_name(g));
+	lh_json_append_string(s, lh_graph_name(g));
 	g_string_append_printf(s, ",\n  \"ops\": %u,\n  \"hardware\": ", lh_graph_n_ops(g));
-	jstr(s, hw->name);
+	lh_json_append_string(s, hw->name);
 	g_string_append(s, ",\n  \"scheduler\": ");
-	jstr(s, plan && plan->scheduler ? plan->scheduler : "plan");
+	lh_json_append_string(s, plan && plan->scheduler ? plan->scheduler : "plan");
 	g_string_append(s, ",\n  \"params\": ");
-	jstr(s, plan && plan->params ? plan->params : "");
+	lh_json_append_string(s, plan && plan->params ? plan->params : "");
 	g_string_append_printf(
 		s,
 		",\n  \"makespan_ns\": %" G_GINT64_FORMAT ",\n  \"lower_bound_ns\": %.0f,\n"
 		"  \"binding_bound\": ",
 		m->makespan, m->bounds.bound);
-	jstr(s, m->bounds.binding);
+	lh_json_append_string(s, m->bounds.binding);
 	g_string_append_printf(
 		s,
 		",\n  \"bounds_ns\": {\"critical_path\": %.0f, \"sm_work\": %.0f, \"h2d_work\": %.0f, "
@@ -334,9 +289,9 @@ char *lh_metrics_to_json(const LhMetrics *m, const LhPlan *plan, const LhGraph *
 		const LhStream *st = lh_plan_stream(plan, i);
 		g_string_append(s, i ? ", " : "");
 		g_string_append(s, "{\"name\": ");
-		jstr(s, st->name);
+		lh_json_append_string(s, st->name);
 		g_string_append(s, ", \"role\": ");
-		jstr(s, lh_stream_role_name(st->role));
+		lh_json_append_string(s, lh_stream_role_name(st->role));
 		g_string_append_printf(s, ", \"busy_ns\": %" G_GINT64_FORMAT "}", m->stream_busy[i]);
 	}
 	g_string_append(s, "],\n  \"engines_busy_ns\": {");

@@ -1,5 +1,6 @@
 /* lhsim — traces: allocation, unit formatting and the Chrome trace-event writer. */
 #include "sim/trace.h"
+#include "sim/util.h"
 
 #include <math.h>
 #include <string.h>
@@ -61,20 +62,6 @@ char *lh_format_bytes(double b)
 	return u ? g_strdup_printf("%.2f %s", v, unit[u]) : g_strdup_printf("%.0f B", v);
 }
 
-static void json_str(GString *s, const char *str)
-{
-	g_string_append_c(s, '"');
-	for (const unsigned char *p = (const unsigned char *)str; *p; p++) {
-		if (*p == '"' || *p == '\\')
-			g_string_append_printf(s, "\\%c", *p);
-		else if (*p < 0x20)
-			g_string_append_printf(s, "\\u%04x", *p);
-		else
-			g_string_append_c(s, (char)*p);
-	}
-	g_string_append_c(s, '"');
-}
-
 /* Chrome's trace format counts microseconds; three decimals keep nanoseconds exact. */
 static void us(GString *s, gint64 ns)
 {
@@ -88,7 +75,7 @@ static void thread_name(GString *s, int pid, int tid, const char *name, gboolean
 	g_string_append_printf(s, "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%d,\"tid\":%d,"
 				  "\"args\":{\"name\":",
 			       pid, tid);
-	json_str(s, name);
+	lh_json_append_string(s, name);
 	g_string_append(s, "}}");
 	g_string_append_printf(s, ",\n{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":%d,"
 				  "\"tid\":%d,\"args\":{\"sort_index\":%d}}",
@@ -115,12 +102,12 @@ char *lh_trace_to_chrome_json(const LhTrace *t, const LhGraph *g, const LhPlan *
 	GString *s = g_string_sized_new(256 + (gsize)t->n_ops * 200);
 	gboolean first = TRUE;
 	g_string_append(s, "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"graph\":");
-	json_str(s, lh_graph_name(g));
+	lh_json_append_string(s, lh_graph_name(g));
 	g_string_append(s, ",\"source\":");
-	json_str(s, t->source ? t->source : "simulated");
+	lh_json_append_string(s, t->source ? t->source : "simulated");
 	if (plan && plan->scheduler) {
 		g_string_append(s, ",\"scheduler\":");
-		json_str(s, plan->scheduler);
+		lh_json_append_string(s, plan->scheduler);
 	}
 	g_string_append(s, "},\"traceEvents\":[");
 	g_string_append_printf(s, "\n{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":1,\"args\":{"
@@ -161,9 +148,9 @@ char *lh_trace_to_chrome_json(const LhTrace *t, const LhGraph *g, const LhPlan *
 			if (tid < 0)
 				continue;
 			g_string_append(s, ",\n{\"ph\":\"X\",\"name\":");
-			json_str(s, op->name);
+			lh_json_append_string(s, op->name);
 			g_string_append(s, ",\"cat\":");
-			json_str(s, lh_op_kind_name(op->kind));
+			lh_json_append_string(s, lh_op_kind_name(op->kind));
 			g_string_append_printf(s, ",\"pid\":%d,\"tid\":%d,\"ts\":", pid, tid);
 			us(s, tm->start);
 			g_string_append(s, ",\"dur\":");

@@ -65,3 +65,17 @@ gboolean lh_write_file_atomic(const char *path, const char *data, gsize len, GEr
 	}
 	return lh_atomic_commit(tmp, path, TRUE, error);
 }
+
+void lh_json_append_string(GString *s, const char *str)
+{
+	g_string_append_c(s, '"');
+	for (const unsigned char *p = (const unsigned char *)(str ? str : ""); *p; p++) {
+		if (*p == '"' || *p == '\\')
+			g_string_append_printf(s, "\\%c", *p);
+		else if (*p < 0x20)
+			g_string_append_printf(s, "\\u%04x", *p);
+		else
+			g_string_append_c(s, (char)*p);
+	}
+	g_string_append_c(s, '"');
+}

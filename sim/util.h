@@ -18,4 +18,7 @@ gboolean lh_write_file_atomic(const char *path, const char *data, gsize len, GEr
 char *lh_atomic_begin(const char *path, GError **error);
 gboolean lh_atomic_commit(const char *tmp, const char *path, gboolean ok, GError **error);
 
+/* Appends @str to @s as a JSON string literal (quotes, escapes). NULL writes "". */
+void lh_json_append_string(GString *s, const char *str);
+
 G_END_DECLS
