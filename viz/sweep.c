@@ -297,6 +297,7 @@ static void draw_panel(Plot *P, LhPen *p, int k)
 	}
 
 	/* One line per scheduler, broken where a point failed, markers on top. */
+	cairo_new_path(cr);
 	for (guint s = 0; s < P->scheds->len; s++) {
 		const char *name = g_ptr_array_index(P->scheds, s);
 		GArray *xs = g_array_new(FALSE, FALSE, sizeof(double));
@@ -320,7 +321,8 @@ static void draw_panel(Plot *P, LhPen *p, int k)
 		gboolean pen_down = FALSE;
 		for (guint i = 0; i < xs->len; i++) {
 			double x = g_array_index(xs, double, i), y = g_array_index(ys, double, i);
-			if (isnan(y)) {
+			/* Categories have no order to draw a line along: markers only. */
+			if (isnan(y) || !P->numeric) {
 				pen_down = FALSE;
 				continue;
 			}
@@ -345,7 +347,7 @@ static void draw_panel(Plot *P, LhPen *p, int k)
 				cairo_stroke(cr);
 				continue;
 			}
-			lh__marker(cr, s, x, y, MARKER_R);
+			lh__marker(cr, s, x, y, P->numeric ? MARKER_R : 1.5 * MARKER_R);
 			lh__rgb(cr, P->rgb[s]);
 			cairo_fill_preserve(cr);
 			cairo_set_source_rgb(cr, 1, 1, 1);
