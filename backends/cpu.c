@@ -31,6 +31,8 @@
 #include <math.h>
 #include <string.h>
 #include <time.h>
+#include <pthread.h>
+#include <sched.h>
 #ifdef __linux__
 #include <sys/prctl.h>
 #endif
@@ -112,6 +114,33 @@ static unsigned long tight_timers(unsigned long slack)
 #endif
 }
 
+/* On a busy machine a thread that wakes up may wait for a CPU for milliseconds. Replay
+ * threads sleep almost all the time, so running them under the lowest real-time priority
+ * costs others nothing and makes their wake-ups prompt. Where that is not permitted (no
+ * CAP_SYS_NICE), they run as before. *old (may be NULL)
+ * receives the previous policy and priority, for restore_sched. */
+typedef struct {
+	int policy;
+	struct sched_param param;
+	gboolean changed;
+} Sched;
+
+static void prompt_wakeups(Sched *old)
+{
+	Sched o = {0};
+	pthread_getschedparam(pthread_self(), &o.policy, &o.param);
+	struct sched_param p = {.sched_priority = sched_get_priority_min(SCHED_FIFO)};
+	o.changed = pthread_setschedparam(pthread_self(), SCHED_FIFO, &p) == 0;
+	if (old)
+		*old = o;
+}
+
+static void restore_sched(const Sched *old)
+{
+	if (old->changed)
+		pthread_setschedparam(pthread_self(), old->policy, &old->param);
+}
+
 static gint64 scaled(const Cpu *x, double ns)
 {
 	return ns <= 0 ? 0 : (gint64)llround(ns * x->scale);
@@ -161,6 +190,7 @@ static gpointer worker_main(gpointer data)
 	Cpu *x = w->x;
 	guint32 s = w->stream;
 	tight_timers(1);
+	prompt_wakeups(NULL);
 	for (guint32 k = 0; k < x->s_n[s]; k++) {
 		guint32 c = x->s_cmds[s][k];
 		const LhCmd *cmd = lh_plan_cmd(x->p, c);
@@ -305,7 +335,10 @@ static gboolean run_once(Cpu *x, GError **error)
 	} else {
 		/* The host is the caller's thread: restore its timer slack afterwards. */
 		unsigned long old = tight_timers(1);
+		Sched sched;
+		prompt_wakeups(&sched);
 		host_run(x);
+		restore_sched(&sched);
 		tight_timers(old);
 	}
 	for (guint32 s = 0; s < x->S; s++)
@@ -445,6 +478,13 @@ static LhTrace *cpu_replay(const LhGraph *g, const LhPlan *plan, const LhHw *hw,
 
 	/* Per repeat, every time of interest; the trace gets the medians. Medians keep every
 	 * ordering that holds in each run (x_r <= y_r for all r implies med x <= med y). */
+	/* Warm-up runs (none by default: threads have nothing to warm but the page cache). */
+	for (guint32 r = 0; r < opt->warmup; r++) {
+		if (!run_once(&x, error)) {
+			cpu_free(&x);
+			return NULL;
+		}
+	}
 	guint32 R = opt->repeats;
 	g_autofree gint64 *all = g_new(gint64, (gsize)R * (3 * MAX(n_ops, 1) + MAX(n, 1)));
 	gsize stride = 3 * (gsize)MAX(n_ops, 1) + MAX(n, 1);

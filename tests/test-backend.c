@@ -107,6 +107,7 @@ static LhTrace *replay_cpu(const LhGraph *g, const LhPlan *p, const LhHw *hw, do
 	LhReplayOptions o;
 	lh_replay_options_init(&o);
 	o.time_scale = scale;
+	o.warmup = 0;
 	o.repeats = repeats;
 	GError *e = NULL;
 	LhTrace *t = lh_backend_cpu.replay(g, p, hw, &o, &e);
