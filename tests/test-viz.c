@@ -584,3 +584,24 @@ Test(pictures, lhsim_run_draws_and_rejects_bad_names)
 	cr_assert(strstr(err, "unknown picture format"), "%s", err);
 	cr_assert_not(g_file_test(gif, G_FILE_TEST_EXISTS));
 }
+
+Test(pictures, lhsim_compare_draws_one_block_per_scheduler)
+{
+	g_autofree char *dir = t_tmpdir();
+	g_autofree char *one = g_build_filename(dir, "one.png", NULL);
+	g_autofree char *two = g_build_filename(dir, "two.png", NULL);
+	g_autofree char *err = NULL;
+	cr_assert_eq(t_lhsim(NULL, &err, "compare", "--sched", "serial", "-o", one, NULL), 0, "%s",
+		     err);
+	g_free(err);
+	err = NULL;
+	cr_assert_eq(t_lhsim(NULL, &err, "compare", "--sched", "serial,serial", "-o", two, NULL), 0,
+		     "%s", err);
+	Png p1 = png_read(one), p2 = png_read(two);
+	cr_assert_eq(p1.w, 1600);
+	/* The second block repeats the first: header, marks, lanes and memory panel, more than
+	 * 64 px of memory panel plus one 24 px lane. */
+	cr_assert_gt(p2.h - p1.h, 64 + 24);
+	cairo_surface_destroy(p1.s);
+	cairo_surface_destroy(p2.s);
+}
