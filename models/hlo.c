@@ -1180,7 +1180,7 @@ static double instr_flops(Parser *ps, const Comp *c, const Instr *in, int depth)
 					: (lhs && lhs->rank ? (double)lhs->dims[lhs->rank - 1] : 1);
 			return 2 * (o ? o->elems : 0) * k;
 		}
-		if (str_has(t, "cudnn$conv") || str_has(t, "cudnn$conv"))
+		if (str_has(t, "cudnn$conv"))
 			return conv_flops(shape_first_array(&in->shape), operand_shape(c, in, 1),
 					  attr_get(in, "dim_labels"));
 		if (str_has(t, "fmha") || str_has(t, "fused_attn") || str_has(t, "flash")) {
@@ -1251,6 +1251,7 @@ typedef struct _Val Val;
 struct _Val {
 	gboolean tuple;
 	guint n;
+	guint stamp; /* last val_flatten that visited it: shared sub-values are walked once */
 	union {
 		guint32 *ops; /* leaf: op indices */
 		Val **sub;    /* tuple */
@@ -1265,6 +1266,7 @@ typedef struct {
 	GHashTable *unknown;  /* unknown opcodes, for one warning */
 	GPtrArray *warnings;
 	GArray *dep_scratch;
+	guint stamp;
 	guint32 n_ops;
 } Emit;
 
@@ -1291,16 +1293,17 @@ static Val *val_tuple(Emit *em, guint n)
 	return v;
 }
 
-static void val_collect(const Val *v, GArray *out, int depth)
+static void val_collect(Val *v, GArray *out, guint stamp, int depth)
 {
-	if (!v || depth > MAX_DEPTH * 4)
+	if (!v || v->stamp == stamp || depth > MAX_DEPTH * 4)
 		return;
+	v->stamp = stamp;
 	if (!v->tuple) {
 		g_array_append_vals(out, v->ops, v->n);
 		return;
 	}
 	for (guint i = 0; i < v->n; i++)
-		val_collect(v->sub[i], out, depth + 1);
+		val_collect(v->sub[i], out, stamp, depth + 1);
 }
 
 static int cmp_u32(gconstpointer a, gconstpointer b)
@@ -1313,8 +1316,9 @@ static int cmp_u32(gconstpointer a, gconstpointer b)
 static Val *val_flatten(Emit *em, Val *const *vals, guint n)
 {
 	g_array_set_size(em->dep_scratch, 0);
+	guint stamp = ++em->stamp;
 	for (guint i = 0; i < n; i++)
-		val_collect(vals[i], em->dep_scratch, 0);
+		val_collect(vals[i], em->dep_scratch, stamp, 0);
 	GArray *a = em->dep_scratch;
 	g_array_sort(a, cmp_u32);
 	guint m = 0;
@@ -1357,8 +1361,7 @@ static gboolean add_op(Emit *em, const Instr *in, const char *suffix, LhOpKind k
 typedef enum { XFER_NONE, XFER_D2H, XFER_H2D } Xfer;
 
 /* A transfer between device and host memory, judged from where the output and the operands
- * live. @oc/@on give the operand shapes in the computation that holds the operands'
- * layouts (a fusion's or async computation's parameters carry them; the caller's may not). */
+ * (@opnds, @n of them; NULL entries are skipped) live. */
 static Xfer host_xfer(const Shape *out, const Shape *const *opnds, guint n, double *size)
 {
 	gboolean out_host = out && shape_any_host(out);
@@ -1480,7 +1483,7 @@ static gboolean emit_comp(Emit *em, Comp *c, Val *const *args, guint n_args, con
 
 /* Trip count of a while loop: backend_config known_trip_count, or the counter pattern
  * "i = constant c0; cond: i < constant N (or N > i); body: i + 1". -1 if unknown. */
-static gint64 trip_count(Emit *em, const Comp *c, const Instr *w, Comp *cond, Comp *body)
+static gint64 trip_count(const Comp *c, const Instr *w, Comp *cond, Comp *body)
 {
 	const char *bc = attr_get(w, "backend_config");
 	const char *k = bc ? strstr(bc, "known_trip_count") : NULL;
@@ -1551,7 +1554,6 @@ static gint64 trip_count(Emit *em, const Comp *c, const Instr *w, Comp *cond, Co
 	gint64 start = g_ascii_strtoll(c0->literal, &end, 10);
 	if (end == c0->literal || *end)
 		return -1;
-	(void)em;
 	return MAX(limit - start, 0);
 }
 
@@ -1563,7 +1565,9 @@ static gboolean emit_instr(Emit *em, Comp *c, guint i, Val **vals, Val *const *a
 	Instr *in = c->instrs->pdata[i];
 	const char *op = in->opcode;
 	guint n = in->ops ? in->operands->len : 0;
-	Val **opv = g_newa(Val *, MAX(n, 1));
+	/* On the heap: an instruction may have any number of operands. */
+	Val **opv = g_new(Val *, MAX(n, 1));
+	g_ptr_array_add(em->pool, opv);
 	for (guint k = 0; k < n; k++)
 		opv[k] = vals[in->ops[k]];
 	/* control-predecessors are deps too */
@@ -1684,7 +1688,7 @@ static gboolean emit_instr(Emit *em, Comp *c, guint i, Val **vals, Val *const *a
 		if (!body || !cond)
 			return fail_at(ps, in->at, "while '%s' needs body= and condition= naming computations",
 				       in->name);
-		gint64 trips = trip_count(em, c, in, cond, body);
+		gint64 trips = trip_count(c, in, cond, body);
 		gint64 runs = trips;
 		if (trips < 0) {
 			int line, col;
@@ -1839,7 +1843,7 @@ static gboolean emit_instr(Emit *em, Comp *c, guint i, Val **vals, Val *const *a
 		}
 	}
 	if (strcmp(op, "dynamic-update-slice") == 0 || strcmp(op, "dynamic-slice") == 0) {
-		const Shape **os = g_newa(const Shape *, MAX(n, 1));
+		g_autofree const Shape **os = g_new(const Shape *, MAX(n, 1));
 		for (guint k = 0; k < n; k++)
 			os[k] = operand_shape(c, in, k);
 		double size = 0;
