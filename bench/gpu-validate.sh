@@ -44,7 +44,7 @@ n_sched=6
 # The toolkit usually lives outside PATH; meson finds nvcc there too, but nvidia-smi and
 # friends are handy in the log.
 export PATH="$PATH:${CUDA_PATH:-/usr/local/cuda}/bin"
-command -v nvidia-smi >/dev/null && nvidia-smi -L >&2 || say "nvidia-smi not found"
+if command -v nvidia-smi >/dev/null; then nvidia-smi -L >&2 || true; else say "nvidia-smi not found"; fi
 
 # 1. Build.
 if [ "$dry" = 1 ]; then
