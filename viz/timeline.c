@@ -418,6 +418,7 @@ static void draw_memory(Fig *f, LhPen *p, Block *k)
 		cairo_stroke(cr);
 		g_free(env);
 	}
+	double cap_box[4] = {0, 0, 0, 0}; /* x, y, w, h of the capacity's label */
 	if (f->capacity > 0) {
 		double y = broken ? y0 + 6.5 : round(y1 - f->capacity / f->mem_top * hs) + 0.5;
 		static const double d[] = {6, 4};
@@ -437,6 +438,10 @@ static void draw_memory(Fig *f, LhPen *p, Block *k)
 		cairo_rectangle(cr, tx - 3, ty, w + 6, fh);
 		cairo_fill(cr);
 		lh__text(p, LH__FONT_SMALL, tx, ty, 0, ct, -1, lh__rgb_hex(CAPACITY));
+		cap_box[0] = tx - 3;
+		cap_box[1] = ty;
+		cap_box[2] = w + 6;
+		cap_box[3] = fh;
 	}
 	/* The peak: a dot and its value, beside it on the side with room. */
 	if (k->t->peak_device > 0) {
@@ -450,6 +455,10 @@ static void draw_memory(Fig *f, LhPen *p, Block *k)
 		double w = lh__text_w(p, LH__FONT_SMALL, pt, -1);
 		double tx = px + 7 + w <= f->x1 ? px + 7 : px - 7 - w;
 		double ty = MAX(py - p->font_h[LH__FONT_SMALL] / 2, y0);
+		/* Below the dot when beside it would cover the capacity's label. */
+		if (cap_box[2] > 0 && tx - 2 < cap_box[0] + cap_box[2] && tx + w + 2 > cap_box[0] &&
+		    ty < cap_box[1] + cap_box[3] && ty + p->font_h[LH__FONT_SMALL] > cap_box[1])
+			ty = MAX(ty, cap_box[1] + cap_box[3] + 1);
 		LhRgb bg = lh__rgb_hex(0xffffff);
 		cairo_set_source_rgba(cr, bg.r, bg.g, bg.b, 0.8);
 		cairo_rectangle(cr, tx - 2, ty, w + 4, p->font_h[LH__FONT_SMALL]);
