@@ -117,8 +117,8 @@ static unsigned long tight_timers(unsigned long slack)
 /* On a busy machine a thread that wakes up may wait for a CPU for milliseconds. Replay
  * threads sleep almost all the time, so running them under the lowest real-time priority
  * costs others nothing and makes their wake-ups prompt. Where that is not permitted (no
- * CAP_SYS_NICE), they run as before. *old (may be NULL)
- * receives the previous policy and priority, for restore_sched. */
+ * CAP_SYS_NICE), they run as before. *old (may be NULL) receives the previous policy and
+ * priority, for restore_sched. */
 typedef struct {
 	int policy;
 	struct sched_param param;
