@@ -39,6 +39,9 @@ int cli_run(int argc, char **argv)
 		return cli_usage("run", "--save-plan needs a scheduler, not --plan");
 
 	GError *e = NULL;
+	/* Check the picture's path before the work, not after it. */
+	if (out_path && !lh_viz_check_path(out_path, &e))
+		return cli_fail(e);
 	if (!cli_load_plugins(plugins, &e))
 		return cli_fail(e);
 	g_autoptr(LhGraph) g = cli_load_graph(argc > 1 ? argv[1] : NULL, &e);

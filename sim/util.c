@@ -5,6 +5,8 @@
 #include <glib/gstdio.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 G_DEFINE_QUARK(lh-io-error-quark, lh_io_error)
 
@@ -22,6 +24,17 @@ char *lh_atomic_begin(const char *path, GError **error)
 			    g_strerror(e));
 		g_free(tmp);
 		return NULL;
+	}
+	/* mkstemp makes the file 0600; the result should get the mode any new file gets. */
+	static gsize mask_once;
+	static mode_t mask;
+	if (g_once_init_enter(&mask_once)) {
+		mask = umask(0); /* reading the umask means setting it: once, then put back */
+		umask(mask);
+		g_once_init_leave(&mask_once, 1);
+	}
+	if (fchmod(fd, 0666 & ~mask) != 0) {
+		/* not fatal: the file stays private to its owner */
 	}
 	close(fd);
 	return tmp;
