@@ -31,8 +31,13 @@ setup: deps
 build: setup
 	ninja -C $(BUILD)
 
+# The main job on the built-in default workload (moe-offload): every scheduler side by side,
+# then XLA's async-compute knob from 1 to 4, with pictures under $(BUILD)/demo/.
 demo: build
-	$(LHSIM) run
+	@mkdir -p $(BUILD)/demo
+	$(LHSIM) compare --sched serial,lhs,iree,heft,cpath -o $(BUILD)/demo/compare.png
+	$(LHSIM) sweep --sched lhs -p async-compute-limit=1:4 -o $(BUILD)/demo/sweep.png
+	@echo "pictures: $(BUILD)/demo/compare.png $(BUILD)/demo/sweep.png"
 
 test: build
 	meson test -C $(BUILD) --print-errorlogs
