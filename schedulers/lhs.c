@@ -140,6 +140,7 @@ typedef struct {
 	guint8 *buf;
 	double *buf_bytes;
 	double usage, limit_bytes;
+	double max_use;      /* most bytes any node's used buffers hold (a bound on its peak) */
 	gboolean mem_active; /* usage > limit / 2 at this step */
 	double next_ready;   /* earliest ready time above now among ready nodes, or -1 */
 } Lhs;
@@ -433,6 +434,433 @@ static gboolean prefer(const Lhs *s, const Cand *ca, const Cand *cb, const char 
 	return s->position[a] > s->position[b];
 }
 
+/* The ready set, kept so that each step only compares the candidates that can win.
+ *
+ * XLA compares every ready node with the best so far, rule by rule. The first rules are plain
+ * keys: kForceDelay, kScheduleDone (a done whose class has a free slot; a done without one is
+ * no candidate at all), kLessStall (nodes ready now tie at 0), kStartAtZeroDepth and
+ * kFreeBackedupResource (which together put the starts of a backed-up class first, then
+ * kernels and starts with async depth > 0, then starts with depth 0), kAsyncDepth (the
+ * highest). A node that loses on one of these keys never wins, and the winner of the scan is
+ * the winner of the same scan over the nodes that tie on them; so only those are compared,
+ * with the full rule list, in ascending node order. When memory pressure is active the memory
+ * rules come first and every ready node is compared (ready_all), as it is with the test hook
+ * LHSIM_LHS_REFERENCE set (tests/test-sched-props.c checks that both give the same plans).
+ *
+ * Structures: dones by class; force-delayed nodes; nodes not ready yet in a min-heap by ready
+ * time; nodes ready now: kernels and starts with async depth > 0 in a tree by (depth, node),
+ * starts with depth 0 in a list, and every ready-now start also in a list of its class. */
+typedef struct {
+	guint32 n;               /* ready nodes in all */
+	GTree *dnow[LH_CLASS_N];  /* ready-now dones by class, key node+1, by (depth, node) */
+	GArray *dheap[LH_CLASS_N]; /* dones not ready yet, min-heap by ready time (lazy) */
+	GArray *fd;              /* force-delayed */
+	GArray *heap;            /* of guint32, min ready_time then node */
+	GTree *deep;             /* ready now: kernels, starts with depth > 0; key node+1 */
+	GArray *zero;            /* ready now: starts with async depth 0 */
+	GArray *starts[LH_CLASS_N]; /* ready now: starts by class */
+	double early_t;          /* ready time of nodes moved in before it came, or -1 */
+	GArray *later;           /* min-heap of dones and fd nodes by ready time (lazy) */
+	guint8 *where;           /* per node: 0 none, 1 done, 2 fd, 3 heap, 4 now */
+	guint32 *slot;           /* position in dones/fd/zero list */
+	guint32 *sslot;          /* position in starts[c] */
+	const Lhs *s;
+} Ready;
+
+enum { W_NONE, W_DONE, W_FD, W_HEAP, W_NOW, W_DNOW };
+
+static int deep_cmp(gconstpointer pa, gconstpointer pb, gpointer data)
+{
+	const Lhs *s = data;
+	guint32 a = GPOINTER_TO_UINT(pa) - 1, b = GPOINTER_TO_UINT(pb) - 1;
+	if (s->async_depth[a] != s->async_depth[b])
+		return s->async_depth[a] > s->async_depth[b] ? -1 : 1; /* deepest first */
+	return (a > b) - (a < b);
+}
+
+static void list_add(GArray *l, guint32 *slot, guint32 v)
+{
+	slot[v] = l->len;
+	g_array_append_val(l, v);
+}
+
+static void list_del(GArray *l, guint32 *slot, guint32 v)
+{
+	guint32 k = slot[v], last = g_array_index(l, guint32, l->len - 1);
+	g_array_index(l, guint32, k) = last;
+	slot[last] = k;
+	g_array_set_size(l, l->len - 1);
+}
+
+static gboolean heap_less(const Lhs *s, guint32 a, guint32 b)
+{
+	if (s->ready_time[a] != s->ready_time[b])
+		return s->ready_time[a] < s->ready_time[b];
+	return a < b;
+}
+
+static void heap_push(GArray *h, const Lhs *s, guint32 v)
+{
+	g_array_append_val(h, v);
+	guint32 *d = (guint32 *)h->data;
+	for (guint32 k = h->len - 1; k > 0;) {
+		guint32 up = (k - 1) / 2;
+		if (!heap_less(s, d[k], d[up]))
+			break;
+		guint32 t = d[k];
+		d[k] = d[up];
+		d[up] = t;
+		k = up;
+	}
+}
+
+static guint32 heap_pop(GArray *h, const Lhs *s)
+{
+	guint32 *d = (guint32 *)h->data, top = d[0], n = h->len - 1;
+	d[0] = d[n];
+	g_array_set_size(h, n);
+	for (guint32 k = 0;;) {
+		guint32 l = 2 * k + 1, r = l + 1, m = k;
+		if (l < n && heap_less(s, d[l], d[m]))
+			m = l;
+		if (r < n && heap_less(s, d[r], d[m]))
+			m = r;
+		if (m == k)
+			break;
+		guint32 t = d[k];
+		d[k] = d[m];
+		d[m] = t;
+		k = m;
+	}
+	return top;
+}
+
+static void ready_init(Ready *r, const Lhs *s)
+{
+	memset(r, 0, sizeof *r);
+	r->s = s;
+	for (guint c = 0; c < LH_CLASS_N; c++) {
+		r->dnow[c] = g_tree_new_full(deep_cmp, (gpointer)s, NULL, NULL);
+		r->dheap[c] = g_array_new(FALSE, FALSE, sizeof(guint32));
+		r->starts[c] = g_array_new(FALSE, FALSE, sizeof(guint32));
+	}
+	r->fd = g_array_new(FALSE, FALSE, sizeof(guint32));
+	r->heap = g_array_new(FALSE, FALSE, sizeof(guint32));
+	r->later = g_array_new(FALSE, FALSE, sizeof(guint32));
+	r->zero = g_array_new(FALSE, FALSE, sizeof(guint32));
+	r->deep = g_tree_new_full(deep_cmp, (gpointer)s, NULL, NULL);
+	r->where = g_new0(guint8, s->n_nodes);
+	r->slot = g_new0(guint32, s->n_nodes);
+	r->sslot = g_new0(guint32, s->n_nodes);
+}
+
+static void ready_clear(Ready *r)
+{
+	for (guint c = 0; c < LH_CLASS_N; c++) {
+		g_tree_destroy(r->dnow[c]);
+		g_array_free(r->dheap[c], TRUE);
+		g_array_free(r->starts[c], TRUE);
+	}
+	g_array_free(r->fd, TRUE);
+	g_array_free(r->heap, TRUE);
+	g_array_free(r->later, TRUE);
+	g_array_free(r->zero, TRUE);
+	g_tree_destroy(r->deep);
+	g_free(r->where);
+	g_free(r->slot);
+	g_free(r->sslot);
+}
+
+static void now_add(Ready *r, const Lhs *s, guint32 v)
+{
+	r->where[v] = W_NOW;
+	if (s->node_type[v] == NODE_START) {
+		list_add(r->starts[s->node_class[v]], r->sslot, v);
+		if (s->async_depth[v] == 0) {
+			list_add(r->zero, r->slot, v);
+			return;
+		}
+	}
+	g_tree_insert(r->deep, GUINT_TO_POINTER(v + 1), GUINT_TO_POINTER(1));
+}
+
+static void ready_add(Ready *r, Lhs *s, guint32 v)
+{
+	r->n++;
+	if (s->node_type[v] == NODE_DONE) {
+		s->waiting_dones[s->node_class[v]]++;
+		if (s->ready_time[v] > s->now) {
+			r->where[v] = W_DONE;
+			heap_push(r->dheap[s->node_class[v]], s, v);
+			heap_push(r->later, s, v);
+		} else {
+			r->where[v] = W_DNOW;
+			g_tree_insert(r->dnow[s->node_class[v]], GUINT_TO_POINTER(v + 1),
+				      GUINT_TO_POINTER(1));
+		}
+	} else if (s->force_delay[v]) {
+		r->where[v] = W_FD;
+		list_add(r->fd, r->slot, v);
+		if (s->ready_time[v] > s->now)
+			heap_push(r->later, s, v);
+	} else if (s->ready_time[v] <= s->now) {
+		now_add(r, s, v);
+	} else {
+		r->where[v] = W_HEAP;
+		heap_push(r->heap, s, v);
+	}
+}
+
+static void heap_clean(Ready *r, const Lhs *s)
+{
+	while (r->heap->len && r->where[g_array_index(r->heap, guint32, 0)] != W_HEAP)
+		heap_pop(r->heap, s);
+}
+
+/* Moves nodes whose ready time has come from the heap to the ready-now structures. When no
+ * done can run and nothing is ready now, the nodes that become ready first all tie on
+ * kLessStall, so they join the ready-now structures too: whichever is picked, now then
+ * reaches their ready time, so they are all ready now again at the next step. */
+static void dheap_clean(Ready *r, const Lhs *s, guint c)
+{
+	GArray *h = r->dheap[c];
+	while (h->len && r->where[g_array_index(h, guint32, 0)] != W_DONE)
+		heap_pop(h, s);
+}
+
+static void dnow_add(Ready *r, const Lhs *s, guint c)
+{
+	guint32 v = heap_pop(r->dheap[c], s);
+	r->where[v] = W_DNOW;
+	g_tree_insert(r->dnow[c], GUINT_TO_POINTER(v + 1), GUINT_TO_POINTER(1));
+	dheap_clean(r, s, c);
+}
+
+static gboolean class_free(const Lhs *s, guint c)
+{
+	return s->in_flight[c] < s->limit[c];
+}
+
+static void ready_advance(Ready *r, const Lhs *s)
+{
+	r->early_t = -1;
+	/* Dones: those whose time has come; then, if no done with a free slot is ready now,
+	 * the free-slot dones that become ready first (they tie on kLessStall and win
+	 * kScheduleDone over everything else). */
+	gboolean done_now = FALSE, done_later = FALSE;
+	double dt = G_MAXDOUBLE;
+	for (guint c = 0; c < LH_CLASS_N; c++) {
+		dheap_clean(r, s, c);
+		while (r->dheap[c]->len &&
+		       s->ready_time[g_array_index(r->dheap[c], guint32, 0)] <= s->now)
+			dnow_add(r, s, c);
+		if (!class_free(s, c))
+			continue;
+		if (g_tree_nnodes(r->dnow[c]) > 0)
+			done_now = TRUE;
+		if (r->dheap[c]->len) {
+			done_later = TRUE;
+			dt = MIN(dt, s->ready_time[g_array_index(r->dheap[c], guint32, 0)]);
+		}
+	}
+	if (!done_now && done_later) {
+		for (guint c = 0; c < LH_CLASS_N; c++)
+			while (class_free(s, c) && r->dheap[c]->len &&
+			       s->ready_time[g_array_index(r->dheap[c], guint32, 0)] == dt)
+				dnow_add(r, s, c);
+		r->early_t = dt;
+	}
+	heap_clean(r, s);
+	while (r->heap->len && s->ready_time[g_array_index(r->heap, guint32, 0)] <= s->now) {
+		now_add(r, s, heap_pop(r->heap, s));
+		heap_clean(r, s);
+	}
+	if (!r->heap->len || g_tree_nnodes(r->deep) > 0 || r->zero->len > 0)
+		return;
+	if (done_now || done_later)
+		return;
+	double t = s->ready_time[g_array_index(r->heap, guint32, 0)];
+	r->early_t = t;
+	while (r->heap->len && s->ready_time[g_array_index(r->heap, guint32, 0)] == t) {
+		now_add(r, s, heap_pop(r->heap, s));
+		heap_clean(r, s);
+	}
+}
+
+static void ready_remove(Ready *r, Lhs *s, guint32 v)
+{
+	r->n--;
+	switch (r->where[v]) {
+	case W_DONE: /* lazy, like W_HEAP */
+		s->waiting_dones[s->node_class[v]]--;
+		break;
+	case W_DNOW:
+		s->waiting_dones[s->node_class[v]]--;
+		g_tree_remove(r->dnow[s->node_class[v]], GUINT_TO_POINTER(v + 1));
+		break;
+	case W_FD:
+		list_del(r->fd, r->slot, v);
+		break;
+	case W_HEAP:
+		/* Lazy deletion: the entry stays in the heap, dead (where != W_HEAP), and is
+		 * dropped when it reaches the top. Only the reference scan picks from the heap. */
+		break;
+	case W_NOW:
+		if (s->node_type[v] == NODE_START) {
+			list_del(r->starts[s->node_class[v]], r->sslot, v);
+			if (s->async_depth[v] == 0) {
+				list_del(r->zero, r->slot, v);
+				break;
+			}
+		}
+		g_tree_remove(r->deep, GUINT_TO_POINTER(v + 1));
+		break;
+	}
+	r->where[v] = W_NONE;
+}
+
+/* kAvoidWaste's "next ready": the earliest ready time above now among ready nodes. */
+static double ready_next_time(Ready *r, const Lhs *s)
+{
+	double t = -1;
+	if (r->heap->len) /* heap_clean()ed by ready_advance */
+		t = s->ready_time[g_array_index(r->heap, guint32, 0)];
+	if (r->early_t > s->now) /* nodes in the ready-now structures ahead of time */
+		t = r->early_t;
+	/* Dones and force-delayed nodes: drop entries picked already or ready by now. */
+	while (r->later->len) {
+		guint32 v = g_array_index(r->later, guint32, 0);
+		if ((r->where[v] == W_DONE || r->where[v] == W_FD) && s->ready_time[v] > s->now)
+			break;
+		heap_pop(r->later, s);
+	}
+	if (r->later->len) {
+		double rt = s->ready_time[g_array_index(r->later, guint32, 0)];
+		if (t < 0 || rt < t)
+			t = rt;
+	}
+	return t;
+}
+
+static int u32_cmp(gconstpointer a, gconstpointer b)
+{
+	guint32 x = *(const guint32 *)a, y = *(const guint32 *)b;
+	return (x > y) - (x < y);
+}
+
+static gboolean collect_tree(gpointer key, gpointer value, gpointer data)
+{
+	(void)value;
+	g_array_append_val((GArray *)data, *(guint32[]){GPOINTER_TO_UINT(key) - 1});
+	return FALSE;
+}
+
+/* Every ready node a rule could pick (the reference scan), ascending. */
+static void ready_all(const Ready *r, const Lhs *s, GArray *out)
+{
+	g_array_set_size(out, 0);
+	for (guint c = 0; c < LH_CLASS_N; c++) {
+		g_tree_foreach(r->dnow[c], collect_tree, out);
+		for (guint32 k = 0; k < r->dheap[c]->len; k++)
+			if (r->where[g_array_index(r->dheap[c], guint32, k)] == W_DONE)
+				g_array_append_val(out, g_array_index(r->dheap[c], guint32, k));
+	}
+	g_array_append_vals(out, r->fd->data, r->fd->len);
+	for (guint32 k = 0; k < r->heap->len; k++)
+		if (r->where[g_array_index(r->heap, guint32, k)] == W_HEAP)
+			g_array_append_val(out, g_array_index(r->heap, guint32, k));
+	g_array_append_vals(out, r->zero->data, r->zero->len);
+	g_tree_foreach(r->deep, collect_tree, out);
+	g_array_sort(out, u32_cmp);
+	(void)s;
+}
+
+/* The nodes that tie on the plain leading keys (see above), ascending. Returns the rule that
+ * set them apart from the other ready nodes (the reason --explain shows when one is left). */
+static const char *ready_candidates(const Ready *r, const Lhs *s, GArray *out)
+{
+	const char *rule = "kScheduleDone";
+	g_array_set_size(out, 0);
+	/* kScheduleDone: dones with a free slot, all ready now (ready_advance); kLessStall ties;
+	 * kAsyncDepth: the deepest. */
+	double best = -1;
+	for (guint c = 0; c < LH_CLASS_N; c++)
+		if (class_free(s, c) && g_tree_nnodes(r->dnow[c]) > 0) {
+			guint32 v = GPOINTER_TO_UINT(g_tree_node_key(g_tree_node_first(r->dnow[c]))) - 1;
+			best = MAX(best, s->async_depth[v]);
+		}
+	for (guint c = 0; c < LH_CLASS_N && best >= 0; c++) {
+		if (!class_free(s, c))
+			continue;
+		for (GTreeNode *nd = g_tree_node_first(r->dnow[c]); nd; nd = g_tree_node_next(nd)) {
+			guint32 v = GPOINTER_TO_UINT(g_tree_node_key(nd)) - 1;
+			if (s->async_depth[v] != best)
+				break;
+			g_array_append_val(out, v);
+		}
+	}
+	if (!out->len) {
+		gboolean any_now = g_tree_nnodes(r->deep) > 0 || r->zero->len > 0;
+		if (any_now) {
+			/* kLessStall ties at 0; kFreeBackedupResource: starts of a backed-up
+			 * class (they also pass kStartAtZeroDepth). */
+			rule = r->heap->len ? "kLessStall" : "kFreeBackedupResource";
+			for (guint c = 0; c < LH_CLASS_N; c++)
+				if (s->in_flight[c] >= s->limit[c] && s->waiting_dones[c] > 0)
+					g_array_append_vals(out, r->starts[c]->data,
+							    r->starts[c]->len);
+			if (!out->len && g_tree_nnodes(r->deep) > 0) {
+				/* kAsyncDepth: the deepest kernels and starts. */
+				rule = r->zero->len ? "kStartAtZeroDepth" : "kAsyncDepth";
+				GTreeNode *nd = g_tree_node_first(r->deep);
+				guint32 top = GPOINTER_TO_UINT(g_tree_node_key(nd)) - 1;
+				for (; nd; nd = g_tree_node_next(nd)) {
+					guint32 v = GPOINTER_TO_UINT(g_tree_node_key(nd)) - 1;
+					if (s->async_depth[v] != s->async_depth[top])
+						break;
+					g_array_append_val(out, v);
+				}
+				return rule; /* the tree gives them in ascending order */
+			}
+			if (!out->len) /* only starts of depth 0 are ready now */
+				g_array_append_vals(out, r->zero->data, r->zero->len);
+		}
+	}
+	if (!out->len) { /* kForceDelay: force-delayed nodes last */
+		g_array_append_vals(out, r->fd->data, r->fd->len);
+		rule = "kForceDelay";
+	}
+	g_array_sort(out, u32_cmp);
+	return rule;
+}
+
+/* Compares the candidates in order with XLA's rules; returns the winner. */
+static guint32 pick(const Lhs *s, const GArray *cand, const char **why)
+{
+	gboolean have = FALSE;
+	Cand best = {0};
+	for (guint32 k = 0; k < cand->len; k++) {
+		guint32 v = g_array_index(cand, guint32, k);
+		/* The overlap limit: a done needs a free slot of its class. */
+		if (s->node_type[v] == NODE_DONE && s->in_flight[s->node_class[v]] >= s->limit[s->node_class[v]])
+			continue;
+		Cand c = {.node = v};
+		if (s->mem_active)
+			memory_change(s, v, &c.mem_inc, &c.mem_peak);
+		if (!have) {
+			best = c;
+			have = TRUE;
+			continue;
+		}
+		const char *r;
+		if (!prefer(s, &best, &c, &r))
+			best = c;
+		*why = r;
+	}
+	g_assert(have); /* the starts of in-flight ops are always ready */
+	return best.node;
+}
+
 static const char *node_type_name(guint8 t)
 {
 	return t == NODE_START ? "start" : t == NODE_DONE ? "done" : "run";
@@ -458,16 +886,19 @@ static LhPlan *lhs_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GEr
 		else if (op->out_space == LH_SPACE_DEVICE)
 			s.buf_bytes[i] = (double)op->out_bytes;
 	}
+	for (guint32 v = 0; v < m; v++) {
+		double use = 0;
+		FOR_EACH_USED_BUFFER(&s, v, b, use += s.buf_bytes[b]);
+		s.max_use = MAX(s.max_use, use);
+	}
 	s.outdeg = g_new(guint32, m);
 	s.ready_time = g_new0(double, m);
-	GArray *ready = g_array_new(FALSE, FALSE, sizeof(guint32));
+	Ready r;
+	ready_init(&r, &s);
 	for (guint32 v = 0; v < m; v++) {
 		s.outdeg[v] = s.succ_at[v + 1] - s.succ_at[v];
-		if (s.outdeg[v] == 0) {
-			g_array_append_val(ready, v);
-			if (s.node_type[v] == NODE_DONE)
-				s.waiting_dones[s.node_class[v]]++;
-		}
+		if (s.outdeg[v] == 0)
+			ready_add(&r, &s, v);
 	}
 	lh_params_explain(p, "lhs: %u ops -> %u nodes; estimator %s; limits: collective %u, p2p %u, "
 			     "async-compute %u, memcpy %s; memory limit %.3f GiB; scheduling "
@@ -476,51 +907,34 @@ static LhPlan *lhs_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GEr
 			  s.limit[LH_CLASS_P2P], s.limit[LH_CLASS_ASYNC_COMPUTE],
 			  s.limit[LH_CLASS_MEMCPY] == G_MAXUINT32 ? "unlimited" : "limited",
 			  s.limit_bytes / 1073741824.0);
+	gboolean reference = g_getenv("LHSIM_LHS_REFERENCE") != NULL;
 	guint32 *order = g_new(guint32, m); /* reversed program order */
+	GArray *cand = g_array_new(FALSE, FALSE, sizeof(guint32));
 	for (guint32 step = 0; step < m; step++) {
-		g_assert(ready->len > 0);
+		g_assert(r.n > 0);
 		s.mem_active = s.usage > s.limit_bytes / 2;
-		s.next_ready = -1;
-		for (guint32 k = 0; k < ready->len; k++) {
-			double rt = s.ready_time[g_array_index(ready, guint32, k)];
-			if (rt > s.now && (s.next_ready < 0 || rt < s.next_ready))
-				s.next_ready = rt;
-		}
-		guint32 best_k = G_MAXUINT32;
-		Cand best = {0};
-		const char *why = "only candidate";
-		for (guint32 k = 0; k < ready->len; k++) {
-			guint32 v = g_array_index(ready, guint32, k);
-			/* The overlap limit: a done needs a free slot of its class. */
-			if (s.node_type[v] == NODE_DONE &&
-			    s.in_flight[s.node_class[v]] >= s.limit[s.node_class[v]])
-				continue;
-			Cand c = {.node = v};
-			if (s.mem_active)
-				memory_change(&s, v, &c.mem_inc, &c.mem_peak);
-			if (best_k == G_MAXUINT32) {
-				best_k = k;
-				best = c;
-				continue;
-			}
-			const char *r;
-			if (!prefer(&s, &best, &c, &r)) {
-				best_k = k;
-				best = c;
-			}
-			why = r;
-		}
-		g_assert(best_k != G_MAXUINT32); /* the starts of in-flight ops are always ready */
-		guint32 v = best.node;
-		g_array_index(ready, guint32, best_k) = g_array_index(ready, guint32, ready->len - 1);
-		g_array_set_size(ready, ready->len - 1);
+		ready_advance(&r, &s);
+		s.next_ready = ready_next_time(&r, &s);
+		const char *why = r.n == 1 ? "only candidate" : "kScheduleDone";
+		/* Under memory pressure the memory rules come first; they cannot set nodes apart
+		 * while even the largest use of any node fits under the limit (every node passes
+		 * kMemoryPeakOverLimit, and kDecreaseMemoryOverLimit needs usage at the limit),
+		 * so the plain keys still prune. Otherwise every ready node is compared. */
+		gboolean mem_rules = s.mem_active && s.usage + s.max_use > s.limit_bytes;
+		if (mem_rules || reference)
+			ready_all(&r, &s, cand);
+		else
+			why = ready_candidates(&r, &s, cand);
+		if (r.n == 1)
+			why = "only candidate";
+		guint32 v = pick(&s, cand, &why);
+		ready_remove(&r, &s, v);
 		double t = MAX(s.now, s.ready_time[v]);
 		s.ready_time[v] = t;
 		s.now = t + s.cost[v];
-		if (s.node_type[v] == NODE_DONE) {
-			s.waiting_dones[s.node_class[v]]--;
+		if (s.node_type[v] == NODE_DONE)
 			s.in_flight[s.node_class[v]]++;
-		} else if (s.node_type[v] == NODE_START)
+		else if (s.node_type[v] == NODE_START)
 			s.in_flight[s.node_class[v]]--;
 		memory_schedule(&s, v);
 		order[step] = v;
@@ -540,12 +954,11 @@ static LhPlan *lhs_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GEr
 					rt = et;
 			}
 			s.ready_time[u] = rt;
-			g_array_append_val(ready, u);
-			if (s.node_type[u] == NODE_DONE)
-				s.waiting_dones[s.node_class[u]]++;
+			ready_add(&r, &s, u);
 		}
 	}
-	g_array_free(ready, TRUE);
+	g_array_free(cand, TRUE);
+	ready_clear(&r);
 
 	/* Emit in program order. */
 	LhPlan *plan = lh_plan_new();
