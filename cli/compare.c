@@ -84,9 +84,11 @@ int cli_compare(int argc, char **argv)
 		gboolean any = FALSE;
 		for (guint i = 0; i < n; i++)
 			any = any || has_param(ent[i].s, *q);
-		if (!any)
+		if (!any) {
+			g_autofree char *name = g_strndup(*q, strcspn(*q, "="));
 			rc = cli_usage("compare", "no listed scheduler has parameter '%s' (see 'lhsim list')",
-				       *q);
+				       name);
+		}
 	}
 	g_autoptr(LhGraph) g = rc ? NULL : cli_load_graph(argc > 1 ? argv[1] : NULL, &e);
 	if (!rc && !g)
