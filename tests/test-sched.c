@@ -205,6 +205,43 @@ Test(lhs, xla_estimator_and_explain_reasons)
 	free(buf);
 }
 
+/* The soft memory limit. Program order P0 P1 C0 C1 end, where Ci reads Pi's 100 MB output
+ * (1 MB = 10^6 B). Bottom-up from end, C1 makes P1's buffer live (100 MB). Then C0 or P1:
+ * - no pressure (limit 1 GiB: 100 MB is under half of it): kOriginalOrder takes C0 (later in
+ *   program order), so both buffers are live: program P0 P1 C0 C1, peak 200 MB;
+ * - memory-limit=0.15 GiB (161 MB): usage 100 MB is over half the limit, and C0 would bring
+ *   it to 200 MB > 161 MB, so kMemoryPeakOverLimit takes P1: program P0 C0 P1 C1, peak
+ *   100 MB. */
+Test(lhs, soft_memory_limit)
+{
+	g_autoptr(LhGraph) g = lh_graph_new("mem");
+	guint32 p0 = t_kernel(g, "P0", 1000, 1), p1 = t_kernel(g, "P1", 1000, 1);
+	guint32 c0 = t_kernel(g, "C0", 1000, 1), c1 = t_kernel(g, "C1", 1000, 1);
+	guint32 end = t_kernel(g, "end", 1000, 1);
+	lh_graph_op_mut(g, p0)->out_bytes = 100000000;
+	lh_graph_op_mut(g, p1)->out_bytes = 100000000;
+	t_dep(g, c0, p0);
+	t_dep(g, c1, p1);
+	t_dep(g, end, c0);
+	t_dep(g, end, c1);
+	t_finish(g);
+	g_autoptr(LhHw) hw = t_hw(LH_SHARING_FAIR);
+	const char *none[] = {NULL};
+	g_autoptr(LhPlan) a = plan_with("lhs", g, hw, none, NULL);
+	g_autoptr(LhTrace) ta = t_sim(g, hw, a);
+	cr_assert_eq(ta->peak_device, 200000000);
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	const char *lim[] = {"memory-limit=0.15", NULL};
+	g_autoptr(LhPlan) b = plan_with("lhs", g, hw, lim, f);
+	fclose(f);
+	g_autoptr(LhTrace) tb = t_sim(g, hw, b);
+	cr_assert_eq(tb->peak_device, 100000000);
+	cr_assert(strstr(buf, "run kernel 'P1' (kMemoryPeakOverLimit)"), "%s", buf);
+	free(buf);
+}
+
 /* ---- iree ---- */
 
 /* Parses "iree: region R wave W: a b c" lines into "W:a b c;" strings. */
