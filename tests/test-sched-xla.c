@@ -343,3 +343,30 @@ Test(xla, schedule_pipelined_send_recvs_late)
 	}
 	sched_clear(&s);
 }
+
+/* L HostOffloadComputationsWithoutSchedule: an async computation on the host thread
+ * (async_execution_thread="host", HostExecute) must schedule. lhsim has no host execution
+ * engine: the importer makes the host computation a kernel, so only scheduling and
+ * validation are checked here. */
+Test(xla, host_offload_computations_without_schedule)
+{
+	Sched s = {0};
+	const char *kv[] = {"estimator=xla", NULL};
+	sched_import(&s, "HostOffloadComputationsWithoutSchedule", kv);
+	cr_assert_gt(lh_plan_n_cmds(s.plan), 0);
+	sched_clear(&s);
+}
+
+/* L ScheduleLoopPeeledSendDoneBeforeWhile expects the peeled send-done before the while.
+ * Not checked: the while's trip count is unknown, so the importer imports its body once and
+ * the while itself disappears, and send-done's control-predecessor (recv-done) is not kept on
+ * the merged send op; XLA's expectation is about the while instruction's position, which
+ * this graph no longer has. The module must still schedule. */
+Test(xla, schedule_loop_peeled_send_done_before_while_schedules)
+{
+	Sched s = {0};
+	const char *kv[] = {"estimator=xla", "collective-limit=2", NULL};
+	sched_import(&s, "ScheduleLoopPeeledSendDoneBeforeWhile", kv);
+	cr_assert_gt(lh_plan_n_cmds(s.plan), 0);
+	sched_clear(&s);
+}
