@@ -45,9 +45,14 @@ static gboolean parse_opts(const char *wl, const GenOpt *spec, const char *const
 				    "%s: option '%s' needs a number (%s=VALUE)", wl, key, key);
 			return FALSE;
 		}
+		if (v != floor(v)) { /* every option counts something */
+			g_set_error(error, LH_GEN_ERROR, LH_GEN_ERROR_OPTION,
+				    "%s: option '%s' needs a whole number, got %s", wl, key, eq + 1);
+			return FALSE;
+		}
 		if (v < spec[i].min || v > spec[i].max) {
 			g_set_error(error, LH_GEN_ERROR, LH_GEN_ERROR_OPTION,
-				    "%s: option '%s' = %g is out of range [%g, %g]", wl, key, v,
+				    "%s: option '%s' = %.15g is out of range [%.15g, %.15g]", wl, key, v,
 				    spec[i].min, spec[i].max);
 			return FALSE;
 		}
@@ -60,7 +65,7 @@ static char *opts_help(const GenOpt *spec)
 {
 	GString *s = g_string_new(NULL);
 	for (const GenOpt *o = spec; o->name; o++)
-		g_string_append_printf(s, "  %-14s %s (default %g, %g..%g)\n", o->name, o->help,
+		g_string_append_printf(s, "  %-14s %s (default %.15g, %.15g..%.15g)\n", o->name, o->help,
 				       o->deflt, o->min, o->max);
 	return g_string_free(s, FALSE);
 }

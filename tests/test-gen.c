@@ -185,6 +185,10 @@ Test(gen, options_are_checked)
 	cr_assert_null(lh_gen_workload("moe-offload", range, &e));
 	cr_assert(strstr(e->message, "out of range"), "%s", e->message);
 	g_clear_error(&e);
+	const char *const frac[] = {"layers=2.5", NULL};
+	cr_assert_null(lh_gen_workload("moe-offload", frac, &e));
+	cr_assert(strstr(e->message, "whole number"), "%s", e->message);
+	g_clear_error(&e);
 	cr_assert_null(lh_gen_workload("nope", NULL, &e));
 	cr_assert(strstr(e->message, "transformer") && strstr(e->message, "pipeline"), "%s",
 		  e->message);
