@@ -115,6 +115,7 @@ typedef struct {
 	/* memory */
 	guint32 *consumers;   /* per op: consumers not finished */
 	gint64 dev, host_mem;
+	gboolean mem_changed; /* device or host bytes changed at this instant */
 	gint64 cap_bytes;
 	gboolean over;
 	gboolean strict;
@@ -146,6 +147,7 @@ static void mem_point(Sim *x)
 static void mem_alloc(Sim *x, guint32 op)
 {
 	const LhOp *o = &x->ops[op];
+	x->mem_changed |= o->out_bytes != 0;
 	if (o->out_space == LH_SPACE_HOST) {
 		x->host_mem += (gint64)o->out_bytes;
 		if (x->host_mem > x->tr->peak_host)
@@ -175,6 +177,7 @@ static void mem_alloc(Sim *x, guint32 op)
 static void mem_free(Sim *x, guint32 op)
 {
 	const LhOp *o = &x->ops[op];
+	x->mem_changed |= o->out_bytes != 0;
 	if (o->out_space == LH_SPACE_HOST)
 		x->host_mem -= (gint64)o->out_bytes;
 	else
@@ -341,6 +344,8 @@ static void start_act(Sim *x, guint32 c, LhEngine eng, guint8 idx)
 static gboolean admit(Sim *x)
 {
 	gboolean any = FALSE;
+	if (!x->sm_line.len && !x->h2d_line.len && !x->d2h_line.len)
+		return FALSE;
 	while (x->sm_line.len && x->resident < x->hw->max_resident_kernels) {
 		guint32 c = fifo_pop(&x->sm_line);
 		const LhOp *o = &x->ops[(guint32)x->cmds[c].arg];
@@ -766,14 +771,19 @@ LhTrace *lh_simulate(const LhGraph *g, const LhHw *hw, const LhPlan *plan,
 		if (x.t == x.next_eta)
 			process_due(&x);
 		gboolean changed;
+		/* Issues and dispatches feed each other (a dispatched signal can release a host
+		 * sync); admissions start ops and feed neither, so they come once, after. */
 		do {
 			changed = host_issue(&x);
 			changed |= dispatch(&x);
-			changed |= admit(&x);
-		} while (changed && !x.failed);
+		} while (changed && !x.failed && x.host_next == NEVER && x.h < x.n_cmds);
+		admit(&x);
 		if (x.dirty)
 			recompute_rates(&x);
-		mem_point(&x);
+		if (x.mem_changed) {
+			mem_point(&x);
+			x.mem_changed = FALSE;
+		}
 		/* Only ends and phase changes move etas, and they set dirty: between them the
 		 * cached earliest eta stands (steps that only issue host commands are O(1)). */
 		gint64 next = MIN(x.host_next, x.next_eta);
