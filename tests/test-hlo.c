@@ -491,6 +491,8 @@ static Bad bad_inputs[] = {
 	{"HloModule m\nENTRY e {\n  a = f32[2] add(b, b)\n  b = f32[2] add(a, a)\n}\n", "4:3", "depends on itself"},
 	{"HloModule m\nc {\n  p = f32[] parameter(0)\n  ROOT r = f32[] call(p), to_apply=c\n}\nENTRY e {\n  a = f32[] parameter(0)\n  ROOT b = f32[] call(a), to_apply=c\n}\n", "2:1", "calls itself"},
 	{"HloModule m\nENTRY e {\n  a = f32[2] parameter(0) /* open\n}\n", "3:27", "unterminated comment"},
+	/* Found by fuzzing: an absurd dimension overflowed the byte count (UBSan). */
+	{"e {\n  a = u4[1066666666666666666666666623,4096]{1,0:E(4)} parameter(0)\n}\n", "2:7", "more than 1e18"},
 };
 
 ParameterizedTestParameters(hlo, bad_input_names_file_line_col)
