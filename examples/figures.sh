@@ -12,6 +12,8 @@ $L sweep --sched lhs -p async-compute-limit=1:8 -o "$img/async-sweep.png"
 for n in 2 4; do
 	$L run --sched lhs -p async-compute-limit=$n -o "$img/lhs-limit$n.png" > /dev/null
 done
+echo '### the same, with lhs issuing offloads early (XLA delayMoveToHost)'
+$L sweep --sched lhs -p async-compute-limit=1:6 -p delay-offload-start=true
 echo '### the same, every layer an XLA scan iteration (scan=1)'
 $L gen moe-offload scan=1 -o /tmp/lhsim-moe-scan.json > /dev/null
 $L sweep /tmp/lhsim-moe-scan.json --sched lhs -p async-compute-limit=1:6
