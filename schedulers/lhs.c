@@ -143,6 +143,11 @@ typedef struct {
 	double max_use;      /* most bytes any node's used buffers hold (a bound on its peak) */
 	gboolean mem_active; /* usage > limit / 2 at this step */
 	double next_ready;   /* earliest ready time above now among ready nodes, or -1 */
+	/* The memory index (see "Memory pressure" below), kept when mem_index is set. */
+	gboolean mem_index;
+	double *mem_inc;         /* per ready node: memory_change()'s net change */
+	double *mem_peak;        /* per ready node: memory_change()'s peak change */
+	guint32 *user_at, *user; /* per op, CSR: the nodes that use its buffer */
 } Lhs;
 
 typedef struct {
@@ -291,6 +296,38 @@ static void build_graph(Lhs *s, const LhHw *hw, gboolean xla)
 	}
 }
 
+/* The nodes that use each op's buffer (FOR_EACH_USED_BUFFER the other way round): the first
+ * node (a kernel or a start) of each op that reads it, and the done of an async op. */
+static void build_users(Lhs *s)
+{
+	guint32 n = s->n_ops;
+	s->user_at = g_new0(guint32, n + 1);
+	for (guint32 i = 0; i < n; i++) {
+		if (s->first[i] == G_MAXUINT32)
+			continue;
+		guint32 nd;
+		const guint32 *d = lh_graph_deps(s->g, i, &nd);
+		for (guint32 k = 0; k < nd; k++)
+			s->user_at[d[k] + 1]++;
+		if (s->first[i] != s->last[i])
+			s->user_at[i + 1]++;
+	}
+	for (guint32 i = 0; i < n; i++)
+		s->user_at[i + 1] += s->user_at[i];
+	s->user = g_new(guint32, s->user_at[n] ? s->user_at[n] : 1);
+	g_autofree guint32 *at = g_memdup2(s->user_at, sizeof(guint32) * (n + 1));
+	for (guint32 i = 0; i < n; i++) {
+		if (s->first[i] == G_MAXUINT32)
+			continue;
+		guint32 nd;
+		const guint32 *d = lh_graph_deps(s->g, i, &nd);
+		for (guint32 k = 0; k < nd; k++)
+			s->user[at[d[k]]++] = s->first[i];
+		if (s->first[i] != s->last[i])
+			s->user[at[i]++] = s->last[i];
+	}
+}
+
 static void lhs_free(Lhs *s)
 {
 	g_free(s->node_op);
@@ -313,6 +350,10 @@ static void lhs_free(Lhs *s)
 	g_free(s->ready_time);
 	g_free(s->buf);
 	g_free(s->buf_bytes);
+	g_free(s->mem_inc);
+	g_free(s->mem_peak);
+	g_free(s->user_at);
+	g_free(s->user);
 }
 
 /* The buffers a node uses: a kernel or a start uses its op's operands; a done uses the
@@ -346,22 +387,6 @@ static void memory_change(const Lhs *s, guint32 v, double *inc, double *peak)
 		freed = s->buf_bytes[op];
 	*inc = add - freed;
 	*peak = add;
-}
-
-static void memory_schedule(Lhs *s, guint32 v)
-{
-	FOR_EACH_USED_BUFFER(s, v, b, {
-		if (s->buf[b] == 0) {
-			s->buf[b] = 1;
-			s->usage += s->buf_bytes[b];
-		}
-	});
-	guint32 op = s->node_op[v];
-	if (s->node_type[v] != NODE_DONE) {
-		if (s->buf[op] == 1)
-			s->usage -= s->buf_bytes[op];
-		s->buf[op] = 2;
-	}
 }
 
 static gboolean releases(const Lhs *s, guint32 v)
@@ -398,28 +423,49 @@ static int ready_if_scheduled(const Lhs *s, guint32 v)
 		}                                                                            \
 	} while (0)
 
+/* The leading rules, each a key of one node (a flag, or a number compared with < or >), taken
+ * in order, i.e. one lexicographic comparison of key tuples: 1 when @a is preferred, -1 when
+ * @b is, 0 when they tie on all of them (then *@reason is left alone). */
+#define LEAD(ca, cb, name)                                                                   \
+	do {                                                                                 \
+		gboolean a_ = (ca), b_ = (cb);                                               \
+		if (a_ != b_) {                                                              \
+			*reason = name;                                                      \
+			return a_ ? 1 : -1;                                                  \
+		}                                                                            \
+	} while (0)
+
+static int prefer_lead(const Lhs *s, const Cand *ca, const Cand *cb, const char **reason)
+{
+	guint32 a = ca->node, b = cb->node;
+	LEAD(!s->force_delay[a], !s->force_delay[b], "kForceDelay");
+	if (s->mem_active) {
+		if (s->usage >= s->limit_bytes)
+			LEAD(ca->mem_inc < cb->mem_inc, cb->mem_inc < ca->mem_inc,
+			     "kDecreaseMemoryOverLimit");
+		LEAD(ca->mem_peak + s->usage <= s->limit_bytes,
+		     cb->mem_peak + s->usage <= s->limit_bytes, "kMemoryPeakOverLimit");
+	}
+	LEAD(s->node_type[a] == NODE_DONE, s->node_type[b] == NODE_DONE, "kScheduleDone");
+	double ra = MAX(s->ready_time[a] - s->now, 0), rb = MAX(s->ready_time[b] - s->now, 0);
+	LEAD(ra < rb, rb < ra, "kLessStall");
+	LEAD(!(releases(s, a) && s->async_depth[a] == 0 && !constrained(s, a)),
+	     !(releases(s, b) && s->async_depth[b] == 0 && !constrained(s, b)),
+	     "kStartAtZeroDepth");
+	LEAD(releases(s, a) && constrained(s, a), releases(s, b) && constrained(s, b),
+	     "kFreeBackedupResource");
+	LEAD(s->async_depth[a] > s->async_depth[b], s->async_depth[b] > s->async_depth[a],
+	     "kAsyncDepth");
+	return 0;
+}
+
 /* TRUE when @a is preferred over @b; *@reason names the rule that decided. */
 static gboolean prefer(const Lhs *s, const Cand *ca, const Cand *cb, const char **reason)
 {
 	guint32 a = ca->node, b = cb->node;
-	RULE(!s->force_delay[a], !s->force_delay[b], "kForceDelay");
-	if (s->mem_active) {
-		if (s->usage >= s->limit_bytes)
-			RULE(ca->mem_inc < cb->mem_inc, cb->mem_inc < ca->mem_inc,
-			     "kDecreaseMemoryOverLimit");
-		RULE(ca->mem_peak + s->usage <= s->limit_bytes,
-		     cb->mem_peak + s->usage <= s->limit_bytes, "kMemoryPeakOverLimit");
-	}
-	RULE(s->node_type[a] == NODE_DONE, s->node_type[b] == NODE_DONE, "kScheduleDone");
-	double ra = MAX(s->ready_time[a] - s->now, 0), rb = MAX(s->ready_time[b] - s->now, 0);
-	RULE(ra < rb, rb < ra, "kLessStall");
-	RULE(!(releases(s, a) && s->async_depth[a] == 0 && !constrained(s, a)),
-	     !(releases(s, b) && s->async_depth[b] == 0 && !constrained(s, b)),
-	     "kStartAtZeroDepth");
-	RULE(releases(s, a) && constrained(s, a), releases(s, b) && constrained(s, b),
-	     "kFreeBackedupResource");
-	RULE(s->async_depth[a] > s->async_depth[b], s->async_depth[b] > s->async_depth[a],
-	     "kAsyncDepth");
+	int lead = prefer_lead(s, ca, cb, reason);
+	if (lead != 0)
+		return lead > 0;
 	if (s->next_ready >= 0) {
 		double da = fabs(s->next_ready - s->now - s->cost[a]);
 		double db = fabs(s->next_ready - s->now - s->cost[b]);
@@ -444,8 +490,9 @@ static gboolean prefer(const Lhs *s, const Cand *ca, const Cand *cb, const char 
  * highest). A node that loses on one of these keys never wins, and the winner of the scan is
  * the winner of the same scan over the nodes that tie on them; so only those are compared,
  * with the full rule list, in ascending node order. When memory pressure is active the memory
- * rules come first and every ready node is compared (ready_all), as it is with the test hook
- * LHSIM_LHS_REFERENCE set (tests/test-sched-props.c checks that both give the same plans).
+ * rules come first, and the memory index finds the candidates instead (see "Memory pressure"
+ * below). With the test hook LHSIM_LHS_REFERENCE set every ready node is compared (ready_all),
+ * as XLA does; tests/test-sched-props.c checks that both give the same plans.
  *
  * Structures: dones by class; force-delayed nodes; nodes not ready yet in a min-heap by ready
  * time; nodes ready now: kernels and starts with async depth > 0 in a tree by (depth, node),
@@ -461,9 +508,18 @@ typedef struct {
 	GArray *starts[LH_CLASS_N]; /* ready now: starts by class */
 	double early_t;          /* ready time of nodes moved in before it came, or -1 */
 	GArray *later;           /* min-heap of dones and fd nodes by ready time (lazy) */
+	double stale_t;          /* ready time of nodes moved in ahead of time and not picked
+	                            when now did not reach it (see ready_advance); -1 if none */
 	guint8 *where;           /* per node: 0 none, 1 done, 2 fd, 3 heap, 4 now */
 	guint32 *slot;           /* position in dones/fd/zero list */
 	guint32 *sslot;          /* position in starts[c] */
+	/* The memory index, kept when s->mem_index is set: every ready node that is not
+	 * force-delayed, by (mem_inc, deepest, node): kernels and starts in one tree, dones in
+	 * one per class; and the same nodes in a list. */
+	GTree *by_inc;
+	GTree *dones_by_inc[LH_CLASS_N];
+	GArray *plain;           /* ready, not force-delayed */
+	guint32 *pslot;          /* position in plain */
 	const Lhs *s;
 } Ready;
 
@@ -473,6 +529,17 @@ static int deep_cmp(gconstpointer pa, gconstpointer pb, gpointer data)
 {
 	const Lhs *s = data;
 	guint32 a = GPOINTER_TO_UINT(pa) - 1, b = GPOINTER_TO_UINT(pb) - 1;
+	if (s->async_depth[a] != s->async_depth[b])
+		return s->async_depth[a] > s->async_depth[b] ? -1 : 1; /* deepest first */
+	return (a > b) - (a < b);
+}
+
+static int inc_cmp(gconstpointer pa, gconstpointer pb, gpointer data)
+{
+	const Lhs *s = data;
+	guint32 a = GPOINTER_TO_UINT(pa) - 1, b = GPOINTER_TO_UINT(pb) - 1;
+	if (s->mem_inc[a] != s->mem_inc[b])
+		return s->mem_inc[a] < s->mem_inc[b] ? -1 : 1;
 	if (s->async_depth[a] != s->async_depth[b])
 		return s->async_depth[a] > s->async_depth[b] ? -1 : 1; /* deepest first */
 	return (a > b) - (a < b);
@@ -549,9 +616,17 @@ static void ready_init(Ready *r, const Lhs *s)
 	r->later = g_array_new(FALSE, FALSE, sizeof(guint32));
 	r->zero = g_array_new(FALSE, FALSE, sizeof(guint32));
 	r->deep = g_tree_new_full(deep_cmp, (gpointer)s, NULL, NULL);
+	r->stale_t = -1;
 	r->where = g_new0(guint8, s->n_nodes);
 	r->slot = g_new0(guint32, s->n_nodes);
 	r->sslot = g_new0(guint32, s->n_nodes);
+	if (s->mem_index) {
+		r->by_inc = g_tree_new_full(inc_cmp, (gpointer)s, NULL, NULL);
+		for (guint c = 0; c < LH_CLASS_N; c++)
+			r->dones_by_inc[c] = g_tree_new_full(inc_cmp, (gpointer)s, NULL, NULL);
+		r->plain = g_array_new(FALSE, FALSE, sizeof(guint32));
+		r->pslot = g_new0(guint32, s->n_nodes);
+	}
 }
 
 static void ready_clear(Ready *r)
@@ -569,6 +644,87 @@ static void ready_clear(Ready *r)
 	g_free(r->where);
 	g_free(r->slot);
 	g_free(r->sslot);
+	if (r->by_inc) {
+		g_tree_destroy(r->by_inc);
+		for (guint c = 0; c < LH_CLASS_N; c++)
+			g_tree_destroy(r->dones_by_inc[c]);
+		g_array_free(r->plain, TRUE);
+		g_free(r->pslot);
+	}
+}
+
+/* The memory index's tree of @v (not force-delayed). */
+static GTree *inc_tree(const Ready *r, const Lhs *s, guint32 v)
+{
+	return s->node_type[v] == NODE_DONE ? r->dones_by_inc[s->node_class[v]] : r->by_inc;
+}
+
+static void index_add(Ready *r, Lhs *s, guint32 v)
+{
+	memory_change(s, v, &s->mem_inc[v], &s->mem_peak[v]);
+	if (s->force_delay[v])
+		return;
+	g_tree_insert(inc_tree(r, s, v), GUINT_TO_POINTER(v + 1), GUINT_TO_POINTER(1));
+	list_add(r->plain, r->pslot, v);
+}
+
+static void index_remove(Ready *r, const Lhs *s, guint32 v)
+{
+	if (s->force_delay[v])
+		return;
+	g_tree_remove(inc_tree(r, s, v), GUINT_TO_POINTER(v + 1));
+	list_del(r->plain, r->pslot, v);
+}
+
+/* A ready node's memory change moves by (@d_inc, @d_peak) bytes. */
+static void index_move(Ready *r, Lhs *s, guint32 v, double d_inc, double d_peak)
+{
+	if (!s->force_delay[v])
+		g_tree_remove(inc_tree(r, s, v), GUINT_TO_POINTER(v + 1));
+	s->mem_inc[v] += d_inc;
+	s->mem_peak[v] += d_peak;
+	if (!s->force_delay[v])
+		g_tree_insert(inc_tree(r, s, v), GUINT_TO_POINTER(v + 1), GUINT_TO_POINTER(1));
+}
+
+/* Buffer @b leaves state 0 (not live yet) for state @to (1 live, 2 freed). memory_change()
+ * counts it for a node that uses it only in state 0, so every ready user now needs its bytes
+ * less; and the node of @b's own op that frees it (a kernel or a start) counts it as freed
+ * only in state 1. (Neither can happen in fact while that node is ready, since all users of
+ * a buffer are scheduled before its producer is ready; it is handled all the same.) */
+static void index_buffer(Ready *r, Lhs *s, guint32 b, guint8 to)
+{
+	double bytes = s->buf_bytes[b];
+	if (bytes == 0)
+		return;
+	for (guint32 k = s->user_at[b]; k < s->user_at[b + 1]; k++)
+		if (r->where[s->user[k]] != W_NONE)
+			index_move(r, s, s->user[k], -bytes, -bytes);
+	guint32 v = s->first[b];
+	if (to == 1 && v != G_MAXUINT32 && s->node_type[v] != NODE_DONE && r->where[v] != W_NONE)
+		index_move(r, s, v, -bytes, 0);
+}
+
+/* Marks the buffers @v uses live and frees its own (bottom-up, its producer is scheduled);
+ * keeps the memory index. @v has left the ready set. */
+static void memory_schedule(Ready *r, Lhs *s, guint32 v)
+{
+	FOR_EACH_USED_BUFFER(s, v, b, {
+		if (s->buf[b] == 0) {
+			s->buf[b] = 1;
+			s->usage += s->buf_bytes[b];
+			if (s->mem_index)
+				index_buffer(r, s, b, 1);
+		}
+	});
+	guint32 op = s->node_op[v];
+	if (s->node_type[v] != NODE_DONE) {
+		if (s->buf[op] == 1)
+			s->usage -= s->buf_bytes[op];
+		else if (s->buf[op] == 0 && s->mem_index)
+			index_buffer(r, s, op, 2);
+		s->buf[op] = 2;
+	}
 }
 
 static void now_add(Ready *r, const Lhs *s, guint32 v)
@@ -587,6 +743,8 @@ static void now_add(Ready *r, const Lhs *s, guint32 v)
 static void ready_add(Ready *r, Lhs *s, guint32 v)
 {
 	r->n++;
+	if (s->mem_index)
+		index_add(r, s, v);
 	if (s->node_type[v] == NODE_DONE) {
 		s->waiting_dones[s->node_class[v]]++;
 		if (s->ready_time[v] > s->now) {
@@ -643,6 +801,11 @@ static gboolean class_free(const Lhs *s, guint c)
 
 static void ready_advance(Ready *r, const Lhs *s)
 {
+	/* Nodes moved in ahead of time are picked first unless a memory rule picked another
+	 * node; then now may not have reached their ready time, and they stay (see
+	 * ready_exact). */
+	if (r->early_t > s->now)
+		r->stale_t = MAX(r->stale_t, r->early_t);
 	r->early_t = -1;
 	/* Dones: those whose time has come; then, if no done with a free slot is ready now,
 	 * the free-slot dones that become ready first (they tie on kLessStall and win
@@ -690,6 +853,8 @@ static void ready_advance(Ready *r, const Lhs *s)
 static void ready_remove(Ready *r, Lhs *s, guint32 v)
 {
 	r->n--;
+	if (s->mem_index)
+		index_remove(r, s, v);
 	switch (r->where[v]) {
 	case W_DONE: /* lazy, like W_HEAP */
 		s->waiting_dones[s->node_class[v]]--;
@@ -834,6 +999,235 @@ static const char *ready_candidates(const Ready *r, const Lhs *s, GArray *out)
 	return rule;
 }
 
+/* Memory pressure.
+ *
+ * Once usage passes half the limit and some node could take it over the limit (mem_rules in
+ * lhs_plan), XLA's memory rules come before the plain keys, and the plain candidates above
+ * may miss the winner. The reference scan then compares every ready node at every step
+ * (O(ops x ready nodes): 19 s at 10^5 ops in bench-sched). The memory index instead keeps
+ * every ready node's memory_change() up to date as buffers become live (index_buffer: only
+ * the ready users of that buffer change), the nodes that are not force-delayed ordered by
+ * (net change, deepest first), and each step feeds only a few nodes to prefer_lead.
+ *
+ * Why the winner is the same. The leading rules (prefer_lead: kForceDelay, the two memory
+ * rules, the plain keys kScheduleDone .. kAsyncDepth) are each a key of one node (a flag, or
+ * a number compared with < or >), so together they compare key tuples lexicographically.
+ * pick() scans its candidates in ascending node order keeping the best so far, and the best
+ * always holds the highest tuple seen so far (a higher tuple wins, a lower one loses, an
+ * equal one goes on to the later rules, which keep the tuple). So from the first node with
+ * the highest tuple on, only the nodes with that tuple (the set M) can replace the best, each
+ * compared with the best exactly as in a scan of M alone. Hence scanning ANY ascending set of
+ * eligible nodes that holds M picks what the scan of every ready node picks, whatever the
+ * later rules (kAvoidWaste is not a key) do. Lead below keeps, of the nodes fed to it, those
+ * with the highest tuple: M, once every node of M has been fed. The cases:
+ *   usage >= limit (mem_over_candidates): kDecreaseMemoryOverLimit is the second key, so M
+ *     lies among the eligible nodes that are not force-delayed with the least net change:
+ *     the first ones of the kernel-and-start tree and of the done trees of classes with a
+ *     free slot. If there are none, every eligible node is force-delayed, and all of those
+ *     are the candidates.
+ *   usage < limit (mem_fit_candidates): the keys are kForceDelay, kMemoryPeakOverLimit, then
+ *     the plain keys. If some node passes kMemoryPeakOverLimit, M is among the nodes that
+ *     pass; they are walked in order of their plain keys, as far as one can still tie with
+ *     the best. If none passes, all tie on it, and the plain candidates hold M.
+ *   no memory rule (usage + the largest use of any node within the limit): every node passes
+ *     kMemoryPeakOverLimit and kDecreaseMemoryOverLimit needs usage at the limit (where the
+ *     largest use is 0), so the plain candidates hold M, as without memory pressure.
+ * The stored changes are memory_change()'s exactly: buffer sizes are whole numbers and all of
+ * them together stay below 2^53 (the index is kept only then), so every sum and difference of
+ * them is exact in a double, in whatever order it is taken. pick() asserts it.
+ *
+ * ready_advance moves nodes to the ready-now structures ahead of their time when they tie on
+ * kLessStall as the best nodes; without memory rules one of them is picked and now reaches
+ * their time. A memory rule may pick another node, and then nodes that are not ready stay in
+ * the ready-now structures, which ready_candidates and mem_fit_candidates do not allow for.
+ * Until now reaches their time (ready_exact), lead_scan feeds every ready node to
+ * prefer_lead (mem_over_candidates does not use those structures). With build_graph's costs
+ * this does not happen (a released node is ready at once unless it is a start waiting out its
+ * async latency, since no other edge's latency exceeds its user's cost; and starts are moved
+ * ahead only when no other node that is not force-delayed is eligible); the guard is cheap. */
+typedef struct {
+	Cand best;   /* a node with the highest key tuple so far */
+	GArray *out; /* the nodes that tie with it */
+	gboolean have;
+	const char *why;
+} Lead;
+
+static void lead_add(Lead *l, const Lhs *s, guint32 v)
+{
+	/* The overlap limit: a done needs a free slot of its class (as in pick). */
+	if (s->node_type[v] == NODE_DONE && !class_free(s, s->node_class[v]))
+		return;
+	Cand c = {.node = v, .mem_inc = s->mem_inc[v], .mem_peak = s->mem_peak[v]};
+	int w = l->have ? prefer_lead(s, &l->best, &c, &l->why) : -1;
+	if (w > 0)
+		return;
+	if (w < 0) {
+		g_array_set_size(l->out, 0);
+		l->best = c;
+		l->have = TRUE;
+	}
+	g_array_append_val(l->out, v);
+}
+
+/* Every eligible ready node is force-delayed: all of them. */
+static const char *fd_candidates(const Ready *r, GArray *out)
+{
+	g_array_set_size(out, 0);
+	g_array_append_vals(out, r->fd->data, r->fd->len);
+	g_array_sort(out, u32_cmp);
+	return "kForceDelay";
+}
+
+/* Whether @v passes kMemoryPeakOverLimit (as prefer_lead computes it). */
+static gboolean fits(const Lhs *s, guint32 v)
+{
+	return s->mem_peak[v] + s->usage <= s->limit_bytes;
+}
+
+static gboolean ready_exact(const Ready *r, const Lhs *s)
+{
+	return r->stale_t <= s->now;
+}
+
+/* Whether no node can beat @v before kAsyncDepth, among those tied with it on
+ * kForceDelay and kDecreaseMemoryOverLimit, with usage at or over the limit: it passes
+ * kMemoryPeakOverLimit or none can (over the limit, mem_peak >= 0 fails it), it is a done
+ * (dones tie on kStartAtZeroDepth and kFreeBackedupResource, at the top of both), and it has
+ * no stall. */
+static gboolean over_top(const Lhs *s, guint32 v)
+{
+	return (s->usage > s->limit_bytes || fits(s, v)) && s->node_type[v] == NODE_DONE &&
+	       MAX(s->ready_time[v] - s->now, 0) == 0;
+}
+
+/* usage >= limit: M, ascending, from the nodes with the least net change (see "Memory
+ * pressure"). Each tree holds them deepest first; once the best so far is over_top(), a less
+ * deep done loses to it (on kAsyncDepth), and so do all kernels and starts (on kScheduleDone),
+ * so the walk stops there. */
+static const char *mem_over_candidates(const Ready *r, const Lhs *s, GArray *out)
+{
+	GTree *t[1 + LH_CLASS_N];
+	guint nt = 0;
+	t[nt++] = r->by_inc;
+	for (guint c = 0; c < LH_CLASS_N; c++)
+		if (class_free(s, c))
+			t[nt++] = r->dones_by_inc[c];
+	gboolean any = FALSE;
+	double lo = 0;
+	for (guint i = 0; i < nt; i++) {
+		GTreeNode *nd = g_tree_node_first(t[i]);
+		if (!nd)
+			continue;
+		guint32 v = GPOINTER_TO_UINT(g_tree_node_key(nd)) - 1;
+		if (!any || s->mem_inc[v] < lo)
+			lo = s->mem_inc[v];
+		any = TRUE;
+	}
+	if (!any)
+		return fd_candidates(r, out);
+	Lead l = {.out = out, .why = "kDecreaseMemoryOverLimit"};
+	g_array_set_size(out, 0);
+	for (guint i = nt; i-- > 0;) /* the done trees first */
+		for (GTreeNode *nd = g_tree_node_first(t[i]); nd; nd = g_tree_node_next(nd)) {
+			guint32 v = GPOINTER_TO_UINT(g_tree_node_key(nd)) - 1;
+			if (s->mem_inc[v] != lo)
+				break;
+			if (l.have && over_top(s, l.best.node) &&
+			    (i == 0 || s->async_depth[v] < s->async_depth[l.best.node]))
+				break;
+			lead_add(&l, s, v);
+		}
+	g_array_sort(out, u32_cmp);
+	return l.why;
+}
+
+/* M, ascending, from every ready node that is not force-delayed (or the force-delayed ones
+ * if no other node is eligible). */
+static const char *lead_scan(const Ready *r, const Lhs *s, GArray *out)
+{
+	Lead l = {.out = out, .why = "kMemoryPeakOverLimit"};
+	g_array_set_size(out, 0);
+	for (guint32 k = 0; k < r->plain->len; k++)
+		lead_add(&l, s, g_array_index(r->plain, guint32, k));
+	if (!l.have)
+		return fd_candidates(r, out);
+	g_array_sort(out, u32_cmp);
+	return l.why;
+}
+
+/* Feeds @v to prefer_lead if it passes kMemoryPeakOverLimit. */
+static void lead_add_fit(Lead *l, const Lhs *s, guint32 v)
+{
+	if (fits(s, v))
+		lead_add(l, s, v);
+}
+
+/* Walks a tree of nodes that tie on the plain keys but kAsyncDepth, deepest first, up to the
+ * depth of the best node so far (the rest lose to it); skips the backed-up starts (tier 3). */
+static void fit_walk_tree(Lead *l, const Lhs *s, GTree *t)
+{
+	for (GTreeNode *nd = g_tree_node_first(t); nd; nd = g_tree_node_next(nd)) {
+		guint32 v = GPOINTER_TO_UINT(g_tree_node_key(nd)) - 1;
+		if (l->have && s->async_depth[v] < s->async_depth[l->best.node])
+			break;
+		if (!(releases(s, v) && constrained(s, v)))
+			lead_add_fit(l, s, v);
+	}
+}
+
+/* usage < limit (see "Memory pressure"): M, ascending. If a node passes
+ * kMemoryPeakOverLimit, M is among those that do, and only those are fed to prefer_lead.
+ * The eligible nodes that are not force-delayed fall into tiers, each ranked above the next
+ * by a plain key on which all its nodes tie (see ready_candidates for why the structures
+ * hold these sets): (1) ready-now dones with a free slot; (2) the other dones with a free
+ * slot (more stall); (3) ready-now backed-up starts; (4) other ready-now kernels and starts
+ * of async depth > 0 (below 3 on kFreeBackedupResource); (5) other ready-now starts of depth
+ * 0 (below on kStartAtZeroDepth); (6) nodes not ready now (more stall). Within tiers 1 and 4
+ * only kAsyncDepth is left among the plain keys, and their trees are deepest first. So once
+ * a node that passes is found, no node of a later tier, nor a less deep one of its own
+ * tier, can reach its key tuple, and the walk stops there. If none passes, all tie on
+ * kMemoryPeakOverLimit, and the plain candidates hold M. */
+static const char *mem_fit_candidates(const Ready *r, const Lhs *s, GArray *out)
+{
+	Lead l = {.out = out, .why = "kMemoryPeakOverLimit"};
+	g_array_set_size(out, 0);
+	for (guint c = 0; c < LH_CLASS_N; c++) /* 1 */
+		if (class_free(s, c))
+			fit_walk_tree(&l, s, r->dnow[c]);
+	if (l.have)
+		goto found;
+	for (guint c = 0; c < LH_CLASS_N; c++) /* 2 */
+		for (guint32 k = 0; class_free(s, c) && k < r->dheap[c]->len; k++)
+			if (r->where[g_array_index(r->dheap[c], guint32, k)] == W_DONE)
+				lead_add_fit(&l, s, g_array_index(r->dheap[c], guint32, k));
+	if (l.have)
+		goto found;
+	for (guint c = 0; c < LH_CLASS_N; c++) /* 3 */
+		if (s->in_flight[c] >= s->limit[c] && s->waiting_dones[c] > 0)
+			for (guint32 k = 0; k < r->starts[c]->len; k++)
+				lead_add_fit(&l, s, g_array_index(r->starts[c], guint32, k));
+	if (l.have)
+		goto found;
+	fit_walk_tree(&l, s, r->deep); /* 4 */
+	if (l.have)
+		goto found;
+	for (guint32 k = 0; k < r->zero->len; k++) { /* 5 */
+		guint32 v = g_array_index(r->zero, guint32, k);
+		if (!constrained(s, v))
+			lead_add_fit(&l, s, v);
+	}
+	if (l.have)
+		goto found;
+	for (guint32 k = 0; k < r->heap->len; k++) /* 6 */
+		if (r->where[g_array_index(r->heap, guint32, k)] == W_HEAP)
+			lead_add_fit(&l, s, g_array_index(r->heap, guint32, k));
+	if (!l.have)
+		return ready_candidates(r, s, out);
+found:
+	g_array_sort(out, u32_cmp);
+	return l.why;
+}
+
 /* Compares the candidates in order with XLA's rules; returns the winner. */
 static guint32 pick(const Lhs *s, const GArray *cand, const char **why)
 {
@@ -845,8 +1239,12 @@ static guint32 pick(const Lhs *s, const GArray *cand, const char **why)
 		if (s->node_type[v] == NODE_DONE && s->in_flight[s->node_class[v]] >= s->limit[s->node_class[v]])
 			continue;
 		Cand c = {.node = v};
-		if (s->mem_active)
+		if (s->mem_active) {
 			memory_change(s, v, &c.mem_inc, &c.mem_peak);
+			/* The memory index is exact (see "Memory pressure"). */
+			g_assert(!s->mem_index ||
+				 (c.mem_inc == s->mem_inc[v] && c.mem_peak == s->mem_peak[v]));
+		}
 		if (!have) {
 			best = c;
 			have = TRUE;
@@ -891,6 +1289,18 @@ static LhPlan *lhs_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GEr
 		FOR_EACH_USED_BUFFER(&s, v, b, use += s.buf_bytes[b]);
 		s.max_use = MAX(s.max_use, use);
 	}
+	gboolean reference = g_getenv("LHSIM_LHS_REFERENCE") != NULL;
+	/* The memory index (see "Memory pressure"): needed only if usage, at most every buffer
+	 * at once, can pass half the limit; exact while that total stays below 2^53 bytes. */
+	double total = 0;
+	for (guint32 i = 0; i < s.n_ops; i++)
+		total += s.buf_bytes[i];
+	s.mem_index = !reference && total > s.limit_bytes / 2 && total < 9007199254740992.0;
+	if (s.mem_index) {
+		s.mem_inc = g_new0(double, m);
+		s.mem_peak = g_new0(double, m);
+		build_users(&s);
+	}
 	s.outdeg = g_new(guint32, m);
 	s.ready_time = g_new0(double, m);
 	Ready r;
@@ -907,9 +1317,9 @@ static LhPlan *lhs_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GEr
 			  s.limit[LH_CLASS_P2P], s.limit[LH_CLASS_ASYNC_COMPUTE],
 			  s.limit[LH_CLASS_MEMCPY] == G_MAXUINT32 ? "unlimited" : "limited",
 			  s.limit_bytes / 1073741824.0);
-	gboolean reference = g_getenv("LHSIM_LHS_REFERENCE") != NULL;
 	guint32 *order = g_new(guint32, m); /* reversed program order */
 	GArray *cand = g_array_new(FALSE, FALSE, sizeof(guint32));
+	guint32 n_mem = 0, n_over = 0; /* steps with the memory rules, at or over the limit */
 	for (guint32 step = 0; step < m; step++) {
 		g_assert(r.n > 0);
 		s.mem_active = s.usage > s.limit_bytes / 2;
@@ -919,12 +1329,23 @@ static LhPlan *lhs_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GEr
 		/* Under memory pressure the memory rules come first; they cannot set nodes apart
 		 * while even the largest use of any node fits under the limit (every node passes
 		 * kMemoryPeakOverLimit, and kDecreaseMemoryOverLimit needs usage at the limit),
-		 * so the plain keys still prune. Otherwise every ready node is compared. */
+		 * so the plain keys still prune. Otherwise see "Memory pressure"; without the
+		 * memory index, every ready node is compared. */
 		gboolean mem_rules = s.mem_active && s.usage + s.max_use > s.limit_bytes;
-		if (mem_rules || reference)
+		gboolean exact = ready_exact(&r, &s);
+		n_mem += mem_rules;
+		n_over += mem_rules && s.usage >= s.limit_bytes;
+		if (reference || (!s.mem_index && (mem_rules || !exact))) {
 			ready_all(&r, &s, cand);
-		else
+		} else if (mem_rules && s.usage >= s.limit_bytes) {
+			why = mem_over_candidates(&r, &s, cand);
+		} else if (!exact) {
+			why = lead_scan(&r, &s, cand);
+		} else if (mem_rules) {
+			why = mem_fit_candidates(&r, &s, cand);
+		} else {
 			why = ready_candidates(&r, &s, cand);
+		}
 		if (r.n == 1)
 			why = "only candidate";
 		guint32 v = pick(&s, cand, &why);
@@ -936,7 +1357,7 @@ static LhPlan *lhs_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GEr
 			s.in_flight[s.node_class[v]]++;
 		else if (s.node_type[v] == NODE_START)
 			s.in_flight[s.node_class[v]]--;
-		memory_schedule(&s, v);
+		memory_schedule(&r, &s, v);
 		order[step] = v;
 		if (lh_params_explaining(p))
 			lh_params_explain(p, "lhs: t=%.0f %s %s '%s' (%s)", t,
@@ -959,6 +1380,8 @@ static LhPlan *lhs_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GEr
 	}
 	g_array_free(cand, TRUE);
 	ready_clear(&r);
+	lh_params_explain(p, "lhs: memory rules at %u of %u steps, %u of them at or over the limit",
+			  n_mem, m, n_over);
 
 	/* Emit in program order. */
 	LhPlan *plan = lh_plan_new();
