@@ -520,6 +520,14 @@ typedef struct {
 	GTree *dones_by_inc[LH_CLASS_N];
 	GArray *plain;           /* ready, not force-delayed */
 	guint32 *pslot;          /* position in plain */
+	/* And a min-tree over deep's order (async depth, deepest first, then node) of all
+	 * kernels and starts: a leaf holds the node's mem_peak while it is in deep, else
+	 * infinity; so the first node of deep that passes kMemoryPeakOverLimit is found in
+	 * O(log n) (seg_find). */
+	double *seg;
+	guint32 seg_n;           /* leaves, a power of two */
+	guint32 *deep_rank;      /* per kernel or start: its leaf */
+	guint32 *rank_node;      /* per leaf: the node */
 	const Lhs *s;
 } Ready;
 
@@ -543,6 +551,45 @@ static int inc_cmp(gconstpointer pa, gconstpointer pb, gpointer data)
 	if (s->async_depth[a] != s->async_depth[b])
 		return s->async_depth[a] > s->async_depth[b] ? -1 : 1; /* deepest first */
 	return (a > b) - (a < b);
+}
+
+static int rank_cmp(gconstpointer pa, gconstpointer pb, gpointer data)
+{
+	return deep_cmp(GUINT_TO_POINTER(*(const guint32 *)pa + 1),
+			GUINT_TO_POINTER(*(const guint32 *)pb + 1), data);
+}
+
+static void seg_set(Ready *r, guint32 v, double x)
+{
+	guint32 k = r->seg_n + r->deep_rank[v];
+	r->seg[k] = x;
+	for (k /= 2; k > 0; k /= 2)
+		r->seg[k] = MIN(r->seg[2 * k], r->seg[2 * k + 1]);
+}
+
+/* The first leaf at or after @from under tree node @k (leaves @lo..@hi) whose mem_peak passes
+ * kMemoryPeakOverLimit, or G_MAXUINT32. A subtree holds one that passes iff its least does:
+ * rounding keeps x + usage monotonic in x. */
+static guint32 seg_find_in(const Ready *r, const Lhs *s, guint32 k, guint32 lo, guint32 hi,
+			   guint32 from)
+{
+	if (hi <= from || !(r->seg[k] + s->usage <= s->limit_bytes))
+		return G_MAXUINT32;
+	if (hi - lo == 1)
+		return lo;
+	guint32 mid = lo + (hi - lo) / 2;
+	guint32 x = seg_find_in(r, s, 2 * k, lo, mid, from);
+	return x != G_MAXUINT32 ? x : seg_find_in(r, s, 2 * k + 1, mid, hi, from);
+}
+
+static guint32 seg_find(const Ready *r, const Lhs *s, guint32 from)
+{
+	return seg_find_in(r, s, 1, 0, r->seg_n, from);
+}
+
+static gboolean in_deep(const Ready *r, const Lhs *s, guint32 v)
+{
+	return r->where[v] == W_NOW && !(s->node_type[v] == NODE_START && s->async_depth[v] == 0);
 }
 
 static void list_add(GArray *l, guint32 *slot, guint32 v)
@@ -626,6 +673,20 @@ static void ready_init(Ready *r, const Lhs *s)
 			r->dones_by_inc[c] = g_tree_new_full(inc_cmp, (gpointer)s, NULL, NULL);
 		r->plain = g_array_new(FALSE, FALSE, sizeof(guint32));
 		r->pslot = g_new0(guint32, s->n_nodes);
+		GArray *ranked = g_array_new(FALSE, FALSE, sizeof(guint32));
+		for (guint32 v = 0; v < s->n_nodes; v++)
+			if (s->node_type[v] != NODE_DONE)
+				g_array_append_val(ranked, v);
+		g_array_sort_with_data(ranked, rank_cmp, (gpointer)s);
+		r->deep_rank = g_new0(guint32, s->n_nodes);
+		for (guint32 k = 0; k < ranked->len; k++)
+			r->deep_rank[g_array_index(ranked, guint32, k)] = k;
+		r->rank_node = (guint32 *)(void *)g_array_free(ranked, FALSE);
+		for (r->seg_n = 1; r->seg_n < s->n_nodes; r->seg_n *= 2)
+			;
+		r->seg = g_new(double, 2 * r->seg_n);
+		for (guint32 k = 0; k < 2 * r->seg_n; k++)
+			r->seg[k] = INFINITY;
 	}
 }
 
@@ -650,6 +711,9 @@ static void ready_clear(Ready *r)
 			g_tree_destroy(r->dones_by_inc[c]);
 		g_array_free(r->plain, TRUE);
 		g_free(r->pslot);
+		g_free(r->seg);
+		g_free(r->deep_rank);
+		g_free(r->rank_node);
 	}
 }
 
@@ -685,6 +749,8 @@ static void index_move(Ready *r, Lhs *s, guint32 v, double d_inc, double d_peak)
 	s->mem_peak[v] += d_peak;
 	if (!s->force_delay[v])
 		g_tree_insert(inc_tree(r, s, v), GUINT_TO_POINTER(v + 1), GUINT_TO_POINTER(1));
+	if (in_deep(r, s, v))
+		seg_set(r, v, s->mem_peak[v]);
 }
 
 /* Buffer @b leaves state 0 (not live yet) for state @to (1 live, 2 freed). memory_change()
@@ -738,6 +804,8 @@ static void now_add(Ready *r, const Lhs *s, guint32 v)
 		}
 	}
 	g_tree_insert(r->deep, GUINT_TO_POINTER(v + 1), GUINT_TO_POINTER(1));
+	if (r->seg)
+		seg_set(r, v, s->mem_peak[v]);
 }
 
 static void ready_add(Ready *r, Lhs *s, guint32 v)
@@ -879,6 +947,8 @@ static void ready_remove(Ready *r, Lhs *s, guint32 v)
 			}
 		}
 		g_tree_remove(r->deep, GUINT_TO_POINTER(v + 1));
+		if (r->seg)
+			seg_set(r, v, INFINITY);
 		break;
 	}
 	r->where[v] = W_NONE;
@@ -1163,15 +1233,14 @@ static void lead_add_fit(Lead *l, const Lhs *s, guint32 v)
 }
 
 /* Walks a tree of nodes that tie on the plain keys but kAsyncDepth, deepest first, up to the
- * depth of the best node so far (the rest lose to it); skips the backed-up starts (tier 3). */
+ * depth of the best node so far (the rest lose to it). */
 static void fit_walk_tree(Lead *l, const Lhs *s, GTree *t)
 {
 	for (GTreeNode *nd = g_tree_node_first(t); nd; nd = g_tree_node_next(nd)) {
 		guint32 v = GPOINTER_TO_UINT(g_tree_node_key(nd)) - 1;
 		if (l->have && s->async_depth[v] < s->async_depth[l->best.node])
 			break;
-		if (!(releases(s, v) && constrained(s, v)))
-			lead_add_fit(l, s, v);
+		lead_add_fit(l, s, v);
 	}
 }
 
@@ -1208,7 +1277,14 @@ static const char *mem_fit_candidates(const Ready *r, const Lhs *s, GArray *out)
 				lead_add_fit(&l, s, g_array_index(r->starts[c], guint32, k));
 	if (l.have)
 		goto found;
-	fit_walk_tree(&l, s, r->deep); /* 4 */
+	/* 4: deep's nodes that pass, deepest first, from the min-tree (as fit_walk_tree). */
+	for (guint32 k = seg_find(r, s, 0); k != G_MAXUINT32; k = seg_find(r, s, k + 1)) {
+		guint32 v = r->rank_node[k];
+		if (l.have && s->async_depth[v] < s->async_depth[l.best.node])
+			break;
+		if (!(releases(s, v) && constrained(s, v)))
+			lead_add(&l, s, v);
+	}
 	if (l.have)
 		goto found;
 	for (guint32 k = 0; k < r->zero->len; k++) { /* 5 */
