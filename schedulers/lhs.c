@@ -143,8 +143,9 @@ typedef struct {
 	double max_use;      /* most bytes any node's used buffers hold (a bound on its peak) */
 	gboolean mem_active; /* usage > limit / 2 at this step */
 	double next_ready;   /* earliest ready time above now among ready nodes, or -1 */
-	/* The memory index (see "Memory pressure" below), kept when mem_index is set. */
-	gboolean mem_index;
+	/* The memory index (see "Memory pressure" below): kept from the first step that needs
+	 * it on (mem_index), if it can be (mem_index_ok). */
+	gboolean mem_index_ok, mem_index;
 	double *mem_inc;         /* per ready node: memory_change()'s net change */
 	double *mem_peak;        /* per ready node: memory_change()'s peak change */
 	guint32 *user_at, *user; /* per op, CSR: the nodes that use its buffer */
@@ -667,27 +668,6 @@ static void ready_init(Ready *r, const Lhs *s)
 	r->where = g_new0(guint8, s->n_nodes);
 	r->slot = g_new0(guint32, s->n_nodes);
 	r->sslot = g_new0(guint32, s->n_nodes);
-	if (s->mem_index) {
-		r->by_inc = g_tree_new_full(inc_cmp, (gpointer)s, NULL, NULL);
-		for (guint c = 0; c < LH_CLASS_N; c++)
-			r->dones_by_inc[c] = g_tree_new_full(inc_cmp, (gpointer)s, NULL, NULL);
-		r->plain = g_array_new(FALSE, FALSE, sizeof(guint32));
-		r->pslot = g_new0(guint32, s->n_nodes);
-		GArray *ranked = g_array_new(FALSE, FALSE, sizeof(guint32));
-		for (guint32 v = 0; v < s->n_nodes; v++)
-			if (s->node_type[v] != NODE_DONE)
-				g_array_append_val(ranked, v);
-		g_array_sort_with_data(ranked, rank_cmp, (gpointer)s);
-		r->deep_rank = g_new0(guint32, s->n_nodes);
-		for (guint32 k = 0; k < ranked->len; k++)
-			r->deep_rank[g_array_index(ranked, guint32, k)] = k;
-		r->rank_node = (guint32 *)(void *)g_array_free(ranked, FALSE);
-		for (r->seg_n = 1; r->seg_n < s->n_nodes; r->seg_n *= 2)
-			;
-		r->seg = g_new(double, 2 * r->seg_n);
-		for (guint32 k = 0; k < 2 * r->seg_n; k++)
-			r->seg[k] = INFINITY;
-	}
 }
 
 static void ready_clear(Ready *r)
@@ -723,6 +703,7 @@ static GTree *inc_tree(const Ready *r, const Lhs *s, guint32 v)
 	return s->node_type[v] == NODE_DONE ? r->dones_by_inc[s->node_class[v]] : r->by_inc;
 }
 
+/* Before now_add(), or for a node already in its place (index_build). */
 static void index_add(Ready *r, Lhs *s, guint32 v)
 {
 	memory_change(s, v, &s->mem_inc[v], &s->mem_peak[v]);
@@ -730,6 +711,8 @@ static void index_add(Ready *r, Lhs *s, guint32 v)
 		return;
 	g_tree_insert(inc_tree(r, s, v), GUINT_TO_POINTER(v + 1), GUINT_TO_POINTER(1));
 	list_add(r->plain, r->pslot, v);
+	if (in_deep(r, s, v))
+		seg_set(r, v, s->mem_peak[v]);
 }
 
 static void index_remove(Ready *r, const Lhs *s, guint32 v)
@@ -1304,6 +1287,40 @@ found:
 	return l.why;
 }
 
+/* Starts keeping the memory index: the first step with the memory rules (see "Memory
+ * pressure"), so that runs without memory pressure do not pay for it. */
+static void index_build(Ready *r, Lhs *s)
+{
+	s->mem_index = TRUE;
+	s->mem_inc = g_new0(double, s->n_nodes);
+	s->mem_peak = g_new0(double, s->n_nodes);
+	build_users(s);
+	r->by_inc = g_tree_new_full(inc_cmp, (gpointer)s, NULL, NULL);
+	for (guint c = 0; c < LH_CLASS_N; c++)
+		r->dones_by_inc[c] = g_tree_new_full(inc_cmp, (gpointer)s, NULL, NULL);
+	r->plain = g_array_new(FALSE, FALSE, sizeof(guint32));
+	r->pslot = g_new0(guint32, s->n_nodes);
+	GArray *ranked = g_array_new(FALSE, FALSE, sizeof(guint32));
+	for (guint32 v = 0; v < s->n_nodes; v++)
+		if (s->node_type[v] != NODE_DONE)
+			g_array_append_val(ranked, v);
+	g_array_sort_with_data(ranked, rank_cmp, (gpointer)s);
+	r->deep_rank = g_new0(guint32, s->n_nodes);
+	for (guint32 k = 0; k < ranked->len; k++)
+		r->deep_rank[g_array_index(ranked, guint32, k)] = k;
+	r->rank_node = (guint32 *)(void *)g_array_free(ranked, FALSE);
+	for (r->seg_n = 1; r->seg_n < s->n_nodes; r->seg_n *= 2)
+		;
+	r->seg = g_new(double, 2 * r->seg_n);
+	for (guint32 k = 0; k < 2 * r->seg_n; k++)
+		r->seg[k] = INFINITY;
+	GArray *all = g_array_new(FALSE, FALSE, sizeof(guint32));
+	ready_all(r, s, all);
+	for (guint32 k = 0; k < all->len; k++)
+		index_add(r, s, g_array_index(all, guint32, k));
+	g_array_free(all, TRUE);
+}
+
 /* Compares the candidates in order with XLA's rules; returns the winner. */
 static guint32 pick(const Lhs *s, const GArray *cand, const char **why)
 {
@@ -1371,12 +1388,7 @@ static LhPlan *lhs_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GEr
 	double total = 0;
 	for (guint32 i = 0; i < s.n_ops; i++)
 		total += s.buf_bytes[i];
-	s.mem_index = !reference && total > s.limit_bytes / 2 && total < 9007199254740992.0;
-	if (s.mem_index) {
-		s.mem_inc = g_new0(double, m);
-		s.mem_peak = g_new0(double, m);
-		build_users(&s);
-	}
+	s.mem_index_ok = !reference && total > s.limit_bytes / 2 && total < 9007199254740992.0;
 	s.outdeg = g_new(guint32, m);
 	s.ready_time = g_new0(double, m);
 	Ready r;
@@ -1409,6 +1421,8 @@ static LhPlan *lhs_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GEr
 		 * memory index, every ready node is compared. */
 		gboolean mem_rules = s.mem_active && s.usage + s.max_use > s.limit_bytes;
 		gboolean exact = ready_exact(&r, &s);
+		if (s.mem_index_ok && !s.mem_index && (mem_rules || !exact))
+			index_build(&r, &s);
 		n_mem += mem_rules;
 		n_over += mem_rules && s.usage >= s.limit_bytes;
 		if (reference || (!s.mem_index && (mem_rules || !exact))) {
