@@ -452,5 +452,13 @@ LhGraph *lh_graph_load(const char *path, GError **error)
 			g_printerr("lhsim: warning: %s\n", (char *)warn->pdata[i]);
 		return g;
 	}
+	if (g_str_has_suffix(path, ".stg")) {
+		/* An STG graph means nothing without its processor count. */
+		g_set_error(error, LH_GRAPH_ERROR, LH_GRAPH_ERROR_PARSE,
+			    "%s: an STG task graph needs a processor count: import it first with "
+			    "'lhsim import %s --processors P -o graph.json', then use --hw ideal",
+			    path, path);
+		return NULL;
+	}
 	return lh_graph_new_from_json_file(path, error);
 }
