@@ -284,7 +284,7 @@ gboolean lh_viz_check_path(const char *path, GError **error)
 gboolean lh__viz_write(const char *path, double w, double h, LhDrawFunc draw, gpointer data,
 		       GError **error)
 {
-	Format fmt;
+	Format fmt = FMT_PNG; /* set by format_of once the path is checked */
 	if (!lh__viz_check_path(path, error))
 		return FALSE;
 	format_of(path, &fmt);
