@@ -364,3 +364,40 @@ char *lh_calibration_to_ini(const LhHw *hw, GHashTable *notes, const char *heade
 	}
 	return g_string_free(s, FALSE);
 }
+
+static int i64_cmp(const void *a, const void *b)
+{
+	gint64 x = *(const gint64 *)a, y = *(const gint64 *)b;
+	return (x > y) - (x < y);
+}
+
+void lh_replay_fill_medians(LhTrace *t, const gint64 *rows, guint32 R, const LhGraph *g,
+			    const LhPlan *plan, double scale)
+{
+	guint32 n_ops = lh_graph_n_ops(g), n = lh_plan_n_cmds(plan);
+	gsize stride = 3 * (gsize)MAX(n_ops, 1) + MAX(n, 1);
+	g_autofree gint64 *col = g_new(gint64, MAX(R, 1));
+	for (gsize k = 0; k < 3 * (gsize)n_ops + n; k++) {
+		for (guint32 r = 0; r < R; r++)
+			col[r] = rows[r * stride + k];
+		qsort(col, R, sizeof(gint64), i64_cmp);
+		gint64 v = col[(R - 1) / 2];
+		gint64 ns = v < 0 ? -1 : scale == 1.0 ? v : (gint64)llround((double)v / scale);
+		if (k < n_ops)
+			t->ops[k].issue = ns;
+		else if (k < 2 * (gsize)n_ops)
+			t->ops[k - n_ops].start = ns;
+		else if (k < 3 * (gsize)n_ops)
+			t->ops[k - 2 * n_ops].end = ns;
+		else
+			t->cmd_issue[k - 3 * n_ops] = ns;
+	}
+	for (guint32 c = 0; c < n; c++) {
+		const LhCmd *cmd = lh_plan_cmd(plan, c);
+		if (cmd->kind != LH_CMD_RUN)
+			continue;
+		LhOpTiming *tm = &t->ops[cmd->arg];
+		tm->stream = (gint32)cmd->stream;
+		tm->engine = (guint8)lh_op_engine(lh_graph_op(g, (guint32)cmd->arg)->kind);
+	}
+}

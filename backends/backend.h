@@ -101,6 +101,14 @@ LhEngine lh_op_engine(LhOpKind k);
  * when its last consumer ends. Backends call it on the traces they measure. */
 void lh_trace_rebuild_memory(LhTrace *t, const LhGraph *g);
 
+/* For backends that replay a plan R times: @rows holds R rows of 3 * n_ops + n_cmds times
+ * (each op's issue, then each op's start, then each op's end, then each command's issue) in
+ * the replay's clock. Fills @t (n_ops, n_cmds as in @g and @plan) with each column's median
+ * divided by @scale (wall-clock ns per predicted ns; 1 for none), -1 staying -1, and labels
+ * each op that runs with its stream and engine. The caller sets engine_index. */
+void lh_replay_fill_medians(LhTrace *t, const gint64 *rows, guint32 R, const LhGraph *g,
+			    const LhPlan *plan, double scale);
+
 /* ---- comparing a prediction with a measurement ---- */
 
 /* Median, 90th percentile and maximum of a set of errors (fractions; 0.05 = 5 %). */

@@ -352,18 +352,6 @@ static gboolean run_once(Cpu *x, GError **error)
 	return TRUE;
 }
 
-static gint64 median_i64(gint64 *v, guint32 n)
-{
-	/* n is small (repeats): insertion sort. */
-	for (guint32 i = 1; i < n; i++)
-		for (guint32 j = i; j > 0 && v[j - 1] > v[j]; j--) {
-			gint64 t = v[j];
-			v[j] = v[j - 1];
-			v[j - 1] = t;
-		}
-	return v[(n - 1) / 2];
-}
-
 static void cpu_free(Cpu *x)
 {
 	g_free(x->fired);
@@ -502,29 +490,12 @@ static LhTrace *cpu_replay(const LhGraph *g, const LhPlan *plan, const LhHw *hw,
 	LhTrace *t = lh_trace_new(n_ops, n);
 	t->measured = TRUE;
 	t->source = g_strdup("cpu");
-	g_autofree gint64 *col = g_new(gint64, R);
-	for (gsize k = 0; k < 3 * (gsize)n_ops + n; k++) {
-		for (guint32 r = 0; r < R; r++)
-			col[r] = all[r * stride + k];
-		gint64 v = median_i64(col, R);
-		/* Back to the prediction's nanoseconds. */
-		gint64 ns = v < 0 ? -1 : (gint64)llround((double)v / x.scale);
-		if (k < n_ops)
-			t->ops[k].issue = ns;
-		else if (k < 2 * (gsize)n_ops)
-			t->ops[k - n_ops].start = ns;
-		else if (k < 3 * (gsize)n_ops)
-			t->ops[k - 2 * n_ops].end = ns;
-		else
-			t->cmd_issue[k - 3 * n_ops] = ns;
-	}
+	lh_replay_fill_medians(t, all, R, g, plan, x.scale);
 	for (guint32 c = 0; c < n; c++) {
 		const LhCmd *cmd = lh_plan_cmd(plan, c);
 		if (cmd->kind != LH_CMD_RUN)
 			continue;
 		LhOpTiming *tm = &t->ops[cmd->arg];
-		tm->stream = (gint32)cmd->stream;
-		tm->engine = (guint8)lh_op_engine(lh_graph_op(g, (guint32)cmd->arg)->kind);
 		tm->engine_index = tm->engine == LH_ENGINE_H2D || tm->engine == LH_ENGINE_D2H
 					   ? x.op_slot[cmd->arg]
 					   : 0;

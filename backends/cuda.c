@@ -470,12 +470,6 @@ fail:
 	return FALSE;
 }
 
-static int i64_cmp(const void *a, const void *b)
-{
-	gint64 x = *(const gint64 *)a, y = *(const gint64 *)b;
-	return (x > y) - (x < y);
-}
-
 static LhTrace *cuda_replay(const LhGraph *g, const LhPlan *plan, const LhHw *hw,
 			    const LhReplayOptions *opt, GError **error)
 {
@@ -561,29 +555,7 @@ static LhTrace *cuda_replay(const LhGraph *g, const LhPlan *plan, const LhHw *hw
 	LhTrace *t = lh_trace_new(n_ops, n);
 	t->measured = TRUE;
 	t->source = g_strdup(emulated ? "cuda (emulated collectives)" : "cuda");
-	g_autofree gint64 *col = g_new(gint64, R);
-	for (gsize k = 0; k < 3 * (gsize)n_ops + n; k++) {
-		for (guint32 r = 0; r < R; r++)
-			col[r] = all[r * stride + k];
-		qsort(col, R, sizeof(gint64), i64_cmp);
-		gint64 v = col[(R - 1) / 2];
-		if (k < n_ops)
-			t->ops[k].issue = v;
-		else if (k < 2 * (gsize)n_ops)
-			t->ops[k - n_ops].start = v;
-		else if (k < 3 * (gsize)n_ops)
-			t->ops[k - 2 * n_ops].end = v;
-		else
-			t->cmd_issue[k - 3 * n_ops] = v;
-	}
-	for (guint32 c = 0; c < n; c++) {
-		const LhCmd *cmd = lh_plan_cmd(plan, c);
-		if (cmd->kind != LH_CMD_RUN)
-			continue;
-		LhOpTiming *tm = &t->ops[cmd->arg];
-		tm->stream = (gint32)cmd->stream;
-		tm->engine = (guint8)lh_op_engine(lh_graph_op(g, (guint32)cmd->arg)->kind);
-	}
+	lh_replay_fill_medians(t, all, R, g, plan, 1.0);
 	t->host_end = n ? t->cmd_issue[n - 1] : 0;
 	lh_trace_rebuild_memory(t, g);
 	gpu_free(&x);
