@@ -19,6 +19,16 @@ prefix=$(sed -n 's/^prefix=//p' "$pc")
 sed "s|^prefix=.*|prefix=$tmp/stage$prefix|" "$pc" >"$tmp/pc/lhsim.pc"
 PKG_CONFIG_PATH="$tmp/pc" make -s -C "$tmp/plugin" >"$tmp/make.log" 2>&1 ||
 	{ cat "$tmp/make.log"; echo "FAIL: make"; exit 1; }
-out=$("$lhsim" run --plugin "$tmp/plugin/reverse-serial.so" --sched reverse-serial --json)
+# Three independent kernels: the plugin runs the ready op that comes last first, so c, b, a.
+cat >"$tmp/abc.json" <<'JSON'
+{"format": "lhsim-graph", "version": 1, "ops": [
+ {"name": "a", "kind": "kernel", "duration_ns": 10},
+ {"name": "b", "kind": "kernel", "duration_ns": 10},
+ {"name": "c", "kind": "kernel", "duration_ns": 10}]}
+JSON
+out=$("$lhsim" run "$tmp/abc.json" --plugin "$tmp/plugin/reverse-serial.so" --sched reverse-serial \
+	--json --save-plan "$tmp/abc.plan")
 echo "$out" | grep -q '"scheduler": "reverse-serial"' || { echo "$out"; echo "FAIL: not scheduled by the plugin"; exit 1; }
+order=$(sed -n 's/^run main //p' "$tmp/abc.plan" | tr '\n' ' ')
+[ "$order" = "c b a " ] || { cat "$tmp/abc.plan"; echo "FAIL: run order '$order', expected 'c b a '"; exit 1; }
 echo "ok: built against $(basename "$pc") in the stage and loaded"

@@ -59,7 +59,7 @@ ParameterizedTestParameters(readers, bad_graph)
 		 "missing required field \"ops\""},
 		{"fractional size", HDR "{\"name\": \"c\", \"kind\": \"copy-h2d\",\n \"size\": 1.5}\n]}",
 		 "3:", "must be a whole number"},
-		{"empty", "", "1:", ""},
+		{"empty", "", "1:1", "the top level must be an object"},
 	};
 	return cr_make_param_array(BadGraph, cases, G_N_ELEMENTS(cases));
 }

@@ -144,10 +144,18 @@ Test(sweep, scheduler_without_the_parameter_runs_once)
 	cr_assert(strstr(err, "serial has no parameter 'async-compute-limit'"), "%s", err);
 	g_autofree char *text = read_text(csv);
 	g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
-	/* serial's three rows differ only in the value column. */
-	for (int i = 2; i <= 3; i++)
-		cr_assert_str_eq(strchr(lines[i] + strlen("serial,"), ','),
-				 strchr(lines[1] + strlen("serial,"), ','));
+	/* A header, 3 serial rows, 3 lhs rows, and the empty string after the last newline. */
+	cr_assert_eq(g_strv_length(lines), 1 + 3 + 3 + 1, "%s", text);
+	for (int i = 1; i <= 3; i++)
+		cr_assert(g_str_has_prefix(lines[i], "serial,"), "row %d: %s", i, lines[i]);
+	/* serial ran once: its three rows differ only in the value column. */
+	const char *first = strchr(lines[1] + strlen("serial,"), ',');
+	cr_assert_not_null(first, "%s", lines[1]);
+	for (int i = 2; i <= 3; i++) {
+		const char *rest = strchr(lines[i] + strlen("serial,"), ',');
+		cr_assert_not_null(rest, "%s", lines[i]);
+		cr_assert_str_eq(rest, first);
+	}
 }
 
 Test(sweep, plot_is_written)
