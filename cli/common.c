@@ -8,7 +8,7 @@
 int cli_fail(GError *e)
 {
 	int status = LH_EXIT_BAD_INPUT;
-	if (e->domain == LH_ENGINE_ERROR ||
+	if ((e->domain == LH_ENGINE_ERROR && e->code != LH_ENGINE_ERROR_INVALID) ||
 	    (e->domain == LH_SCHED_ERROR && e->code == LH_SCHED_ERROR_FAILED))
 		status = LH_EXIT_FAILED;
 	fprintf(stderr, "lhsim: %s\n", e->message);

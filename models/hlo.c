@@ -1700,7 +1700,9 @@ static gboolean emit_instr(Emit *em, Comp *c, guint i, Val **vals, Val *const *a
 								ps->where, line, col, in->name));
 			runs = 1;
 		}
-		if (runs * (gint64)body->instrs->len > (gint64)MAX_OPS)
+		/* Divide rather than multiply: a huge trip count must not wrap around. */
+		if (runs < 0 ||
+		    (body->instrs->len && runs > (gint64)MAX_OPS / (gint64)body->instrs->len))
 			return fail_at(ps, in->at, "while '%s' runs %" G_GINT64_FORMAT
 				       " times: too many ops to unroll", in->name, runs);
 		Val *state = n ? opv[0] : val_leaf(em, NULL, 0);

@@ -20,6 +20,8 @@ static GPtrArray *plugins; /* of const LhScheduler *; their modules stay residen
 
 const LhScheduler *lh_scheduler_find(const char *name)
 {
+	if (!name)
+		return NULL;
 	for (gsize i = 0; i < G_N_ELEMENTS(builtin); i++)
 		if (strcmp(builtin[i]->name, name) == 0)
 			return builtin[i];
@@ -50,6 +52,8 @@ const LhScheduler **lh_scheduler_list(void)
 
 const LhScheduler *lh_scheduler_lookup(const char *name, GError **error)
 {
+	if (!name)
+		name = ""; /* an empty entry in a list ("lhs,,heft") */
 	const LhScheduler *s = lh_scheduler_find(name);
 	if (s)
 		return s;

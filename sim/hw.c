@@ -11,7 +11,8 @@ G_DEFINE_QUARK(lh-hw-error-quark, lh_hw_error)
 
 typedef enum { K_DOUBLE, K_UINT } KeyType;
 
-/* Every key, its type, where it lives in LhHw and its sane range. */
+/* Every key, its type, where it lives in LhHw and its sane range. Rates have a floor well
+ * above 0 (1 MB/s, 1 MFLOP/s): below it durations leave the engine's nanosecond range. */
 static const struct {
 	const char *key;
 	KeyType type;
@@ -23,11 +24,11 @@ static const struct {
 #define D(k, lo, hi, open, unit) {#k, K_DOUBLE, G_STRUCT_OFFSET(LhHw, k), lo, hi, open, unit}
 #define U(k, lo, hi, unit) {#k, K_UINT, G_STRUCT_OFFSET(LhHw, k), lo, hi, FALSE, unit}
 	U(sm_count, 1, 100000, "SMs"),
-	D(peak_tflops, 0, 1e6, TRUE, "TFLOP/s"),
-	D(compute_eff, 0, 1, TRUE, "fraction"),
-	D(hbm_gbs, 0, 1e6, TRUE, "GB/s"),
-	D(hbm_eff, 0, 1, TRUE, "fraction"),
-	D(memory_gib, 0, 1e6, TRUE, "GiB"),
+	D(peak_tflops, 1e-6, 1e6, FALSE, "TFLOP/s"),
+	D(compute_eff, 1e-3, 1, FALSE, "fraction"),
+	D(hbm_gbs, 1e-3, 1e6, FALSE, "GB/s"),
+	D(hbm_eff, 1e-3, 1, FALSE, "fraction"),
+	D(memory_gib, 1e-6, 1e6, FALSE, "GiB"),
 	D(kernel_overhead_ns, 0, 1e9, FALSE, "ns"),
 	D(launch_ns, 0, 1e9, FALSE, "ns"),
 	D(event_ns, 0, 1e9, FALSE, "ns"),
@@ -35,12 +36,12 @@ static const struct {
 	U(max_resident_kernels, 1, 1000000, "kernels"),
 	U(copy_engines_h2d, 1, 64, "engines"),
 	U(copy_engines_d2h, 1, 64, "engines"),
-	D(pcie_gbs, 0, 1e6, TRUE, "GB/s"),
-	D(pcie_duplex_gbs, 0, 1e6, TRUE, "GB/s"),
+	D(pcie_gbs, 1e-3, 1e6, FALSE, "GB/s"),
+	D(pcie_duplex_gbs, 1e-3, 1e6, FALSE, "GB/s"),
 	D(copy_latency_ns, 0, 1e9, FALSE, "ns"),
-	D(link_gbs, 0, 1e6, TRUE, "GB/s"),
+	D(link_gbs, 1e-3, 1e6, FALSE, "GB/s"),
 	D(link_latency_ns, 0, 1e9, FALSE, "ns"),
-	D(collective_sm, 0, 1, TRUE, "fraction"),
+	D(collective_sm, 1e-3, 1, FALSE, "fraction"),
 #undef D
 #undef U
 };

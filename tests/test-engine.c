@@ -560,3 +560,20 @@ Test(engine, same_inputs_same_trace)
 	cr_expect_str_eq(j1, j2);
 	cr_expect(memcmp(t1->ops, t2->ops, sizeof(LhOpTiming) * t1->n_ops) == 0);
 }
+
+Test(engine, op_beyond_the_time_range_is_an_error_not_a_deadlock)
+{
+	g_autoptr(LhHw) hw = t_hw(LH_SHARING_FIFO);
+	g_autoptr(LhGraph) g = lh_graph_new("g");
+	/* 1e25 FLOP at 1000 FLOP/ns = 1e22 ns, far beyond the engine's 1e17 ns. */
+	guint32 k = lh_graph_add_op(g, "huge", LH_OP_KERNEL);
+	lh_graph_op_mut(g, k)->flops = 1e25;
+	t_finish(g);
+	g_autoptr(LhPlan) p = lh_plan_new();
+	lh_plan_run(p, lh_plan_add_stream(p, "s", LH_ROLE_COMPUTE), k);
+	g_autoptr(GError) e = NULL;
+	cr_expect_null(lh_simulate(g, hw, p, NULL, NULL, &e));
+	cr_assert_not_null(e);
+	cr_expect_eq(e->code, LH_ENGINE_ERROR_INVALID);
+	cr_expect(strstr(e->message, "'huge'") && strstr(e->message, "beyond"), "%s", e->message);
+}

@@ -231,6 +231,9 @@ ParameterizedTestParameters(readers, bad_hw)
 		{"sm_sharing", "random", "'sm_sharing': 'random' is not one of fifo, fair"},
 		{"pcie_duplex_gbs", "60", "'pcie_duplex_gbs' = 60 GB/s exceeds pcie_gbs"},
 		{"launch_ns", "", "missing key 'launch_ns'"},
+		/* A rate this small would put op durations beyond the engine's time range. */
+		{"link_gbs", "1e-300", "'link_gbs' = 1e-300 is out of range"},
+		{"hbm_eff", "1e-9", "'hbm_eff' = 1e-09 is out of range"},
 	};
 	return cr_make_param_array(BadHw, cases, G_N_ELEMENTS(cases));
 }
