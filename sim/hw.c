@@ -28,7 +28,7 @@ static const struct {
 	D(compute_eff, 1e-3, 1, FALSE, "fraction"),
 	D(hbm_gbs, 1e-3, 1e6, FALSE, "GB/s"),
 	D(hbm_eff, 1e-3, 1, FALSE, "fraction"),
-	D(memory_gib, 1e-6, 1e6, FALSE, "GiB"),
+	D(memory_gib, 1e-9, 1e6, FALSE, "GiB"),
 	D(kernel_overhead_ns, 0, 1e9, FALSE, "ns"),
 	D(launch_ns, 0, 1e9, FALSE, "ns"),
 	D(event_ns, 0, 1e9, FALSE, "ns"),
