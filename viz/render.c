@@ -1,4 +1,6 @@
 /* lhsim viz — shared drawing helpers: fonts, colours, legends and atomic picture output. */
+#include <errno.h>
+#include <stdio.h>
 #include "viz/viz-private.h"
 
 #include <cairo-pdf.h>
@@ -281,6 +283,11 @@ gboolean lh_viz_check_path(const char *path, GError **error)
 	return TRUE;
 }
 
+static cairo_status_t stream_write(void *closure, const unsigned char *data, unsigned int len)
+{
+	return fwrite(data, 1, len, closure) == len ? CAIRO_STATUS_SUCCESS : CAIRO_STATUS_WRITE_ERROR;
+}
+
 gboolean lh__viz_write(const char *path, double w, double h, LhDrawFunc draw, gpointer data,
 		       GError **error)
 {
@@ -301,13 +308,23 @@ gboolean lh__viz_write(const char *path, double w, double h, LhDrawFunc draw, gp
 	g_autofree char *tmp = lh_atomic_begin(path, error);
 	if (!tmp)
 		return FALSE;
+	/* Vector surfaces write through our own stream: cairo's file output does not report a
+	 * failed write at close (a full disk gave a truncated PDF and success). */
+	FILE *f = NULL;
+	if (fmt != FMT_PNG && !(f = fopen(tmp, "wb"))) {
+		int errsv = errno;
+		g_set_error(error, LH_VIZ_ERROR, LH_VIZ_ERROR_DRAW, "%s: cannot write: %s", path,
+			    g_strerror(errsv));
+		lh_atomic_commit(tmp, path, FALSE, NULL);
+		return FALSE;
+	}
 	cairo_surface_t *s;
 	switch (fmt) {
 	case FMT_SVG:
-		s = cairo_svg_surface_create(tmp, w, h);
+		s = cairo_svg_surface_create_for_stream(stream_write, f, w, h);
 		break;
 	case FMT_PDF:
-		s = cairo_pdf_surface_create(tmp, w, h);
+		s = cairo_pdf_surface_create_for_stream(stream_write, f, w, h);
 		break;
 	default:
 		s = cairo_image_surface_create(CAIRO_FORMAT_ARGB32, (int)w, (int)h);
@@ -334,6 +351,10 @@ gboolean lh__viz_write(const char *path, double w, double h, LhDrawFunc draw, gp
 		}
 	}
 	cairo_surface_destroy(s);
+	if (f && (fflush(f) != 0 || ferror(f)) && st == CAIRO_STATUS_SUCCESS)
+		st = CAIRO_STATUS_WRITE_ERROR;
+	if (f && fclose(f) != 0 && st == CAIRO_STATUS_SUCCESS)
+		st = CAIRO_STATUS_WRITE_ERROR;
 	if (st != CAIRO_STATUS_SUCCESS) {
 		g_set_error(error, LH_VIZ_ERROR, LH_VIZ_ERROR_DRAW, "%s: cannot draw the picture: %s",
 			    path, cairo_status_to_string(st));
