@@ -147,9 +147,14 @@ int cli_compare(int argc, char **argv)
 			g_autofree char *ms = lh_format_ns((double)m[i].makespan);
 			g_autofree char *ex = lh_format_ns((double)m[i].exposed_transfer);
 			g_autofree char *pk = lh_format_bytes((double)m[i].peak_device);
-			printf("  %-*s  %12s  %7.3f  %16s  %11s  %7u\n", w, ent[i].label, ms,
-			       b.bound > 0 ? (double)m[i].makespan / b.bound : 0.0, ex, pk,
-			       m[i].streams_used);
+			gboolean over = (double)m[i].peak_device > hw->memory_gib * 1073741824.0;
+			printf("  %-*s  %12s  %7.3f  %16s  %11s  %7u%s\n", w, ent[i].label, ms,
+			       b.bound > 0 ? (double)m[i].makespan / b.bound : 1.0, ex, pk,
+			       m[i].streams_used, over ? "   OVER CAPACITY" : "");
+			if (over)
+				fprintf(stderr,
+					"lhsim: warning: %s: peak device memory exceeds %s's %.1f GiB\n",
+					ent[i].label, hw->name, hw->memory_gib);
 		}
 	}
 	for (guint i = 0; i < n; i++) {

@@ -72,8 +72,6 @@ int cli_run(int argc, char **argv)
 	cli_phase(lh_graph_n_ops(g), NULL);
 	if (!valid)
 		return cli_fail(e);
-	if (save_plan && !lh_plan_write_file(plan, g, save_plan, &e))
-		return cli_fail(e);
 	LhSimOptions opt = {.strict_memory = strict, .skip_validate = TRUE};
 	gboolean over = FALSE;
 	cli_phase(lh_graph_n_ops(g), "simulating");
@@ -91,6 +89,11 @@ int cli_run(int argc, char **argv)
 		}
 	}
 	if (out_path && !lh_viz_timeline(out_path, g, hw, plan, tr, &m, &e)) {
+		lh_metrics_clear(&m);
+		return cli_fail(e);
+	}
+	/* The plan is written last among the files, so a failed run leaves none behind. */
+	if (save_plan && !lh_plan_write_file(plan, g, save_plan, &e)) {
 		lh_metrics_clear(&m);
 		return cli_fail(e);
 	}

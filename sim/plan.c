@@ -328,6 +328,12 @@ LhPlan *lh_plan_new_from_data(const char *data, gsize len, const char *where, co
 				return perr(&ps, col[1],
 					    "'%s' is not a whole number of nanoseconds >= 0", w[1]),
 				       NULL;
+			if (arg > LH_PLAN_MAX_HOST_NS)
+				return perr(&ps, col[1],
+					    "host %s ns is out of range (at most %" G_GUINT64_FORMAT
+					    " ns, about 11.6 days)",
+					    w[1], (guint64)LH_PLAN_MAX_HOST_NS),
+				       NULL;
 		} else {
 			gpointer sv = g_hash_table_lookup(streams, w[1]);
 			if (!sv)

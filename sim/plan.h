@@ -20,6 +20,9 @@ typedef enum {
 	LH_PLAN_ERROR_IO,
 } LhPlanError;
 
+/* The longest `host` command a plan may hold, ns: far below the engine's time range. */
+#define LH_PLAN_MAX_HOST_NS 1000000000000000ull
+
 typedef enum {
 	LH_CMD_RUN,    /* run op `arg` on `stream` */
 	LH_CMD_SIGNAL, /* event `arg` fires when every earlier command of `stream` completed */
