@@ -661,11 +661,14 @@ static void report_deadlock(Sim *x)
 		const char *sn = lh_plan_stream(p, cmd->stream)->name;
 		if (c >= x->h)
 			continue; /* not issued: the host explains it */
-		if (cmd->kind == LH_CMD_WAIT)
+		if (cmd->kind == LH_CMD_WAIT) {
+			char b[32];
+			const char *en = lh_plan_event_name(p, cmd->arg, b);
 			g_string_append_printf(m,
-					       " stream '%s' is stuck at command %u (wait %s e%" G_GUINT64_FORMAT
-					       "): event e%" G_GUINT64_FORMAT " never fires;",
-					       sn, c + 1, sn, cmd->arg, cmd->arg);
+					       " stream '%s' is stuck at command %u (wait %s %s): event "
+					       "%s never fires;",
+					       sn, c + 1, sn, en, en);
+		}
 		else
 			g_string_append_printf(m, " stream '%s' is stuck at command %u (%s %s);", sn,
 					       c + 1, lh_cmd_kind_name(cmd->kind), sn);

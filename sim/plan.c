@@ -36,6 +36,8 @@ void lh_plan_free(LhPlan *p)
 	g_free(p->scheduler);
 	g_free(p->params);
 	g_free(p->source);
+	if (p->event_names)
+		g_ptr_array_unref(p->event_names);
 	g_free(p);
 }
 
@@ -118,6 +120,14 @@ void lh_plan_set_origin(LhPlan *p, const char *scheduler, const char *params)
 	g_free(p->params);
 	p->scheduler = g_strdup(scheduler);
 	p->params = params && *params ? g_strdup(params) : NULL;
+}
+
+const char *lh_plan_event_name(const LhPlan *p, guint64 e, char buf[32])
+{
+	if (p->event_names && e < p->event_names->len)
+		return g_ptr_array_index(p->event_names, e);
+	g_snprintf(buf, 32, "e%" G_GUINT64_FORMAT, e);
+	return buf;
 }
 
 const char *lh_stream_role_name(LhStreamRole r)
@@ -244,6 +254,7 @@ LhPlan *lh_plan_new_from_data(const char *data, gsize len, const char *where, co
 	g_autoptr(LhPlan) p = lh_plan_new();
 	p->lines = g_array_new(FALSE, FALSE, sizeof(guint32));
 	p->source = g_strdup(ps.where);
+	p->event_names = g_ptr_array_new_with_free_func(g_free);
 	g_autoptr(GHashTable) streams = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
 	g_autoptr(GHashTable) events = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
 	g_autofree char *text = g_strndup(data, len);
@@ -356,6 +367,7 @@ LhPlan *lh_plan_new_from_data(const char *data, gsize len, const char *where, co
 				guint32 id = lh_plan_new_event(p);
 				ev = GUINT_TO_POINTER(id + 1);
 				g_hash_table_insert(events, g_strdup(w[2]), ev);
+				g_ptr_array_add(p->event_names, g_strdup(w[2]));
 			}
 			arg = GPOINTER_TO_UINT(ev) - 1;
 		}

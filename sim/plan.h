@@ -61,6 +61,7 @@ typedef struct _LhPlan {
 	char *params;    /* the parameters it was made with ("async-compute-limit=2"); may be NULL */
 	GArray *lines;   /* of guint32: source line of each command when read from text, else NULL */
 	char *source;    /* file it was read from, for error positions; may be NULL */
+	GPtrArray *event_names; /* of char *: the names a plan file gave its events, by id; or NULL */
 } LhPlan;
 
 LhPlan *lh_plan_new(void);
@@ -96,6 +97,10 @@ LhPlan *lh_plan_new_from_data(const char *data, gsize len, const char *where, co
 			      GError **error);
 char *lh_plan_to_data(const LhPlan *p, const LhGraph *g);
 gboolean lh_plan_write_file(const LhPlan *p, const LhGraph *g, const char *path, GError **error);
+
+/* The event's name for messages: the plan file's name for it, else "e<id>". Returns @buf or a
+ * name owned by the plan. */
+const char *lh_plan_event_name(const LhPlan *p, guint64 e, char buf[32]);
 
 const char *lh_stream_role_name(LhStreamRole r);
 gboolean lh_stream_role_from_name(const char *s, LhStreamRole *out);

@@ -47,8 +47,11 @@ static char *describe(const Ctx *x, guint32 c)
 					       : "?");
 	case LH_CMD_SIGNAL:
 	case LH_CMD_WAIT:
-		return g_strdup_printf("%s %s e%" G_GUINT64_FORMAT, lh_cmd_kind_name(cmd->kind),
-				       sname(x, cmd->stream), cmd->arg);
+	{
+		char b[32];
+		return g_strdup_printf("%s %s %s", lh_cmd_kind_name(cmd->kind), sname(x, cmd->stream),
+				       lh_plan_event_name(x->p, cmd->arg, b));
+	}
 	case LH_CMD_HOST:
 		return g_strdup_printf("host %" G_GUINT64_FORMAT, cmd->arg);
 	default:
@@ -120,8 +123,8 @@ static gboolean check_counts(const Ctx *x, guint32 *run_cmd, guint32 *sig_cmd, g
 				if (sig_cmd[e] != NONE) {
 					g_autofree char *first = cmd_pos(x, sig_cmd[e]);
 					return bad(x, error, c,
-						   "event e%u is signaled twice (first at %s)", e,
-						   first);
+						   "event %s is signaled twice (first at %s)",
+						   lh_plan_event_name(p, e, (char[32]){0}), first);
 				}
 				sig_cmd[e] = c;
 			} else {
@@ -132,8 +135,8 @@ static gboolean check_counts(const Ctx *x, guint32 *run_cmd, guint32 *sig_cmd, g
 	for (guint32 c = 0; c < n; c++) {
 		const LhCmd *cmd = lh_plan_cmd(p, c);
 		if (cmd->kind == LH_CMD_WAIT && sig_cmd[cmd->arg] == NONE)
-			return bad(x, error, c, "event e%" G_GUINT64_FORMAT " is never signaled",
-				   cmd->arg);
+			return bad(x, error, c, "event %s is never signaled",
+				   lh_plan_event_name(p, cmd->arg, (char[32]){0}));
 	}
 	for (guint32 i = 0; i < n_ops; i++) {
 		const LhOp *op = lh_graph_op(x->g, i);
@@ -315,9 +318,10 @@ gboolean lh_plan_validate(const LhPlan *p, const LhGraph *g, const char *where, 
 			g_autofree char *ps = cmd_pos(&x, sc);
 			g_string_append_printf(
 				msg,
-				" stream '%s' is stuck at '%s' (%s): event e%" G_GUINT64_FORMAT
+				" stream '%s' is stuck at '%s' (%s): event %s"
 				" is signaled on stream '%s' (%s), which never gets there;",
-				sname(&x, s), d, pc, cmd->arg, sname(&x, lh_plan_cmd(p, sc)->stream), ps);
+				sname(&x, s), d, pc, lh_plan_event_name(p, cmd->arg, (char[32]){0}),
+				sname(&x, lh_plan_cmd(p, sc)->stream), ps);
 		}
 	}
 	if (msg->str[msg->len - 1] == ';')
