@@ -143,6 +143,8 @@ ParameterizedTestParameters(readers, bad_plan)
 		{"unordered dep", PH "run s0 a\nrun s1 b\n", "5:1", "may start before its dep 'a'"},
 		{"wrong order", PH "run s0 b\nrun s0 a\n", "4:1", "may start before its dep 'a'"},
 		{"never signaled", PH "run s0 a\nwait s1 e7\nrun s1 b\n", "5:1", "never signaled"},
+		{"named event", PH "run s0 a\nwait s1 ready\nrun s1 b\n", "5:1",
+		 "'wait s1 ready': event ready is never signaled"},
 		{"signaled twice", PH "run s0 a\nsignal s0 e1\nsignal s1 e1\nwait s1 e1\nrun s1 b\n",
 		 "6:1", "signaled twice"},
 		{"deadlock", PH "wait s0 e1\nrun s0 a\nsignal s0 e0\nwait s1 e0\nrun s1 b\nsignal s1 e1\n",
