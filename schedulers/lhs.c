@@ -1452,7 +1452,8 @@ static LhPlan *lhs_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GEr
 		memory_schedule(&r, &s, v);
 		order[step] = v;
 		if (lh_params_explaining(p))
-			lh_params_explain(p, "lhs: t=%.0f %s %s '%s' (%s)", t,
+			lh_params_explain(p, "lhs: t=%.0f %s %s %s '%s' (%s)", t,
+					  xla ? "cost units" : "ns",
 					  node_type_name(s.node_type[v]),
 					  lh_op_kind_name(lh_graph_op(g, s.node_op[v])->kind),
 					  lh_graph_op(g, s.node_op[v])->name, why);
