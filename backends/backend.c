@@ -1,6 +1,7 @@
 /* lhsim — the backend registry and what every backend shares: the plan check, the time
  * scale, the memory curve of a measured trace, and the comparison with a prediction. */
 #include "backends/backend.h"
+#include "sim/engine.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -400,4 +401,25 @@ void lh_replay_fill_medians(LhTrace *t, const gint64 *rows, guint32 R, const LhG
 		tm->stream = (gint32)cmd->stream;
 		tm->engine = (guint8)lh_op_engine(lh_graph_op(g, (guint32)cmd->arg)->kind);
 	}
+}
+
+const LhTrace *lh_replay_prediction(const char *who, const LhGraph *g, const LhHw *hw,
+				    const LhPlan *plan, const LhReplayOptions *opt, LhTrace **own,
+				    GError **error)
+{
+	guint32 n_ops = lh_graph_n_ops(g), n = lh_plan_n_cmds(plan);
+	const LhTrace *pred = opt ? opt->predicted : NULL;
+	*own = NULL;
+	if (pred && (pred->n_ops != n_ops || pred->n_cmds != n)) {
+		g_set_error(error, LH_BACKEND_ERROR, LH_BACKEND_ERROR_PLAN,
+			    "%s: the predicted trace (%u ops, %u commands) is not of this graph and "
+			    "plan (%u ops, %u commands)",
+			    who, pred->n_ops, pred->n_cmds, n_ops, n);
+		return NULL;
+	}
+	if (pred)
+		return pred;
+	LhSimOptions so = {.skip_validate = TRUE};
+	*own = lh_simulate(g, hw, plan, &so, NULL, error);
+	return *own;
 }

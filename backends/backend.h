@@ -90,6 +90,12 @@ extern const LhBackend lh_backend_cuda;
 gboolean lh_backend_check_plan(const LhGraph *g, const LhPlan *plan, GError **error);
 
 /* The time scale the cpu backend uses for @opt (resolves time_scale 0 from @predicted). */
+/* The prediction a replay is measured against: opt->predicted when it fits @g and @plan (else
+ * an error naming @who, "cpu replay"), otherwise a fresh simulation put in *@own, which the
+ * caller frees. Returns NULL with @error set on failure. */
+const LhTrace *lh_replay_prediction(const char *who, const LhGraph *g, const LhHw *hw,
+				    const LhPlan *plan, const LhReplayOptions *opt, LhTrace **own,
+				    GError **error);
 double lh_replay_time_scale(const LhReplayOptions *opt, const LhGraph *g,
 			    const LhTrace *predicted);
 

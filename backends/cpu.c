@@ -401,21 +401,10 @@ static LhTrace *cpu_replay(const LhGraph *g, const LhPlan *plan, const LhHw *hw,
 		return NULL;
 	guint32 n_ops = lh_graph_n_ops(g), n = lh_plan_n_cmds(plan);
 	g_autoptr(LhTrace) own_pred = NULL;
-	const LhTrace *pred = opt->predicted;
-	if (pred && (pred->n_ops != n_ops || pred->n_cmds != n)) {
-		g_set_error(error, LH_BACKEND_ERROR, LH_BACKEND_ERROR_PLAN,
-			    "cpu replay: the predicted trace (%u ops, %u commands) is not of this "
-			    "graph and plan (%u ops, %u commands)",
-			    pred->n_ops, pred->n_cmds, n_ops, n);
+	const LhTrace *pred =
+		lh_replay_prediction("cpu replay", g, hw, plan, opt, &own_pred, error);
+	if (!pred)
 		return NULL;
-	}
-	if (!pred) {
-		LhSimOptions so = {.skip_validate = TRUE};
-		own_pred = lh_simulate(g, hw, plan, &so, NULL, error);
-		if (!own_pred)
-			return NULL;
-		pred = own_pred;
-	}
 
 	Cpu x = {0};
 	x.g = g;

@@ -488,19 +488,10 @@ static LhTrace *cuda_replay(const LhGraph *g, const LhPlan *plan, const LhHw *hw
 		return NULL;
 	guint32 n_ops = lh_graph_n_ops(g), n = lh_plan_n_cmds(plan);
 	g_autoptr(LhTrace) own_pred = NULL;
-	const LhTrace *pred = opt->predicted;
-	if (pred && (pred->n_ops != n_ops || pred->n_cmds != n)) {
-		g_set_error(error, LH_BACKEND_ERROR, LH_BACKEND_ERROR_PLAN,
-			    "cuda replay: the predicted trace is not of this graph and plan");
+	const LhTrace *pred =
+		lh_replay_prediction("cuda replay", g, hw, plan, opt, &own_pred, error);
+	if (!pred)
 		return NULL;
-	}
-	if (!pred) {
-		LhSimOptions so = {.skip_validate = TRUE};
-		own_pred = lh_simulate(g, hw, plan, &so, NULL, error);
-		if (!own_pred)
-			return NULL;
-		pred = own_pred;
-	}
 	Gpu x = {0};
 	x.g = g;
 	x.p = plan;

@@ -51,6 +51,28 @@ void t_dep(LhGraph *g, guint32 op, guint32 dep)
 	lh_graph_add_dep(g, op, dep);
 }
 
+guint32 t_id(const LhGraph *g, const char *name)
+{
+	guint32 i;
+	cr_assert(lh_graph_find(g, name, &i), "no op '%s'", name);
+	return i;
+}
+
+const LhOp *t_op_named(const LhGraph *g, const char *name)
+{
+	return lh_graph_op(g, t_id(g, name));
+}
+
+gboolean t_has_dep(const LhGraph *g, const char *op, const char *dep)
+{
+	guint32 n, d = t_id(g, dep);
+	const guint32 *ds = lh_graph_deps(g, t_id(g, op), &n);
+	for (guint32 k = 0; k < n; k++)
+		if (ds[k] == d)
+			return TRUE;
+	return FALSE;
+}
+
 void t_finish(LhGraph *g)
 {
 	GError *e = NULL;

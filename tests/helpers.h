@@ -13,6 +13,11 @@ LhHw *t_hw(LhSmSharing sharing);
 guint32 t_kernel(LhGraph *g, const char *name, gint64 dur_ns, double sm);
 guint32 t_op(LhGraph *g, const char *name, LhOpKind kind, guint64 size);
 void t_dep(LhGraph *g, guint32 op, guint32 dep);
+/* The index of the op named @name, or fails the test. */
+guint32 t_id(const LhGraph *g, const char *name);
+const LhOp *t_op_named(const LhGraph *g, const char *name);
+/* Whether op @op depends directly on op @dep (both by name; fails the test if unknown). */
+gboolean t_has_dep(const LhGraph *g, const char *op, const char *dep);
 /* Finishes or fails the test. */
 void t_finish(LhGraph *g);
 /* Simulates or fails the test. */

@@ -12,16 +12,7 @@
 
 static const LhOpTiming *tm(const LhTrace *t, const LhGraph *g, const char *name)
 {
-	guint32 i;
-	cr_assert(lh_graph_find(g, name, &i), "no op %s", name);
-	return &t->ops[i];
-}
-
-static guint32 id(const LhGraph *g, const char *name)
-{
-	guint32 i;
-	cr_assert(lh_graph_find(g, name, &i), "no op %s", name);
-	return i;
+	return &t->ops[t_id(g, name)];
 }
 
 #define SPAN(t, g, n, s, e)                                                                     \
@@ -38,8 +29,8 @@ static void two_streams(LhGraph *g, LhPlan *p, const char *a, const char *b)
 {
 	guint32 s0 = lh_plan_add_stream(p, "s0", LH_ROLE_COMPUTE);
 	guint32 s1 = lh_plan_add_stream(p, "s1", LH_ROLE_COMPUTE);
-	lh_plan_run(p, s0, id(g, a));
-	lh_plan_run(p, s1, id(g, b));
+	lh_plan_run(p, s0, t_id(g, a));
+	lh_plan_run(p, s1, t_id(g, b));
 }
 
 Test(engine, two_full_sm_kernels_fifo)
@@ -170,9 +161,9 @@ Test(engine, copies_fifo_engine_and_duplex)
 	guint32 s0 = lh_plan_add_stream(p, "s0", LH_ROLE_D2H);
 	guint32 s1 = lh_plan_add_stream(p, "s1", LH_ROLE_D2H);
 	guint32 s2 = lh_plan_add_stream(p, "s2", LH_ROLE_H2D);
-	lh_plan_run(p, s0, id(g, "d1"));
-	lh_plan_run(p, s1, id(g, "d2"));
-	lh_plan_run(p, s2, id(g, "h"));
+	lh_plan_run(p, s0, t_id(g, "d1"));
+	lh_plan_run(p, s1, t_id(g, "d2"));
+	lh_plan_run(p, s2, t_id(g, "h"));
 	g_autoptr(LhTrace) t = t_sim(g, hw, p);
 	/* One D2H engine: d1 takes it at 0, d2 waits in line for it.
 	 * 0-100: d1 and h in their latency phases.
@@ -201,9 +192,9 @@ static LhTrace *false_dep(guint32 queues, LhGraph **gout)
 	g_autoptr(LhPlan) p = lh_plan_new();
 	guint32 s0 = lh_plan_add_stream(p, "s0", LH_ROLE_COMPUTE);
 	guint32 s1 = lh_plan_add_stream(p, "s1", LH_ROLE_COMPUTE);
-	lh_plan_run(p, s0, id(g, "k1"));
-	lh_plan_run(p, s0, id(g, "k2"));
-	lh_plan_run(p, s1, id(g, "k3"));
+	lh_plan_run(p, s0, t_id(g, "k1"));
+	lh_plan_run(p, s0, t_id(g, "k2"));
+	lh_plan_run(p, s1, t_id(g, "k3"));
 	*gout = g;
 	return t_sim(g, hw, p);
 }
@@ -244,7 +235,7 @@ Test(engine, event_wait_across_streams)
 	g_autoptr(LhPlan) p = lh_plan_new();
 	guint32 s0 = lh_plan_add_stream(p, "s0", LH_ROLE_COMPUTE);
 	guint32 s1 = lh_plan_add_stream(p, "s1", LH_ROLE_COMPUTE);
-	lh_plan_run(p, s1, id(g, "c"));
+	lh_plan_run(p, s1, t_id(g, "c"));
 	lh_plan_run(p, s0, a);
 	guint32 e = lh_plan_new_event(p);
 	lh_plan_signal(p, s0, e);
@@ -461,10 +452,10 @@ static LhPlan *deadlock_plan(LhGraph *g)
 	guint32 s1 = lh_plan_add_stream(p, "right", LH_ROLE_COMPUTE);
 	guint32 e0 = lh_plan_new_event(p), e1 = lh_plan_new_event(p);
 	lh_plan_wait(p, s0, e1);
-	lh_plan_run(p, s0, id(g, "a"));
+	lh_plan_run(p, s0, t_id(g, "a"));
 	lh_plan_signal(p, s0, e0);
 	lh_plan_wait(p, s1, e0);
-	lh_plan_run(p, s1, id(g, "b"));
+	lh_plan_run(p, s1, t_id(g, "b"));
 	lh_plan_signal(p, s1, e1);
 	return p;
 }
@@ -507,10 +498,10 @@ Test(engine, host_sync_blocks_the_host)
 	g_autoptr(LhPlan) p = lh_plan_new();
 	guint32 s0 = lh_plan_add_stream(p, "s0", LH_ROLE_COMPUTE);
 	guint32 s1 = lh_plan_add_stream(p, "s1", LH_ROLE_COMPUTE);
-	lh_plan_run(p, s0, id(g, "a"));
+	lh_plan_run(p, s0, t_id(g, "a"));
 	lh_plan_sync(p, s0);
 	lh_plan_host(p, 500);
-	lh_plan_run(p, s1, id(g, "b"));
+	lh_plan_run(p, s1, t_id(g, "b"));
 	g_autoptr(LhTrace) t = t_sim(g, hw, p);
 	/* a issued at 100, runs 100-1100. The sync releases the host at 1100; host 500 brings it
 	 * to 1600; run b is issued at 1700 and runs 1700-2700. */

@@ -33,24 +33,6 @@ static guint count_async_kernels(const LhGraph *g)
 	return n;
 }
 
-static const LhOp *op_named(const LhGraph *g, const char *name)
-{
-	guint32 i;
-	cr_assert(lh_graph_find(g, name, &i), "no op '%s'", name);
-	return lh_graph_op(g, i);
-}
-
-static gboolean has_dep(const LhGraph *g, const char *op, const char *dep)
-{
-	guint32 i, d, n;
-	cr_assert(lh_graph_find(g, op, &i) && lh_graph_find(g, dep, &d));
-	const guint32 *ds = lh_graph_deps(g, i, &n);
-	for (guint k = 0; k < n; k++)
-		if (ds[k] == d)
-			return TRUE;
-	return FALSE;
-}
-
 Test(gen, moe_offload_structure)
 {
 	g_autoptr(LhGraph) g = gen("moe-offload", NULL);
@@ -71,23 +53,23 @@ Test(gen, moe_offload_structure)
 	 * offload_attn: T * (H + 1536 + 512 + 64) * 2 = 4096 * 9280 * 2 = 76021760 bytes;
 	 * offload_experts: 2 * T * topk * 2048 * 2 = 2 * 4096 * 8 * 2048 * 2 = 268435456;
 	 * dispatch: T * topk * H * 2 = 4096 * 8 * 7168 * 2 = 469762048, over ep = 8. */
-	cr_assert_eq(op_named(g, "l0.fwd.offload_attn")->size, 76021760);
-	cr_assert_eq(op_named(g, "l2.fwd.offload_experts")->size, 268435456);
-	cr_assert_eq(op_named(g, "l0.bwd.fetch_experts")->size, 268435456);
-	cr_assert_eq(op_named(g, "l1.fwd.dispatch")->size, 469762048);
-	cr_assert_eq(op_named(g, "l1.fwd.dispatch")->group, 8);
+	cr_assert_eq(t_op_named(g, "l0.fwd.offload_attn")->size, 76021760);
+	cr_assert_eq(t_op_named(g, "l2.fwd.offload_experts")->size, 268435456);
+	cr_assert_eq(t_op_named(g, "l0.bwd.fetch_experts")->size, 268435456);
+	cr_assert_eq(t_op_named(g, "l1.fwd.dispatch")->size, 469762048);
+	cr_assert_eq(t_op_named(g, "l1.fwd.dispatch")->group, 8);
 	/* experts_up: gate and up GEMMs, 2 * T * topk * H * 2048 * 2
 	 * = 2 * 4096 * 8 * 7168 * 2048 * 2 = 1924145348608 flops. */
-	cr_assert_float_eq(op_named(g, "l0.fwd.experts_up")->flops, 1924145348608.0, 1);
+	cr_assert_float_eq(t_op_named(g, "l0.fwd.experts_up")->flops, 1924145348608.0, 1);
 	/* Offload classes: D2H and H2D copies and the shared experts are async compute. */
-	cr_assert_eq(lh_op_class(op_named(g, "l0.fwd.offload_moe")), LH_CLASS_ASYNC_COMPUTE);
-	cr_assert_eq(lh_op_class(op_named(g, "l0.bwd.fetch_moe")), LH_CLASS_ASYNC_COMPUTE);
-	cr_assert_eq(lh_op_class(op_named(g, "l3.fwd.shared_expert")), LH_CLASS_ASYNC_COMPUTE);
+	cr_assert_eq(lh_op_class(t_op_named(g, "l0.fwd.offload_moe")), LH_CLASS_ASYNC_COMPUTE);
+	cr_assert_eq(lh_op_class(t_op_named(g, "l0.bwd.fetch_moe")), LH_CLASS_ASYNC_COMPUTE);
+	cr_assert_eq(lh_op_class(t_op_named(g, "l3.fwd.shared_expert")), LH_CLASS_ASYNC_COMPUTE);
 	/* The backward reads what it offloaded through the H2D copy, never the forward buffer. */
-	cr_assert(has_dep(g, "l0.bwd.fetch_attn", "l0.fwd.offload_attn"));
-	cr_assert(has_dep(g, "l0.bwd.mla_proj_remat", "l0.bwd.fetch_attn"));
-	cr_assert_not(has_dep(g, "l0.bwd.mla_proj_remat", "l0.fwd.mla_proj"));
-	cr_assert(has_dep(g, "l0.bwd.experts", "l0.bwd.fetch_experts"));
+	cr_assert(t_has_dep(g, "l0.bwd.fetch_attn", "l0.fwd.offload_attn"));
+	cr_assert(t_has_dep(g, "l0.bwd.mla_proj_remat", "l0.bwd.fetch_attn"));
+	cr_assert_not(t_has_dep(g, "l0.bwd.mla_proj_remat", "l0.fwd.mla_proj"));
+	cr_assert(t_has_dep(g, "l0.bwd.experts", "l0.bwd.fetch_experts"));
 }
 
 Test(gen, moe_offload_levels)
@@ -100,7 +82,7 @@ Test(gen, moe_offload_levels)
 	cr_assert_eq(lh_graph_n_ops(g0), 114);
 	cr_assert_eq(count_kind(g0, LH_OP_COPY_D2H) + count_kind(g0, LH_OP_COPY_H2D), 0);
 	/* Without offloading the backward reads the forward's buffers. */
-	cr_assert(has_dep(g0, "l0.bwd.mla_proj_remat", "l0.fwd.mla_proj"));
+	cr_assert(t_has_dep(g0, "l0.bwd.mla_proj_remat", "l0.fwd.mla_proj"));
 	/* offload=1, 2 layers: 2 D2H + 2 H2D per layer; 1 + 4 + 2*15 + 1 + 2*15 = 66. */
 	cr_assert_eq(lh_graph_n_ops(g1), 66);
 	cr_assert_eq(count_kind(g1, LH_OP_COPY_D2H), 4);
@@ -116,14 +98,14 @@ Test(gen, transformer_fsdp)
 	cr_assert_eq(count_kind(g, LH_OP_ALL_GATHER), 6);
 	cr_assert_eq(count_kind(g, LH_OP_REDUCE_SCATTER), 3);
 	/* Weights 12 * H^2 * 2 = 12 * 1024^2 * 2 = 25165824 bytes, gathered over 4. */
-	const LhOp *ag = op_named(g, "l1.fwd.ag");
+	const LhOp *ag = t_op_named(g, "l1.fwd.ag");
 	cr_assert_eq(ag->size, 25165824);
 	cr_assert_eq(ag->group, 4);
-	cr_assert_eq(op_named(g, "l1.w")->out_bytes, 25165824 / 4);
+	cr_assert_eq(t_op_named(g, "l1.w")->out_bytes, 25165824 / 4);
 	/* qkv: 2 * T * H * 3H = 2 * 4096 * 1024 * 3072 = 25769803776 flops. */
-	cr_assert_float_eq(op_named(g, "l0.fwd.qkv")->flops, 25769803776.0, 1);
-	cr_assert(has_dep(g, "l2.fwd.qkv", "l2.fwd.ag"));
-	cr_assert(has_dep(g, "l2.bwd.rs", "l2.bwd.qkv"));
+	cr_assert_float_eq(t_op_named(g, "l0.fwd.qkv")->flops, 25769803776.0, 1);
+	cr_assert(t_has_dep(g, "l2.fwd.qkv", "l2.fwd.ag"));
+	cr_assert(t_has_dep(g, "l2.bwd.rs", "l2.bwd.qkv"));
 }
 
 Test(gen, pipeline_1f1b_order)

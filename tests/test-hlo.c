@@ -33,24 +33,6 @@ static guint count_kind(const LhGraph *g, LhOpKind k)
 	return n;
 }
 
-static const LhOp *op_named(const LhGraph *g, const char *name)
-{
-	guint32 i;
-	cr_assert(lh_graph_find(g, name, &i), "no op '%s'", name);
-	return lh_graph_op(g, i);
-}
-
-static gboolean has_dep(const LhGraph *g, const char *op, const char *dep)
-{
-	guint32 i, d, n;
-	cr_assert(lh_graph_find(g, op, &i) && lh_graph_find(g, dep, &d));
-	const guint32 *ds = lh_graph_deps(g, i, &n);
-	for (guint k = 0; k < n; k++)
-		if (ds[k] == d)
-			return TRUE;
-	return FALSE;
-}
-
 /* ---- every file imports and round-trips through JSON ---- */
 
 typedef struct {
@@ -178,22 +160,22 @@ ParameterizedTest(Counts *c, hlo, small_module_counts)
 Test(hlo, copy_start_to_host_is_async_compute_d2h)
 {
 	g_autoptr(LhGraph) g = import("hlo/lhs_test_CopyStartDoneUsesComputeResource.hlo", NULL);
-	const LhOp *c = op_named(g, "copy-start");
+	const LhOp *c = t_op_named(g, "copy-start");
 	cr_assert_eq(c->kind, LH_OP_COPY_D2H);
 	cr_assert_eq(lh_op_class(c), LH_CLASS_ASYNC_COMPUTE);
 	cr_assert_eq(c->size, 24); /* f32[2,3]: 6 * 4 bytes */
-	cr_assert(has_dep(g, "copy-start", "p0"));
+	cr_assert(t_has_dep(g, "copy-start", "p0"));
 }
 
 Test(hlo, dynamic_update_slice_into_host_is_d2h)
 {
 	g_autoptr(LhGraph) g = import("hlo/lhs_test_DelayMoveToHostAsyncStart.hlo", NULL);
-	const LhOp *d = op_named(g, "dynamic-update-slice-start.18");
+	const LhOp *d = t_op_named(g, "dynamic-update-slice-start.18");
 	cr_assert_eq(d->kind, LH_OP_COPY_D2H);
 	cr_assert_eq(lh_op_class(d), LH_CLASS_ASYNC_COMPUTE);
 	/* The update, bf16[1,2,4,128,128]: 131072 elements * 2 bytes. */
 	cr_assert_eq(d->size, 262144);
-	const LhOp *a = op_named(g, "all-to-all-start.4");
+	const LhOp *a = t_op_named(g, "all-to-all-start.4");
 	cr_assert_eq(a->kind, LH_OP_ALL_TO_ALL);
 	cr_assert_eq(lh_op_class(a), LH_CLASS_COLLECTIVE);
 	/* replica_groups=[8,16]<=[128]: 8 groups of 16. */
@@ -201,45 +183,45 @@ Test(hlo, dynamic_update_slice_into_host_is_d2h)
 	/* bf16[1,8,16,16,128,7168]: 8*16*16*128*7168 = 1879048192 elements * 2 bytes. */
 	cr_assert_eq(a->size, 3758096384ull);
 	/* The multiply reads the all-to-all's result through a bitcast and its done. */
-	cr_assert(has_dep(g, "mul.5173.7", "all-to-all-start.4"));
+	cr_assert(t_has_dep(g, "mul.5173.7", "all-to-all-start.4"));
 }
 
 Test(hlo, dynamic_slice_from_host_is_h2d)
 {
 	g_autoptr(LhGraph) g = import("hlo/lhs_test_ScheduleDynamicSliceIfMemcpy.hlo", NULL);
-	const LhOp *d = op_named(g, "dynamic-slice-start");
+	const LhOp *d = t_op_named(g, "dynamic-slice-start");
 	cr_assert_eq(d->kind, LH_OP_COPY_H2D);
 	cr_assert_eq(lh_op_class(d), LH_CLASS_ASYNC_COMPUTE);
 	cr_assert_eq(d->size, 16); /* the slice f32[1,2,2]: 4 * 4 bytes */
-	const LhOp *h = op_named(g, "host_buf");
+	const LhOp *h = t_op_named(g, "host_buf");
 	cr_assert_eq(h->kind, LH_OP_INPUT);
 	cr_assert_eq(h->out_space, LH_SPACE_HOST);
-	cr_assert(has_dep(g, "dynamic-slice-start", "host_buf"));
+	cr_assert(t_has_dep(g, "dynamic-slice-start", "host_buf"));
 }
 
 Test(hlo, async_computations_become_async_kernels)
 {
 	g_autoptr(LhGraph) g = import("hlo/lhs_test_ParallelThreadsShouldBeScheduled.hlo", NULL);
-	const LhOp *s = op_named(g, "start");
+	const LhOp *s = t_op_named(g, "start");
 	cr_assert_eq(s->kind, LH_OP_KERNEL);
 	cr_assert(s->async);
 	cr_assert_eq(lh_op_class(s), LH_CLASS_ASYNC_COMPUTE);
 	/* An unknown library call: memory-bound, bytes = 2 operands + output, f32[2,2] each. */
 	cr_assert_float_eq(s->bytes, 3 * 16.0, 1e-9);
 	g_autoptr(LhGraph) h = import("hlo/lhs_test_HostOffloadComputationsWithoutSchedule.hlo", NULL);
-	cr_assert(op_named(h, "async_start")->async);
-	cr_assert_eq(lh_op_class(op_named(h, "async_start")), LH_CLASS_ASYNC_COMPUTE);
-	cr_assert(has_dep(h, "mul_fusion", "async_start"));
-	cr_assert_str_eq(op_named(h, "mul_fusion")->opcode, "fusion:kLoop");
+	cr_assert(t_op_named(h, "async_start")->async);
+	cr_assert_eq(lh_op_class(t_op_named(h, "async_start")), LH_CLASS_ASYNC_COMPUTE);
+	cr_assert(t_has_dep(h, "mul_fusion", "async_start"));
+	cr_assert_str_eq(t_op_named(h, "mul_fusion")->opcode, "fusion:kLoop");
 }
 
 Test(hlo, async_collectives_and_sizes)
 {
 	g_autoptr(LhGraph) g = import("hlo/lhs_test_MultipleParallelResourceShouldOverlapCollectives.hlo", NULL);
-	cr_assert_eq(op_named(g, "ar_0")->size, 4);  /* f32[] */
-	cr_assert_eq(op_named(g, "rs_0")->size, 8);  /* the input f32[2] */
+	cr_assert_eq(t_op_named(g, "ar_0")->size, 4);  /* f32[] */
+	cr_assert_eq(t_op_named(g, "rs_0")->size, 8);  /* the input f32[2] */
 	g_autoptr(LhGraph) a = import("hlo/lhs_test_AllToAllAsyncBalance.hlo", NULL);
-	const LhOp *t = op_named(a, "ata-start");
+	const LhOp *t = t_op_named(a, "ata-start");
 	cr_assert_eq(t->kind, LH_OP_ALL_TO_ALL);
 	cr_assert_eq(t->group, 2); /* replica_groups={{0,1}} */
 	/* f32[2,8,256,256]: 1048576 elements * 4 bytes */
@@ -247,30 +229,30 @@ Test(hlo, async_collectives_and_sizes)
 	g_autoptr(LhGraph) u = import("hlo/u4_all_gather_1x8.hlo", NULL);
 	/* u4[1024,4096] with E(4): 4194304 elements * 4 bits = 2097152 bytes: all-gather's size is
 	 * its output. */
-	cr_assert_eq(op_named(u, "b")->size, 2097152);
+	cr_assert_eq(t_op_named(u, "b")->size, 2097152);
 }
 
 Test(hlo, control_predecessors_are_deps)
 {
 	g_autoptr(LhGraph) g = import("hlo/lhs_test_ScheduleP2PWithMultipliers.hlo", NULL);
 	/* cp_start has control-predecessors={send_done}; send_done is send_start's done. */
-	cr_assert(has_dep(g, "cp_start", "send_start"));
-	cr_assert(has_dep(g, "recv_start", "cp_start"));
-	cr_assert_eq(op_named(g, "cp_start")->kind, LH_OP_COLLECTIVE_PERMUTE);
-	cr_assert_eq(op_named(g, "send_start")->size, 256); /* f32[64] */
+	cr_assert(t_has_dep(g, "cp_start", "send_start"));
+	cr_assert(t_has_dep(g, "recv_start", "cp_start"));
+	cr_assert_eq(t_op_named(g, "cp_start")->kind, LH_OP_COLLECTIVE_PERMUTE);
+	cr_assert_eq(t_op_named(g, "send_start")->size, 256); /* f32[64] */
 }
 
 Test(hlo, loops_unroll_by_inferred_trip_count_with_iteration_names)
 {
 	g_autoptr(LhGraph) g = import("hlo/lhs_test_SchedulePipelinedSendRecvsLate.hlo", NULL);
 	/* Iterations 0..12 of the body: some_res@0 .. some_res@12, no @13. */
-	op_named(g, "some_res@0");
-	op_named(g, "some_res@12");
+	t_op_named(g, "some_res@0");
+	t_op_named(g, "some_res@12");
 	cr_assert_not(lh_graph_find(g, "some_res@13", NULL));
 	/* Iteration 1's dot reads some_arg, which iteration 0's dot produced (tuple element 2). */
-	cr_assert(has_dep(g, "some_res@1", "some_res@0"));
+	cr_assert(t_has_dep(g, "some_res@1", "some_res@0"));
 	/* f32[16,16] dot over contracting dim 0 (16): 2 * 256 * 16 = 8192 flops. */
-	cr_assert_float_eq(op_named(g, "some_res@0")->flops, 8192, 1e-9);
+	cr_assert_float_eq(t_op_named(g, "some_res@0")->flops, 8192, 1e-9);
 }
 
 Test(hlo, unknown_trip_count_warns_and_imports_once)
@@ -280,7 +262,7 @@ Test(hlo, unknown_trip_count_warns_and_imports_once)
 	cr_assert_eq(w->len, 1);
 	cr_assert(strstr(w->pdata[0], "unknown trip count"), "%s", (char *)w->pdata[0]);
 	cr_assert(strstr(w->pdata[0], ":28:3:"), "%s", (char *)w->pdata[0]); /* the while line */
-	op_named(g, "add.0@0");
+	t_op_named(g, "add.0@0");
 }
 
 Test(hlo, known_trip_count_from_backend_config)
@@ -298,17 +280,17 @@ Test(hlo, known_trip_count_from_backend_config)
 	g_autoptr(LhGraph) g = import_text(text, NULL, &e);
 	cr_assert(g, "%s", e ? e->message : "");
 	cr_assert_eq(lh_graph_n_ops(g), 4); /* a + y@0, y@1, y@2 */
-	cr_assert(has_dep(g, "y@2", "y@1"));
-	cr_assert(has_dep(g, "y@1", "y@0"));
-	cr_assert(has_dep(g, "y@0", "a"));
-	cr_assert_float_eq(op_named(g, "y@0")->flops, 8, 1e-9);    /* elementwise: 8 elements */
-	cr_assert_float_eq(op_named(g, "y@0")->bytes, 64, 1e-9);   /* 32 in + 32 out */
+	cr_assert(t_has_dep(g, "y@2", "y@1"));
+	cr_assert(t_has_dep(g, "y@1", "y@0"));
+	cr_assert(t_has_dep(g, "y@0", "a"));
+	cr_assert_float_eq(t_op_named(g, "y@0")->flops, 8, 1e-9);    /* elementwise: 8 elements */
+	cr_assert_float_eq(t_op_named(g, "y@0")->bytes, 64, 1e-9);   /* 32 in + 32 out */
 }
 
 Test(hlo, costs_from_shapes)
 {
 	g_autoptr(LhGraph) g = import("hlo/lhs_test_AllToAllAndGemmOverlapWithSolCostModel.hlo", NULL);
-	const LhOp *d = op_named(g, "compute");
+	const LhOp *d = t_op_named(g, "compute");
 	/* f32[8192,8192] x f32[8192,8192]: 2 * M*N * K = 2 * 8192^3 = 1099511627776 flops;
 	 * bytes: 3 arrays of 8192^2 * 4 = 268435456 each. */
 	cr_assert_float_eq(d->flops, 1099511627776.0, 1);
@@ -318,12 +300,12 @@ Test(hlo, costs_from_shapes)
 	/* convolution(p0 f32[16,64,256], p1 f32[16,64,256]), dim_labels=0fb_0io->0fb: the
 	 * kernel p1 is [spatial 16, in 64, out 256], so each of the 16*256*256 = 1048576 output
 	 * elements sums 16*64 = 1024 products: 2 * 1048576 * 1024 = 2147483648 flops. */
-	cr_assert_float_eq(op_named(c, "c0")->flops, 2147483648.0, 1);
+	cr_assert_float_eq(t_op_named(c, "c0")->flops, 2147483648.0, 1);
 	g_autoptr(LhGraph) s = import("hlo/gpu_hlo.hlo", NULL);
 	/* sqrt of f32[5000,6000]: 3e7 elements, one flop each; bytes 2 * 1.2e8. */
-	cr_assert_float_eq(op_named(s, "e")->flops, 3e7, 1);
-	cr_assert_float_eq(op_named(s, "e")->bytes, 2.4e8, 1);
-	cr_assert_float_eq(op_named(s, "c")->flops, 0, 1e-9); /* transpose: data movement */
+	cr_assert_float_eq(t_op_named(s, "e")->flops, 3e7, 1);
+	cr_assert_float_eq(t_op_named(s, "e")->bytes, 2.4e8, 1);
+	cr_assert_float_eq(t_op_named(s, "c")->flops, 0, 1e-9); /* transpose: data movement */
 }
 
 Test(hlo, library_calls_fusions_copies_and_conditionals)
@@ -359,25 +341,25 @@ Test(hlo, library_calls_fusions_copies_and_conditionals)
 	cr_assert(g, "%s", e ? e->message : "");
 	/* cuBLAS batched gemm: output 8*128*512 = 524288 elements, K = lhs dim 2 = 256:
 	 * 2 * 524288 * 256 = 268435456 flops. */
-	const LhOp *gm = op_named(g, "g");
+	const LhOp *gm = t_op_named(g, "g");
 	cr_assert_float_eq(gm->flops, 268435456.0, 1);
 	cr_assert_str_eq(gm->opcode, "custom-call:__cublas$gemm");
 	/* cuDNN conv: 2*32*32*8 = 16384 outputs, kernel [3,3,16,8] labelled 01io: each output
 	 * sums 3*3*16 = 144 products: 2 * 16384 * 144 = 4718592 flops. */
-	cr_assert_float_eq(op_named(g, "c")->flops, 4718592.0, 1);
+	cr_assert_float_eq(t_op_named(g, "c")->flops, 4718592.0, 1);
 	/* The fusion: its dot 2 * 64*16 * 32 = 65536 plus exponential 64*16 = 1024; bytes at the
 	 * boundary: 64*32*4 + 32*16*4 + 64*16*4 = 8192 + 2048 + 4096 = 14336. */
-	const LhOp *f = op_named(g, "f");
+	const LhOp *f = t_op_named(g, "f");
 	cr_assert_float_eq(f->flops, 65536.0 + 1024.0, 1e-6);
 	cr_assert_float_eq(f->bytes, 14336.0, 1e-6);
 	cr_assert_str_eq(f->opcode, "fusion:kOutput");
 	/* A copy into S(5) is a D2H of the whole buffer (4096 bytes); MoveToDevice an H2D. */
-	cr_assert_eq(op_named(g, "h")->kind, LH_OP_COPY_D2H);
-	cr_assert_eq(op_named(g, "h")->size, 4096);
-	cr_assert_eq(op_named(g, "back")->kind, LH_OP_COPY_H2D);
-	cr_assert(has_dep(g, "back", "h"));
+	cr_assert_eq(t_op_named(g, "h")->kind, LH_OP_COPY_D2H);
+	cr_assert_eq(t_op_named(g, "h")->size, 4096);
+	cr_assert_eq(t_op_named(g, "back")->kind, LH_OP_COPY_H2D);
+	cr_assert(t_has_dep(g, "back", "h"));
 	/* The conditional costs its costlier branch: br1 has add and multiply, 100 flops each. */
-	cr_assert_float_eq(op_named(g, "cond")->flops, 200.0, 1e-9);
+	cr_assert_float_eq(t_op_named(g, "cond")->flops, 200.0, 1e-9);
 }
 
 /* ---- the llama3 activation-offloading module, counted independently ---- */
@@ -436,7 +418,7 @@ Test(hlo, llama3_offloading_collectives_and_copies)
 	cr_assert_eq(count_kind(g, LH_OP_COPY_D2H), 32 * 2);
 	cr_assert_eq(count_kind(g, LH_OP_COPY_H2D), 32 * 2 + 39);
 	/* Offload copies are async compute: closed_call.26 moves bf16[1,8192,14336] to host. */
-	const LhOp *c = op_named(g, "closed_call.26@0");
+	const LhOp *c = t_op_named(g, "closed_call.26@0");
 	cr_assert_eq(lh_op_class(c), LH_CLASS_ASYNC_COMPUTE);
 	cr_assert_eq(c->size, 8192ull * 14336 * 2);
 	/* The trip counts were found, so nothing to warn about but unknown opcodes (none). */
@@ -524,7 +506,7 @@ Test(hlo, unknown_opcodes_warn_once_and_cost_bytes_only)
 	cr_assert(g, "%s", e ? e->message : "");
 	cr_assert_eq(w->len, 1);
 	cr_assert(strstr(w->pdata[0], "frobnicate, zorp"), "%s", (char *)w->pdata[0]);
-	const LhOp *b = op_named(g, "b");
+	const LhOp *b = t_op_named(g, "b");
 	cr_assert_eq(b->kind, LH_OP_KERNEL);
 	cr_assert_float_eq(b->flops, 0, 1e-9);
 	cr_assert_float_eq(b->bytes, 32, 1e-9); /* 16 in + 16 out */
@@ -550,10 +532,10 @@ Test(hlo, header_tables_multiline_and_nested_attributes)
 	g_autoptr(LhGraph) g = import_text(text, NULL, &e);
 	cr_assert(g, "%s", e ? e->message : "");
 	cr_assert_eq(lh_graph_n_ops(g), 3);
-	const LhOp *ag = op_named(g, "g");
+	const LhOp *ag = t_op_named(g, "g");
 	cr_assert_eq(ag->group, 8);
 	cr_assert_eq(ag->size, 128); /* f32[32] */
-	cr_assert(has_dep(g, "s", "g"));
+	cr_assert(t_has_dep(g, "s", "g"));
 }
 
 Test(hlo, never_crashes_on_truncations)

@@ -102,9 +102,7 @@ static void sched_import(Sched *s, const char *module, const char **kv)
 
 static guint32 op(const Sched *s, const char *name)
 {
-	guint32 i;
-	cr_assert(lh_graph_find(s->g, name, &i), "no op '%s'", name);
-	return i;
+	return t_id(s->g, name);
 }
 static gint64 start_of(const Sched *s, const char *name)
 {
