@@ -77,94 +77,90 @@ void lh_bounds(const LhGraph *g, const LhHw *hw, const LhPlan *plan, LhBounds *o
 
 typedef struct {
 	gint64 t;
-	int delta;
-	guint8 cls; /* 0 kernel, 1 transfer, 2 any */
+	gint32 delta;  /* +1 start, -1 end */
+	guint32 engine; /* LhEngine */
 } Edge;
 
 static int edge_cmp(const void *a, const void *b)
 {
 	const Edge *x = a, *y = b;
-	if (x->t != y->t)
-		return x->t < y->t ? -1 : 1;
-	return (x->delta > y->delta) - (x->delta < y->delta); /* ends first */
+	return (x->t > y->t) - (x->t < y->t);
 }
 
-/* Length of the union of the [start, min(end, clip)) intervals of the ops matching @pick. */
-static gint64 union_len(const LhTrace *t, gboolean (*pick)(const LhOpTiming *, int), int arg,
-			gint64 clip)
+/* One sweep over every op's [start, end) gives each engine's busy time, the transfer time
+ * (copies and collectives), the exposed part of it (no kernel running) and the time anything
+ * runs before @host_end: the lengths of the unions, without a sort per quantity. */
+static void sweep_engines(const LhTrace *t, LhMetrics *m, gint64 host_end, gint64 *busy_before)
 {
-	g_autoptr(GArray) e = g_array_new(FALSE, FALSE, sizeof(Edge));
-	for (guint32 i = 0; i < t->n_ops; i++) {
-		const LhOpTiming *tm = &t->ops[i];
-		if (tm->start < 0 || tm->end <= tm->start || tm->start >= clip || !pick(tm, arg))
-			continue;
-		Edge a = {tm->start, 1, 0}, b = {MIN(tm->end, clip), -1, 0};
-		g_array_append_val(e, a);
-		g_array_append_val(e, b);
-	}
-	g_array_sort(e, edge_cmp);
-	gint64 total = 0, since = 0;
-	int depth = 0;
-	for (guint i = 0; i < e->len; i++) {
-		const Edge *x = &g_array_index(e, Edge, i);
-		if (depth == 0 && x->delta > 0)
-			since = x->t;
-		depth += x->delta;
-		if (depth == 0 && x->delta < 0)
-			total += x->t - since;
-	}
-	return total;
-}
-
-static gboolean pick_engine(const LhOpTiming *tm, int eng)
-{
-	return tm->engine == eng;
-}
-
-static gboolean pick_stream(const LhOpTiming *tm, int s)
-{
-	return tm->stream == s;
-}
-
-static gboolean pick_transfer(const LhOpTiming *tm, int unused)
-{
-	(void)unused;
-	return tm->engine != LH_ENGINE_NONE && tm->engine != LH_ENGINE_SM;
-}
-
-static gboolean pick_running(const LhOpTiming *tm, int unused)
-{
-	(void)unused;
-	return tm->engine != LH_ENGINE_NONE;
-}
-
-/* Exposed transfer: time some copy or collective runs while no kernel does. */
-static gint64 exposed(const LhTrace *t)
-{
-	g_autoptr(GArray) e = g_array_new(FALSE, FALSE, sizeof(Edge));
+	g_autoptr(GArray) e = g_array_sized_new(FALSE, FALSE, sizeof(Edge), 2 * t->n_ops);
 	for (guint32 i = 0; i < t->n_ops; i++) {
 		const LhOpTiming *tm = &t->ops[i];
 		if (tm->start < 0 || tm->end <= tm->start || tm->engine == LH_ENGINE_NONE)
 			continue;
-		guint8 cls = tm->engine == LH_ENGINE_SM ? 0 : 1;
-		Edge a = {tm->start, 1, cls}, b = {tm->end, -1, cls};
+		Edge a = {tm->start, 1, tm->engine}, b = {tm->end, -1, tm->engine};
 		g_array_append_val(e, a);
 		g_array_append_val(e, b);
 	}
 	g_array_sort(e, edge_cmp);
-	gint64 total = 0, last = 0;
-	int k = 0, x = 0;
+	int depth[LH_ENGINE_N] = {0};
+	gint64 last = 0;
+	*busy_before = 0;
 	for (guint i = 0; i < e->len; i++) {
-		const Edge *ed = &g_array_index(e, Edge, i);
-		if (k == 0 && x > 0)
-			total += ed->t - last;
-		last = ed->t;
-		if (ed->cls == 0)
-			k += ed->delta;
-		else
-			x += ed->delta;
+		const Edge *x = &g_array_index(e, Edge, i);
+		gint64 dt = x->t - last;
+		if (dt > 0) {
+			gboolean transfer = depth[LH_ENGINE_H2D] || depth[LH_ENGINE_D2H] ||
+					    depth[LH_ENGINE_LINK];
+			for (int k = LH_ENGINE_SM; k < LH_ENGINE_N; k++)
+				if (depth[k])
+					m->engine_busy[k] += dt;
+			if (transfer) {
+				m->transfer_time += dt;
+				if (!depth[LH_ENGINE_SM])
+					m->exposed_transfer += dt;
+			}
+			if ((transfer || depth[LH_ENGINE_SM]) && last < host_end)
+				*busy_before += MIN(x->t, host_end) - last;
+		}
+		last = x->t;
+		depth[x->engine] += x->delta;
 	}
-	return total;
+}
+
+static int by_stream_start(const void *a, const void *b, void *data)
+{
+	const LhOpTiming *ops = data;
+	const LhOpTiming *x = &ops[*(const guint32 *)a], *y = &ops[*(const guint32 *)b];
+	if (x->stream != y->stream)
+		return x->stream < y->stream ? -1 : 1;
+	return (x->start > y->start) - (x->start < y->start);
+}
+
+/* Busy time per stream: the union of its ops' intervals, from one sort by (stream, start). */
+static void stream_busy(const LhTrace *t, LhMetrics *m)
+{
+	g_autofree guint32 *ord = g_new(guint32, MAX(t->n_ops, 1));
+	guint32 n = 0;
+	for (guint32 i = 0; i < t->n_ops; i++) {
+		const LhOpTiming *tm = &t->ops[i];
+		if (tm->start >= 0 && tm->end > tm->start && tm->stream >= 0 &&
+		    (guint32)tm->stream < m->n_streams)
+			ord[n++] = i;
+	}
+	g_qsort_with_data(ord, n, sizeof(guint32), by_stream_start, t->ops);
+	for (guint32 k = 0; k < n;) {
+		gint32 s = t->ops[ord[k]].stream;
+		gint64 a = t->ops[ord[k]].start, b = t->ops[ord[k]].end;
+		for (k++; k < n && t->ops[ord[k]].stream == s; k++) {
+			const LhOpTiming *tm = &t->ops[ord[k]];
+			if (tm->start > b) {
+				m->stream_busy[s] += b - a;
+				a = tm->start;
+			}
+			b = MAX(b, tm->end);
+		}
+		m->stream_busy[s] += b - a;
+	}
 }
 
 void lh_metrics_compute(const LhTrace *t, const LhGraph *g, const LhHw *hw, const LhPlan *plan,
@@ -177,11 +173,9 @@ void lh_metrics_compute(const LhTrace *t, const LhGraph *g, const LhHw *hw, cons
 	m->host_end = t->host_end;
 	lh_bounds(g, hw, plan, &m->bounds);
 	m->ratio = m->bounds.bound > 0 ? (double)m->makespan / m->bounds.bound : 1.0;
-	m->kernel_time = union_len(t, pick_engine, LH_ENGINE_SM, G_MAXINT64);
-	for (int e = 0; e < LH_ENGINE_N; e++)
-		m->engine_busy[e] = e == LH_ENGINE_NONE ? 0 : union_len(t, pick_engine, e, G_MAXINT64);
-	m->exposed_transfer = exposed(t);
-	m->transfer_time = union_len(t, pick_transfer, 0, G_MAXINT64);
+	gint64 busy_before;
+	sweep_engines(t, m, t->host_end, &busy_before);
+	m->kernel_time = m->engine_busy[LH_ENGINE_SM];
 	m->overlap = m->transfer_time > 0
 			     ? 1.0 - (double)m->exposed_transfer / (double)m->transfer_time
 			     : 1.0;
@@ -189,12 +183,10 @@ void lh_metrics_compute(const LhTrace *t, const LhGraph *g, const LhHw *hw, cons
 	m->peak_device_t = t->peak_device_t;
 	m->peak_host = t->peak_host;
 	/* Host-bound: before the host's last issue, time with nothing running on the device. */
-	gint64 busy_before = union_len(t, pick_running, 0, t->host_end);
 	m->host_bound = MAX(t->host_end - busy_before, 0);
 	m->n_streams = plan ? lh_plan_n_streams(plan) : 0;
 	m->stream_busy = g_new0(gint64, MAX(m->n_streams, 1));
-	for (guint32 s = 0; s < m->n_streams; s++)
-		m->stream_busy[s] = union_len(t, pick_stream, (int)s, G_MAXINT64);
+	stream_busy(t, m);
 	/* A stream is used when it ran an op, even a zero-length one. */
 	if (m->n_streams) {
 		g_autofree guint8 *used = g_new0(guint8, m->n_streams);
