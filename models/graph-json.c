@@ -70,7 +70,8 @@ static char *ekey(JsonArray *a, guint i)
 static const char *const op_fields[] = {"name",	       "kind",	       "deps",	      "flops",
 					"bytes",       "sm",	       "size",	      "group",
 					"duration_ns", "out_bytes",    "out_space",   "async",
-					"opcode",      NULL};
+					"opcode",      "dtype",	       "gemm",	      "transpose",
+					"alias",       NULL};
 
 /* Reads a number member: must be finite, >= 0, integral when @integral. */
 static gboolean num(Rd *r, JsonObject *o, const char *op, const char *m, gboolean integral,
@@ -218,6 +219,54 @@ static gboolean read_op(Rd *r, LhGraph *g, JsonArray *ops, guint idx, GHashTable
 			return at(r, k, "op '%s': opcode must be a string", name);
 		lh_graph_set_opcode(g, i, json_node_get_string(on));
 	}
+	JsonNode *tn = json_object_get_member(o, "dtype");
+	if (tn) {
+		g_autofree char *k = mkey(o, "dtype");
+		LhDtype d;
+		if (JSON_NODE_TYPE(tn) != JSON_NODE_VALUE ||
+		    json_node_get_value_type(tn) != G_TYPE_STRING ||
+		    !lh_dtype_from_name(json_node_get_string(tn), &d))
+			return at(r, k,
+				  "op '%s': dtype must be one of \"f64\", \"f32\", \"tf32\", "
+				  "\"bf16\", \"f16\", \"fp8\", \"int8\"",
+				  name);
+		op->dtype = d;
+	}
+	JsonNode *gn = json_object_get_member(o, "gemm");
+	if (gn) {
+		g_autofree char *k = mkey(o, "gemm");
+		JsonArray *ga = JSON_NODE_TYPE(gn) == JSON_NODE_ARRAY ? json_node_get_array(gn) : NULL;
+		if (!ga || json_array_get_length(ga) != 4)
+			return at(r, k, "op '%s': gemm must be [batch, m, n, k]", name);
+		guint64 d[4];
+		for (guint j = 0; j < 4; j++) {
+			JsonNode *e = json_array_get_element(ga, j);
+			g_autofree char *ek2 = ekey(ga, j);
+			if (JSON_NODE_TYPE(e) != JSON_NODE_VALUE ||
+			    json_node_get_value_type(e) != G_TYPE_INT64 || json_node_get_int(e) < 1 ||
+			    json_node_get_int(e) > (j ? (gint64)1 << 40 : (gint64)G_MAXUINT32))
+				return at(r, ek2,
+					  "op '%s': gemm[%u] must be a whole number from 1 to %s",
+					  name, j, j ? "2^40" : "2^32 - 1");
+			d[j] = (guint64)json_node_get_int(e);
+		}
+		if (kind != LH_OP_KERNEL)
+			return at(r, k, "op '%s': only a kernel can be a GEMM", name);
+		op->gemm_batch = (guint32)d[0];
+		op->gemm_m = d[1];
+		op->gemm_n = d[2];
+		op->gemm_k = d[3];
+	}
+	JsonNode *xn = json_object_get_member(o, "transpose");
+	if (xn) {
+		g_autofree char *k = mkey(o, "transpose");
+		if (JSON_NODE_TYPE(xn) != JSON_NODE_VALUE ||
+		    json_node_get_value_type(xn) != G_TYPE_BOOLEAN)
+			return at(r, k, "op '%s': transpose must be true or false", name);
+		if (json_node_get_boolean(xn) && kind != LH_OP_KERNEL && kind != LH_OP_COPY_D2D)
+			return at(r, k, "op '%s': only a kernel or copy-d2d can transpose", name);
+		op->transpose = json_node_get_boolean(xn);
+	}
 	/* What each kind cannot do without. */
 	if (kind == LH_OP_KERNEL && !has_flops && !has_bytes && !has_dur)
 		return at(r, ek, "op '%s': a kernel needs 'flops', 'bytes' or 'duration_ns'", name);
@@ -260,6 +309,68 @@ static gboolean read_deps(Rd *r, LhGraph *g, JsonArray *ops, GHashTable *names)
 			lh_graph_add_dep(g, idx, GPOINTER_TO_UINT(di) - 1);
 		}
 	}
+	/* An alias names a dep (checked here, where the position is known). */
+	for (guint idx = 0; idx < n; idx++) {
+		JsonObject *o = json_array_get_object_element(ops, idx);
+		JsonNode *an = json_object_get_member(o, "alias");
+		if (!an)
+			continue;
+		const char *name = json_object_get_string_member(o, "name");
+		g_autofree char *k = mkey(o, "alias");
+		if (JSON_NODE_TYPE(an) != JSON_NODE_VALUE ||
+		    json_node_get_value_type(an) != G_TYPE_STRING)
+			return at(r, k, "op '%s': alias must be the name of one of its deps", name);
+		const char *dep = json_node_get_string(an);
+		gboolean in_deps = FALSE;
+		JsonNode *dn = json_object_get_member(o, "deps");
+		JsonArray *deps = dn ? json_node_get_array(dn) : NULL;
+		for (guint d = 0; deps && d < json_array_get_length(deps) && !in_deps; d++)
+			in_deps = strcmp(json_array_get_string_element(deps, d), dep) == 0;
+		if (!in_deps)
+			return at(r, k, "op '%s': alias '%s' is not one of its deps", name, dep);
+		lh_graph_op_mut(g, idx)->alias = GPOINTER_TO_UINT(g_hash_table_lookup(names, dep)) - 1;
+	}
+	return TRUE;
+}
+
+/* The optional top-level "schedule": op names (starts) and {"done": NAME} (async dones). */
+static gboolean read_schedule(Rd *r, LhGraph *g, JsonObject *top, GHashTable *names)
+{
+	JsonNode *sn = json_object_get_member(top, "schedule");
+	if (!sn)
+		return TRUE;
+	g_autofree char *k = mkey(top, "schedule");
+	if (JSON_NODE_TYPE(sn) != JSON_NODE_ARRAY)
+		return at(r, k, "\"schedule\" must be an array of op names and {\"done\": NAME}");
+	JsonArray *a = json_node_get_array(sn);
+	guint n = json_array_get_length(a);
+	g_autofree guint32 *seq = g_new(guint32, n ? n : 1);
+	for (guint j = 0; j < n; j++) {
+		JsonNode *e = json_array_get_element(a, j);
+		g_autofree char *ek2 = ekey(a, j);
+		const char *nm = NULL;
+		guint32 done = 0;
+		if (JSON_NODE_TYPE(e) == JSON_NODE_VALUE && json_node_get_value_type(e) == G_TYPE_STRING)
+			nm = json_node_get_string(e);
+		else if (JSON_NODE_TYPE(e) == JSON_NODE_OBJECT) {
+			JsonObject *eo = json_node_get_object(e);
+			JsonNode *dn = json_object_get_member(eo, "done");
+			if (json_object_get_size(eo) == 1 && dn && JSON_NODE_TYPE(dn) == JSON_NODE_VALUE &&
+			    json_node_get_value_type(dn) == G_TYPE_STRING) {
+				nm = json_node_get_string(dn);
+				done = LH_SCHED_DONE;
+			}
+		}
+		if (!nm)
+			return at(r, ek2, "schedule[%u] must be an op name or {\"done\": NAME}", j);
+		gpointer di = g_hash_table_lookup(names, nm);
+		if (!di)
+			return at(r, ek2, "schedule[%u]: unknown op '%s'", j, nm);
+		seq[j] = ((GPOINTER_TO_UINT(di) - 1) << 1) | done;
+	}
+	if (n == 0)
+		return at(r, k, "\"schedule\" is empty; leave it out for an unscheduled graph");
+	lh_graph_set_schedule(g, seq, n);
 	return TRUE;
 }
 
@@ -337,6 +448,8 @@ LhGraph *lh_graph_new_from_json_data(const char *data, gssize len, const char *w
 		if (!read_op(&r, g, ops, i, names))
 			goto out;
 	if (!read_deps(&r, g, ops, names))
+		goto out;
+	if (!read_schedule(&r, g, top, names))
 		goto out;
 	if (!lh_graph_finish(g, NULL, &fe)) {
 		/* Point at the first op the message names. */
@@ -431,9 +544,37 @@ char *lh_graph_to_json(const LhGraph *g)
 			g_string_append(s, ", \"opcode\": ");
 			lh_json_append_string(s, op->opcode);
 		}
+		if (op->dtype)
+			g_string_append_printf(s, ", \"dtype\": \"%s\"", lh_dtype_name(op->dtype));
+		if (op->gemm_batch)
+			g_string_append_printf(s,
+					       ", \"gemm\": [%u, %" G_GUINT64_FORMAT
+					       ", %" G_GUINT64_FORMAT ", %" G_GUINT64_FORMAT "]",
+					       op->gemm_batch, op->gemm_m, op->gemm_n, op->gemm_k);
+		if (op->transpose)
+			g_string_append(s, ", \"transpose\": true");
+		if (op->alias != LH_NO_OP) {
+			g_string_append(s, ", \"alias\": ");
+			lh_json_append_string(s, lh_graph_op(g, op->alias)->name);
+		}
 		g_string_append_c(s, '}');
 	}
-	g_string_append(s, "\n ]}\n");
+	g_string_append(s, "\n ]");
+	guint32 ns;
+	const guint32 *seq = lh_graph_schedule(g, &ns);
+	if (seq) {
+		g_string_append(s, ",\n \"schedule\": [");
+		for (guint32 k = 0; k < ns; k++) {
+			g_string_append(s, k ? (k % 8 ? ", " : ",\n  ") : "\n  ");
+			if (seq[k] & LH_SCHED_DONE)
+				g_string_append(s, "{\"done\": ");
+			lh_json_append_string(s, lh_graph_op(g, seq[k] >> 1)->name);
+			if (seq[k] & LH_SCHED_DONE)
+				g_string_append_c(s, '}');
+		}
+		g_string_append(s, "\n ]");
+	}
+	g_string_append(s, "}\n");
 	return g_string_free(s, FALSE);
 }
 

@@ -22,6 +22,8 @@ struct _LhGraph {
 	gboolean finished;
 	GMutex index_lock;    /* guards the lazily built name index */
 	GHashTable *index;    /* name -> index + 1 */
+	guint32 *schedule;    /* XLA's sequence (lh_graph_schedule), or NULL */
+	guint32 n_schedule;
 };
 
 static const char *const kind_names[LH_OP_N_KINDS] = {
@@ -57,6 +59,7 @@ void lh_graph_free(LhGraph *g)
 	if (g->index)
 		g_hash_table_unref(g->index);
 	g_mutex_clear(&g->index_lock);
+	g_free(g->schedule);
 	g_free(g);
 }
 
@@ -69,6 +72,7 @@ guint32 lh_graph_add_op(LhGraph *g, const char *name, LhOpKind kind)
 	op.sm = 1.0;
 	op.group = 1;
 	op.duration_ns = -1;
+	op.alias = LH_NO_OP;
 	op.out_space = kind == LH_OP_COPY_D2H ? LH_SPACE_HOST : LH_SPACE_DEVICE;
 	op.async = kind != LH_OP_KERNEL && kind != LH_OP_INPUT;
 	g_array_append_val(g->ops, op);
@@ -149,6 +153,79 @@ static gboolean check_op(const LhOp *op, const char *where, GError **error)
 			    "op '%s': group must be >= 1", n);
 	if (op->out_space > LH_SPACE_HOST)
 		return fail(error, LH_GRAPH_ERROR_INVALID, where, "op '%s': bad out_space", n);
+	if (op->dtype >= LH_DTYPE_N)
+		return fail(error, LH_GRAPH_ERROR_INVALID, where, "op '%s': bad dtype %u", n,
+			    op->dtype);
+	gboolean gemm = op->gemm_m || op->gemm_n || op->gemm_k || op->gemm_batch;
+	if (gemm && op->kind != LH_OP_KERNEL)
+		return fail(error, LH_GRAPH_ERROR_INVALID, where,
+			    "op '%s': only a kernel can be a GEMM (it is a %s)", n,
+			    lh_op_kind_name(op->kind));
+	if (gemm && (!op->gemm_m || !op->gemm_n || !op->gemm_k || !op->gemm_batch))
+		return fail(error, LH_GRAPH_ERROR_INVALID, where,
+			    "op '%s': a GEMM needs batch, m, n and k all >= 1 (got %u, %" G_GUINT64_FORMAT
+			    ", %" G_GUINT64_FORMAT ", %" G_GUINT64_FORMAT ")",
+			    n, op->gemm_batch, op->gemm_m, op->gemm_n, op->gemm_k);
+	/* A GEMM's FLOP count 2*b*m*n*k must stay a finite double; bounding each factor by 2^40
+	 * keeps the product below 2^161, far inside the double range. */
+	if (gemm && (op->gemm_m > (1ull << 40) || op->gemm_n > (1ull << 40) ||
+		     op->gemm_k > (1ull << 40)))
+		return fail(error, LH_GRAPH_ERROR_INVALID, where,
+			    "op '%s': a GEMM dimension is above 2^40", n);
+	if (op->transpose && op->kind != LH_OP_KERNEL && op->kind != LH_OP_COPY_D2D)
+		return fail(error, LH_GRAPH_ERROR_INVALID, where,
+			    "op '%s': only a kernel or copy-d2d can transpose (it is a %s)", n,
+			    lh_op_kind_name(op->kind));
+	return TRUE;
+}
+
+void lh_graph_set_schedule(LhGraph *g, const guint32 *seq, guint32 n)
+{
+	g_return_if_fail(g && !g->finished);
+	g_free(g->schedule);
+	g->schedule = n ? g_memdup2(seq, sizeof(guint32) * n) : NULL;
+	g->n_schedule = n;
+}
+
+const guint32 *lh_graph_schedule(const LhGraph *g, guint32 *n)
+{
+	*n = g->schedule ? g->n_schedule : 0;
+	return g->schedule;
+}
+
+/* The schedule names every op once, and every async op's done once after its start. */
+static gboolean check_schedule(const LhGraph *g, const char *where, GError **error)
+{
+	guint32 n = g->ops->len;
+	const LhOp *ops = (const LhOp *)g->ops->data;
+	g_autofree guint8 *seen = g_new0(guint8, n ? n : 1); /* bit 0 start, bit 1 done */
+	for (guint32 k = 0; k < g->n_schedule; k++) {
+		guint32 e = g->schedule[k], i = e >> 1;
+		gboolean done = e & LH_SCHED_DONE;
+		if (i >= n)
+			return fail(error, LH_GRAPH_ERROR_INVALID, where,
+				    "schedule[%u] refers to op #%u of %u", k, i, n);
+		const char *nm = ops[i].name;
+		if (done && !ops[i].async)
+			return fail(error, LH_GRAPH_ERROR_INVALID, where,
+				    "schedule[%u]: op '%s' is not async, so it has no done", k, nm);
+		if (seen[i] & (done ? 2 : 1))
+			return fail(error, LH_GRAPH_ERROR_INVALID, where,
+				    "schedule[%u]: op '%s'%s appears twice", k, nm,
+				    done ? "'s done" : "");
+		if (done && !(seen[i] & 1))
+			return fail(error, LH_GRAPH_ERROR_INVALID, where,
+				    "schedule[%u]: the done of '%s' comes before its start", k, nm);
+		seen[i] |= done ? 2 : 1;
+	}
+	for (guint32 i = 0; i < n; i++) {
+		if (!(seen[i] & 1))
+			return fail(error, LH_GRAPH_ERROR_INVALID, where,
+				    "the schedule lacks op '%s'", ops[i].name);
+		if (ops[i].async && !(seen[i] & 2))
+			return fail(error, LH_GRAPH_ERROR_INVALID, where,
+				    "the schedule lacks the done of async op '%s'", ops[i].name);
+	}
 	return TRUE;
 }
 
@@ -302,6 +379,26 @@ gboolean lh_graph_finish(LhGraph *g, const char *where, GError **error)
 		g_autofree char *cyc = describe_cycle(g, indeg);
 		return fail(error, LH_GRAPH_ERROR_CYCLE, where, "the deps form a cycle: %s", cyc);
 	}
+	/* An alias names one of the op's own deps: the buffer it writes in place. */
+	for (guint32 i = 0; i < n; i++) {
+		if (ops[i].alias == LH_NO_OP)
+			continue;
+		gboolean found = FALSE;
+		for (guint32 k = 0; k < ops[i].n_deps && !found; k++)
+			found = g->deps[ops[i].deps_at + k] == ops[i].alias;
+		if (!found)
+			return fail(error, LH_GRAPH_ERROR_INVALID, where,
+				    "op '%s': alias '%s' must be one of its deps", ops[i].name,
+				    ops[i].alias < n ? ops[ops[i].alias].name : "(out of range)");
+		if (ops[ops[i].alias].out_space != ops[i].out_space)
+			return fail(error, LH_GRAPH_ERROR_INVALID, where,
+				    "op '%s': alias '%s' is in %s memory, the op's output in %s",
+				    ops[i].name, ops[ops[i].alias].name,
+				    lh_space_name(ops[ops[i].alias].out_space),
+				    lh_space_name(ops[i].out_space));
+	}
+	if (g->schedule && !check_schedule(g, where, error))
+		return FALSE;
 	g->finished = TRUE;
 	return TRUE;
 }
@@ -428,6 +525,25 @@ const char *lh_op_class_name(LhOpClass c)
 	static const char *const names[LH_CLASS_N] = {"none", "collective", "p2p", "async-compute",
 						      "memcpy"};
 	return c < LH_CLASS_N ? names[c] : "?";
+}
+
+static const char *const dtype_names[LH_DTYPE_N] = {
+	"", "f64", "f32", "tf32", "bf16", "f16", "fp8", "int8",
+};
+
+const char *lh_dtype_name(LhDtype d)
+{
+	return d < LH_DTYPE_N ? dtype_names[d] : "?";
+}
+
+gboolean lh_dtype_from_name(const char *s, LhDtype *out)
+{
+	for (int d = 1; d < LH_DTYPE_N; d++)
+		if (strcmp(s, dtype_names[d]) == 0) {
+			*out = d;
+			return TRUE;
+		}
+	return FALSE;
 }
 
 const char *lh_space_name(LhSpace s)

@@ -54,6 +54,23 @@ typedef enum {
 	LH_CLASS_N
 } LhOpClass;
 
+/* The element type a kernel's math runs in, which picks the hardware's peak (docs/hw-format.md).
+ * LH_DTYPE_NONE means unknown: the bf16/f16 peak, as for a graph written before dtypes. */
+typedef enum {
+	LH_DTYPE_NONE,
+	LH_DTYPE_F64,
+	LH_DTYPE_F32,  /* full f32 math (XLA precision HIGHEST) */
+	LH_DTYPE_TF32, /* f32 operands on tensor cores with a 10-bit mantissa */
+	LH_DTYPE_BF16,
+	LH_DTYPE_F16,
+	LH_DTYPE_FP8,
+	LH_DTYPE_INT8,
+	LH_DTYPE_N
+} LhDtype;
+
+/* "No op" in index fields (alias). */
+#define LH_NO_OP G_MAXUINT32
+
 /* One op. Fields a kind does not use are 0. Strings belong to the graph. */
 typedef struct {
 	const char *name;   /* unique within the graph */
@@ -65,13 +82,21 @@ typedef struct {
 	guint64 size;       /* copies and collectives: bytes moved (collectives: full buffer) */
 	guint64 out_bytes;  /* size of the output buffer */
 	gint64 duration_ns; /* measured standalone duration overriding the model; -1 if unset */
+	guint64 gemm_m;     /* kernels that are GEMMs (dots, convolutions as implicit GEMM): rows */
+	guint64 gemm_n;     /* ... columns */
+	guint64 gemm_k;     /* ... contraction length; all three 0 when the kernel is not a GEMM */
+	guint32 gemm_batch; /* ... independent GEMMs of that shape (>= 1 for a GEMM, else 0) */
+	guint32 alias;      /* the op (a dep) whose output buffer this op's output reuses in place
+	                       (docs/graph-format.md, "Buffers"); LH_NO_OP when it allocates */
 	guint32 group;      /* collectives: participating devices (>= 1) */
 	guint32 n_deps;     /* number of deps, see lh_graph_deps() */
 	guint32 deps_at;    /* internal: offset into the graph's dep array */
 	guint8 kind;        /* LhOpKind */
 	guint8 out_space;   /* LhSpace */
 	guint8 async;       /* may run off the main stream */
-	guint8 _pad;
+	guint8 dtype;       /* kernels: LhDtype of the math */
+	guint8 transpose;   /* kernels: the memory traffic moves the minor dimension (a transpose),
+	                       so it streams at hbm_transpose_eff, not hbm_eff */
 } LhOp;
 
 typedef struct _LhGraph LhGraph;
@@ -104,6 +129,15 @@ gboolean lh_graph_find(const LhGraph *g, const char *name, guint32 *index);
 /* Ops in a topological order that respects program order where deps allow (after finish). */
 const guint32 *lh_graph_topo(const LhGraph *g);
 
+/* XLA's own sequence of a scheduled module (docs/graph-format.md, "schedule"). Entry e names
+ * op e >> 1: the op itself (its start, for an async op) when e & 1 is 0, the async op's done
+ * when e & 1 is 1. Every op appears once as a start; every async op also once as a done,
+ * after its start. lh_graph_set_schedule() copies @seq; it is checked at finish. A graph
+ * without one returns NULL and *n = 0. */
+void lh_graph_set_schedule(LhGraph *g, const guint32 *seq, guint32 n);
+const guint32 *lh_graph_schedule(const LhGraph *g, guint32 *n);
+#define LH_SCHED_DONE 1u
+
 /* Kinds. */
 const char *lh_op_kind_name(LhOpKind k);               /* "copy-h2d" */
 gboolean lh_op_kind_from_name(const char *s, LhOpKind *out);
@@ -112,6 +146,8 @@ gboolean lh_op_kind_is_collective(LhOpKind k);         /* the link: collectives 
 LhOpClass lh_op_class(const LhOp *op);
 const char *lh_op_class_name(LhOpClass c);             /* "async-compute" */
 const char *lh_space_name(LhSpace s);
+const char *lh_dtype_name(LhDtype d);                  /* "bf16"; "" for LH_DTYPE_NONE */
+gboolean lh_dtype_from_name(const char *s, LhDtype *out);
 
 /* Bytes on the wire per GPU for a collective (DESIGN 4.2); 0 for other kinds. */
 double lh_op_wire_bytes(const LhOp *op);

@@ -63,3 +63,92 @@ Test(graph, wire_bytes_by_kind)
 	cr_assert_float_eq(lh_op_wire_bytes(lh_graph_op(g, ag)), 700, 1e-9);
 	cr_assert_float_eq(lh_op_wire_bytes(lh_graph_op(g, cp)), 800, 1e-9);
 }
+
+/* dtype, gemm, transpose, alias and schedule read, check and write back bit for bit. */
+Test(graph, json_dtype_gemm_alias_schedule_round_trip)
+{
+	const char *text =
+		"{\"format\": \"lhsim-graph\", \"version\": 1, \"name\": \"x\",\n"
+		" \"ops\": [\n"
+		"  {\"name\": \"buf\", \"kind\": \"input\", \"out_bytes\": 4096},\n"
+		"  {\"name\": \"cp\", \"kind\": \"copy-h2d\", \"size\": 64, \"out_bytes\": 64},\n"
+		"  {\"name\": \"mm\", \"kind\": \"kernel\", \"deps\": [\"buf\"], \"flops\": 2e6, "
+		"\"dtype\": \"tf32\", \"gemm\": [2, 100, 50, 100]},\n"
+		"  {\"name\": \"t\", \"kind\": \"kernel\", \"deps\": [\"mm\"], \"bytes\": 800, "
+		"\"transpose\": true},\n"
+		"  {\"name\": \"dus\", \"kind\": \"kernel\", \"deps\": [\"buf\", \"cp\"], \"bytes\": "
+		"128, \"out_bytes\": 4096, \"alias\": \"buf\"}\n"
+		" ],\n"
+		" \"schedule\": [\"buf\", \"cp\", \"mm\", {\"done\": \"cp\"}, \"t\", \"dus\"]}\n";
+	g_autoptr(GError) e = NULL;
+	g_autoptr(LhGraph) g = lh_graph_new_from_json_data(text, -1, "x.json", &e);
+	cr_assert_not_null(g, "%s", e ? e->message : "");
+	const LhOp *mm = t_op_named(g, "mm");
+	cr_assert_eq(mm->dtype, LH_DTYPE_TF32);
+	cr_assert_eq(mm->gemm_batch, 2);
+	cr_assert_eq(mm->gemm_m, 100);
+	cr_assert_eq(mm->gemm_n, 50);
+	cr_assert_eq(mm->gemm_k, 100);
+	cr_assert(t_op_named(g, "t")->transpose);
+	cr_assert_eq(t_op_named(g, "dus")->alias, t_id(g, "buf"));
+	cr_assert_eq(mm->alias, LH_NO_OP);
+	guint32 n;
+	const guint32 *seq = lh_graph_schedule(g, &n);
+	cr_assert_eq(n, 6);
+	/* Entry 3 is the done of op 1 (cp): (1 << 1) | 1 = 3. */
+	cr_assert_eq(seq[3], (t_id(g, "cp") << 1) | LH_SCHED_DONE);
+	cr_assert_eq(seq[4], t_id(g, "t") << 1);
+	g_autofree char *out = lh_graph_to_json(g);
+	g_autoptr(LhGraph) g2 = lh_graph_new_from_json_data(out, -1, "y.json", &e);
+	cr_assert_not_null(g2, "%s", e ? e->message : "");
+	g_autofree char *out2 = lh_graph_to_json(g2);
+	cr_assert_str_eq(out, out2);
+	cr_assert(strstr(out, "\"gemm\": [2, 100, 50, 100]"), "%s", out);
+	cr_assert(strstr(out, "{\"done\": \"cp\"}"), "%s", out);
+}
+
+/* Each bad use of the new fields is an error with the position of the offending value. */
+Test(graph, json_dtype_gemm_alias_schedule_errors)
+{
+	static const struct {
+		const char *ops, *sched, *want;
+	} cases[] = {
+		{"{\"name\": \"a\", \"kind\": \"kernel\", \"flops\": 1, \"dtype\": \"f128\"}", NULL,
+		 "x.json:3:61: op 'a': dtype must be one of"},
+		{"{\"name\": \"a\", \"kind\": \"kernel\", \"flops\": 1, \"gemm\": [1, 2, 3]}", NULL,
+		 "op 'a': gemm must be [batch, m, n, k]"},
+		{"{\"name\": \"a\", \"kind\": \"kernel\", \"flops\": 1, \"gemm\": [1, 2, 0, 4]}", NULL,
+		 "op 'a': gemm[2] must be a whole number from 1 to 2^40"},
+		{"{\"name\": \"a\", \"kind\": \"copy-h2d\", \"size\": 1, \"gemm\": [1, 2, 3, 4]}", NULL,
+		 "op 'a': only a kernel can be a GEMM"},
+		{"{\"name\": \"a\", \"kind\": \"copy-h2d\", \"size\": 1, \"transpose\": true}", NULL,
+		 "op 'a': only a kernel or copy-d2d can transpose"},
+		{"{\"name\": \"a\", \"kind\": \"input\"}, {\"name\": \"b\", \"kind\": \"kernel\", "
+		 "\"flops\": 1, \"alias\": \"a\"}",
+		 NULL, "op 'b': alias 'a' is not one of its deps"},
+		{"{\"name\": \"a\", \"kind\": \"input\", \"out_space\": \"host\"}, {\"name\": \"b\", "
+		 "\"kind\": \"kernel\", \"deps\": [\"a\"], \"flops\": 1, \"alias\": \"a\"}",
+		 NULL, "op 'b': alias 'a' is in host memory, the op's output in device"},
+		{"{\"name\": \"a\", \"kind\": \"copy-h2d\", \"size\": 1}", "[\"a\"]",
+		 "the schedule lacks the done of async op 'a'"},
+		{"{\"name\": \"a\", \"kind\": \"copy-h2d\", \"size\": 1}", "[{\"done\": \"a\"}, \"a\"]",
+		 "schedule[0]: the done of 'a' comes before its start"},
+		{"{\"name\": \"a\", \"kind\": \"kernel\", \"flops\": 1}", "[\"a\", {\"done\": \"a\"}]",
+		 "schedule[1]: op 'a' is not async, so it has no done"},
+		{"{\"name\": \"a\", \"kind\": \"kernel\", \"flops\": 1}", "[\"a\", \"zz\"]",
+		 "schedule[1]: unknown op 'zz'"},
+		{"{\"name\": \"a\", \"kind\": \"kernel\", \"flops\": 1}", "[]",
+		 "\"schedule\" is empty"},
+	};
+	for (guint c = 0; c < G_N_ELEMENTS(cases); c++) {
+		g_autofree char *text = g_strdup_printf(
+			"{\"format\": \"lhsim-graph\", \"version\": 1,\n \"ops\": [\n  %s\n ]%s%s}\n",
+			cases[c].ops, cases[c].sched ? ",\n \"schedule\": " : "",
+			cases[c].sched ? cases[c].sched : "");
+		g_autoptr(GError) e = NULL;
+		g_autoptr(LhGraph) g = lh_graph_new_from_json_data(text, -1, "x.json", &e);
+		cr_assert_null(g, "case %u loaded", c);
+		cr_assert(g_str_has_prefix(e->message, "x.json:"), "case %u: %s", c, e->message);
+		cr_assert(strstr(e->message, cases[c].want), "case %u: %s", c, e->message);
+	}
+}
