@@ -188,4 +188,8 @@ Test(cli, list_shows_schedulers_and_hardware)
 	cr_expect(strstr(out, "serial") && strstr(out, "h100-sxm") && strstr(out, "h200-sxm") &&
 			  strstr(out, "a100-sxm") && strstr(out, "moe-offload"),
 		  "%s", out);
+	/* The H100's dense peak per data type (models/hw/h100-sxm.ini). */
+	cr_expect(strstr(out, "dense TFLOP/s: f64 67, f32 67, tf32 494.5, bf16/f16 989, fp8 1979, "
+			      "int8 1979 (TOP/s)"),
+		  "%s", out);
 }
