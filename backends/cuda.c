@@ -729,11 +729,19 @@ static LhHw *cuda_calibrate(const LhHw *base, const LhReplayOptions *opt, GHashT
 	 * describes the replay, so it is left out (to_data omits it; GEMMs use compute_eff). */
 	hw->gemm_eff = 0;
 	hw->gemm_tile_m = hw->gemm_tile_n = hw->gemm_tile_k_bytes = 0;
-	note(notes, "compute_eff",
-	     "1: peak_tflops already is the achieved FMA rate. GEMM kernels use it too: the "
-	     "replay runs a GEMM as the same FMA loop over all SMs, without tiles, so the GEMM "
-	     "shape model (gemm_eff, gemm_tile_m, gemm_tile_n, gemm_tile_k_bytes) is not "
-	     "written; add the base model's lines to predict real cuBLAS GEMMs instead");
+	if (base->gemm_eff > 0)
+		note(notes, "compute_eff",
+		     "1: peak_tflops already is the achieved FMA rate. GEMM kernels use it too: "
+		     "the replay runs a GEMM as the same FMA loop over all SMs, without tiles, so "
+		     "the GEMM shape model is not written. To predict real cuBLAS GEMMs instead, "
+		     "add the base model's (not measured here):\ngemm_eff = %g\ngemm_tile_m = "
+		     "%u\ngemm_tile_n = %u\ngemm_tile_k_bytes = %u",
+		     base->gemm_eff, base->gemm_tile_m, base->gemm_tile_n, base->gemm_tile_k_bytes);
+	else
+		note(notes, "compute_eff",
+		     "1: peak_tflops already is the achieved FMA rate. GEMM kernels use it too: "
+		     "the replay runs a GEMM as the same FMA loop over all SMs, without tiles, so "
+		     "no GEMM shape model is written");
 
 	/* Kernel overhead: back-to-back empty kernels over all SMs, device time per kernel. */
 	for (int r = 0; r < REPS + 1; r++) {

@@ -475,6 +475,10 @@ Test(cuda_host, calibration_arithmetic)
 		g_autofree char *line = g_strdup_printf("\n%s = ", keys[i]);
 		cr_assert(strstr(ini, line), "%s not written", keys[i]);
 	}
-	cr_assert_null(strstr(ini, "gemm_eff ="), "%s", ini);
+	/* ... but the base model's GEMM lines are there, commented, to copy in. */
+	cr_assert_null(strstr(ini, "\ngemm_eff ="), "%s", ini);
+	cr_assert(strstr(ini, "\n# gemm_eff = 0.828\n# gemm_tile_m = 256\n# gemm_tile_n = 128\n"
+			      "# gemm_tile_k_bytes = 128\n"),
+		  "%s", ini);
 	cr_assert_null(strstr(ini, "pcie_duplex_gbs"), "%s", ini);
 }
