@@ -62,10 +62,10 @@ Test(cli, json_metrics_parse_and_match_the_engine)
 	 * consumer, r, ends (32020); no other op has an output. Peak 4096 B at 19000. */
 	cr_expect_eq(json_object_get_int_member(o, "peak_device_bytes"), 4096);
 	cr_expect_eq(json_object_get_int_member(o, "peak_device_at_ns"), 19000);
-	/* Bounds: host issue = 4 commands * 4000 = 16000 > critical path (1000 + 5019.1 + 500).
-	 * (The bounds leave out step_overhead_ns: still bounds, if looser.) */
+	/* Bounds: host issue = 15000 (the step's launch) + 4 commands * 4000 = 31000 > critical
+	 * path (15000 + 1000 + 5019.1 + 500). */
 	cr_expect_str_eq(json_object_get_string_member(o, "binding_bound"), "host issue");
-	cr_expect_eq(json_object_get_int_member(o, "lower_bound_ns"), 16000);
+	cr_expect_eq(json_object_get_int_member(o, "lower_bound_ns"), 31000);
 }
 
 Test(cli, trace_is_chrome_json_with_tracks)

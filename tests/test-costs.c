@@ -370,6 +370,23 @@ Test(costs, step_overhead_shifts_every_time)
 		cr_expect_eq(b->cmd_issue[c], a->cmd_issue[c] + 700, "command %u", c);
 	cr_expect_eq(b->host_end, a->host_end + 700);
 	cr_expect_eq(b->ops[t_id(g1, "k2")].end, 1070);
+	/* The lower bounds move by the same 700. Without it: host issue 100 + 10 + 10 + 100 +
+	 * 100 = 320 (three runs, a signal, a wait); critical path k1 then k2 = 100; the H2D work
+	 * 1000 B / 10 = 100. */
+	g_autoptr(LhHw) hw = t_hw(LH_SHARING_FIFO);
+	hw->launch_ns = 100;
+	hw->event_ns = 10;
+	LhBounds b0, b1;
+	lh_bounds(g0, hw, p0, &b0);
+	hw->step_overhead_ns = 700;
+	lh_bounds(g1, hw, p1, &b1);
+	cr_expect_float_eq(b0.host_issue, 320, 1e-9);
+	cr_expect_float_eq(b1.host_issue, 1020, 1e-9);
+	cr_expect_float_eq(b1.critical_path, b0.critical_path + 700, 1e-9);
+	cr_expect_float_eq(b0.critical_path, 100, 1e-9);
+	cr_expect_float_eq(b1.h2d_work, 800, 1e-9);
+	cr_expect_float_eq(b1.bound, 1020, 1e-9);
+	cr_expect_leq(b1.bound, (double)b->ops[t_id(g1, "k2")].end);
 }
 
 /* ---- old and bad hardware files ---- */
