@@ -211,9 +211,11 @@ static gboolean validate(const LhHw *hw, const char *where, const char *data,
 		if (!check_value(hw, i, where, data, given, error))
 			return FALSE;
 	for (int d2h = 0; d2h < 2; d2h++) {
+		/* Name the key the description used: the old single one, or this direction's. */
 		double own = d2h ? hw->pcie_duplex_d2h_gbs : hw->pcie_duplex_h2d_gbs;
-		const char *key = own > 0 ? (d2h ? "pcie_duplex_d2h_gbs" : "pcie_duplex_h2d_gbs")
-					  : "pcie_duplex_gbs";
+		gboolean old = given ? given[key_index("pcie_duplex_gbs")] : !(own > 0);
+		const char *key = old ? "pcie_duplex_gbs"
+				      : d2h ? "pcie_duplex_d2h_gbs" : "pcie_duplex_h2d_gbs";
 		double v = lh_hw_duplex_gbs(hw, d2h);
 		if (!(v > 0)) {
 			set_err(error, LH_HW_ERROR_MISSING, where, data, NULL,

@@ -493,6 +493,18 @@ Test(costs, bad_new_keys_name_the_key)
 		 "key 'pcie_duplex_d2h_gbs' = 56 GB/s exceeds pcie_gbs = 55 GB/s"},
 		{"peak_int8_tops", "peak_int8_tops = 0\n", "key 'peak_int8_tops' = 0 is out of range"},
 	};
+	/* An old file's single duplex rate is named as the file wrote it. */
+	{
+		const char *drop[] = {"pcie_duplex_h2d_gbs", "pcie_duplex_d2h_gbs", NULL};
+		g_autofree char *text = h100_edited(drop, "pcie_duplex_gbs = 60\n");
+		g_autoptr(GError) e = NULL;
+		g_autoptr(LhHw) hw = lh_hw_new_from_data(text, strlen(text), "old.ini", &e);
+		cr_assert_null(hw);
+		cr_expect(strstr(e->message, "key 'pcie_duplex_gbs' = 60 GB/s exceeds pcie_gbs = 55"),
+			  "%s", e->message);
+		cr_expect(g_regex_match_simple("^old\\.ini:[0-9]+:1: ", e->message, 0, 0), "%s",
+			  e->message);
+	}
 	for (gsize i = 0; i < G_N_ELEMENTS(c); i++) {
 		const char *drop[] = {c[i].drop, NULL};
 		g_autofree char *text = h100_edited(drop, c[i].add);
