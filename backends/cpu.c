@@ -255,7 +255,9 @@ static gpointer worker_main(gpointer data)
 /* The host: issues every command at its model cost, blocking at syncs. */
 static void host_run(Cpu *x)
 {
-	gint64 t = 0; /* ideal host clock, wall ns from t0 */
+	/* Ideal host clock, wall ns from t0. The step's launch (step_overhead_ns) comes before
+	 * the first command, as in the engine (docs/engine.md, "The host"). */
+	gint64 t = x->n_cmds ? scaled(x, x->hw->step_overhead_ns) : 0;
 	for (guint32 c = 0; c < x->n_cmds; c++) {
 		const LhCmd *cmd = lh_plan_cmd(x->p, c);
 		double cost = 0;

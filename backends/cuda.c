@@ -682,6 +682,10 @@ static LhHw *cuda_calibrate(const LhHw *base, const LhReplayOptions *opt, GHashT
 	     "the replay's streaming kernel (%d blocks x %d threads, float4 read + write) moved "
 	     "%.1f GB/s, median of %d; this is that over hbm_gbs",
 	     c.sm_count, LH_GPU_THREADS, stream_gbs, REPS);
+	hw->hbm_transpose_eff = hw->hbm_eff;
+	note(notes, "hbm_transpose_eff",
+	     "= hbm_eff: the replay streams a transposing kernel with the same contiguous kernel, "
+	     "so that is its rate (a real transpose is slower: see models/hw)");
 
 	/* FMA rate: two lengths of the replay's FMA kernel; the difference removes the fixed
 	 * cost. peak_tflops is then the rate of *that* kernel (fp32 FMA, not tensor cores), so
@@ -711,7 +715,33 @@ static LhHw *cuda_calibrate(const LhHw *base, const LhReplayOptions *opt, GHashT
 	     "%llu iterations: FLOP difference / time difference, median of %d. This is the "
 	     "synthetic kernel's rate, not the tensor-core peak",
 	     c.sm_count, LH_GPU_THREADS, LH_GPU_FMA_ILP, it1, it2, REPS);
-	note(notes, "compute_eff", "1: peak_tflops already is the achieved FMA rate");
+	/* The replay runs every kernel's FLOPs, whatever its dtype, as that FMA kernel. */
+	hw->peak_f64_tflops = hw->peak_f32_tflops = hw->peak_tf32_tflops = hw->peak_tflops;
+	hw->peak_fp8_tflops = hw->peak_int8_tops = hw->peak_tflops;
+	const char *dt_keys[] = {"peak_f64_tflops", "peak_f32_tflops", "peak_tf32_tflops",
+				 "peak_fp8_tflops", "peak_int8_tops"};
+	for (gsize i = 0; i < G_N_ELEMENTS(dt_keys); i++)
+		note(notes, dt_keys[i],
+		     "= peak_tflops: the replay runs the FLOPs of every data type as the same FMA "
+		     "kernel, so this is the rate it measured for them (the datasheet peak of the "
+		     "type is in models/hw)");
+	/* GEMMs too are that FMA loop spread over all SMs, with no tiles: no GEMM shape model
+	 * describes the replay, so it is left out (to_data omits it; GEMMs use compute_eff). */
+	hw->gemm_eff = 0;
+	hw->gemm_tile_m = hw->gemm_tile_n = hw->gemm_tile_k_bytes = 0;
+	if (base->gemm_eff > 0)
+		note(notes, "compute_eff",
+		     "1: peak_tflops already is the achieved FMA rate. GEMM kernels use it too: "
+		     "the replay runs a GEMM as the same FMA loop over all SMs, without tiles, so "
+		     "the GEMM shape model is not written. To predict real cuBLAS GEMMs instead, "
+		     "add the base model's (not measured here):\ngemm_eff = %g\ngemm_tile_m = "
+		     "%u\ngemm_tile_n = %u\ngemm_tile_k_bytes = %u",
+		     base->gemm_eff, base->gemm_tile_m, base->gemm_tile_n, base->gemm_tile_k_bytes);
+	else
+		note(notes, "compute_eff",
+		     "1: peak_tflops already is the achieved FMA rate. GEMM kernels use it too: "
+		     "the replay runs a GEMM as the same FMA loop over all SMs, without tiles, so "
+		     "no GEMM shape model is written");
 
 	/* Kernel overhead: back-to-back empty kernels over all SMs, device time per kernel. */
 	for (int r = 0; r < REPS + 1; r++) {
@@ -792,15 +822,21 @@ static LhHw *cuda_calibrate(const LhHw *base, const LhReplayOptions *opt, GHashT
 	double bh = median5(h2d, REPS), bd = median5(d2h, REPS);
 	double dh = median5(dup_h, REPS), dd = median5(dup_d, REPS);
 	hw->pcie_gbs = (bh + bd) / 2;
-	hw->pcie_duplex_gbs = MIN((dh + dd) / 2, hw->pcie_gbs);
+	hw->pcie_duplex_gbs = 0; /* the old single key: written per direction below */
+	hw->pcie_duplex_h2d_gbs = MIN(dh, hw->pcie_gbs);
+	hw->pcie_duplex_d2h_gbs = MIN(dd, hw->pcie_gbs);
 	note(notes, "pcie_gbs",
 	     "256 MiB cudaMemcpyAsync from/to pinned host memory, alone: H2D %.1f GB/s, D2H %.1f "
 	     "GB/s (medians of %d); the model has one value per direction, this is their mean",
 	     bh, bd, REPS);
-	note(notes, "pcie_duplex_gbs",
-	     "the same H2D and D2H copies at once on two streams: H2D %.1f GB/s, D2H %.1f GB/s "
-	     "(medians of %d); their mean, at most pcie_gbs",
-	     dh, dd, REPS);
+	note(notes, "pcie_duplex_h2d_gbs",
+	     "the same H2D and D2H copies at once on two streams: H2D %.1f GB/s (median of %d), "
+	     "at most pcie_gbs",
+	     dh, REPS);
+	note(notes, "pcie_duplex_d2h_gbs",
+	     "the same H2D and D2H copies at once on two streams: D2H %.1f GB/s (median of %d), "
+	     "at most pcie_gbs",
+	     dd, REPS);
 
 	/* Copy latency: a 4-byte H2D copy between events. */
 	for (int r = 0; r < REPS + 1; r++) {
@@ -895,6 +931,10 @@ static LhHw *cuda_calibrate(const LhHw *base, const LhReplayOptions *opt, GHashT
 	note(notes, "link_latency_ns", "not measured: one GPU has no peer; from the base model");
 	note(notes, "collective_sm",
 	     "not measured: collectives are emulated on one GPU; from the base model");
+	hw->step_overhead_ns = 0;
+	note(notes, "step_overhead_ns",
+	     "0: the replay's clock starts at its first command, so it has no per-executable "
+	     "launch to charge (the base model's figure describes XLA's, not the replay's)");
 
 	{
 		GError *ve = NULL;

@@ -52,10 +52,20 @@ int cli_list(int argc, char **argv)
 	g_autofree const char **hw = lh_hw_builtin_names();
 	for (guint i = 0; hw[i]; i++) {
 		g_autoptr(LhHw) h = lh_hw_lookup(hw[i], NULL);
-		if (h)
-			printf("  %-10s %s: %u SMs, %.0f TFLOP/s, %.0f GB/s HBM, %.1f GiB, %s sharing\n",
-			       hw[i], h->name, h->sm_count, h->peak_tflops, h->hbm_gbs, h->memory_gib,
-			       lh_sm_sharing_name(h->sm_sharing));
+		if (!h)
+			continue;
+		printf("  %-10s %s: %u SMs, %.0f GB/s HBM, %.1f GiB, %s sharing\n", hw[i], h->name,
+		       h->sm_count, h->hbm_gbs, h->memory_gib, lh_sm_sharing_name(h->sm_sharing));
+		/* Dense peaks per data type (docs/hw-format.md), then what GEMMs achieve. */
+		printf("  %-10s dense TFLOP/s: f64 %g, f32 %g, tf32 %g, bf16/f16 %g, fp8 %g, int8 %g "
+		       "(TOP/s)\n",
+		       "", lh_hw_peak_tflops(h, LH_DTYPE_F64), lh_hw_peak_tflops(h, LH_DTYPE_F32),
+		       lh_hw_peak_tflops(h, LH_DTYPE_TF32), h->peak_tflops,
+		       lh_hw_peak_tflops(h, LH_DTYPE_FP8), lh_hw_peak_tflops(h, LH_DTYPE_INT8));
+		if (h->gemm_eff > 0)
+			printf("  %-10s GEMMs: %g of peak when large, %ux%u tiles, K in %u-byte "
+			       "steps\n",
+			       "", h->gemm_eff, h->gemm_tile_m, h->gemm_tile_n, h->gemm_tile_k_bytes);
 	}
 	printf("\nworkloads (lhsim gen NAME):\n");
 	for (const char *const *w = lh_gen_workload_names(); *w; w++)

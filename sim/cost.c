@@ -1,5 +1,71 @@
-/* lhsim — standalone costs (DESIGN 4.2). */
+/* lhsim — standalone costs (DESIGN 4.2; the formulas and their sources are in docs/engine.md,
+ * "Durations and phases", and docs/hw-format.md). */
 #include "sim/cost.h"
+
+#include <math.h>
+
+/* Bytes of one element of the GEMM's operands, which turns gemm_tile_k_bytes into elements. */
+static double dtype_bytes(LhDtype d)
+{
+	switch (d) {
+	case LH_DTYPE_F64:
+		return 8;
+	case LH_DTYPE_F32:
+	case LH_DTYPE_TF32:
+		return 4;
+	case LH_DTYPE_FP8:
+	case LH_DTYPE_INT8:
+		return 1;
+	default: /* NONE (the bf16 peak, so its operands), BF16, F16 */
+		return 2;
+	}
+}
+
+gboolean lh_op_is_gemm(const LhOp *op)
+{
+	return op->kind == LH_OP_KERNEL && op->gemm_batch >= 1 && op->gemm_m >= 1 &&
+	       op->gemm_n >= 1 && op->gemm_k >= 1;
+}
+
+gboolean lh_gemm_shape_cost(const LhOp *op, const LhHw *hw, LhGemmCost *out)
+{
+	if (!lh_op_is_gemm(op) || hw->gemm_eff <= 0 || !hw->gemm_tile_m || !hw->gemm_tile_n ||
+	    !hw->gemm_tile_k_bytes)
+		return FALSE;
+	LhDtype dt = (LhDtype)op->dtype;
+	double tm = hw->gemm_tile_m, tn = hw->gemm_tile_n;
+	/* K in elements: the tile's K slice is gemm_tile_k_bytes of the operand type, at least one
+	 * element (f64 with a 4-byte slice still advances one element at a time). */
+	double tk = MAX(1.0, floor(hw->gemm_tile_k_bytes / dtype_bytes(dt)));
+	double m = (double)op->gemm_m, n = (double)op->gemm_n, k = (double)op->gemm_k;
+	double mt = ceil(m / tm), nt = ceil(n / tn), kt = ceil(k / tk);
+	double sms = hw->sm_count;
+	LhGemmCost c;
+	c.tiles = (double)op->gemm_batch * mt * nt;
+	c.waves = ceil(c.tiles / sms);
+	c.wave_eff = c.tiles / (c.waves * sms);
+	c.tile_eff = (m / (mt * tm)) * (n / (nt * tn)) * (k / (kt * tk));
+	c.eff = hw->gemm_eff * c.wave_eff * c.tile_eff;
+	/* One SM computes one padded tile at its share of the dtype's peak times gemm_eff:
+	 * 2 * tm * tn * (kt * tk) FLOP at peak * 1e3 / sm_count FLOP/ns. Every wave costs one
+	 * tile time however few of its SMs have a tile: that is wave quantization, and for a
+	 * GEMM of one tile it is the floor. */
+	double per_sm = lh_hw_peak_tflops(hw, dt) * 1e3 / sms * hw->gemm_eff;
+	c.tile_ns = 2.0 * tm * tn * kt * tk / per_sm;
+	c.compute_ns = c.waves * c.tile_ns;
+	*out = c;
+	return TRUE;
+}
+
+/* HBM bytes of a kernel or copy-d2d, and the efficiency they stream at. */
+static double mem_bytes(const LhOp *op, double *eff, const LhHw *hw)
+{
+	double bytes = op->kind == LH_OP_COPY_D2D ? 2.0 * (double)op->size
+		     : op->kind == LH_OP_KERNEL  ? op->bytes
+						 : 0;
+	*eff = op->transpose ? lh_hw_transpose_eff(hw) : hw->hbm_eff;
+	return bytes;
+}
 
 double lh_op_standalone_ns(const LhOp *op, const LhHw *hw)
 {
@@ -10,11 +76,17 @@ double lh_op_standalone_ns(const LhOp *op, const LhHw *hw)
 	switch ((LhOpKind)op->kind) {
 	case LH_OP_KERNEL:
 	case LH_OP_COPY_D2D: {
-		double bytes = op->kind == LH_OP_COPY_D2D ? 2.0 * (double)op->size : op->bytes;
-		double flops = op->kind == LH_OP_COPY_D2D ? 0 : op->flops;
-		/* peak_tflops is 1e12 FLOP/s = 1e3 FLOP/ns; GB/s is 1 byte/ns. */
-		double tc = flops / (hw->peak_tflops * 1e3 * hw->compute_eff);
-		double tm = bytes / (hw->hbm_gbs * hw->hbm_eff);
+		double eff;
+		double bytes = mem_bytes(op, &eff, hw);
+		/* GB/s is 1 byte/ns; peaks are 1e12 FLOP/s = 1e3 FLOP/ns. */
+		double tm = bytes / (hw->hbm_gbs * eff);
+		double tc = 0;
+		LhGemmCost g;
+		if (op->kind == LH_OP_KERNEL && lh_gemm_shape_cost(op, hw, &g))
+			tc = g.compute_ns;
+		else if (op->kind == LH_OP_KERNEL)
+			tc = op->flops /
+			     (lh_hw_peak_tflops(hw, (LhDtype)op->dtype) * 1e3 * hw->compute_eff);
 		return MAX(tc, tm) + hw->kernel_overhead_ns;
 	}
 	case LH_OP_COPY_H2D:
@@ -27,12 +99,11 @@ double lh_op_standalone_ns(const LhOp *op, const LhHw *hw)
 
 double lh_op_hbm_use(const LhOp *op, const LhHw *hw, double t)
 {
-	double bytes = op->kind == LH_OP_COPY_D2D ? 2.0 * (double)op->size
-		     : op->kind == LH_OP_KERNEL  ? op->bytes
-						 : 0;
+	double eff;
+	double bytes = mem_bytes(op, &eff, hw);
 	if (t <= 0 || bytes <= 0)
 		return 0;
-	return bytes / t / (hw->hbm_gbs * hw->hbm_eff);
+	return bytes / t / (hw->hbm_gbs * eff);
 }
 
 double lh_op_sm_share(const LhOp *op, const LhHw *hw)

@@ -508,7 +508,9 @@ static void rates_copies(Sim *x)
 			continue;
 		}
 		int d = a->engine == LH_ENGINE_D2H;
-		double bw = bytes_phase[!d] ? x->hw->pcie_duplex_gbs : x->hw->pcie_gbs;
+		/* Duplex is per direction: one direction can drop to about half while the
+		 * other holds (docs/engine.md, "Durations and phases"). */
+		double bw = bytes_phase[!d] ? lh_hw_duplex_gbs(x->hw, d) : x->hw->pcie_gbs;
 		set_rate(x, a, bw / x->hw->pcie_gbs / bytes_phase[d]);
 	}
 }
@@ -778,6 +780,10 @@ LhTrace *lh_simulate(const LhGraph *g, const LhHw *hw, const LhPlan *plan,
 	}
 	mem_point(&x);
 	host_schedule(&x);
+	/* The host pays the executable's launch (step_overhead_ns) once, before it starts
+	 * issuing the first command (docs/engine.md, "The host"). */
+	if (x.host_next != NEVER)
+		x.host_next += round_cost(hw->step_overhead_ns);
 
 	x.next_eta = NEVER;
 	while (!x.failed) {

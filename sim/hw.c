@@ -11,6 +11,11 @@ G_DEFINE_QUARK(lh-hw-error-quark, lh_hw_error)
 
 typedef enum { K_DOUBLE, K_UINT } KeyType;
 
+/* Whether a key must be present. Keys added after the first release may be absent, each with
+ * the fallback docs/hw-format.md states (the behaviour before the key existed); an old key
+ * that a newer one replaced is still read but never written. */
+typedef enum { KEY_REQ, KEY_OPT, KEY_OLD } KeyNeed;
+
 /* Every key, its type, where it lives in LhHw and its sane range. Rates have a floor well
  * above 0 (1 MB/s, 1 MFLOP/s): below it durations leave the engine's nanosecond range. */
 static const struct {
@@ -20,14 +25,27 @@ static const struct {
 	double min, max;
 	gboolean min_open; /* the minimum itself is not allowed (bandwidths, rates) */
 	const char *unit;
+	KeyNeed need;
 } keys[] = {
-#define D(k, lo, hi, open, unit) {#k, K_DOUBLE, G_STRUCT_OFFSET(LhHw, k), lo, hi, open, unit}
-#define U(k, lo, hi, unit) {#k, K_UINT, G_STRUCT_OFFSET(LhHw, k), lo, hi, FALSE, unit}
+#define D(k, lo, hi, open, unit) {#k, K_DOUBLE, G_STRUCT_OFFSET(LhHw, k), lo, hi, open, unit, KEY_REQ}
+#define U(k, lo, hi, unit) {#k, K_UINT, G_STRUCT_OFFSET(LhHw, k), lo, hi, FALSE, unit, KEY_REQ}
+#define DO(k, lo, hi, unit, need) {#k, K_DOUBLE, G_STRUCT_OFFSET(LhHw, k), lo, hi, FALSE, unit, need}
+#define UO(k, lo, hi, unit) {#k, K_UINT, G_STRUCT_OFFSET(LhHw, k), lo, hi, FALSE, unit, KEY_OPT}
 	U(sm_count, 1, 100000, "SMs"),
 	D(peak_tflops, 1e-6, 1e6, FALSE, "TFLOP/s"),
+	DO(peak_f64_tflops, 1e-6, 1e6, "TFLOP/s", KEY_OPT),
+	DO(peak_f32_tflops, 1e-6, 1e6, "TFLOP/s", KEY_OPT),
+	DO(peak_tf32_tflops, 1e-6, 1e6, "TFLOP/s", KEY_OPT),
+	DO(peak_fp8_tflops, 1e-6, 1e6, "TFLOP/s", KEY_OPT),
+	DO(peak_int8_tops, 1e-6, 1e6, "TOP/s", KEY_OPT),
 	D(compute_eff, 1e-3, 1, FALSE, "fraction"),
+	DO(gemm_eff, 1e-3, 1, "fraction", KEY_OPT),
+	UO(gemm_tile_m, 1, 65536, "rows"),
+	UO(gemm_tile_n, 1, 65536, "columns"),
+	UO(gemm_tile_k_bytes, 1, 65536, "bytes"),
 	D(hbm_gbs, 1e-3, 1e6, FALSE, "GB/s"),
 	D(hbm_eff, 1e-3, 1, FALSE, "fraction"),
+	DO(hbm_transpose_eff, 1e-3, 1, "fraction", KEY_OPT),
 	D(memory_gib, 1e-9, 1e6, FALSE, "GiB"),
 	D(kernel_overhead_ns, 0, 1e9, FALSE, "ns"),
 	D(launch_ns, 0, 1e9, FALSE, "ns"),
@@ -37,14 +55,93 @@ static const struct {
 	U(copy_engines_h2d, 1, 64, "engines"),
 	U(copy_engines_d2h, 1, 64, "engines"),
 	D(pcie_gbs, 1e-3, 1e6, FALSE, "GB/s"),
-	D(pcie_duplex_gbs, 1e-3, 1e6, FALSE, "GB/s"),
+	DO(pcie_duplex_gbs, 1e-3, 1e6, "GB/s", KEY_OLD),
+	DO(pcie_duplex_h2d_gbs, 1e-3, 1e6, "GB/s", KEY_OPT),
+	DO(pcie_duplex_d2h_gbs, 1e-3, 1e6, "GB/s", KEY_OPT),
 	D(copy_latency_ns, 0, 1e9, FALSE, "ns"),
 	D(link_gbs, 1e-3, 1e6, FALSE, "GB/s"),
 	D(link_latency_ns, 0, 1e9, FALSE, "ns"),
 	D(collective_sm, 1e-3, 1, FALSE, "fraction"),
+	DO(step_overhead_ns, 0, 1e9, "ns", KEY_OPT),
 #undef D
 #undef U
+#undef DO
+#undef UO
 };
+
+/* Keys that come all together or not at all (docs/hw-format.md). */
+static const char *const peak_group[] = {"peak_f64_tflops", "peak_f32_tflops", "peak_tf32_tflops",
+					 "peak_fp8_tflops", "peak_int8_tops", NULL};
+static const char *const gemm_group[] = {"gemm_eff", "gemm_tile_m", "gemm_tile_n",
+					 "gemm_tile_k_bytes", NULL};
+
+static gsize key_index(const char *key)
+{
+	for (gsize i = 0; i < G_N_ELEMENTS(keys); i++)
+		if (strcmp(keys[i].key, key) == 0)
+			return i;
+	g_assert_not_reached();
+}
+
+static gboolean in_group(const char *const *group, const char *key)
+{
+	for (; *group; group++)
+		if (strcmp(*group, key) == 0)
+			return TRUE;
+	return FALSE;
+}
+
+/* Fills the fields left 0 with their fallbacks (not the GEMM model: 0 there means none). */
+static void fill_fallbacks(LhHw *hw)
+{
+	double *peaks[] = {&hw->peak_f64_tflops, &hw->peak_f32_tflops, &hw->peak_tf32_tflops,
+			   &hw->peak_fp8_tflops, &hw->peak_int8_tops};
+	for (gsize i = 0; i < G_N_ELEMENTS(peaks); i++)
+		if (*peaks[i] <= 0)
+			*peaks[i] = hw->peak_tflops;
+	if (hw->hbm_transpose_eff <= 0)
+		hw->hbm_transpose_eff = hw->hbm_eff;
+	if (hw->pcie_duplex_h2d_gbs <= 0)
+		hw->pcie_duplex_h2d_gbs = hw->pcie_duplex_gbs;
+	if (hw->pcie_duplex_d2h_gbs <= 0)
+		hw->pcie_duplex_d2h_gbs = hw->pcie_duplex_gbs;
+}
+
+double lh_hw_peak_tflops(const LhHw *hw, LhDtype dtype)
+{
+	double p = 0;
+	switch (dtype) {
+	case LH_DTYPE_F64:
+		p = hw->peak_f64_tflops;
+		break;
+	case LH_DTYPE_F32:
+		p = hw->peak_f32_tflops;
+		break;
+	case LH_DTYPE_TF32:
+		p = hw->peak_tf32_tflops;
+		break;
+	case LH_DTYPE_FP8:
+		p = hw->peak_fp8_tflops;
+		break;
+	case LH_DTYPE_INT8:
+		p = hw->peak_int8_tops;
+		break;
+	default: /* NONE, BF16, F16 */
+		break;
+	}
+	return p > 0 ? p : hw->peak_tflops;
+}
+
+double lh_hw_duplex_gbs(const LhHw *hw, gboolean d2h)
+{
+	double v = d2h ? hw->pcie_duplex_d2h_gbs : hw->pcie_duplex_h2d_gbs;
+	return v > 0 ? v : hw->pcie_duplex_gbs;
+}
+
+double lh_hw_transpose_eff(const LhHw *hw)
+{
+	return hw->hbm_transpose_eff > 0 ? hw->hbm_transpose_eff : hw->hbm_eff;
+}
 
 /* 1-based line of "key =" in @data, or 0. GKeyFile does not keep positions. */
 static int key_line(const char *data, const char *key)
@@ -88,11 +185,15 @@ static void set_err(GError **error, int code, const char *where, const char *dat
 		g_set_error(error, LH_HW_ERROR, code, "%s: %s", where, msg);
 }
 
+/* @given: whether the key was present (file), or NULL to check a set value (an optional key
+ * left 0 in a struct is not given). */
 static gboolean check_value(const LhHw *hw, gsize i, const char *where, const char *data,
-			    GError **error)
+			    const gboolean *given, GError **error)
 {
 	double v = keys[i].type == K_UINT ? (double)G_STRUCT_MEMBER(guint32, hw, keys[i].offset)
 					  : G_STRUCT_MEMBER(double, hw, keys[i].offset);
+	if (keys[i].need != KEY_REQ && (given ? !given[i] : v == 0))
+		return TRUE;
 	gboolean low = keys[i].min_open ? v <= keys[i].min : v < keys[i].min;
 	if (!isfinite(v) || low || v > keys[i].max) {
 		set_err(error, LH_HW_ERROR_RANGE, where, data, keys[i].key,
@@ -103,24 +204,108 @@ static gboolean check_value(const LhHw *hw, gsize i, const char *where, const ch
 	return TRUE;
 }
 
-static gboolean validate(const LhHw *hw, const char *where, const char *data, GError **error)
+static gboolean validate(const LhHw *hw, const char *where, const char *data,
+			 const gboolean *given, GError **error)
 {
 	for (gsize i = 0; i < G_N_ELEMENTS(keys); i++)
-		if (!check_value(hw, i, where, data, error))
+		if (!check_value(hw, i, where, data, given, error))
 			return FALSE;
-	if (hw->pcie_duplex_gbs > hw->pcie_gbs) {
-		set_err(error, LH_HW_ERROR_RANGE, where, data, "pcie_duplex_gbs",
-			"key 'pcie_duplex_gbs' = %g GB/s exceeds pcie_gbs = %g GB/s: a direction "
-			"cannot get faster when the other one also runs",
-			hw->pcie_duplex_gbs, hw->pcie_gbs);
+	for (int d2h = 0; d2h < 2; d2h++) {
+		/* Name the key the description used: the old single one, or this direction's. */
+		double own = d2h ? hw->pcie_duplex_d2h_gbs : hw->pcie_duplex_h2d_gbs;
+		gboolean old = given ? given[key_index("pcie_duplex_gbs")] : !(own > 0);
+		const char *key = old ? "pcie_duplex_gbs"
+				      : d2h ? "pcie_duplex_d2h_gbs" : "pcie_duplex_h2d_gbs";
+		double v = lh_hw_duplex_gbs(hw, d2h);
+		if (!(v > 0)) {
+			set_err(error, LH_HW_ERROR_MISSING, where, data, NULL,
+				"missing key '%s' (GB/s): the %s rate while the other direction "
+				"also runs",
+				d2h ? "pcie_duplex_d2h_gbs" : "pcie_duplex_h2d_gbs",
+				d2h ? "device-to-host" : "host-to-device");
+			return FALSE;
+		}
+		if (v > hw->pcie_gbs) {
+			set_err(error, LH_HW_ERROR_RANGE, where, data, key,
+				"key '%s' = %g GB/s exceeds pcie_gbs = %g GB/s: a direction "
+				"cannot get faster when the other one also runs",
+				key, v, hw->pcie_gbs);
+			return FALSE;
+		}
+	}
+	if (hw->hbm_transpose_eff > hw->hbm_eff) {
+		set_err(error, LH_HW_ERROR_RANGE, where, data, "hbm_transpose_eff",
+			"key 'hbm_transpose_eff' = %g exceeds hbm_eff = %g: traffic that moves the "
+			"minor dimension cannot stream faster than contiguous traffic",
+			hw->hbm_transpose_eff, hw->hbm_eff);
+		return FALSE;
+	}
+	if (hw->gemm_eff > 0 && (!hw->gemm_tile_m || !hw->gemm_tile_n || !hw->gemm_tile_k_bytes)) {
+		set_err(error, LH_HW_ERROR_RANGE, where, data, NULL,
+			"the GEMM model needs gemm_tile_m, gemm_tile_n and gemm_tile_k_bytes >= 1 "
+			"with gemm_eff");
 		return FALSE;
 	}
 	return TRUE;
 }
 
+/* The all-or-nothing groups and the duplex keys, old or new form; then the fallbacks. */
+static gboolean resolve_optional(LhHw *hw, const gboolean *given, const char *where,
+				 const char *data, GError **error)
+{
+	const char *const *groups[] = {peak_group, gemm_group};
+	const char *why[] = {"any per-dtype peak", "any GEMM model key"};
+	for (gsize g = 0; g < G_N_ELEMENTS(groups); g++) {
+		guint n = 0, have = 0;
+		const char *missing = NULL, *present = NULL;
+		for (const char *const *k = groups[g]; *k; k++, n++) {
+			if (given[key_index(*k)]) {
+				have++;
+				present = present ? present : *k;
+			} else
+				missing = missing ? missing : *k;
+		}
+		if (have && have < n) {
+			g_autofree char *all = g_strjoinv(", ", (char **)groups[g]);
+			set_err(error, LH_HW_ERROR_MISSING, where, data, present,
+				"missing key '%s' (%s) in [" GROUP "]: a description that gives %s "
+				"('%s') must give all of %s (docs/hw-format.md)",
+				missing, keys[key_index(missing)].unit, why[g], present, all);
+			return FALSE;
+		}
+	}
+	gboolean old = given[key_index("pcie_duplex_gbs")];
+	gboolean h2d = given[key_index("pcie_duplex_h2d_gbs")];
+	gboolean d2h = given[key_index("pcie_duplex_d2h_gbs")];
+	if (old && (h2d || d2h)) {
+		set_err(error, LH_HW_ERROR_PARSE, where, data, "pcie_duplex_gbs",
+			"key 'pcie_duplex_gbs' is the old form of pcie_duplex_h2d_gbs and "
+			"pcie_duplex_d2h_gbs: give either it or those two, not both");
+		return FALSE;
+	}
+	if (!old && h2d != d2h) {
+		const char *m = h2d ? "pcie_duplex_d2h_gbs" : "pcie_duplex_h2d_gbs";
+		set_err(error, LH_HW_ERROR_MISSING, where, data, h2d ? "pcie_duplex_h2d_gbs"
+								     : "pcie_duplex_d2h_gbs",
+			"missing key '%s' (GB/s) in [" GROUP "]: the duplex rate is given per "
+			"direction, pcie_duplex_h2d_gbs and pcie_duplex_d2h_gbs",
+			m);
+		return FALSE;
+	}
+	if (!old && !h2d) {
+		set_err(error, LH_HW_ERROR_MISSING, where, NULL, NULL,
+			"missing key 'pcie_duplex_h2d_gbs' (GB/s) in [" GROUP "]: give "
+			"pcie_duplex_h2d_gbs and pcie_duplex_d2h_gbs (or the old pcie_duplex_gbs "
+			"for both directions)");
+		return FALSE;
+	}
+	fill_fallbacks(hw);
+	return TRUE;
+}
+
 gboolean lh_hw_validate(const LhHw *hw, const char *where, GError **error)
 {
-	return validate(hw, where ? where : "hw", NULL, error);
+	return validate(hw, where ? where : "hw", NULL, NULL, error);
 }
 
 LhHw *lh_hw_new_from_data(const char *data, gsize len, const char *where, GError **error)
@@ -144,8 +329,11 @@ LhHw *lh_hw_new_from_data(const char *data, gsize len, const char *where, GError
 	hw->name = g_key_file_get_string(kf, GROUP, "name", NULL);
 	if (!hw->name)
 		hw->name = g_path_get_basename(where);
+	gboolean given[G_N_ELEMENTS(keys)] = {0};
 	for (gsize i = 0; i < G_N_ELEMENTS(keys); i++) {
 		g_autofree char *s = g_key_file_get_value(kf, GROUP, keys[i].key, NULL);
+		if (!s && keys[i].need != KEY_REQ)
+			continue; /* resolve_optional() says what absence means */
 		if (!s) {
 			set_err(error, LH_HW_ERROR_MISSING, where, NULL, NULL,
 				"missing key '%s' (%s) in [" GROUP "]", keys[i].key, keys[i].unit);
@@ -169,6 +357,7 @@ LhHw *lh_hw_new_from_data(const char *data, gsize len, const char *where, GError
 		} else {
 			G_STRUCT_MEMBER(double, hw, keys[i].offset) = v;
 		}
+		given[i] = TRUE;
 	}
 	g_autofree char *sh = g_key_file_get_string(kf, GROUP, "sm_sharing", NULL);
 	if (!sh) {
@@ -186,7 +375,13 @@ LhHw *lh_hw_new_from_data(const char *data, gsize len, const char *where, GError
 			"key 'sm_sharing': '%s' is not one of fifo, fair", sh);
 		return NULL;
 	}
-	if (!validate(hw, where, text, error))
+	/* Ranges of what the file says first, so that an explicit 0 is an error, not absence. */
+	for (gsize i = 0; i < G_N_ELEMENTS(keys); i++)
+		if (!check_value(hw, i, where, text, given, error))
+			return NULL;
+	if (!resolve_optional(hw, given, where, text, error))
+		return NULL;
+	if (!validate(hw, where, text, given, error))
 		return NULL;
 	return g_steal_pointer(&hw);
 }
@@ -273,18 +468,24 @@ void lh_hw_free(LhHw *hw)
 
 char *lh_hw_to_data(const LhHw *hw)
 {
+	/* Effective values: a field left 0 is written as its fallback, so that the text states
+	 * every number it stands for; the GEMM model is written only when there is one. */
+	LhHw e = *hw;
+	fill_fallbacks(&e);
 	GString *s = g_string_new("[" GROUP "]\n");
 	g_string_append_printf(s, "name = %s\n", hw->name ? hw->name : "hw");
 	for (gsize i = 0; i < G_N_ELEMENTS(keys); i++) {
 		char buf[G_ASCII_DTOSTR_BUF_SIZE];
+		if (keys[i].need == KEY_OLD || (e.gemm_eff <= 0 && in_group(gemm_group, keys[i].key)))
+			continue;
 		if (keys[i].type == K_UINT)
 			g_string_append_printf(s, "%s = %u\n", keys[i].key,
-					       G_STRUCT_MEMBER(guint32, hw, keys[i].offset));
+					       G_STRUCT_MEMBER(guint32, &e, keys[i].offset));
 		else
 			g_string_append_printf(
 				s, "%s = %s\n", keys[i].key,
 				g_ascii_dtostr(buf, sizeof buf,
-					       G_STRUCT_MEMBER(double, hw, keys[i].offset)));
+					       G_STRUCT_MEMBER(double, &e, keys[i].offset)));
 	}
 	g_string_append_printf(s, "sm_sharing = %s\n", lh_sm_sharing_name(hw->sm_sharing));
 	return g_string_free(s, FALSE);

@@ -8,6 +8,8 @@
 
 #include <glib.h>
 
+#include "sim/graph.h"
+
 G_BEGIN_DECLS
 
 #define LH_HW_ERROR (lh_hw_error_quark())
@@ -28,10 +30,24 @@ typedef enum {
 typedef struct {
 	char *name;                /* description's name, e.g. "H100 SXM" */
 	guint32 sm_count;          /* streaming multiprocessors */
-	double peak_tflops;        /* dense bf16, 1e12 FLOP/s */
-	double compute_eff;        /* achievable fraction of peak, (0, 1] */
+	double peak_tflops;        /* dense bf16/f16 peak, 1e12 FLOP/s (also dtype NONE) */
+	/* Dense peaks of the other data types (docs/hw-format.md). 0 = not given: the type runs at
+	 * peak_tflops, as every type did before these keys existed. */
+	double peak_f64_tflops;    /* f64; the FP64 tensor-core figure where the GPU has one */
+	double peak_f32_tflops;    /* full-precision f32, not on tensor cores */
+	double peak_tf32_tflops;   /* tf32 tensor cores */
+	double peak_fp8_tflops;    /* fp8 tensor cores (the bf16 peak where there are none) */
+	double peak_int8_tops;     /* int8 tensor cores, 1e12 OP/s */
+	double compute_eff;        /* achievable fraction of peak for non-GEMM kernels, (0, 1] */
+	/* The GEMM model (docs/engine.md): 0 in gemm_eff = no model, GEMMs use compute_eff. */
+	double gemm_eff;           /* large-GEMM achievable fraction of the peak, (0, 1] */
+	guint32 gemm_tile_m;       /* output tile rows of one thread block (one per SM at a time) */
+	guint32 gemm_tile_n;       /* output tile columns */
+	guint32 gemm_tile_k_bytes; /* K is padded to this many bytes of its element type */
 	double hbm_gbs;            /* HBM bandwidth, GB/s */
 	double hbm_eff;            /* achievable fraction of hbm_gbs, (0, 1] */
+	double hbm_transpose_eff;  /* fraction of hbm_gbs for traffic that moves the minor
+	                              dimension (op->transpose); 0 = not given: hbm_eff */
 	double memory_gib;         /* device memory, GiB (2^30 bytes) */
 	double kernel_overhead_ns; /* fixed device cost per kernel, ns */
 	double launch_ns;          /* host cost to issue a kernel or copy, ns */
@@ -41,11 +57,15 @@ typedef struct {
 	guint32 copy_engines_h2d;  /* FIFO copy engines, host to device */
 	guint32 copy_engines_d2h;  /* FIFO copy engines, device to host */
 	double pcie_gbs;           /* per direction, one direction alone, GB/s */
-	double pcie_duplex_gbs;    /* per direction while the other direction also runs, GB/s */
+	double pcie_duplex_gbs;    /* old single duplex rate: a direction whose own field below is
+	                              0 uses it; read from old files, never written */
+	double pcie_duplex_h2d_gbs; /* host to device while a device-to-host copy runs, GB/s */
+	double pcie_duplex_d2h_gbs; /* device to host while a host-to-device copy runs, GB/s */
 	double copy_latency_ns;    /* fixed cost of one copy, ns */
 	double link_gbs;           /* collective bandwidth per GPU, GB/s */
 	double link_latency_ns;    /* fixed latency of one collective, ns */
 	double collective_sm;      /* fraction of SMs a collective kernel occupies, (0, 1] */
+	double step_overhead_ns;   /* host cost of launching the executable, once per step, ns */
 	LhSmSharing sm_sharing;
 } LhHw;
 
@@ -72,5 +92,11 @@ gboolean lh_hw_validate(const LhHw *hw, const char *where, GError **error);
 char *lh_hw_to_data(const LhHw *hw);
 
 const char *lh_sm_sharing_name(LhSmSharing s);
+
+/* Effective values, with the documented fallback for a field left 0 (a hand-built LhHw, or an
+ * .ini written before the key existed). */
+double lh_hw_peak_tflops(const LhHw *hw, LhDtype dtype); /* NONE, BF16, F16: peak_tflops */
+double lh_hw_duplex_gbs(const LhHw *hw, gboolean d2h);   /* per direction, both running */
+double lh_hw_transpose_eff(const LhHw *hw);
 
 G_END_DECLS

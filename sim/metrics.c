@@ -61,6 +61,17 @@ void lh_bounds(const LhGraph *g, const LhHw *hw, const LhPlan *plan, LhBounds *o
 	} else {
 		out->host_issue = non_input * hw->launch_ns;
 	}
+	/* Nothing runs before the step's launch (docs/engine.md, "The host"): each bound is that
+	 * much later. */
+	if (non_input) {
+		double s = hw->step_overhead_ns;
+		out->critical_path += s;
+		out->sm_work += s;
+		out->h2d_work += s;
+		out->d2h_work += s;
+		out->link_work += s;
+		out->host_issue += s;
+	}
 	struct {
 		double v;
 		const char *name;

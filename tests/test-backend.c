@@ -306,6 +306,26 @@ Test(backend, cpu_sync_blocks_the_host)
 	cr_assert(m >= 3780000 && m <= 4620000, "makespan %" G_GINT64_FORMAT, m); /* 4.2 +- 10 % */
 }
 
+/* The step's launch comes before the first command in the replay as in the engine. */
+Test(backend, cpu_pays_the_step_overhead_first)
+{
+	g_autoptr(LhGraph) g = lh_graph_new("step");
+	guint32 a = t_kernel(g, "a", 1000000, 1);
+	t_finish(g);
+	g_autoptr(LhPlan) p = lh_plan_new();
+	lh_plan_run(p, lh_plan_add_stream(p, "s0", LH_ROLE_COMPUTE), a);
+	g_autoptr(LhHw) hw = t_hw(LH_SHARING_FIFO);
+	hw->step_overhead_ns = 2000000;
+	/* Issued after the 2 ms step overhead, a runs 2-3 ms. */
+	g_autoptr(LhTrace) pred = t_sim(g, hw, p);
+	cr_assert_eq(pred->ops[a].issue, 2000000);
+	cr_assert_eq(makespan(pred), 3000000);
+	g_autoptr(LhTrace) t = replay_cpu(g, p, hw, SCALE, 3);
+	cr_assert_geq(t->ops[a].issue, 2000000);
+	gint64 m = makespan(t);
+	cr_assert(m >= 2700000 && m <= 3300000, "makespan %" G_GINT64_FORMAT, m); /* 3 +- 10 % */
+}
+
 Test(backend, deadlocking_plan_is_rejected_before_replay)
 {
 	g_autoptr(LhGraph) g = lh_graph_new("dl");
@@ -512,7 +532,10 @@ Test(backend, calibration_ini_is_commented_and_reads_back)
 	cr_assert_eq(back->sm_count, 100);
 	cr_assert_float_eq(back->kernel_overhead_ns, 2500, 0);
 	cr_assert_float_eq(back->copy_latency_ns, 1800, 0);
-	cr_assert_float_eq(back->pcie_duplex_gbs, 8, 0);
+	/* t_hw's old single duplex rate (8 GB/s) is written per direction. */
+	cr_assert(strstr(ini, "\npcie_duplex_h2d_gbs = 8\npcie_duplex_d2h_gbs = 8\n"), "%s", ini);
+	cr_assert_float_eq(back->pcie_duplex_h2d_gbs, 8, 0);
+	cr_assert_float_eq(back->pcie_duplex_d2h_gbs, 8, 0);
 	cr_assert_eq(back->sm_sharing, LH_SHARING_FIFO);
 }
 

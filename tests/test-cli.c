@@ -43,28 +43,29 @@ Test(cli, json_metrics_parse_and_match_the_engine)
 	g_autoptr(JsonParser) p = json_parser_new();
 	cr_assert(json_parser_load_from_data(p, out, -1, NULL), "not JSON:\n%s", out);
 	JsonObject *o = json_node_get_object(json_parser_get_root(p));
-	/* serial on h100-sxm: launch 4000 ns per command. Host issues k1 at 4000, c at 8000, r at
-	 * 12000, k2 at 16000.
-	 * k1: 1000 ns -> 4000-5000.
-	 * c: latency 2000 + 10000 B / 55 B/ns = 181.818 -> 2181.818, ends ceil(5000+2181.818)=7182
-	 *    but it is issued at 8000: runs 8000-10182.
+	/* serial on h100-sxm: the step's launch (step_overhead_ns 15000) first, then launch 4000
+	 * ns per command. Host issues k1 at 19000, c at 23000, r at 27000, k2 at 31000.
+	 * k1: 1000 ns -> 19000-20000.
+	 * c: latency 2000 + 10000 B / 55 B/ns = 181.818 -> 2181.818, issued at 23000: runs
+	 *    23000-25182 (ceil).
 	 * r: all-reduce of 8192 B over 8: wire 2*7/8*8192 = 14336 B / 750 B/ns = 19.115 ns,
-	 *    latency 5000: 5019.115 -> issued 12000, runs 12000-17020 (ceil).
-	 * k2: issued 16000, waits for r: 17020-17520. */
-	cr_expect_eq(json_object_get_int_member(o, "makespan_ns"), 17520);
+	 *    latency 5000: 5019.115 -> issued 27000, runs 27000-32020 (ceil).
+	 * k2: issued 31000, waits for r: 32020-32520. */
+	cr_expect_eq(json_object_get_int_member(o, "makespan_ns"), 32520);
 	cr_expect_str_eq(json_object_get_string_member(o, "scheduler"), "serial");
-	/* transfer: c 8000-10182 and r 12000-17020 with no kernel running: all exposed,
+	/* transfer: c 23000-25182 and r 27000-32020 with no kernel running: all exposed,
 	 * 2182 + 5020 = 7202 ns. */
 	cr_expect_eq(json_object_get_int_member(o, "exposed_transfer_ns"), 7202);
 	cr_expect_eq(json_object_get_int_member(o, "transfer_time_ns"), 7202);
 	cr_expect_float_eq(json_object_get_double_member(o, "overlap"), 0.0, 1e-9);
-	/* Memory: k1's 4096 B output is allocated when k1 starts (4000) and freed when its last
-	 * consumer, r, ends (17020); no other op has an output. Peak 4096 B at 4000. */
+	/* Memory: k1's 4096 B output is allocated when k1 starts (19000) and freed when its last
+	 * consumer, r, ends (32020); no other op has an output. Peak 4096 B at 19000. */
 	cr_expect_eq(json_object_get_int_member(o, "peak_device_bytes"), 4096);
-	cr_expect_eq(json_object_get_int_member(o, "peak_device_at_ns"), 4000);
-	/* Bounds: host issue = 4 commands * 4000 = 16000 > critical path (1000 + 5019.1 + 500). */
+	cr_expect_eq(json_object_get_int_member(o, "peak_device_at_ns"), 19000);
+	/* Bounds: host issue = 15000 (the step's launch) + 4 commands * 4000 = 31000 > critical
+	 * path (15000 + 1000 + 5019.1 + 500). */
 	cr_expect_str_eq(json_object_get_string_member(o, "binding_bound"), "host issue");
-	cr_expect_eq(json_object_get_int_member(o, "lower_bound_ns"), 16000);
+	cr_expect_eq(json_object_get_int_member(o, "lower_bound_ns"), 31000);
 }
 
 Test(cli, trace_is_chrome_json_with_tracks)
@@ -186,5 +187,9 @@ Test(cli, list_shows_schedulers_and_hardware)
 	cr_assert_eq(t_lhsim(&out, NULL, "list", NULL), 0);
 	cr_expect(strstr(out, "serial") && strstr(out, "h100-sxm") && strstr(out, "h200-sxm") &&
 			  strstr(out, "a100-sxm") && strstr(out, "moe-offload"),
+		  "%s", out);
+	/* The H100's dense peak per data type (models/hw/h100-sxm.ini). */
+	cr_expect(strstr(out, "dense TFLOP/s: f64 67, f32 67, tf32 494.5, bf16/f16 989, fp8 1979, "
+			      "int8 1979 (TOP/s)"),
 		  "%s", out);
 }

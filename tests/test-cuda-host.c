@@ -440,7 +440,15 @@ Test(cuda_host, calibration_arithmetic)
 	 * each way. The simulated device runs one copy at a time, so the "duplex" pair is slower
 	 * per direction; the model requires duplex <= alone. */
 	cr_assert_float_eq(hw->pcie_gbs, 268435456.0 / 26845545, 1e-4);
-	cr_assert(hw->pcie_duplex_gbs > 0 && hw->pcie_duplex_gbs <= hw->pcie_gbs);
+	for (int d2h = 0; d2h < 2; d2h++)
+		cr_assert(lh_hw_duplex_gbs(hw, d2h) > 0 && lh_hw_duplex_gbs(hw, d2h) <= hw->pcie_gbs);
+	/* Every data type runs as the same FMA kernel in the replay; it has no GEMM tiles, no
+	 * transpose penalty and no per-step launch. */
+	cr_assert_float_eq(hw->peak_f64_tflops, hw->peak_tflops, 0);
+	cr_assert_float_eq(hw->peak_fp8_tflops, hw->peak_tflops, 0);
+	cr_assert_float_eq(hw->gemm_eff, 0, 0);
+	cr_assert_float_eq(hw->hbm_transpose_eff, hw->hbm_eff, 0);
+	cr_assert_float_eq(hw->step_overhead_ns, 0, 0);
 	cr_assert_float_eq(hw->copy_latency_ns, 2000, 0.5);
 	/* Two copies one after the other: the first ends at half the total: one engine. */
 	cr_assert_eq(hw->copy_engines_h2d, 1);
@@ -452,12 +460,25 @@ Test(cuda_host, calibration_arithmetic)
 	const char *keys[] = {"sm_count", "peak_tflops", "compute_eff", "hbm_gbs", "hbm_eff",
 			      "memory_gib", "kernel_overhead_ns", "launch_ns", "event_ns",
 			      "hw_queues", "max_resident_kernels", "copy_engines_h2d",
-			      "copy_engines_d2h", "pcie_gbs", "pcie_duplex_gbs",
-			      "copy_latency_ns", "link_gbs", "link_latency_ns", "collective_sm",
-			      "sm_sharing"};
+			      "copy_engines_d2h", "pcie_gbs", "pcie_duplex_h2d_gbs",
+			      "pcie_duplex_d2h_gbs", "copy_latency_ns", "link_gbs",
+			      "link_latency_ns", "collective_sm", "sm_sharing", "peak_f64_tflops",
+			      "peak_f32_tflops", "peak_tf32_tflops", "peak_fp8_tflops",
+			      "peak_int8_tops", "hbm_transpose_eff", "step_overhead_ns"};
 	for (gsize i = 0; i < G_N_ELEMENTS(keys); i++)
 		cr_assert(g_hash_table_contains(notes, keys[i]), "no note for %s", keys[i]);
 	g_autofree char *ini = lh_calibration_to_ini(hw, notes, "simulated");
 	g_autoptr(LhHw) back = lh_hw_new_from_data(ini, strlen(ini), "gpu.ini", &e);
 	cr_assert(back, "%s", e ? e->message : "");
+	/* Every key that has a value is written, each with its note; the GEMM model is not. */
+	for (gsize i = 0; i < G_N_ELEMENTS(keys); i++) {
+		g_autofree char *line = g_strdup_printf("\n%s = ", keys[i]);
+		cr_assert(strstr(ini, line), "%s not written", keys[i]);
+	}
+	/* ... but the base model's GEMM lines are there, commented, to copy in. */
+	cr_assert_null(strstr(ini, "\ngemm_eff ="), "%s", ini);
+	cr_assert(strstr(ini, "\n# gemm_eff = 0.828\n# gemm_tile_m = 256\n# gemm_tile_n = 128\n"
+			      "# gemm_tile_k_bytes = 128\n"),
+		  "%s", ini);
+	cr_assert_null(strstr(ini, "pcie_duplex_gbs"), "%s", ini);
 }

@@ -168,9 +168,9 @@ Test(cuda, calibrated_model_predicts_a_kernel_chain)
 	g_autoptr(LhHw) hw = lh_backend_cuda.calibrate(base, NULL, notes, &e);
 	cr_assert(hw, "%s", e ? e->message : "");
 	cr_assert(lh_hw_validate(hw, "calibrated", &e), "%s", e ? e->message : "");
-	const char *keys[] = {"hbm_gbs", "hbm_eff", "pcie_gbs", "pcie_duplex_gbs", "copy_latency_ns",
-			      "launch_ns", "event_ns", "peak_tflops", "kernel_overhead_ns",
-			      "sm_sharing"};
+	const char *keys[] = {"hbm_gbs", "hbm_eff", "pcie_gbs", "pcie_duplex_h2d_gbs",
+			      "pcie_duplex_d2h_gbs", "copy_latency_ns", "launch_ns", "event_ns",
+			      "peak_tflops", "kernel_overhead_ns", "sm_sharing"};
 	for (gsize i = 0; i < G_N_ELEMENTS(keys); i++)
 		cr_assert(g_hash_table_contains(notes, keys[i]), "no note for %s", keys[i]);
 	g_autofree char *ini = lh_calibration_to_ini(hw, notes, "test");
