@@ -308,6 +308,10 @@ int cli_sweep(int argc, char **argv)
 	g_autoptr(LhHw) hw = cli_load_hw(hw_name, &e);
 	if (!hw)
 		return cli_fail(e);
+	/* Without --sched, `xla` joins only when the graph has XLA's sequence to replay. */
+	guint32 n_seq;
+	if (!sched && scheds->len > 1 && !lh_graph_schedule(g, &n_seq))
+		g_ptr_array_remove(scheds, (gpointer)&lh_sched_xla);
 
 	/* The points, scheduler-major; their parameters are checked here, before anything runs,
 	 * so that a value out of range is a usage error rather than a column of failures. */
