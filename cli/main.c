@@ -20,6 +20,7 @@ static const Sub subs[] = {
 	{"gen", cli_gen, "generate a built-in workload (transformer, moe-offload, ...) as JSON"},
 	{"replay", cli_replay, "replay plans on a backend (cpu, cuda) and compare with the prediction"},
 	{"calibrate", cli_calibrate, "measure a GPU and write its hardware model (.ini) for --hw"},
+	{"export-pgle", cli_export_pgle, "write a graph's op costs as an XLA PGLE profile (.pbtxt) for XLA"},
 };
 
 static void usage(FILE *f)
