@@ -29,7 +29,7 @@ static void usage(FILE *f)
 		   "lhsim simulates latency-hiding schedules of ML compiler graphs on GPUs.\n\n"
 		   "subcommands:\n");
 	for (gsize i = 0; i < G_N_ELEMENTS(subs); i++)
-		fprintf(f, "  %-10s %s\n", subs[i].name, subs[i].summary);
+		fprintf(f, "  %-12s %s\n", subs[i].name, subs[i].summary);
 	fprintf(f, "\n'lhsim SUBCOMMAND --help' describes each. With no GRAPH, commands use the\n"
 		   "built-in default workload (moe-offload).\n");
 }
