@@ -348,3 +348,23 @@ Test(xla, scheduled_hlo_module)
 	cr_assert_not(overlaps(ts, cp, dot));
 	cr_assert_lt(makespan(tx), makespan(ts));
 }
+
+Test(xla, sweep_takes_xla_only_on_a_scheduled_graph)
+{
+	/* Without --sched, a sweep runs every scheduler with the swept parameter: lhs and xla
+	 * both have compute-streams, but xla only has something to replay on a scheduled graph. */
+	g_autofree char *dir = t_tmpdir();
+	g_autofree char *sched = write_graph(dir, good_schedule);
+	g_autofree char *unsched = write_graph(dir, NULL);
+	g_autofree char *out = NULL, *err = NULL;
+	int st = t_lhsim(&out, &err, "sweep", unsched, "-p", "compute-streams=1:2", NULL);
+	cr_assert_eq(st, 0, "exit %d: %s", st, err);
+	cr_assert(strstr(out, "\n  lhs "), "%s", out);
+	cr_assert_null(strstr(out, "\n  xla "), "%s", out);
+	g_free(out);
+	g_free(err);
+	st = t_lhsim(&out, &err, "sweep", sched, "-p", "compute-streams=1:2", NULL);
+	cr_assert_eq(st, 0, "exit %d: %s", st, err);
+	cr_assert(strstr(out, "\n  lhs "), "%s", out);
+	cr_assert(strstr(out, "\n  xla "), "%s", out);
+}
