@@ -13,6 +13,7 @@
 #include "models/gen.h"
 #include "models/stg.h"
 #include "models/hlo.h"
+#include "models/pgle.h"
 #include "schedulers/scheduler.h"
 #include "backends/backend.h"
 #include "viz/viz.h"

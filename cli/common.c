@@ -58,6 +58,34 @@ gboolean cli_parse(GOptionContext *ctx, int *argc, char ***argv, int *status)
 	return TRUE;
 }
 
+gboolean cli_apply_profile(LhGraph *g, const char *path, const LhHw *hw, GError **error)
+{
+	if (!path)
+		return TRUE;
+	g_autoptr(LhPgle) prof = lh_pgle_new_from_file(path, error);
+	if (!prof)
+		return FALSE;
+	LhPgleReport r;
+	lh_pgle_apply(g, prof, &r);
+	guint32 n_run = 0;
+	for (guint32 i = 0; i < lh_graph_n_ops(g); i++)
+		n_run += lh_graph_op(g, i)->kind != LH_OP_INPUT;
+	double share = lh_pgle_share(g, hw, &r, NULL, NULL);
+	fprintf(stderr,
+		"lhsim: profile %s: %u of %u ops take their cost from it, %.1f %% of the serial "
+		"time on %s (the sum of standalone durations)",
+		path, r.n_ops, n_run, 100.0 * share, hw->name);
+	if (r.n_unknown)
+		fprintf(stderr, "; %u of its %u entries name nothing in the graph (first: '%s')",
+			r.n_unknown, r.n_entries, r.first_unknown);
+	if (r.n_unused)
+		fprintf(stderr, "; %u name%s a done, an input, or an op another entry set", r.n_unused,
+			r.n_unused == 1 ? "s" : "");
+	fputc('\n', stderr);
+	lh_pgle_report_clear(&r);
+	return TRUE;
+}
+
 gboolean cli_stderr_is_tty(void)
 {
 	return isatty(2);

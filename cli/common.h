@@ -20,6 +20,10 @@ LhHw *cli_load_hw(const char *name, GError **error);
 gboolean cli_load_plugins(char **paths, GError **error);
 /* Parses and strips options; on failure prints and returns FALSE with *status set. */
 gboolean cli_parse(GOptionContext *ctx, int *argc, char ***argv, int *status);
+/* --profile P (an XLA PGLE profile, docs/pgle.md): sets the measured costs on @g and says on
+ * stderr how many ops, and what share of the serial time on @hw, came from it. A NULL @path
+ * does nothing. */
+gboolean cli_apply_profile(LhGraph *g, const char *path, const LhHw *hw, GError **error);
 /* Whether stderr is a terminal (for progress output). */
 gboolean cli_stderr_is_tty(void);
 /* Progress for long work: on a terminal, and only for graphs of at least 20000 ops, shows
@@ -35,3 +39,4 @@ int cli_import(int argc, char **argv);
 int cli_gen(int argc, char **argv);
 int cli_replay(int argc, char **argv);
 int cli_calibrate(int argc, char **argv);
+int cli_export_pgle(int argc, char **argv);

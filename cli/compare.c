@@ -30,13 +30,14 @@ static gboolean has_param(const LhScheduler *s, const char *kv)
 
 int cli_compare(int argc, char **argv)
 {
-	g_autofree char *hw_name = NULL, *sched = NULL, *out_path = NULL;
+	g_autofree char *hw_name = NULL, *sched = NULL, *out_path = NULL, *profile = NULL;
 	g_auto(GStrv) params = NULL, plugins = NULL;
 	GOptionEntry entries[] = {
 		{"hw", 0, 0, G_OPTION_ARG_STRING, &hw_name, "hardware: a built-in name or an .ini file (default h100-sxm)", "H"},
 		{"sched", 's', 0, G_OPTION_ARG_STRING, &sched, "schedulers to compare, comma-separated; each may carry its own parameters after colons: lhs:async-compute-limit=4,iree:favor=max-concurrency", "A,B,..."},
 		{"param", 'p', 0, G_OPTION_ARG_STRING_ARRAY, &params, "parameter for every listed scheduler that has it, repeatable", "K=V"},
 		{"plugin", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &plugins, "load a scheduler plugin (.so), repeatable", "F.so"},
+		{"profile", 0, 0, G_OPTION_ARG_FILENAME, &profile, "XLA PGLE profile (ProfiledInstructionsProto text): measured op costs replace the model's", "P.pbtxt"},
 		{"output", 'o', 0, G_OPTION_ARG_FILENAME, &out_path, "draw the schedules stacked on one time axis (.png, .svg or .pdf)", "FILE"},
 		{NULL, 0, 0, 0, NULL, NULL, NULL},
 	};
@@ -95,6 +96,8 @@ int cli_compare(int argc, char **argv)
 		rc = cli_fail(e);
 	g_autoptr(LhHw) hw = rc ? NULL : cli_load_hw(hw_name, &e);
 	if (!rc && !hw)
+		rc = cli_fail(e);
+	if (!rc && !cli_apply_profile(g, profile, hw, &e))
 		rc = cli_fail(e);
 	if (rc) {
 		for (guint i = 0; i < n; i++)

@@ -6,12 +6,13 @@
 
 int cli_import(int argc, char **argv)
 {
-	g_autofree char *out_path = NULL;
+	g_autofree char *out_path = NULL, *profile = NULL;
 	gint processors = 0;
 	gboolean quiet = FALSE;
 	GOptionEntry entries[] = {
 		{"output", 'o', 0, G_OPTION_ARG_FILENAME, &out_path, "the graph JSON to write (required)", "graph.json"},
 		{"processors", 'P', 0, G_OPTION_ARG_INT, &processors, "STG only: identical processors (default 4)", "P"},
+		{"profile", 0, 0, G_OPTION_ARG_FILENAME, &profile, "XLA PGLE profile (ProfiledInstructionsProto text): the ops it names take its measured costs as duration_ns", "P.pbtxt"},
 		{"quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet, "do not print the summary or warnings", NULL},
 		{NULL, 0, 0, 0, NULL, NULL, NULL},
 	};
@@ -45,6 +46,20 @@ int cli_import(int argc, char **argv)
 		g = lh_hlo_import_file(in, warn, &e);
 	if (!g)
 		return cli_fail(e);
+	if (profile) {
+		/* The share it reports is on the default hardware: import has no --hw. */
+		g_autoptr(LhHw) hw = cli_load_hw(NULL, &e);
+		if (!hw)
+			return cli_fail(e);
+		if (quiet) {
+			g_autoptr(LhPgle) prof = lh_pgle_new_from_file(profile, &e);
+			if (!prof)
+				return cli_fail(e);
+			lh_pgle_apply(g, prof, NULL);
+		} else if (!cli_apply_profile(g, profile, hw, &e)) {
+			return cli_fail(e);
+		}
+	}
 	if (!quiet)
 		for (guint i = 0; i < warn->len; i++)
 			fprintf(stderr, "lhsim: warning: %s\n", (char *)warn->pdata[i]);

@@ -20,6 +20,7 @@ static const Sub subs[] = {
 	{"gen", cli_gen, "generate a built-in workload (transformer, moe-offload, ...) as JSON"},
 	{"replay", cli_replay, "replay plans on a backend (cpu, cuda) and compare with the prediction"},
 	{"calibrate", cli_calibrate, "measure a GPU and write its hardware model (.ini) for --hw"},
+	{"export-pgle", cli_export_pgle, "write a graph's op costs as an XLA PGLE profile (.pbtxt) for XLA"},
 };
 
 static void usage(FILE *f)
@@ -28,7 +29,7 @@ static void usage(FILE *f)
 		   "lhsim simulates latency-hiding schedules of ML compiler graphs on GPUs.\n\n"
 		   "subcommands:\n");
 	for (gsize i = 0; i < G_N_ELEMENTS(subs); i++)
-		fprintf(f, "  %-10s %s\n", subs[i].name, subs[i].summary);
+		fprintf(f, "  %-12s %s\n", subs[i].name, subs[i].summary);
 	fprintf(f, "\n'lhsim SUBCOMMAND --help' describes each. With no GRAPH, commands use the\n"
 		   "built-in default workload (moe-offload).\n");
 }

@@ -7,7 +7,7 @@
 int cli_run(int argc, char **argv)
 {
 	g_autofree char *hw_name = NULL, *sched = NULL, *plan_path = NULL, *save_plan = NULL,
-			*trace_path = NULL, *out_path = NULL;
+			*trace_path = NULL, *out_path = NULL, *profile = NULL;
 	g_auto(GStrv) params = NULL, plugins = NULL;
 	gboolean json = FALSE, explain = FALSE, strict = FALSE;
 	GOptionEntry entries[] = {
@@ -20,6 +20,7 @@ int cli_run(int argc, char **argv)
 		{"save-plan", 0, 0, G_OPTION_ARG_FILENAME, &save_plan, "write the scheduler's plan as text", "P"},
 		{"output", 'o', 0, G_OPTION_ARG_FILENAME, &out_path, "draw the timeline (.png, .svg or .pdf)", "FILE"},
 		{"trace", 0, 0, G_OPTION_ARG_FILENAME, &trace_path, "write a Chrome/Perfetto trace", "T.json"},
+		{"profile", 0, 0, G_OPTION_ARG_FILENAME, &profile, "XLA PGLE profile (ProfiledInstructionsProto text): measured op costs replace the model's", "P.pbtxt"},
 		{"json", 0, 0, G_OPTION_ARG_NONE, &json, "print the metrics as JSON instead of a table", NULL},
 		{"strict-memory", 0, 0, G_OPTION_ARG_NONE, &strict, "exceeding device memory is an error", NULL},
 		{NULL, 0, 0, 0, NULL, NULL, NULL},
@@ -49,6 +50,8 @@ int cli_run(int argc, char **argv)
 		return cli_fail(e);
 	g_autoptr(LhHw) hw = cli_load_hw(hw_name, &e);
 	if (!hw)
+		return cli_fail(e);
+	if (!cli_apply_profile(g, profile, hw, &e))
 		return cli_fail(e);
 	g_autoptr(LhPlan) plan = NULL;
 	if (plan_path) {

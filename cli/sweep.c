@@ -209,7 +209,8 @@ static char *csv_text(const Point *pts, guint n, const char *param, GPtrArray *v
 
 int cli_sweep(int argc, char **argv)
 {
-	g_autofree char *hw_name = NULL, *sched = NULL, *csv_path = NULL, *out_path = NULL;
+	g_autofree char *hw_name = NULL, *sched = NULL, *csv_path = NULL, *out_path = NULL,
+			*profile = NULL;
 	g_auto(GStrv) params = NULL, plugins = NULL;
 	gboolean strict = FALSE;
 	int jobs = 0;
@@ -221,6 +222,7 @@ int cli_sweep(int argc, char **argv)
 		{"jobs", 'j', 0, G_OPTION_ARG_INT, &jobs, "points run in parallel (default: the number of cores)", "N"},
 		{"csv", 0, 0, G_OPTION_ARG_FILENAME, &csv_path, "write every point as CSV", "FILE"},
 		{"output", 'o', 0, G_OPTION_ARG_FILENAME, &out_path, "plot makespan and peak memory against the value (.png, .svg or .pdf)", "FILE"},
+		{"profile", 0, 0, G_OPTION_ARG_FILENAME, &profile, "XLA PGLE profile (ProfiledInstructionsProto text): measured op costs replace the model's", "P.pbtxt"},
 		{"strict-memory", 0, 0, G_OPTION_ARG_NONE, &strict, "a point that exceeds device memory fails", NULL},
 		{NULL, 0, 0, 0, NULL, NULL, NULL},
 	};
@@ -308,6 +310,12 @@ int cli_sweep(int argc, char **argv)
 	g_autoptr(LhHw) hw = cli_load_hw(hw_name, &e);
 	if (!hw)
 		return cli_fail(e);
+	if (!cli_apply_profile(g, profile, hw, &e))
+		return cli_fail(e);
+	/* Without --sched, `xla` joins only when the graph has XLA's sequence to replay. */
+	guint32 n_seq;
+	if (!sched && scheds->len > 1 && !lh_graph_schedule(g, &n_seq))
+		g_ptr_array_remove(scheds, (gpointer)&lh_sched_xla);
 
 	/* The points, scheduler-major; their parameters are checked here, before anything runs,
 	 * so that a value out of range is a usage error rather than a column of failures. */

@@ -13,6 +13,7 @@ static const LhScheduler *const builtin[] = {
 	&lh_sched_iree,
 	&lh_sched_heft,
 	&lh_sched_cpath,
+	&lh_sched_xla,
 };
 
 static GMutex plugin_lock;

@@ -99,5 +99,6 @@ extern const LhScheduler lh_sched_lhs;
 extern const LhScheduler lh_sched_iree;
 extern const LhScheduler lh_sched_heft;
 extern const LhScheduler lh_sched_cpath;
+extern const LhScheduler lh_sched_xla;
 
 G_END_DECLS

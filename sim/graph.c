@@ -85,6 +85,13 @@ LhOp *lh_graph_op_mut(LhGraph *g, guint32 i)
 	return &g_array_index(g->ops, LhOp, i);
 }
 
+/* Durations are costs, not structure: a finished graph may take measured ones (a profile). */
+void lh_graph_set_duration(LhGraph *g, guint32 i, gint64 duration_ns)
+{
+	g_return_if_fail(g && i < g->ops->len && duration_ns >= -1);
+	g_array_index(g->ops, LhOp, i).duration_ns = duration_ns;
+}
+
 void lh_graph_set_opcode(LhGraph *g, guint32 i, const char *opcode)
 {
 	g_return_if_fail(g && i < g->ops->len);

@@ -113,6 +113,9 @@ guint32 lh_graph_add_op(LhGraph *g, const char *name, LhOpKind kind);
 LhOp *lh_graph_op_mut(LhGraph *g, guint32 i); /* valid until the next add; not after finish */
 void lh_graph_set_opcode(LhGraph *g, guint32 i, const char *opcode);
 void lh_graph_add_dep(LhGraph *g, guint32 op, guint32 dep);
+/* Sets op @i's duration_ns (-1 unsets it), also on a finished graph: a measured cost (a PGLE
+ * profile) replaces the model's without changing the graph's structure. */
+void lh_graph_set_duration(LhGraph *g, guint32 i, gint64 duration_ns);
 /* Checks numbers, names and acyclicity; builds successor lists. On failure the error names
  * the op (and, for a cycle, the ops on it). @where prefixes messages (a file name) or NULL. */
 gboolean lh_graph_finish(LhGraph *g, const char *where, GError **error);
