@@ -3,19 +3,39 @@
 
 #include "lhsim.h"
 
+#include <stdio.h>
+
 /* Exit statuses (DESIGN 8). */
 enum { LH_EXIT_OK = 0, LH_EXIT_FAILED = 1, LH_EXIT_BAD_INPUT = 2 };
 
-/* Prints "lhsim: message" and returns the exit status for @e: 1 when the run itself failed
- * (deadlock, memory with --strict-memory, a replay failure), 2 for bad input. Frees @e. */
+/* Whether @e is a failure of the run (exit 1: deadlock, memory with --strict-memory, a replay
+ * failure, a scheduler that could not plan, an output that cannot be written) rather than bad
+ * input (exit 2). */
+gboolean cli_error_is_failure(const GError *e);
+/* Prints "lhsim: message" and returns the exit status for @e (cli_error_is_failure). Frees @e. */
 int cli_fail(GError *e);
 /* For usage errors: prints "lhsim SUB: message" and a hint, returns 2. */
 int cli_usage(const char *sub, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
 
-/* NULL or "-" means the built-in default workload. */
+/* NULL means the built-in default workload; "-" standard input (JSON, or HLO text when it
+ * starts with "HloModule"); "" is an error. */
 LhGraph *cli_load_graph(const char *path, GError **error);
-/* NULL means h100-sxm. */
+/* NULL means h100-sxm; "-" reads a description (.ini) from standard input. */
 LhHw *cli_load_hw(const char *name, GError **error);
+/* Whether @data starts like HLO text ("HloModule", after blank lines and // comments). */
+gboolean cli_looks_like_hlo(const char *data);
+/* A plan file, or "-" for standard input; its origin is set to the file. */
+LhPlan *cli_load_plan(const char *path, const LhGraph *g, GError **error);
+/* Standard input and output go to one reader and one writer per command: the first claim
+ * (by @what, an option name) wins, a second one is an error. Paths other than "-" (or, for
+ * output, png:-, svg:- and pdf:-) claim nothing. */
+gboolean cli_claim_stdin(const char *what, const char *path, GError **error);
+gboolean cli_claim_stdout(const char *what, const char *path, GError **error);
+/* Where the report (table) goes: standard output, or standard error once a file output has
+ * claimed standard output. */
+FILE *cli_report_stream(void);
+/* Claims standard output for "-" and writes @text to @path (lh_write_file_atomic). */
+gboolean cli_write_output(const char *what, const char *path, const char *text, GError **error);
 /* Loads every --plugin. */
 gboolean cli_load_plugins(char **paths, GError **error);
 /* Parses and strips options; on failure prints and returns FALSE with *status set. */

@@ -296,12 +296,8 @@ int cli_sweep(int argc, char **argv)
 	/* Unwritable outputs fail now, not after every point has run. */
 	if (out_path && !lh_viz_check_path(out_path, &e))
 		return cli_fail(e);
-	if (csv_path) {
-		g_autofree char *tmp = lh_atomic_begin(csv_path, &e);
-		if (!tmp)
-			return cli_fail(e);
-		lh_atomic_commit(tmp, csv_path, FALSE, NULL);
-	}
+	if (csv_path && !lh_output_check(csv_path, &e))
+		return cli_fail(e);
 	g_autoptr(LhGraph) g = cli_load_graph(argc > 1 ? argv[1] : NULL, &e);
 	if (!g)
 		return cli_fail(e);

@@ -230,14 +230,15 @@ Test(sweep, bad_input_is_exit_2)
 	g_autofree char *err = NULL;
 	cr_assert_eq(t_lhsim(NULL, &err, "sweep", "-j", "-1", "-p", "async-compute-limit=1:2", NULL),
 		     2);
-	/* Outputs that cannot be written fail before any point runs: no table. */
+	/* Outputs that cannot be written fail before any point runs: no table. An unknown
+	 * picture format is bad input (2); a directory that does not exist is an I/O failure (1). */
 	const char *outs[][2] = {{"-o", "sweep.gif"}, {"-o", "/nonexistent/s.png"},
 				 {"--csv", "/nonexistent/s.csv"}};
 	for (guint c = 0; c < G_N_ELEMENTS(outs); c++) {
 		g_autofree char *out = NULL, *e2 = NULL;
 		int rc = t_lhsim(&out, &e2, "sweep", "--sched", "lhs", "-p", "async-compute-limit=1:2",
 				 outs[c][0], outs[c][1], NULL);
-		cr_assert_eq(rc, 2, "%s: %s", outs[c][1], e2);
+		cr_assert_eq(rc, c == 0 ? 2 : 1, "%s: %s", outs[c][1], e2);
 		cr_assert(strstr(e2, outs[c][1]), "%s", e2);
 		cr_assert_str_eq(out, "");
 	}
