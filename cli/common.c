@@ -188,3 +188,89 @@ void cli_phase(guint32 n_ops, const char *what)
 		fprintf(stderr, "lhsim: %s (%u ops)...", what, n_ops);
 	fflush(stderr);
 }
+
+gboolean cli_has_param(const LhScheduler *s, const char *kv)
+{
+	gsize len = strcspn(kv, "=");
+	for (const LhParamSpec *sp = s->params; sp && sp->name; sp++)
+		if (strlen(sp->name) == len && strncmp(sp->name, kv, len) == 0)
+			return TRUE;
+	return FALSE;
+}
+
+static gboolean same_key(const char *a, const char *b)
+{
+	gsize la = strcspn(a, "="), lb = strcspn(b, "=");
+	return la == lb && strncmp(a, b, la) == 0;
+}
+
+void cli_sched_free(CliSched *e)
+{
+	if (!e)
+		return;
+	g_free(e->label);
+	g_strfreev(e->own);
+	g_free(e);
+}
+
+GPtrArray *cli_sched_parse(const char *spec, GError **error)
+{
+	GPtrArray *list = g_ptr_array_new_with_free_func((GDestroyNotify)cli_sched_free);
+	g_auto(GStrv) items = g_strsplit(spec, ",", -1);
+	for (guint i = 0; items[i]; i++) {
+		char *item = g_strstrip(items[i]);
+		if (!*item) {
+			g_set_error(error, LH_SCHED_ERROR, LH_SCHED_ERROR_UNKNOWN,
+				    "--sched '%s': entry %u is empty", spec, i + 1);
+			g_ptr_array_free(list, TRUE);
+			return NULL;
+		}
+		g_auto(GStrv) parts = g_strsplit(item, ":", -1);
+		CliSched *e = g_new0(CliSched, 1);
+		g_ptr_array_add(list, e);
+		e->label = g_strdup(item);
+		e->s = lh_scheduler_lookup(parts[0], error);
+		if (!e->s) {
+			g_ptr_array_free(list, TRUE);
+			return NULL;
+		}
+		GPtrArray *own = g_ptr_array_new();
+		for (guint k = 1; parts[k]; k++) {
+			if (!strchr(parts[k], '=') || parts[k][0] == '=') {
+				g_set_error(error, LH_SCHED_ERROR, LH_SCHED_ERROR_PARAM,
+					    "--sched '%s': '%s' is not of the form NAME=VALUE", item,
+					    parts[k]);
+				g_ptr_array_add(own, NULL);
+				g_strfreev((char **)g_ptr_array_free(own, FALSE));
+				g_ptr_array_free(list, TRUE);
+				return NULL;
+			}
+			g_ptr_array_add(own, g_strdup(parts[k]));
+		}
+		g_ptr_array_add(own, NULL);
+		e->own = (char **)g_ptr_array_free(own, FALSE);
+	}
+	return list;
+}
+
+gboolean cli_sched_own(const CliSched *e, const char *key)
+{
+	for (char **q = e->own; q && *q; q++)
+		if (same_key(*q, key))
+			return TRUE;
+	return FALSE;
+}
+
+char **cli_sched_params(const CliSched *e, char **params, const char *last)
+{
+	GPtrArray *kv = g_ptr_array_new();
+	for (char **q = params; q && *q; q++)
+		if (cli_has_param(e->s, *q) && !cli_sched_own(e, *q) && !(last && same_key(*q, last)))
+			g_ptr_array_add(kv, g_strdup(*q));
+	for (char **q = e->own; q && *q; q++)
+		g_ptr_array_add(kv, g_strdup(*q));
+	if (last)
+		g_ptr_array_add(kv, g_strdup(last));
+	g_ptr_array_add(kv, NULL);
+	return (char **)g_ptr_array_free(kv, FALSE);
+}

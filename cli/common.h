@@ -46,6 +46,27 @@ gboolean cli_stderr_is_tty(void);
  * "lhsim: WHAT..." on stderr until the next call; NULL clears the line. */
 void cli_phase(guint32 n_ops, const char *what);
 
+/* Whether scheduler @s has the parameter named by @kv ("name" or "name=value"). */
+gboolean cli_has_param(const LhScheduler *s, const char *kv);
+
+/* One entry of --sched: "name" or "name:k=v:k=v". */
+typedef struct {
+	char *label;            /* the entry as given, for tables and files */
+	const LhScheduler *s;
+	char **own;             /* its own "k=v" (after colons), NULL-terminated */
+} CliSched;
+
+void cli_sched_free(CliSched *e);
+/* "A,B:k=v,..." -> a GPtrArray of CliSched; an unknown scheduler, an empty entry or a k=v
+ * without '=' is an error. The same scheduler may appear twice with different values. */
+GPtrArray *cli_sched_parse(const char *spec, GError **error);
+/* Whether entry @e sets the parameter named by @key ("name" or "name=value") itself. */
+gboolean cli_sched_own(const CliSched *e, const char *key);
+/* The parameters of one run of @e, NULL-terminated (g_strfreev): each -p value in @params that
+ * its scheduler has and that neither its own values nor @last set, then its own values, then
+ * @last (may be NULL). Each key appears once. */
+char **cli_sched_params(const CliSched *e, char **params, const char *last);
+
 /* Subcommands: each takes argv with argv[0] = "lhsim SUB". */
 int cli_run(int argc, char **argv);
 int cli_list(int argc, char **argv);
