@@ -274,3 +274,18 @@ char **cli_sched_params(const CliSched *e, char **params, const char *last)
 	g_ptr_array_add(kv, NULL);
 	return (char **)g_ptr_array_free(kv, FALSE);
 }
+
+void cli_blame_scheduler(const LhScheduler *s, GError **error)
+{
+	if (!error || !*error || (*error)->domain != LH_PLAN_ERROR)
+		return;
+	const char *path = lh_scheduler_plugin_path(s);
+	g_autofree char *who = path ? g_strdup_printf("plugin %s (scheduler '%s')", path, s->name)
+				    : g_strdup_printf("scheduler '%s'", s->name);
+	GError *e = g_error_new(LH_SCHED_ERROR, LH_SCHED_ERROR_FAILED,
+				"%s made an invalid plan (a bug in the scheduler, not in the "
+				"input): %s",
+				who, (*error)->message);
+	g_error_free(*error);
+	*error = e;
+}

@@ -67,6 +67,11 @@ gboolean cli_sched_own(const CliSched *e, const char *key);
  * @last (may be NULL). Each key appears once. */
 char **cli_sched_params(const CliSched *e, char **params, const char *last);
 
+/* A plan that a scheduler made and lh_plan_validate rejected is the scheduler's fault, not the
+ * user's: turns such an error in *@error into a failed run (exit 1) naming the scheduler and,
+ * for a plugin, its file. Other errors are left as they are. */
+void cli_blame_scheduler(const LhScheduler *s, GError **error);
+
 /* Subcommands: each takes argv with argv[0] = "lhsim SUB". */
 int cli_run(int argc, char **argv);
 int cli_list(int argc, char **argv);

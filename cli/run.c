@@ -67,12 +67,13 @@ int cli_run(int argc, char **argv)
 	if (!hw)
 		return cli_fail(e);
 	g_autoptr(LhPlan) plan = NULL;
+	const LhScheduler *s = NULL;
 	if (plan_path) {
 		plan = cli_load_plan(plan_path, g, &e);
 		if (!plan)
 			return cli_fail(e);
 	} else {
-		const LhScheduler *s = lh_scheduler_lookup(sched ? sched : "serial", &e);
+		s = lh_scheduler_lookup(sched ? sched : "serial", &e);
 		if (!s)
 			return cli_fail(e);
 		cli_phase(lh_graph_n_ops(g), "scheduling");
@@ -86,8 +87,11 @@ int cli_run(int argc, char **argv)
 	gboolean valid = lh_plan_validate(
 		plan, g, plan_path && lh_path_is_std(plan_path) ? LH_STDIN_NAME : plan_path, &e);
 	cli_phase(lh_graph_n_ops(g), NULL);
-	if (!valid)
+	if (!valid) {
+		if (s)
+			cli_blame_scheduler(s, &e);
 		return cli_fail(e);
+	}
 	LhSimOptions opt = {.strict_memory = strict, .skip_validate = TRUE};
 	gboolean over = FALSE;
 	cli_phase(lh_graph_n_ops(g), "simulating");

@@ -60,6 +60,8 @@ static void run_point(gpointer data, gpointer user)
 			lh_trace_free(tr);
 		}
 	}
+	if (plan && !pt->ok)
+		cli_blame_scheduler(pt->s, &e);
 	if (!pt->ok)
 		pt->error = g_strdup(e ? e->message : "the run failed and gave no reason");
 	g_clear_error(&e);
