@@ -163,6 +163,8 @@ gboolean cli_load_plugins(char **paths, GError **error)
 gboolean cli_parse(GOptionContext *ctx, int *argc, char ***argv, int *status)
 {
 	g_autoptr(GError) e = NULL;
+	if (!g_option_context_get_description(ctx))
+		g_option_context_set_description(ctx, CLI_EXIT_HELP);
 	if (!g_option_context_parse(ctx, argc, argv, &e)) {
 		fprintf(stderr, "%s: %s\nTry '%s --help'.\n", (*argv)[0], e->message, (*argv)[0]);
 		*status = LH_EXIT_BAD_INPUT;

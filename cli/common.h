@@ -5,8 +5,17 @@
 
 #include <stdio.h>
 
-/* Exit statuses (DESIGN 8). */
+/* Exit statuses, the same for every subcommand (and in `lhsim --help`). */
 enum { LH_EXIT_OK = 0, LH_EXIT_FAILED = 1, LH_EXIT_BAD_INPUT = 2 };
+
+#define CLI_EXIT_HELP                                                                          \
+	"exit status:\n"                                                                        \
+	"  0  success\n"                                                                        \
+	"  1  a failed run (deadlock, memory with --strict-memory, a scheduler that made no\n"  \
+	"     or an invalid plan, a replay that failed, a failed row of compare or sweep) or\n" \
+	"     an I/O failure (an output that cannot be written: no such directory, no\n"       \
+	"     permission, a full disk)\n"                                                       \
+	"  2  bad input: options, arguments, or a file that cannot be read or parsed\n"
 
 /* Whether @e is a failure of the run (exit 1: deadlock, memory with --strict-memory, a replay
  * failure, a scheduler that could not plan, an output that cannot be written) rather than bad

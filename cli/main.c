@@ -31,7 +31,9 @@ static void usage(FILE *f)
 	for (gsize i = 0; i < G_N_ELEMENTS(subs); i++)
 		fprintf(f, "  %-10s %s\n", subs[i].name, subs[i].summary);
 	fprintf(f, "\n'lhsim SUBCOMMAND --help' describes each. With no GRAPH, commands use the\n"
-		   "built-in default workload (moe-offload).\n");
+		   "built-in default workload (moe-offload). '-' is standard input for a GRAPH,\n"
+		   "--plan or --hw, and standard output for a file to write.\n\n%s",
+		CLI_EXIT_HELP);
 }
 
 /* A signal that ends the process first removes the temporary files of outputs being written

@@ -269,3 +269,51 @@ Test(cli, compare_failed_row_does_not_abort_the_table)
 	cr_assert(strstr(text, "\ntwo,H100 SXM,faulty,failed,,8000.000,,,,,\"plugin "), "%s", text);
 	cr_assert(strstr(text, "\ntwo,H100 SXM,serial,ok,11000,"), "%s", text);
 }
+
+Test(cli, help_documents_the_exit_statuses)
+{
+	g_autofree char *out = NULL;
+	cr_assert_eq(t_lhsim(&out, NULL, "--help", NULL), 0);
+	cr_assert(strstr(out, "exit status:") && strstr(out, "  0  success") &&
+			  strstr(out, "  1  a failed run") && strstr(out, "I/O failure") &&
+			  strstr(out, "  2  bad input"),
+		  "%s", out);
+	const char *subs[] = {"run", "compare", "sweep", "list", "import", "gen", "replay",
+			      "calibrate"};
+	for (gsize i = 0; i < G_N_ELEMENTS(subs); i++) {
+		g_autofree char *o = NULL;
+		cr_assert_eq(t_lhsim(&o, NULL, subs[i], "--help", NULL), 0, "%s", subs[i]);
+		cr_assert(strstr(o, "exit status:") && strstr(o, "  2  bad input"), "%s:\n%s",
+			  subs[i], o);
+	}
+}
+
+Test(cli, replay_counts_are_checked)
+{
+	/* -1 was taken as "the default"; every value given is now checked. */
+	g_autofree char *dir = t_tmpdir();
+	g_autofree char *g = write_tmp(dir, "two.json", two_json);
+	const char *bad[][2] = {{"--repeats", "-1"}, {"--repeats", "0"}, {"--warmup", "-1"},
+				{"--device", "-1"}};
+	for (gsize i = 0; i < G_N_ELEMENTS(bad); i++) {
+		g_autofree char *out = NULL, *err = NULL;
+		int st = t_lhsim(&out, &err, "replay", g, "--backend", "cpu", "--sched", "serial",
+				 "--time-scale", "1", bad[i][0], bad[i][1], NULL);
+		cr_assert_eq(st, 2, "%s %s: %s", bad[i][0], bad[i][1], err);
+		cr_assert(strstr(err, bad[i][0]) && strstr(err, bad[i][1]), "%s", err);
+		cr_assert_str_empty(out);
+	}
+}
+
+Test(cli, explain_with_a_plan_says_why_not)
+{
+	/* --explain shows a scheduler's decisions; a given plan has none: a clear error, not
+	 * silence. */
+	g_autofree char *dir = t_tmpdir();
+	g_autofree char *g = write_tmp(dir, "two.json", two_json);
+	g_autofree char *p = write_tmp(dir, "p.plan", "lhsim-plan 1\nstream s compute\n"
+						      "run s a\nrun s b\n");
+	g_autofree char *out = NULL, *err = NULL;
+	cr_assert_eq(t_lhsim(&out, &err, "run", g, "--plan", p, "--explain", NULL), 2);
+	cr_assert(strstr(err, "--explain") && strstr(err, "--plan"), "%s", err);
+}
