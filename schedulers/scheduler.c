@@ -144,6 +144,14 @@ const LhScheduler *lh_scheduler_load_plugin(const char *path, GError **error)
 	g_autofree char *full = g_path_is_absolute(path) || strchr(path, '/')
 					? g_strdup(path)
 					: g_strconcat("./", path, NULL);
+	/* GModule would try PATH.so too, and report that name: say what is wrong with PATH. */
+	if (!g_file_test(full, G_FILE_TEST_EXISTS) || g_file_test(full, G_FILE_TEST_IS_DIR)) {
+		g_set_error(error, LH_SCHED_ERROR, LH_SCHED_ERROR_PLUGIN,
+			    "%s: cannot load the plugin: %s", path,
+			    g_file_test(full, G_FILE_TEST_IS_DIR) ? "a directory, not a .so file"
+								   : "no such file");
+		return NULL;
+	}
 	GModule *mod = g_module_open(full, G_MODULE_BIND_LOCAL);
 	if (!mod) {
 		g_set_error(error, LH_SCHED_ERROR, LH_SCHED_ERROR_PLUGIN,

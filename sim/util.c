@@ -42,7 +42,7 @@ gboolean lh_read_file(const char *path, char **data, gsize *len, GError **error)
 	g_return_val_if_fail(path && data, FALSE);
 	*data = NULL;
 	if (!*path) {
-		g_set_error(error, LH_IO_ERROR, LH_IO_ERROR_READ,
+		g_set_error(error, LH_IO_ERROR, LH_IO_ERROR_NAME,
 			    "an empty file name (use '-' for standard input)");
 		return FALSE;
 	}
@@ -193,7 +193,7 @@ static gboolean resolve(const char *path, Dest *dest, int *fd, char **target,
 	*target = NULL;
 	*exists = FALSE;
 	if (!path || !*path) {
-		g_set_error(error, LH_IO_ERROR, LH_IO_ERROR_WRITE,
+		g_set_error(error, LH_IO_ERROR, LH_IO_ERROR_NAME,
 			    "an empty output file name (use '-' for standard output)");
 		return FALSE;
 	}

@@ -12,6 +12,7 @@ GQuark lh_io_error_quark(void);
 typedef enum {
 	LH_IO_ERROR_READ,  /* an input cannot be read (missing, a directory, no permission) */
 	LH_IO_ERROR_WRITE, /* an output cannot be written (no such directory, a full disk, ...) */
+	LH_IO_ERROR_NAME,  /* a name that cannot name a file at all (empty) */
 } LhIoError;
 
 /* The name under which standard input appears in messages ("<stdin>:3:5: ..."). */

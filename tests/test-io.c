@@ -310,6 +310,14 @@ Test(io, odd_paths_are_clear_errors)
 		g_free(err);
 		err = NULL;
 	}
+	/* An empty output name is bad input (2), not an I/O failure. */
+	const char *named[] = {"--trace", "--save-plan", "-o"};
+	for (gsize i = 0; i < G_N_ELEMENTS(named); i++) {
+		cr_assert_eq(t_lhsim(NULL, &err, "run", g, named[i], "", NULL), 2, "%s: %s", named[i],
+			     err);
+		g_free(err);
+		err = NULL;
+	}
 	cr_assert_eq(dir_entries(dir), 1);
 }
 

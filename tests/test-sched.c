@@ -558,7 +558,16 @@ Test(plugin, bad_files_get_clear_errors)
 	g_autofree char *out = NULL, *err = NULL;
 	int rc = t_lhsim(&out, &err, "run", "--plugin", "/nonexistent/x.so", NULL);
 	cr_assert_eq(rc, 2, "%s", err);
-	cr_assert(strstr(err, "/nonexistent/x.so: cannot load the plugin"), "%s", err);
+	cr_assert(strstr(err, "/nonexistent/x.so: cannot load the plugin: no such file"), "%s",
+		  err);
+	/* A directory: named as given, not as GModule's guess "DIR.so". */
+	g_autofree char *dir = t_tmpdir();
+	g_free(err);
+	err = NULL;
+	rc = t_lhsim(NULL, &err, "run", "--plugin", dir, NULL);
+	cr_assert_eq(rc, 2, "%s", err);
+	g_autofree char *want = g_strdup_printf("%s: cannot load the plugin: a directory", dir);
+	cr_assert(strstr(err, want), "%s", err);
 	g_autofree char *bad = plugin_path("reverse-serial-badabi.so");
 	g_free(err);
 	err = NULL;
