@@ -286,6 +286,11 @@ int cli_sweep(int argc, char **argv)
 			if (cli_sched_own(en, name))
 				return cli_usage("sweep", "--sched '%s' fixes '%s', the swept parameter",
 						 en->label, name);
+			for (guint k = 0; k < i; k++)
+				if (!strcmp(((CliSched *)g_ptr_array_index(scheds, k))->label,
+					    en->label))
+					return cli_usage("sweep", "--sched lists '%s' twice",
+							 en->label);
 		}
 	} else {
 		scheds = g_ptr_array_new_with_free_func((GDestroyNotify)cli_sched_free);

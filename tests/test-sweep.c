@@ -207,6 +207,12 @@ Test(sweep, entries_carry_their_own_parameters)
 			     "async-compute-limit=1,2", NULL),
 		     2);
 	cr_assert(strstr(err, "fixes 'async-compute-limit', the swept parameter"), "%s", err);
+	g_free(err);
+	err = NULL;
+	cr_assert_eq(t_lhsim(NULL, &err, "sweep", g, "--sched", "lhs,cpath,lhs", "-p",
+			     "async-compute-limit=1,2", NULL),
+		     2);
+	cr_assert(strstr(err, "lists 'lhs' twice"), "%s", err);
 }
 
 Test(sweep, plot_is_written)
