@@ -380,3 +380,46 @@ Test(io, killed_writer_leaves_no_temporary)
 	cr_assert_eq(st, 128 + SIGXFSZ, "status %d: %s", st, err);
 	cr_assert_eq(dir_entries(dir), 0, "a temporary file was left behind");
 }
+
+Test(io, output_registry_and_discard)
+{
+	g_autofree char *dir = t_tmpdir();
+	g_autofree char *path = g_build_filename(dir, "a.txt", NULL);
+	GError *e = NULL;
+	/* Discarded: neither the file nor a temporary. */
+	LhOutput *o = lh_output_open(path, &e);
+	cr_assert(o, "%s", e ? e->message : "");
+	cr_assert(lh_output_write(o, "abc", 3));
+	cr_assert_eq(dir_entries(dir), 1); /* the temporary */
+	cr_assert_not(lh_output_close(o, FALSE, &e));
+	cr_assert_null(e);
+	cr_assert_eq(dir_entries(dir), 0);
+	/* What a signal handler calls removes the temporary of an output being written; the
+	 * output then cannot be committed, and says so. */
+	o = lh_output_open(path, &e);
+	cr_assert(o);
+	lh_output_write(o, "abc", 3);
+	lh_output_remove_temporaries();
+	cr_assert_eq(dir_entries(dir), 0);
+	cr_assert_not(lh_output_close(o, TRUE, &e));
+	cr_assert(g_error_matches(e, LH_IO_ERROR, LH_IO_ERROR_WRITE) && strstr(e->message, path),
+		  "%s", e ? e->message : "");
+	g_clear_error(&e);
+	/* Committed: the bytes, and nothing else. */
+	o = lh_output_open(path, &e);
+	lh_output_write(o, "abc", 3);
+	cr_assert(lh_output_close(o, TRUE, &e), "%s", e ? e->message : "");
+	g_autofree char *text = slurp(path);
+	cr_assert_str_eq(text, "abc");
+	cr_assert_eq(dir_entries(dir), 1);
+	/* Checks make nothing. */
+	cr_assert(lh_output_check(path, &e));
+	cr_assert(lh_output_check("-", &e));
+	cr_assert_not(lh_output_check(dir, &e));
+	cr_assert(g_error_matches(e, LH_IO_ERROR, LH_IO_ERROR_WRITE));
+	g_clear_error(&e);
+	cr_assert_not(lh_output_check("", &e));
+	cr_assert(g_error_matches(e, LH_IO_ERROR, LH_IO_ERROR_NAME));
+	g_clear_error(&e);
+	cr_assert_eq(dir_entries(dir), 1);
+}
