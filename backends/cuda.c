@@ -1,4 +1,6 @@
-/* lhsim — the `cuda` replay backend and `lhsim calibrate`.
+/* lhsim — the `cuda` replay backend and `lhsim calibrate`, built as a module of its own
+ * (lhsim-cuda.so, the only part of lhsim linked with the CUDA runtime) that liblhsim loads
+ * the first time the cuda backend is used (backends/cuda-proxy.c).
  *
  * One host thread issues the plan in command order with real CUDA streams and events: a `run`
  * launches a synthetic kernel or a cudaMemcpyAsync on the plan stream's CUDA stream, `signal`
@@ -30,6 +32,7 @@
  */
 #include "backends/backend.h"
 #include "backends/cuda-kernels.h"
+#include <gmodule.h>
 #include "sim/cost.h"
 #include "sim/engine.h"
 
@@ -971,7 +974,9 @@ done:
 	return g_steal_pointer(&hw);
 }
 
-const LhBackend lh_backend_cuda = {
+/* The table itself; liblhsim's lh_backend_cuda (cuda-proxy.c) loads this module and forwards
+ * to it through lh_backend_cuda_module(). */
+const LhBackend lh__cuda_backend = {
 	.version = LH_BACKEND_ABI,
 	.name = "cuda",
 	.available = cuda_available,
@@ -979,3 +984,9 @@ const LhBackend lh_backend_cuda = {
 	.summary = "CUDA streams, events and synthetic kernels on a GPU (collectives emulated)",
 	.calibrate = cuda_calibrate,
 };
+
+G_MODULE_EXPORT const LhBackend *lh_backend_cuda_module(void);
+G_MODULE_EXPORT const LhBackend *lh_backend_cuda_module(void)
+{
+	return &lh__cuda_backend;
+}

@@ -34,6 +34,8 @@ int cli_calibrate(int argc, char **argv)
 		return cli_usage("calibrate", "-o FILE.ini is required");
 
 	GError *e = NULL;
+	if (!cli_claim_stdout("--output", out_path, &e) || !lh_output_check(out_path, &e))
+		return cli_fail(e);
 	const LhBackend *be = lh_backend_lookup(backend, &e);
 	if (!be)
 		return cli_fail(e);
@@ -80,6 +82,7 @@ int cli_calibrate(int argc, char **argv)
 	}
 	if (!lh_write_file_atomic(out_path, text, strlen(text), &e))
 		return cli_fail(e);
-	fputs(text, stdout);
+	if (cli_report_stream() == stdout)
+		fputs(text, stdout);
 	return 0;
 }

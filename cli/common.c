@@ -3,14 +3,19 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
+
+gboolean cli_error_is_failure(const GError *e)
+{
+	return (e->domain == LH_ENGINE_ERROR && e->code != LH_ENGINE_ERROR_INVALID) ||
+	       (e->domain == LH_SCHED_ERROR && e->code == LH_SCHED_ERROR_FAILED) ||
+	       (e->domain == LH_IO_ERROR && e->code == LH_IO_ERROR_WRITE);
+}
 
 int cli_fail(GError *e)
 {
-	int status = LH_EXIT_BAD_INPUT;
-	if ((e->domain == LH_ENGINE_ERROR && e->code != LH_ENGINE_ERROR_INVALID) ||
-	    (e->domain == LH_SCHED_ERROR && e->code == LH_SCHED_ERROR_FAILED))
-		status = LH_EXIT_FAILED;
+	int status = cli_error_is_failure(e) ? LH_EXIT_FAILED : LH_EXIT_BAD_INPUT;
 	fprintf(stderr, "lhsim: %s\n", e->message);
 	g_error_free(e);
 	return status;
@@ -26,17 +31,125 @@ int cli_usage(const char *sub, const char *fmt, ...)
 	return LH_EXIT_BAD_INPUT;
 }
 
+/* Standard input and output can each be claimed once per command. */
+static const char *stdin_owner, *stdout_owner;
+
+static gboolean is_stdout_path(const char *path)
+{
+	static const char *const std[] = {"-", "png:-", "svg:-", "pdf:-"};
+	for (gsize i = 0; path && i < G_N_ELEMENTS(std); i++)
+		if (!g_ascii_strcasecmp(path, std[i]))
+			return TRUE;
+	return FALSE;
+}
+
+static gboolean claim(const char **owner, const char *what, const char *stream, GError **error)
+{
+	if (*owner && strcmp(*owner, what) != 0) {
+		g_set_error(error, LH_IO_ERROR, LH_IO_ERROR_READ,
+			    "%s and %s cannot both be standard %s ('-')", *owner, what, stream);
+		return FALSE;
+	}
+	*owner = what;
+	return TRUE;
+}
+
+gboolean cli_claim_stdin(const char *what, const char *path, GError **error)
+{
+	return !lh_path_is_std(path) || claim(&stdin_owner, what, "input", error);
+}
+
+gboolean cli_claim_stdout(const char *what, const char *path, GError **error)
+{
+	return !is_stdout_path(path) || claim(&stdout_owner, what, "output", error);
+}
+
+FILE *cli_report_stream(void)
+{
+	return stdout_owner ? stderr : stdout;
+}
+
+/* HLO text starts with "HloModule" (after blank lines or comments); lhsim's JSON with '{'. */
+gboolean cli_looks_like_hlo(const char *data)
+{
+	const char *p = data;
+	for (;;) {
+		while (g_ascii_isspace(*p))
+			p++;
+		if (p[0] == '/' && p[1] == '/') {
+			p = strchr(p, '\n');
+			if (!p)
+				return FALSE;
+			continue;
+		}
+		return g_str_has_prefix(p, "HloModule");
+	}
+}
+
 LhGraph *cli_load_graph(const char *path, GError **error)
 {
-	if (!path || !*path || g_strcmp0(path, "-") == 0)
+	if (!path)
 		return lh_default_workload();
-	return lh_graph_load(path, error);
+	if (!cli_claim_stdin("GRAPH", path, error))
+		return NULL;
+	if (g_str_has_suffix(path, ".stg"))
+		return lh_graph_load(path, error); /* says how to import it */
+	g_autofree char *data = NULL;
+	gsize len = 0;
+	if (!lh_read_file(path, &data, &len, error))
+		return NULL;
+	gboolean std = lh_path_is_std(path);
+	const char *where = std ? LH_STDIN_NAME : path;
+	if (std ? cli_looks_like_hlo(data)
+		: g_str_has_suffix(path, ".hlo") || g_str_has_suffix(path, ".hlo.txt")) {
+		g_autoptr(GPtrArray) warn = g_ptr_array_new_with_free_func(g_free);
+		LhGraph *g = lh_hlo_import_data(data, len, where, warn, error);
+		for (guint i = 0; g && i < warn->len; i++)
+			g_printerr("lhsim: warning: %s\n", (char *)warn->pdata[i]);
+		return g;
+	}
+	return lh_graph_new_from_json_data(data, (gssize)len, where, error);
 }
 
 LhHw *cli_load_hw(const char *name, GError **error)
 {
 	lh_models_init();
+	if (name && (!*name || lh_path_is_std(name))) {
+		if (!cli_claim_stdin("--hw", name, error))
+			return NULL;
+		g_autofree char *data = NULL;
+		gsize len = 0;
+		if (!lh_read_file(name, &data, &len, error))
+			return NULL;
+		return lh_hw_new_from_data(data, len, LH_STDIN_NAME, error);
+	}
+	if (name && !lh_hw_builtin_data(name) && g_file_test(name, G_FILE_TEST_IS_DIR)) {
+		g_set_error(error, LH_IO_ERROR, LH_IO_ERROR_READ, "%s: is a directory, not a file",
+			    name);
+		return NULL;
+	}
 	return lh_hw_lookup(name ? name : "h100-sxm", error);
+}
+
+LhPlan *cli_load_plan(const char *path, const LhGraph *g, GError **error)
+{
+	if (!cli_claim_stdin("--plan", path, error))
+		return NULL;
+	g_autofree char *data = NULL;
+	gsize len = 0;
+	if (!lh_read_file(path, &data, &len, error))
+		return NULL;
+	const char *where = lh_path_is_std(path) ? LH_STDIN_NAME : path;
+	LhPlan *p = lh_plan_new_from_data(data, len, where, g, error);
+	if (p)
+		lh_plan_set_origin(p, "plan", where);
+	return p;
+}
+
+gboolean cli_write_output(const char *what, const char *path, const char *text, GError **error)
+{
+	return cli_claim_stdout(what, path, error) &&
+	       lh_write_file_atomic(path, text, strlen(text), error);
 }
 
 gboolean cli_load_plugins(char **paths, GError **error)
@@ -50,6 +163,8 @@ gboolean cli_load_plugins(char **paths, GError **error)
 gboolean cli_parse(GOptionContext *ctx, int *argc, char ***argv, int *status)
 {
 	g_autoptr(GError) e = NULL;
+	if (!g_option_context_get_description(ctx))
+		g_option_context_set_description(ctx, CLI_EXIT_HELP);
 	if (!g_option_context_parse(ctx, argc, argv, &e)) {
 		fprintf(stderr, "%s: %s\nTry '%s --help'.\n", (*argv)[0], e->message, (*argv)[0]);
 		*status = LH_EXIT_BAD_INPUT;
@@ -102,4 +217,105 @@ void cli_phase(guint32 n_ops, const char *what)
 	if (what)
 		fprintf(stderr, "lhsim: %s (%u ops)...", what, n_ops);
 	fflush(stderr);
+}
+
+gboolean cli_has_param(const LhScheduler *s, const char *kv)
+{
+	gsize len = strcspn(kv, "=");
+	for (const LhParamSpec *sp = s->params; sp && sp->name; sp++)
+		if (strlen(sp->name) == len && strncmp(sp->name, kv, len) == 0)
+			return TRUE;
+	return FALSE;
+}
+
+static gboolean same_key(const char *a, const char *b)
+{
+	gsize la = strcspn(a, "="), lb = strcspn(b, "=");
+	return la == lb && strncmp(a, b, la) == 0;
+}
+
+void cli_sched_free(CliSched *e)
+{
+	if (!e)
+		return;
+	g_free(e->label);
+	g_strfreev(e->own);
+	g_free(e);
+}
+
+GPtrArray *cli_sched_parse(const char *spec, GError **error)
+{
+	GPtrArray *list = g_ptr_array_new_with_free_func((GDestroyNotify)cli_sched_free);
+	g_auto(GStrv) items = g_strsplit(spec, ",", -1);
+	for (guint i = 0; items[i]; i++) {
+		char *item = g_strstrip(items[i]);
+		if (!*item) {
+			g_set_error(error, LH_SCHED_ERROR, LH_SCHED_ERROR_UNKNOWN,
+				    "--sched '%s': entry %u is empty", spec, i + 1);
+			g_ptr_array_free(list, TRUE);
+			return NULL;
+		}
+		g_auto(GStrv) parts = g_strsplit(item, ":", -1);
+		CliSched *e = g_new0(CliSched, 1);
+		g_ptr_array_add(list, e);
+		e->label = g_strdup(item);
+		e->s = lh_scheduler_lookup(parts[0], error);
+		if (!e->s) {
+			g_ptr_array_free(list, TRUE);
+			return NULL;
+		}
+		GPtrArray *own = g_ptr_array_new();
+		for (guint k = 1; parts[k]; k++) {
+			if (!strchr(parts[k], '=') || parts[k][0] == '=') {
+				g_set_error(error, LH_SCHED_ERROR, LH_SCHED_ERROR_PARAM,
+					    "--sched '%s': '%s' is not of the form NAME=VALUE", item,
+					    parts[k]);
+				g_ptr_array_add(own, NULL);
+				g_strfreev((char **)g_ptr_array_free(own, FALSE));
+				g_ptr_array_free(list, TRUE);
+				return NULL;
+			}
+			g_ptr_array_add(own, g_strdup(parts[k]));
+		}
+		g_ptr_array_add(own, NULL);
+		e->own = (char **)g_ptr_array_free(own, FALSE);
+	}
+	return list;
+}
+
+gboolean cli_sched_own(const CliSched *e, const char *key)
+{
+	for (char **q = e->own; q && *q; q++)
+		if (same_key(*q, key))
+			return TRUE;
+	return FALSE;
+}
+
+char **cli_sched_params(const CliSched *e, char **params, const char *last)
+{
+	GPtrArray *kv = g_ptr_array_new();
+	for (char **q = params; q && *q; q++)
+		if (cli_has_param(e->s, *q) && !cli_sched_own(e, *q) && !(last && same_key(*q, last)))
+			g_ptr_array_add(kv, g_strdup(*q));
+	for (char **q = e->own; q && *q; q++)
+		g_ptr_array_add(kv, g_strdup(*q));
+	if (last)
+		g_ptr_array_add(kv, g_strdup(last));
+	g_ptr_array_add(kv, NULL);
+	return (char **)g_ptr_array_free(kv, FALSE);
+}
+
+void cli_blame_scheduler(const LhScheduler *s, GError **error)
+{
+	if (!error || !*error || (*error)->domain != LH_PLAN_ERROR)
+		return;
+	const char *path = lh_scheduler_plugin_path(s);
+	g_autofree char *who = path ? g_strdup_printf("plugin %s (scheduler '%s')", path, s->name)
+				    : g_strdup_printf("scheduler '%s'", s->name);
+	GError *e = g_error_new(LH_SCHED_ERROR, LH_SCHED_ERROR_FAILED,
+				"%s made an invalid plan (a bug in the scheduler, not in the "
+				"input): %s",
+				who, (*error)->message);
+	g_error_free(*error);
+	*error = e;
 }

@@ -3,19 +3,48 @@
 
 #include "lhsim.h"
 
-/* Exit statuses (DESIGN 8). */
+#include <stdio.h>
+
+/* Exit statuses, the same for every subcommand (and in `lhsim --help`). */
 enum { LH_EXIT_OK = 0, LH_EXIT_FAILED = 1, LH_EXIT_BAD_INPUT = 2 };
 
-/* Prints "lhsim: message" and returns the exit status for @e: 1 when the run itself failed
- * (deadlock, memory with --strict-memory, a replay failure), 2 for bad input. Frees @e. */
+#define CLI_EXIT_HELP                                                                          \
+	"exit status:\n"                                                                        \
+	"  0  success\n"                                                                        \
+	"  1  a failed run (deadlock, memory with --strict-memory, a scheduler that made no\n"  \
+	"     or an invalid plan, a replay that failed, a failed row of compare or sweep) or\n" \
+	"     an I/O failure (an output that cannot be written: no such directory, no\n"       \
+	"     permission, a full disk)\n"                                                       \
+	"  2  bad input: options, arguments, or a file that cannot be read or parsed\n"
+
+/* Whether @e is a failure of the run (exit 1: deadlock, memory with --strict-memory, a replay
+ * failure, a scheduler that could not plan, an output that cannot be written) rather than bad
+ * input (exit 2). */
+gboolean cli_error_is_failure(const GError *e);
+/* Prints "lhsim: message" and returns the exit status for @e (cli_error_is_failure). Frees @e. */
 int cli_fail(GError *e);
 /* For usage errors: prints "lhsim SUB: message" and a hint, returns 2. */
 int cli_usage(const char *sub, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
 
-/* NULL or "-" means the built-in default workload. */
+/* NULL means the built-in default workload; "-" standard input (JSON, or HLO text when it
+ * starts with "HloModule"); "" is an error. */
 LhGraph *cli_load_graph(const char *path, GError **error);
-/* NULL means h100-sxm. */
+/* NULL means h100-sxm; "-" reads a description (.ini) from standard input. */
 LhHw *cli_load_hw(const char *name, GError **error);
+/* Whether @data starts like HLO text ("HloModule", after blank lines and // comments). */
+gboolean cli_looks_like_hlo(const char *data);
+/* A plan file, or "-" for standard input; its origin is set to the file. */
+LhPlan *cli_load_plan(const char *path, const LhGraph *g, GError **error);
+/* Standard input and output go to one reader and one writer per command: the first claim
+ * (by @what, an option name) wins, a second one is an error. Paths other than "-" (or, for
+ * output, png:-, svg:- and pdf:-) claim nothing. */
+gboolean cli_claim_stdin(const char *what, const char *path, GError **error);
+gboolean cli_claim_stdout(const char *what, const char *path, GError **error);
+/* Where the report (table) goes: standard output, or standard error once a file output has
+ * claimed standard output. */
+FILE *cli_report_stream(void);
+/* Claims standard output for "-" and writes @text to @path (lh_write_file_atomic). */
+gboolean cli_write_output(const char *what, const char *path, const char *text, GError **error);
 /* Loads every --plugin. */
 gboolean cli_load_plugins(char **paths, GError **error);
 /* Parses and strips options; on failure prints and returns FALSE with *status set. */
@@ -29,6 +58,32 @@ gboolean cli_stderr_is_tty(void);
 /* Progress for long work: on a terminal, and only for graphs of at least 20000 ops, shows
  * "lhsim: WHAT..." on stderr until the next call; NULL clears the line. */
 void cli_phase(guint32 n_ops, const char *what);
+
+/* Whether scheduler @s has the parameter named by @kv ("name" or "name=value"). */
+gboolean cli_has_param(const LhScheduler *s, const char *kv);
+
+/* One entry of --sched: "name" or "name:k=v:k=v". */
+typedef struct {
+	char *label;            /* the entry as given, for tables and files */
+	const LhScheduler *s;
+	char **own;             /* its own "k=v" (after colons), NULL-terminated */
+} CliSched;
+
+void cli_sched_free(CliSched *e);
+/* "A,B:k=v,..." -> a GPtrArray of CliSched; an unknown scheduler, an empty entry or a k=v
+ * without '=' is an error. The same scheduler may appear twice with different values. */
+GPtrArray *cli_sched_parse(const char *spec, GError **error);
+/* Whether entry @e sets the parameter named by @key ("name" or "name=value") itself. */
+gboolean cli_sched_own(const CliSched *e, const char *key);
+/* The parameters of one run of @e, NULL-terminated (g_strfreev): each -p value in @params that
+ * its scheduler has and that neither its own values nor @last set, then its own values, then
+ * @last (may be NULL). Each key appears once. */
+char **cli_sched_params(const CliSched *e, char **params, const char *last);
+
+/* A plan that a scheduler made and lh_plan_validate rejected is the scheduler's fault, not the
+ * user's: turns such an error in *@error into a failed run (exit 1) naming the scheduler and,
+ * for a plugin, its file. Other errors are left as they are. */
+void cli_blame_scheduler(const LhScheduler *s, GError **error);
 
 /* Subcommands: each takes argv with argv[0] = "lhsim SUB". */
 int cli_run(int argc, char **argv);

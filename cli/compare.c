@@ -1,170 +1,368 @@
-/* lhsim compare — several schedulers on one graph: one row each, plus the lower bound. */
+/* lhsim compare — several schedulers on one or more graphs: one row per graph and scheduler,
+ * plus each graph's lower bound; as a table, CSV or JSON, and a picture for one graph.
+ *
+ * A row whose scheduler fails, makes an invalid plan or whose simulation fails is a failed
+ * row with its error; the other rows still run, and the exit status is 1 at the end. */
 #include "cli/common.h"
 
+#include <json-glib/json-glib.h>
 #include <stdio.h>
 #include <string.h>
 
-/* One entry of --sched: "name" or "name:k=v:k=v". */
 typedef struct {
-	char *label;
-	const LhScheduler *s;
-	GPtrArray *kv; /* of char *, NULL-terminated */
-} Entry;
+	const CliSched *en;
+	char **kv;
+	gboolean ok, over;
+	char *error;
+	LhPlan *plan;
+	LhTrace *trace;
+	LhMetrics m;
+} Row;
 
-static void entry_clear(Entry *e)
+typedef struct {
+	const char *path; /* NULL: the default workload */
+	LhGraph *g;
+	LhBounds b;
+	Row *rows; /* one per entry */
+} Graph;
+
+static void row_run(Row *r, const LhGraph *g, const LhHw *hw)
 {
-	g_free(e->label);
-	if (e->kv)
-		g_ptr_array_free(e->kv, TRUE);
+	GError *e = NULL;
+	LhPlan *plan = lh_scheduler_run(r->en->s, g, hw, (const char *const *)r->kv, NULL, &e);
+	if (plan && !lh_plan_validate(plan, g, r->en->label, &e))
+		cli_blame_scheduler(r->en->s, &e);
+	else if (plan) {
+		LhSimOptions opt = {.skip_validate = TRUE};
+		r->trace = lh_simulate(g, hw, plan, &opt, NULL, &e);
+	}
+	if (r->trace) {
+		lh_metrics_compute(r->trace, g, hw, plan, &r->m);
+		r->ok = TRUE;
+		r->over = (double)r->m.peak_device > hw->memory_gib * 1073741824.0;
+		r->plan = plan;
+		return;
+	}
+	r->error = g_strdup(e ? e->message : "the run failed and gave no reason");
+	g_clear_error(&e);
+	lh_plan_free(plan);
 }
 
-static gboolean has_param(const LhScheduler *s, const char *kv)
+static void row_clear(Row *r)
 {
-	const char *eq = strchr(kv, '=');
-	gsize len = eq ? (gsize)(eq - kv) : strlen(kv);
-	for (const LhParamSpec *sp = s->params; sp && sp->name; sp++)
-		if (strlen(sp->name) == len && strncmp(sp->name, kv, len) == 0)
-			return TRUE;
-	return FALSE;
+	g_strfreev(r->kv);
+	g_free(r->error);
+	lh_plan_free(r->plan);
+	lh_trace_free(r->trace);
+	if (r->ok)
+		lh_metrics_clear(&r->m);
+}
+
+static void print_table(FILE *f, const Graph *gr, guint n, const LhHw *hw)
+{
+	fprintf(f, "%s (%u ops) on %s\n", lh_graph_name(gr->g), lh_graph_n_ops(gr->g), hw->name);
+	int w = 11;
+	for (guint i = 0; i < n; i++)
+		w = MAX(w, (int)strlen(gr->rows[i].en->label));
+	fprintf(f, "  %-*s  %12s  %7s  %16s  %11s  %7s\n", w, "scheduler", "makespan", "ratio",
+		"exposed transfer", "peak memory", "streams");
+	g_autofree char *lb = lh_format_ns(gr->b.bound);
+	fprintf(f, "  %-*s  %12s  %7.3f  %16s  %11s  %7s   (%s)\n", w, "lower bound", lb, 1.0, "-",
+		"-", "-", gr->b.binding);
+	for (guint i = 0; i < n; i++) {
+		const Row *r = &gr->rows[i];
+		if (!r->ok) {
+			fprintf(f, "  %-*s  failed: %s\n", w, r->en->label, r->error);
+			continue;
+		}
+		g_autofree char *ms = lh_format_ns((double)r->m.makespan);
+		g_autofree char *ex = lh_format_ns((double)r->m.exposed_transfer);
+		g_autofree char *pk = lh_format_bytes((double)r->m.peak_device);
+		fprintf(f, "  %-*s  %12s  %7.3f  %16s  %11s  %7u%s\n", w, r->en->label, ms,
+			gr->b.bound > 0 ? (double)r->m.makespan / gr->b.bound : 1.0, ex, pk,
+			r->m.streams_used, r->over ? "   OVER CAPACITY" : "");
+	}
+}
+
+static void csv_field(GString *s, const char *f)
+{
+	if (!strpbrk(f, ",\"\n\r")) {
+		g_string_append(s, f);
+		return;
+	}
+	g_string_append_c(s, '"');
+	for (const char *p = f; *p; p++) {
+		if (*p == '"')
+			g_string_append_c(s, '"');
+		g_string_append_c(s, *p);
+	}
+	g_string_append_c(s, '"');
+}
+
+static const char *status_of(const Row *r)
+{
+	return !r->ok ? "failed" : r->over ? "over-memory" : "ok";
+}
+
+static char *csv_text(const Graph *gs, guint ng, guint n, const LhHw *hw)
+{
+	GString *s = g_string_new("graph,hw,scheduler,status,makespan_ns,lower_bound_ns,ratio,"
+				  "exposed_transfer_ns,peak_device_bytes,streams,error\n");
+	for (guint k = 0; k < ng; k++)
+		for (guint i = 0; i < n; i++) {
+			const Row *r = &gs[k].rows[i];
+			csv_field(s, lh_graph_name(gs[k].g));
+			g_string_append_c(s, ',');
+			csv_field(s, hw->name);
+			g_string_append_c(s, ',');
+			csv_field(s, r->en->label);
+			g_string_append_printf(s, ",%s,", status_of(r));
+			if (r->ok)
+				g_string_append_printf(
+					s,
+					"%" G_GINT64_FORMAT ",%.3f,%.6f,%" G_GINT64_FORMAT
+					",%" G_GINT64_FORMAT ",%u,\n",
+					r->m.makespan, gs[k].b.bound,
+					gs[k].b.bound > 0 ? (double)r->m.makespan / gs[k].b.bound : 1.0,
+					r->m.exposed_transfer, r->m.peak_device, r->m.streams_used);
+			else {
+				g_string_append_printf(s, ",%.3f,,,,,", gs[k].b.bound);
+				csv_field(s, r->error);
+				g_string_append_c(s, '\n');
+			}
+		}
+	return g_string_free(s, FALSE);
+}
+
+static void jmember_int(JsonBuilder *b, const char *name, gint64 v)
+{
+	json_builder_set_member_name(b, name);
+	json_builder_add_int_value(b, v);
+}
+
+static void jmember_str(JsonBuilder *b, const char *name, const char *v)
+{
+	json_builder_set_member_name(b, name);
+	if (v)
+		json_builder_add_string_value(b, v);
+	else
+		json_builder_add_null_value(b);
+}
+
+static char *json_text(const Graph *gs, guint ng, guint n, const LhHw *hw)
+{
+	g_autoptr(JsonBuilder) b = json_builder_new();
+	json_builder_begin_object(b);
+	jmember_str(b, "hw", hw->name);
+	json_builder_set_member_name(b, "graphs");
+	json_builder_begin_array(b);
+	for (guint k = 0; k < ng; k++) {
+		const Graph *gr = &gs[k];
+		json_builder_begin_object(b);
+		jmember_str(b, "graph", lh_graph_name(gr->g));
+		jmember_str(b, "file", gr->path);
+		jmember_int(b, "ops", lh_graph_n_ops(gr->g));
+		json_builder_set_member_name(b, "lower_bound_ns");
+		json_builder_add_double_value(b, gr->b.bound);
+		jmember_str(b, "binding_bound", gr->b.binding);
+		json_builder_set_member_name(b, "rows");
+		json_builder_begin_array(b);
+		for (guint i = 0; i < n; i++) {
+			const Row *r = &gr->rows[i];
+			json_builder_begin_object(b);
+			jmember_str(b, "scheduler", r->en->label);
+			jmember_str(b, "status", status_of(r));
+			if (r->ok) {
+				jmember_int(b, "makespan_ns", r->m.makespan);
+				json_builder_set_member_name(b, "ratio");
+				json_builder_add_double_value(
+					b, gr->b.bound > 0 ? (double)r->m.makespan / gr->b.bound : 1.0);
+				jmember_int(b, "exposed_transfer_ns", r->m.exposed_transfer);
+				jmember_int(b, "peak_device_bytes", r->m.peak_device);
+				jmember_int(b, "streams", r->m.streams_used);
+			}
+			jmember_str(b, "error", r->error);
+			json_builder_end_object(b);
+		}
+		json_builder_end_array(b);
+		json_builder_end_object(b);
+	}
+	json_builder_end_array(b);
+	json_builder_end_object(b);
+	g_autoptr(JsonGenerator) gen = json_generator_new();
+	g_autoptr(JsonNode) root = json_builder_get_root(b);
+	json_generator_set_root(gen, root);
+	json_generator_set_pretty(gen, TRUE);
+	char *text = json_generator_to_data(gen, NULL);
+	char *out = g_strconcat(text, "\n", NULL);
+	g_free(text);
+	return out;
 }
 
 int cli_compare(int argc, char **argv)
 {
-	g_autofree char *hw_name = NULL, *sched = NULL, *out_path = NULL, *profile = NULL;
+	g_autofree char *hw_name = NULL, *sched = NULL, *out_path = NULL, *csv_path = NULL;
+	g_autofree char *profile = NULL;
 	g_auto(GStrv) params = NULL, plugins = NULL;
+	gboolean json = FALSE;
 	GOptionEntry entries[] = {
 		{"hw", 0, 0, G_OPTION_ARG_STRING, &hw_name, "hardware: a built-in name or an .ini file (default h100-sxm)", "H"},
 		{"sched", 's', 0, G_OPTION_ARG_STRING, &sched, "schedulers to compare, comma-separated; each may carry its own parameters after colons: lhs:async-compute-limit=4,iree:favor=max-concurrency", "A,B,..."},
 		{"param", 'p', 0, G_OPTION_ARG_STRING_ARRAY, &params, "parameter for every listed scheduler that has it, repeatable", "K=V"},
 		{"plugin", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &plugins, "load a scheduler plugin (.so), repeatable", "F.so"},
+		{"output", 'o', 0, G_OPTION_ARG_FILENAME, &out_path, "draw the schedules stacked on one time axis (.png, .svg or .pdf; one GRAPH)", "FILE"},
+		{"csv", 0, 0, G_OPTION_ARG_FILENAME, &csv_path, "write every row as CSV", "FILE"},
+		{"json", 0, 0, G_OPTION_ARG_NONE, &json, "print the rows as JSON instead of a table", NULL},
 		{"profile", 0, 0, G_OPTION_ARG_FILENAME, &profile, "XLA PGLE profile (ProfiledInstructionsProto text): measured op costs replace the model's", "P.pbtxt"},
-		{"output", 'o', 0, G_OPTION_ARG_FILENAME, &out_path, "draw the schedules stacked on one time axis (.png, .svg or .pdf)", "FILE"},
 		{NULL, 0, 0, 0, NULL, NULL, NULL},
 	};
-	g_autoptr(GOptionContext) ctx = g_option_context_new("[GRAPH]");
+	g_autoptr(GOptionContext) ctx = g_option_context_new("[GRAPH...]");
 	g_option_context_set_summary(
-		ctx, "Schedules GRAPH (default: the built-in workload) with each scheduler, simulates\n"
-		     "each plan and prints one row per scheduler plus the lower bound: makespan,\n"
-		     "ratio to the bound, exposed transfer time, peak device memory, streams used.\n"
-		     "A -p K=V applies to every listed scheduler that has parameter K (it is an\n"
-		     "error if none has it); parameters after a colon apply to that entry only and\n"
-		     "win over -p. The same scheduler may be listed twice with different values.");
+		ctx, "Schedules each GRAPH (default: the built-in workload; '-' reads standard input)\n"
+		     "with each scheduler, simulates each plan and prints one row per graph and\n"
+		     "scheduler plus each graph's lower bound: makespan, ratio to the bound, exposed\n"
+		     "transfer time, peak device memory, streams used. A -p K=V applies to every\n"
+		     "listed scheduler that has parameter K (it is an error if none has it);\n"
+		     "parameters after a colon apply to that entry only and win over -p. The same\n"
+		     "scheduler may be listed twice with different values. A row that fails (the\n"
+		     "scheduler, its plan or the simulation) says why, the others still run, and\n"
+		     "the exit status is then 1.");
 	g_option_context_add_main_entries(ctx, entries, NULL);
 	int status;
 	if (!cli_parse(ctx, &argc, &argv, &status))
 		return status;
-	if (argc > 2)
-		return cli_usage("compare", "expected at most one GRAPH, got %d", argc - 1);
 	if (!sched || !*sched)
 		return cli_usage("compare", "--sched is required, e.g. --sched serial,lhs,iree");
+	guint ng = argc > 1 ? (guint)argc - 1 : 1;
+	if (out_path && ng > 1)
+		return cli_usage("compare", "-o draws one graph; got %u (use --csv or --json for "
+					    "several)",
+				 ng);
 
 	GError *e = NULL;
+	if (!cli_claim_stdout("--output", out_path, &e) || !cli_claim_stdout("--csv", csv_path, &e))
+		return cli_fail(e);
+	if (json && cli_report_stream() != stdout)
+		return cli_usage("compare", "--json prints to standard output, which a file given "
+					    "as '-' already takes");
+	if (out_path && !lh_viz_check_path(out_path, &e))
+		return cli_fail(e);
+	if (csv_path && !lh_output_check(csv_path, &e))
+		return cli_fail(e);
 	if (!cli_load_plugins(plugins, &e))
 		return cli_fail(e);
-	g_auto(GStrv) names = g_strsplit(sched, ",", -1);
-	guint n = g_strv_length(names);
-	g_autofree Entry *ent = g_new0(Entry, n);
-	int rc = 0;
-	for (guint i = 0; i < n && !rc; i++) {
-		g_auto(GStrv) parts = g_strsplit(names[i], ":", -1);
-		ent[i].label = g_strdup(names[i]);
-		ent[i].s = lh_scheduler_lookup(parts[0], &e);
-		if (!ent[i].s) {
-			rc = cli_fail(e);
-			break;
-		}
-		ent[i].kv = g_ptr_array_new_with_free_func(g_free);
-		for (char **q = params; q && *q; q++)
-			if (has_param(ent[i].s, *q))
-				g_ptr_array_add(ent[i].kv, g_strdup(*q));
-		for (guint k = 1; parts[k]; k++)
-			g_ptr_array_add(ent[i].kv, g_strdup(parts[k]));
-		g_ptr_array_add(ent[i].kv, NULL);
-	}
-	for (char **q = params; !rc && q && *q; q++) {
+	g_autoptr(GPtrArray) ents = cli_sched_parse(sched, &e);
+	if (!ents)
+		return cli_fail(e);
+	guint n = ents->len;
+	for (char **q = params; q && *q; q++) {
+		if (!strchr(*q, '=') || **q == '=')
+			return cli_usage("compare", "-p '%s' is not of the form NAME=VALUE", *q);
 		gboolean any = FALSE;
 		for (guint i = 0; i < n; i++)
-			any = any || has_param(ent[i].s, *q);
+			any = any || cli_has_param(((CliSched *)g_ptr_array_index(ents, i))->s, *q);
 		if (!any) {
 			g_autofree char *name = g_strndup(*q, strcspn(*q, "="));
-			rc = cli_usage("compare", "no listed scheduler has parameter '%s' (see 'lhsim list')",
-				       name);
+			return cli_usage("compare",
+					 "no listed scheduler has parameter '%s' (see 'lhsim list')",
+					 name);
 		}
 	}
-	g_autoptr(LhGraph) g = rc ? NULL : cli_load_graph(argc > 1 ? argv[1] : NULL, &e);
-	if (!rc && !g)
-		rc = cli_fail(e);
-	g_autoptr(LhHw) hw = rc ? NULL : cli_load_hw(hw_name, &e);
-	if (!rc && !hw)
-		rc = cli_fail(e);
-	if (!rc && !cli_apply_profile(g, profile, hw, &e))
-		rc = cli_fail(e);
-	if (rc) {
-		for (guint i = 0; i < n; i++)
-			entry_clear(&ent[i]);
-		return rc;
+	/* Every entry's parameters are checked before anything runs: a value out of range is
+	 * bad input, not a column of failures. */
+	g_autofree char ***kv = g_new0(char **, n);
+	for (guint i = 0; i < n; i++) {
+		const CliSched *en = g_ptr_array_index(ents, i);
+		kv[i] = cli_sched_params(en, params, NULL);
+		g_autoptr(LhParams) pp = lh_params_new(en->s->params, (const char *const *)kv[i], &e);
+		if (!pp) {
+			g_prefix_error(&e, "%s: ", en->label);
+			for (guint k = 0; k < n; k++)
+				g_strfreev(kv[k]);
+			return cli_fail(e);
+		}
 	}
-
-	LhBounds b;
-	lh_bounds(g, hw, NULL, &b);
-	g_autofree LhMetrics *m = g_new0(LhMetrics, n);
-	g_autofree LhPlan **plans = g_new0(LhPlan *, n);
-	g_autofree LhTrace **traces = g_new0(LhTrace *, n);
-	for (guint i = 0; i < n && !rc; i++) {
-		g_autoptr(LhPlan) plan = lh_scheduler_run(ent[i].s, g, hw,
-							  (const char *const *)ent[i].kv->pdata,
-							  NULL, &e);
-		if (!plan || !lh_plan_validate(plan, g, ent[i].label, &e)) {
+	g_autoptr(LhHw) hw = cli_load_hw(hw_name, &e);
+	int rc = 0;
+	if (!hw)
+		rc = cli_fail(e);
+	g_autofree Graph *gs = g_new0(Graph, ng);
+	for (guint k = 0; k < ng && !rc; k++) {
+		gs[k].path = argc > 1 ? argv[k + 1] : NULL;
+		gs[k].g = cli_load_graph(gs[k].path, &e);
+		if (!gs[k].g || !cli_apply_profile(gs[k].g, profile, hw, &e))
 			rc = cli_fail(e);
-			break;
+	}
+	guint failed = 0;
+	for (guint k = 0; k < ng && !rc; k++) {
+		lh_bounds(gs[k].g, hw, NULL, &gs[k].b);
+		gs[k].rows = g_new0(Row, n);
+		for (guint i = 0; i < n; i++) {
+			Row *r = &gs[k].rows[i];
+			r->en = g_ptr_array_index(ents, i);
+			r->kv = g_strdupv(kv[i]);
+			row_run(r, gs[k].g, hw);
+			failed += !r->ok;
 		}
-		LhSimOptions opt = {.skip_validate = TRUE};
-		g_autoptr(LhTrace) tr = lh_simulate(g, hw, plan, &opt, NULL, &e);
-		if (!tr) {
-			rc = cli_fail(e);
-			break;
-		}
-		lh_metrics_compute(tr, g, hw, plan, &m[i]);
-		plans[i] = g_steal_pointer(&plan);
-		traces[i] = g_steal_pointer(&tr);
 	}
 	if (!rc && out_path) {
+		/* The successful rows of the one graph. */
+		guint nok = 0;
 		g_autofree const LhMetrics **mp = g_new(const LhMetrics *, n);
-		for (guint i = 0; i < n; i++)
-			mp[i] = &m[i];
-		if (!lh_viz_comparison(out_path, g, hw, n, (const LhPlan *const *)plans,
-				       (const LhTrace *const *)traces, mp, &e))
+		g_autofree const LhPlan **pl = g_new(const LhPlan *, n);
+		g_autofree const LhTrace **tr = g_new(const LhTrace *, n);
+		for (guint i = 0; i < n; i++) {
+			const Row *r = &gs[0].rows[i];
+			if (!r->ok)
+				continue;
+			mp[nok] = &r->m;
+			pl[nok] = r->plan;
+			tr[nok++] = r->trace;
+		}
+		if (nok && !lh_viz_comparison(out_path, gs[0].g, hw, nok, pl, tr, mp, &e))
+			rc = cli_fail(e);
+		else if (!nok)
+			fprintf(stderr, "lhsim compare: every row failed: %s not drawn\n", out_path);
+	}
+	if (!rc && csv_path) {
+		g_autofree char *t = csv_text(gs, ng, n, hw);
+		if (!lh_write_file_atomic(csv_path, t, strlen(t), &e))
 			rc = cli_fail(e);
 	}
 	if (!rc) {
-		printf("%s (%u ops) on %s\n", lh_graph_name(g), lh_graph_n_ops(g), hw->name);
-		int w = 11;
-		for (guint i = 0; i < n; i++)
-			w = MAX(w, (int)strlen(ent[i].label));
-		printf("  %-*s  %12s  %7s  %16s  %11s  %7s\n", w, "scheduler", "makespan", "ratio",
-		       "exposed transfer", "peak memory", "streams");
-		g_autofree char *lb = lh_format_ns(b.bound);
-		printf("  %-*s  %12s  %7.3f  %16s  %11s  %7s   (%s)\n", w, "lower bound", lb, 1.0, "-",
-		       "-", "-", b.binding);
-		for (guint i = 0; i < n; i++) {
-			g_autofree char *ms = lh_format_ns((double)m[i].makespan);
-			g_autofree char *ex = lh_format_ns((double)m[i].exposed_transfer);
-			g_autofree char *pk = lh_format_bytes((double)m[i].peak_device);
-			gboolean over = (double)m[i].peak_device > hw->memory_gib * 1073741824.0;
-			printf("  %-*s  %12s  %7.3f  %16s  %11s  %7u%s\n", w, ent[i].label, ms,
-			       b.bound > 0 ? (double)m[i].makespan / b.bound : 1.0, ex, pk,
-			       m[i].streams_used, over ? "   OVER CAPACITY" : "");
-			if (over)
-				fprintf(stderr,
-					"lhsim: warning: %s: peak device memory exceeds %s's %.1f GiB\n",
-					ent[i].label, hw->name, hw->memory_gib);
+		if (json) {
+			g_autofree char *j = json_text(gs, ng, n, hw);
+			fputs(j, stdout);
+		} else {
+			for (guint k = 0; k < ng; k++) {
+				if (k)
+					fputc('\n', cli_report_stream());
+				print_table(cli_report_stream(), &gs[k], n, hw);
+			}
 		}
+		for (guint k = 0; k < ng; k++)
+			for (guint i = 0; i < n; i++) {
+				const Row *r = &gs[k].rows[i];
+				if (r->ok && r->over)
+					fprintf(stderr,
+						"lhsim: warning: %s%s%s: peak device memory exceeds "
+						"%s's %.1f GiB\n",
+						ng > 1 ? lh_graph_name(gs[k].g) : "", ng > 1 ? ", " : "",
+						r->en->label, hw->name, hw->memory_gib);
+			}
+		if (failed)
+			fprintf(stderr, "lhsim compare: %u of %u row%s failed\n", failed, ng * n,
+				ng * n == 1 ? "" : "s");
 	}
-	for (guint i = 0; i < n; i++) {
-		lh_metrics_clear(&m[i]);
-		entry_clear(&ent[i]);
-		lh_plan_free(plans[i]);
-		lh_trace_free(traces[i]);
+	for (guint k = 0; k < ng; k++) {
+		for (guint i = 0; gs[k].rows && i < n; i++)
+			row_clear(&gs[k].rows[i]);
+		g_free(gs[k].rows);
+		lh_graph_free(gs[k].g);
 	}
+	for (guint i = 0; i < n; i++)
+		g_strfreev(kv[i]);
+	if (!rc && failed)
+		rc = LH_EXIT_FAILED;
 	return rc;
 }

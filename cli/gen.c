@@ -48,8 +48,10 @@ int cli_gen(int argc, char **argv)
 	g_autoptr(LhGraph) g = lh_gen_workload(argv[1], kv, &e);
 	if (!g)
 		return cli_fail(e);
-	if (!lh_graph_write_json_file(g, out_path, &e))
+	if (!cli_claim_stdout("--output", out_path, &e) ||
+	    !lh_graph_write_json_file(g, out_path, &e))
 		return cli_fail(e);
-	printf("%s: %s, %u ops\n", out_path, lh_graph_name(g), lh_graph_n_ops(g));
+	fprintf(cli_report_stream(), "%s: %s, %u ops\n", out_path, lh_graph_name(g),
+		lh_graph_n_ops(g));
 	return LH_EXIT_OK;
 }

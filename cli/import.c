@@ -16,7 +16,7 @@ int cli_import(int argc, char **argv)
 		{"quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet, "do not print the summary or warnings", NULL},
 		{NULL, 0, 0, 0, NULL, NULL, NULL},
 	};
-	g_autoptr(GOptionContext) ctx = g_option_context_new("FILE.hlo|FILE.stg");
+	g_autoptr(GOptionContext) ctx = g_option_context_new("FILE.hlo|FILE.stg|-");
 	g_option_context_set_summary(ctx,
 		"Imports an XLA HLO text module (.hlo, .hlo.txt) or a Kasahara STG task graph (.stg)\n"
 		"and writes it as an lhsim graph (JSON). HLO: fusions become kernels costed from their\n"
@@ -31,19 +31,30 @@ int cli_import(int argc, char **argv)
 	if (!out_path)
 		return cli_usage("import", "-o graph.json is required");
 	const char *in = argv[1];
-	gboolean stg = g_str_has_suffix(in, ".stg");
+	GError *e = NULL;
+	g_autofree char *data = NULL;
+	gsize len = 0;
+	if (!cli_claim_stdin("FILE", in, &e) || !cli_claim_stdout("--output", out_path, &e) ||
+	    !lh_read_file(in, &data, &len, &e))
+		return cli_fail(e);
+	/* Standard input is HLO when it starts like HLO, else STG. */
+	gboolean std = lh_path_is_std(in);
+	const char *where = std ? LH_STDIN_NAME : in;
+	gboolean stg = std ? !cli_looks_like_hlo(data) : g_str_has_suffix(in, ".stg");
 	if (processors && !stg)
 		return cli_usage("import", "--processors applies to .stg files only");
 	if (stg && (processors < 0 || processors > 4096))
 		return cli_usage("import", "--processors must be in 1..4096");
 
-	GError *e = NULL;
+	if (!lh_output_check(out_path, &e))
+		return cli_fail(e);
 	g_autoptr(LhGraph) g = NULL;
 	g_autoptr(GPtrArray) warn = g_ptr_array_new_with_free_func(g_free);
 	if (stg)
-		g = lh_stg_import_file(in, processors ? (guint)processors : 4, &e);
+		g = lh_stg_import_data(data, len, where, processors ? (guint)processors : 4,
+				       LH_STG_UNIT_NS, &e);
 	else
-		g = lh_hlo_import_file(in, warn, &e);
+		g = lh_hlo_import_data(data, len, where, warn, &e);
 	if (!g)
 		return cli_fail(e);
 	if (profile) {
@@ -69,15 +80,17 @@ int cli_import(int argc, char **argv)
 		guint n[LH_OP_N_KINDS] = {0};
 		for (guint32 i = 0; i < lh_graph_n_ops(g); i++)
 			n[lh_graph_op(g, i)->kind]++;
-		printf("%s: %u ops:", out_path, lh_graph_n_ops(g));
+		FILE *rep = cli_report_stream();
+		fprintf(rep, "%s: %u ops:", out_path, lh_graph_n_ops(g));
 		gboolean first = TRUE;
 		for (int k = 0; k < LH_OP_N_KINDS; k++) {
 			if (!n[k])
 				continue;
-			printf("%s %u %s", first ? "" : ",", n[k], lh_op_kind_name((LhOpKind)k));
+			fprintf(rep, "%s %u %s", first ? "" : ",", n[k],
+				lh_op_kind_name((LhOpKind)k));
 			first = FALSE;
 		}
-		printf("\n");
+		fputc('\n', rep);
 	}
 	return LH_EXIT_OK;
 }

@@ -2,6 +2,7 @@
 #include "cli/common.h"
 
 #include <locale.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -31,11 +32,37 @@ static void usage(FILE *f)
 	for (gsize i = 0; i < G_N_ELEMENTS(subs); i++)
 		fprintf(f, "  %-12s %s\n", subs[i].name, subs[i].summary);
 	fprintf(f, "\n'lhsim SUBCOMMAND --help' describes each. With no GRAPH, commands use the\n"
-		   "built-in default workload (moe-offload).\n");
+		   "built-in default workload (moe-offload). '-' is standard input for a GRAPH,\n"
+		   "--plan or --hw, and standard output for a file to write.\n\n%s",
+		CLI_EXIT_HELP);
+}
+
+/* A signal that ends the process first removes the temporary files of outputs being written
+ * (lh_output_open), then ends it the way the signal would have. */
+static void on_fatal_signal(int sig)
+{
+	lh_output_remove_temporaries();
+	signal(sig, SIG_DFL);
+	raise(sig); /* delivered when the handler returns: the signal is blocked until then */
+}
+
+static void catch_fatal_signals(void)
+{
+	static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGXFSZ};
+	for (gsize i = 0; i < G_N_ELEMENTS(sigs); i++) {
+		struct sigaction old, sa = {0};
+		/* A signal the caller ignores (nohup, a shell's background job) stays ignored. */
+		if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN)
+			continue;
+		sa.sa_handler = on_fatal_signal;
+		sigemptyset(&sa.sa_mask);
+		sigaction(sigs[i], &sa, NULL);
+	}
 }
 
 int main(int argc, char **argv)
 {
+	catch_fatal_signals();
 	setlocale(LC_ALL, "");
 	/* Numbers in files must not depend on the user's locale. */
 	setlocale(LC_NUMERIC, "C");

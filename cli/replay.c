@@ -38,32 +38,23 @@ static void sched_clear(Sched *s)
 	lh_replay_stats_clear(&s->st);
 }
 
-static gboolean has_param(const LhScheduler *s, const char *kv)
-{
-	const char *eq = strchr(kv, '=');
-	gsize len = eq ? (gsize)(eq - kv) : strlen(kv);
-	for (const LhParamSpec *sp = s->params; sp && sp->name; sp++)
-		if (strlen(sp->name) == len && strncmp(sp->name, kv, len) == 0)
-			return TRUE;
-	return FALSE;
-}
-
-/* "lhs:async-compute-limit=2" -> a plan; -p values apply where the scheduler has them. */
+/* "lhs:async-compute-limit=2" -> a plan; -p values apply where the scheduler has them and the
+ * entry does not set them itself. */
 static LhPlan *make_plan(const char *entry, char **params, const LhGraph *g, const LhHw *hw,
 			 GError **error)
 {
-	g_auto(GStrv) parts = g_strsplit(entry, ":", -1);
-	const LhScheduler *s = lh_scheduler_lookup(parts[0], error);
-	if (!s)
+	g_autoptr(GPtrArray) one = cli_sched_parse(entry, error);
+	if (!one)
 		return NULL;
-	g_autoptr(GPtrArray) kv = g_ptr_array_new_with_free_func(g_free);
-	for (char **q = params; q && *q; q++)
-		if (has_param(s, *q))
-			g_ptr_array_add(kv, g_strdup(*q));
-	for (guint k = 1; parts[k]; k++)
-		g_ptr_array_add(kv, g_strdup(parts[k]));
-	g_ptr_array_add(kv, NULL);
-	return lh_scheduler_run(s, g, hw, (const char *const *)kv->pdata, NULL, error);
+	const CliSched *en = g_ptr_array_index(one, 0);
+	g_auto(GStrv) kv = cli_sched_params(en, params, NULL);
+	LhPlan *plan = lh_scheduler_run(en->s, g, hw, (const char *const *)kv, NULL, error);
+	if (plan && !lh_plan_validate(plan, g, entry, error)) {
+		cli_blame_scheduler(en->s, error);
+		lh_plan_free(plan);
+		return NULL;
+	}
+	return plan;
 }
 
 /* validate.png + "lhs:async-compute-limit=2" -> validate-lhs_async-compute-limit=2.png */
@@ -144,7 +135,7 @@ static void print_ops(const Sched *s, const LhGraph *g, gboolean all)
 				}
 		k = MIN(k, 5);
 		if (k)
-			printf("    ops finishing furthest from the prediction:\n");
+			fprintf(cli_report_stream(), "    ops finishing furthest from the prediction:\n");
 	}
 	for (guint32 j = 0; j < k; j++) {
 		guint32 i = idx[j];
@@ -156,7 +147,7 @@ static void print_ops(const Sched *s, const LhGraph *g, gboolean all)
 		g_autofree char *me = lh_format_ns((double)m->end);
 		g_autofree char *de = pct(s->st.dur_err[i]);
 		g_autofree char *ee = pct(s->st.end_err[i]);
-		printf("    %-24s %-18s duration %11s -> %11s (%7s)  end %11s -> %11s (%7s of "
+		fprintf(cli_report_stream(), "    %-24s %-18s duration %11s -> %11s (%7s)  end %11s -> %11s (%7s of "
 		       "makespan)%s\n",
 		       op->name, lh_op_kind_name(op->kind), pd, md, de, pe, me, ee,
 		       lh_op_kind_is_collective(op->kind) && strstr(s->meas->source, "emulated")
@@ -172,7 +163,8 @@ int cli_replay(int argc, char **argv)
 	g_auto(GStrv) params = NULL, plugins = NULL;
 	gboolean json = FALSE, per_op = FALSE;
 	double time_scale = 0, min_op_ns = 20000, tie = 0.01;
-	int warmup = -1, repeats = -1, device = 0;
+	/* G_MININT: not given (the backend's default); any value given is checked. */
+	int warmup = G_MININT, repeats = G_MININT, device = 0;
 	GOptionEntry entries[] = {
 		{"backend", 'b', 0, G_OPTION_ARG_STRING, &backend, "where to replay: cpu or cuda (required)", "B"},
 		{"hw", 0, 0, G_OPTION_ARG_STRING, &hw_name, "hardware model for the prediction and the kernel sizes: a built-in or an .ini from 'lhsim calibrate' (default h100-sxm)", "H"},
@@ -213,12 +205,26 @@ int cli_replay(int argc, char **argv)
 		return cli_usage("replay", "-p goes with --sched, not --plan");
 	if (time_scale < 0 || !isfinite(time_scale))
 		return cli_usage("replay", "--time-scale must be > 0 (or 0 to choose)");
-	if (repeats == 0 || repeats < -1 || warmup < -1)
-		return cli_usage("replay", "--repeats must be >= 1 and --warmup >= 0");
+	if (repeats != G_MININT && repeats < 1)
+		return cli_usage("replay", "--repeats must be at least 1, got %d", repeats);
+	if (warmup != G_MININT && warmup < 0)
+		return cli_usage("replay", "--warmup must be at least 0, got %d", warmup);
+	if (device < 0)
+		return cli_usage("replay", "--device must be at least 0, got %d", device);
 	if (!(min_op_ns >= 0) || !(tie >= 0 && tie < 1))
 		return cli_usage("replay", "--min-op must be >= 0 and --tie in [0, 1)");
 
 	GError *e = NULL;
+	if (!cli_claim_stdout("--output", out_path, &e))
+		return cli_fail(e);
+	if (json && cli_report_stream() != stdout)
+		return cli_usage("replay", "--json prints to standard output, which a file given as "
+					   "'-' already takes");
+	if (out_path && sched && strchr(sched, ',') && cli_report_stream() != stdout)
+		return cli_usage("replay", "with several schedulers -o names one file each, after "
+					   "them: give a file name, not '-'");
+	if (out_path && !lh_viz_check_path(out_path, &e))
+		return cli_fail(e);
 	const LhBackend *be = lh_backend_lookup(backend, &e);
 	if (!be)
 		return replay_fail(e);
@@ -241,8 +247,8 @@ int cli_replay(int argc, char **argv)
 	LhReplayOptions opt;
 	lh_replay_options_init(&opt);
 	opt.time_scale = time_scale;
-	opt.warmup = warmup >= 0 ? (guint32)warmup : is_cpu ? 0 : 2;
-	opt.repeats = repeats >= 1 ? (guint32)repeats : is_cpu ? 1 : 5;
+	opt.warmup = warmup != G_MININT ? (guint32)warmup : is_cpu ? 0 : 2;
+	opt.repeats = repeats != G_MININT ? (guint32)repeats : is_cpu ? 1 : 5;
 	opt.device = device;
 
 	g_auto(GStrv) labels = NULL;
@@ -261,9 +267,7 @@ int cli_replay(int argc, char **argv)
 		Sched *s = &sc[i];
 		s->label = g_strdup(labels[i]);
 		if (plan_path) {
-			s->plan = lh_plan_new_from_file(plan_path, g, &e);
-			if (s->plan)
-				lh_plan_set_origin(s->plan, "plan", plan_path);
+			s->plan = cli_load_plan(plan_path, g, &e);
 		} else {
 			s->plan = make_plan(labels[i], params, g, hw, &e);
 		}
@@ -387,17 +391,17 @@ int cli_replay(int argc, char **argv)
 		json_generator_set_root(gen, root);
 		json_generator_set_pretty(gen, TRUE);
 		g_autofree char *text = json_generator_to_data(gen, NULL);
-		printf("%s\n", text);
+		fprintf(cli_report_stream(), "%s\n", text);
 	} else {
-		printf("replay of %s (%u ops) on %s, backend %s", lh_graph_name(g), lh_graph_n_ops(g),
+		fprintf(cli_report_stream(), "replay of %s (%u ops) on %s, backend %s", lh_graph_name(g), lh_graph_n_ops(g),
 		       hw->name, source);
 		if (is_cpu)
-			printf(", time scale %g", sc[0].scale);
-		printf(", %u timed run%s\n", opt.repeats, opt.repeats == 1 ? "" : "s");
+			fprintf(cli_report_stream(), ", time scale %g", sc[0].scale);
+		fprintf(cli_report_stream(), ", %u timed run%s\n", opt.repeats, opt.repeats == 1 ? "" : "s");
 		int w = 9;
 		for (guint i = 0; i < n; i++)
 			w = MAX(w, (int)strlen(sc[i].label));
-		printf("  %-*s  %12s  %12s  %8s  %-30s  %s\n", w, "schedule", "predicted", "measured",
+		fprintf(cli_report_stream(), "  %-*s  %12s  %12s  %8s  %-30s  %s\n", w, "schedule", "predicted", "measured",
 		       "error", "op duration error med/p90/max", "op end error med/p90/max");
 		for (guint i = 0; i < n; i++) {
 			const Sched *s = &sc[i];
@@ -406,28 +410,28 @@ int cli_replay(int argc, char **argv)
 			g_autofree char *er = pct(s->st.makespan_err);
 			g_autofree char *d = pct3(&s->st.dur);
 			g_autofree char *en = pct3(&s->st.end);
-			printf("  %-*s  %12s  %12s  %8s  %-30s  %s\n", w, s->label, p, m, er, d, en);
+			fprintf(cli_report_stream(), "  %-*s  %12s  %12s  %8s  %-30s  %s\n", w, s->label, p, m, er, d, en);
 		}
 		for (guint i = 0; i < n; i++) {
-			printf("  %s:\n", sc[i].label);
+			fprintf(cli_report_stream(), "  %s:\n", sc[i].label);
 			print_ops(&sc[i], g, per_op);
 		}
-		printf("makespan error over %u schedule%s: median %.1f%%, p90 %.1f%%, max %.1f%%\n", n,
+		fprintf(cli_report_stream(), "makespan error over %u schedule%s: median %.1f%%, p90 %.1f%%, max %.1f%%\n", n,
 		       n == 1 ? "" : "s", 100 * mks.median, 100 * mks.p90, 100 * mks.max);
 		if (n > 1) {
 			if (same)
-				printf("ranking: the same predicted and measured (schedules within "
+				fprintf(cli_report_stream(), "ranking: the same predicted and measured (schedules within "
 				       "%.1f%% of each other count as tied)\n",
 				       100 * tie);
 			else
-				printf("ranking: DIFFERS: %s is predicted %s than %s, measured "
+				fprintf(cli_report_stream(), "ranking: DIFFERS: %s is predicted %s than %s, measured "
 				       "%s\n",
 				       sc[bi].label, mp[bi] < mp[bj] ? "faster" : "slower",
 				       sc[bj].label,
 				       mm[bi] == mm[bj] ? "equal" : mm[bi] < mm[bj] ? "faster" : "slower");
 		}
 		if (strstr(source, "emulated"))
-			printf("note: collectives are emulated on one GPU by SM-occupying kernels of "
+			fprintf(cli_report_stream(), "note: collectives are emulated on one GPU by SM-occupying kernels of "
 			       "their predicted length\n");
 	}
 	for (guint i = 0; i < n; i++)

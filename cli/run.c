@@ -38,10 +38,26 @@ int cli_run(int argc, char **argv)
 		return cli_usage("run", "--plan replaces the scheduler: drop --sched and -p");
 	if (plan_path && save_plan)
 		return cli_usage("run", "--save-plan needs a scheduler, not --plan");
+	if (plan_path && explain)
+		return cli_usage("run", "--explain shows a scheduler's decisions, and a plan given "
+					"with --plan was made by none here: drop --explain (the "
+					"plan's comments may say what made it)");
 
 	GError *e = NULL;
-	/* Check the picture's path before the work, not after it. */
+	/* Standard output goes to one of them at most; the report then goes to stderr. */
+	if (!cli_claim_stdout("--output", out_path, &e) ||
+	    !cli_claim_stdout("--trace", trace_path, &e) ||
+	    !cli_claim_stdout("--save-plan", save_plan, &e))
+		return cli_fail(e);
+	if (json && cli_report_stream() != stdout)
+		return cli_usage("run", "--json prints to standard output, which a file given as "
+					"'-' already takes");
+	/* Check the outputs before the work, not after it. */
 	if (out_path && !lh_viz_check_path(out_path, &e))
+		return cli_fail(e);
+	if (trace_path && !lh_output_check(trace_path, &e))
+		return cli_fail(e);
+	if (save_plan && !lh_output_check(save_plan, &e))
 		return cli_fail(e);
 	if (!cli_load_plugins(plugins, &e))
 		return cli_fail(e);
@@ -54,13 +70,13 @@ int cli_run(int argc, char **argv)
 	if (!cli_apply_profile(g, profile, hw, &e))
 		return cli_fail(e);
 	g_autoptr(LhPlan) plan = NULL;
+	const LhScheduler *s = NULL;
 	if (plan_path) {
-		plan = lh_plan_new_from_file(plan_path, g, &e);
+		plan = cli_load_plan(plan_path, g, &e);
 		if (!plan)
 			return cli_fail(e);
-		lh_plan_set_origin(plan, "plan", plan_path);
 	} else {
-		const LhScheduler *s = lh_scheduler_lookup(sched ? sched : "serial", &e);
+		s = lh_scheduler_lookup(sched ? sched : "serial", &e);
 		if (!s)
 			return cli_fail(e);
 		cli_phase(lh_graph_n_ops(g), "scheduling");
@@ -71,10 +87,14 @@ int cli_run(int argc, char **argv)
 			return cli_fail(e);
 	}
 	cli_phase(lh_graph_n_ops(g), "validating the plan");
-	gboolean valid = lh_plan_validate(plan, g, plan_path, &e);
+	gboolean valid = lh_plan_validate(
+		plan, g, plan_path && lh_path_is_std(plan_path) ? LH_STDIN_NAME : plan_path, &e);
 	cli_phase(lh_graph_n_ops(g), NULL);
-	if (!valid)
+	if (!valid) {
+		if (s)
+			cli_blame_scheduler(s, &e);
 		return cli_fail(e);
+	}
 	LhSimOptions opt = {.strict_memory = strict, .skip_validate = TRUE};
 	gboolean over = FALSE;
 	cli_phase(lh_graph_n_ops(g), "simulating");
@@ -86,7 +106,7 @@ int cli_run(int argc, char **argv)
 	lh_metrics_compute(tr, g, hw, plan, &m);
 	if (trace_path) {
 		g_autofree char *t = lh_trace_to_chrome_json(tr, g, plan);
-		if (!lh_write_file_atomic(trace_path, t, strlen(t), &e)) {
+		if (!cli_write_output("--trace", trace_path, t, &e)) {
 			lh_metrics_clear(&m);
 			return cli_fail(e);
 		}
@@ -96,19 +116,23 @@ int cli_run(int argc, char **argv)
 		return cli_fail(e);
 	}
 	/* The plan is written last among the files, so a failed run leaves none behind. */
-	if (save_plan && !lh_plan_write_file(plan, g, save_plan, &e)) {
-		lh_metrics_clear(&m);
-		return cli_fail(e);
+	if (save_plan) {
+		g_autofree char *text = lh_plan_to_data(plan, g);
+		if (!cli_write_output("--save-plan", save_plan, text, &e)) {
+			lh_metrics_clear(&m);
+			return cli_fail(e);
+		}
 	}
 	if (json) {
 		g_autofree char *j = lh_metrics_to_json(&m, plan, g, hw);
 		fputs(j, stdout);
 	} else {
-		printf("%s (%u ops) on %s, scheduler %s%s%s%s\n", lh_graph_name(g), lh_graph_n_ops(g),
-		       hw->name, plan->scheduler ? plan->scheduler : "plan",
+		FILE *rep = cli_report_stream();
+		fprintf(rep, "%s (%u ops) on %s, scheduler %s%s%s%s\n", lh_graph_name(g),
+		       lh_graph_n_ops(g), hw->name, plan->scheduler ? plan->scheduler : "plan",
 		       plan->params ? " (" : "", plan->params ? plan->params : "",
 		       plan->params ? ")" : "");
-		lh_metrics_print_table(stdout, &m, plan, hw);
+		lh_metrics_print_table(rep, &m, plan, hw);
 	}
 	if (over)
 		fprintf(stderr, "lhsim: warning: peak device memory exceeds %s's %.1f GiB "

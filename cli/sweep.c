@@ -14,10 +14,12 @@
 
 typedef struct {
 	const LhScheduler *s;
-	char **kv;       /* NULL-terminated "name=value": the fixed -p it has, then the swept one
-			    when it has that */
+	const char *label; /* the --sched entry: "iree:favor=max-concurrency" */
+	char **kv;       /* NULL-terminated "name=value": the fixed -p it has, its own values,
+			    then the swept one when it has that */
 	guint sched, value;
 	gboolean run;    /* FALSE: the scheduler lacks the swept parameter; copies point same_as */
+	gboolean has_param; /* the scheduler has the swept parameter */
 	guint same_as;
 	/* Results, written by the worker that ran the point. */
 	gboolean ok, over_memory;
@@ -58,6 +60,8 @@ static void run_point(gpointer data, gpointer user)
 			lh_trace_free(tr);
 		}
 	}
+	if (plan && !pt->ok)
+		cli_blame_scheduler(pt->s, &e);
 	if (!pt->ok)
 		pt->error = g_strdup(e ? e->message : "the run failed and gave no reason");
 	g_clear_error(&e);
@@ -151,14 +155,6 @@ static GPtrArray *parse_values(const char *name, const char *spec, GError **erro
 	return vals;
 }
 
-static gboolean has_param(const LhScheduler *s, const char *name, gsize len)
-{
-	for (const LhParamSpec *sp = s->params; sp && sp->name; sp++)
-		if (strlen(sp->name) == len && strncmp(sp->name, name, len) == 0)
-			return TRUE;
-	return FALSE;
-}
-
 static gsize key_len(const char *kv)
 {
 	const char *eq = strchr(kv, '=');
@@ -180,25 +176,40 @@ static void csv_field(GString *s, const char *f)
 	g_string_append_c(s, '"');
 }
 
-static char *csv_text(const Point *pts, guint n, const char *param, GPtrArray *values)
+/* One row per point. A scheduler without the swept parameter ran once: its rows say "n/a"
+ * with the reason, and carry that one run's numbers, the same on every row. */
+static char *csv_text(const Point *pts, guint n, const char *graph, const char *hw,
+		      const char *param, GPtrArray *values)
 {
-	GString *s = g_string_new("scheduler,");
+	GString *s = g_string_new("graph,hw,scheduler,");
 	csv_field(s, param);
 	g_string_append(s, ",status,makespan_ns,lower_bound_ns,ratio,peak_device_bytes,"
 			   "exposed_transfer_ns,overlap,error\n");
 	for (guint i = 0; i < n; i++) {
 		const Point *p = &pts[i];
-		csv_field(s, p->s->name);
+		csv_field(s, graph);
+		g_string_append_c(s, ',');
+		csv_field(s, hw);
+		g_string_append_c(s, ',');
+		csv_field(s, p->label);
 		g_string_append_c(s, ',');
 		csv_field(s, g_ptr_array_index(values, p->value));
-		if (p->ok)
+		gboolean na = !p->has_param;
+		if (p->ok) {
 			g_string_append_printf(s,
 					       ",%s,%" G_GINT64_FORMAT ",%.3f,%.6f,%" G_GINT64_FORMAT
-					       ",%" G_GINT64_FORMAT ",%.6f,\n",
-					       p->over_memory ? "over-memory" : "ok", p->makespan,
-					       p->bound, p->ratio, p->peak_device, p->exposed,
-					       p->overlap);
-		else {
+					       ",%" G_GINT64_FORMAT ",%.6f,",
+					       na ? "n/a" : p->over_memory ? "over-memory" : "ok",
+					       p->makespan, p->bound, p->ratio, p->peak_device,
+					       p->exposed, p->overlap);
+			if (na) {
+				g_autofree char *why = g_strdup_printf(
+					"%s has no parameter '%s' (one run repeated for every value)%s",
+					p->s->name, param, p->over_memory ? " (over memory)" : "");
+				csv_field(s, why);
+			}
+			g_string_append_c(s, '\n');
+		} else {
 			g_string_append(s, ",failed,,,,,,,");
 			csv_field(s, p->error);
 			g_string_append_c(s, '\n');
@@ -267,20 +278,33 @@ int cli_sweep(int argc, char **argv)
 
 	if (!cli_load_plugins(plugins, &e))
 		return cli_fail(e);
-	g_autoptr(GPtrArray) scheds = g_ptr_array_new();
+	g_autoptr(GPtrArray) scheds = NULL; /* of CliSched */
 	if (sched) {
-		g_auto(GStrv) names = g_strsplit(sched, ",", -1);
-		for (guint i = 0; names[i]; i++) {
-			const LhScheduler *s = lh_scheduler_lookup(g_strstrip(names[i]), &e);
-			if (!s)
-				return cli_fail(e);
-			g_ptr_array_add(scheds, (gpointer)s);
+		scheds = cli_sched_parse(sched, &e);
+		if (!scheds)
+			return cli_fail(e);
+		for (guint i = 0; i < scheds->len; i++) {
+			const CliSched *en = g_ptr_array_index(scheds, i);
+			if (cli_sched_own(en, name))
+				return cli_usage("sweep", "--sched '%s' fixes '%s', the swept parameter",
+						 en->label, name);
+			for (guint k = 0; k < i; k++)
+				if (!strcmp(((CliSched *)g_ptr_array_index(scheds, k))->label,
+					    en->label))
+					return cli_usage("sweep", "--sched lists '%s' twice",
+							 en->label);
 		}
 	} else {
+		scheds = g_ptr_array_new_with_free_func((GDestroyNotify)cli_sched_free);
 		g_autofree const LhScheduler **all = lh_scheduler_list();
 		for (guint i = 0; all[i]; i++)
-			if (has_param(all[i], name, nlen))
-				g_ptr_array_add(scheds, (gpointer)all[i]);
+			if (cli_has_param(all[i], name)) {
+				CliSched *en = g_new0(CliSched, 1);
+				en->label = g_strdup(all[i]->name);
+				en->s = all[i];
+				en->own = g_new0(char *, 1);
+				g_ptr_array_add(scheds, en);
+			}
 		if (!scheds->len)
 			return cli_usage("sweep", "no scheduler has parameter '%s' (see 'lhsim list')",
 					 name);
@@ -288,7 +312,7 @@ int cli_sweep(int argc, char **argv)
 	for (char **q = params; q && *q; q++) {
 		gboolean any = FALSE;
 		for (guint i = 0; i < scheds->len; i++)
-			any = any || has_param(g_ptr_array_index(scheds, i), *q, key_len(*q));
+			any = any || cli_has_param(((CliSched *)g_ptr_array_index(scheds, i))->s, *q);
 		if (!any)
 			return cli_usage("sweep", "no listed scheduler has parameter '%.*s' (see "
 						  "'lhsim list')",
@@ -296,14 +320,12 @@ int cli_sweep(int argc, char **argv)
 	}
 
 	/* Unwritable outputs fail now, not after every point has run. */
+	if (!cli_claim_stdout("--csv", csv_path, &e) || !cli_claim_stdout("--output", out_path, &e))
+		return cli_fail(e);
 	if (out_path && !lh_viz_check_path(out_path, &e))
 		return cli_fail(e);
-	if (csv_path) {
-		g_autofree char *tmp = lh_atomic_begin(csv_path, &e);
-		if (!tmp)
-			return cli_fail(e);
-		lh_atomic_commit(tmp, csv_path, FALSE, NULL);
-	}
+	if (csv_path && !lh_output_check(csv_path, &e))
+		return cli_fail(e);
 	g_autoptr(LhGraph) g = cli_load_graph(argc > 1 ? argv[1] : NULL, &e);
 	if (!g)
 		return cli_fail(e);
@@ -315,7 +337,9 @@ int cli_sweep(int argc, char **argv)
 	/* Without --sched, `xla` joins only when the graph has XLA's sequence to replay. */
 	guint32 n_seq;
 	if (!sched && scheds->len > 1 && !lh_graph_schedule(g, &n_seq))
-		g_ptr_array_remove(scheds, (gpointer)&lh_sched_xla);
+		for (guint i = scheds->len; i-- > 0;)
+			if (((CliSched *)g_ptr_array_index(scheds, i))->s == &lh_sched_xla)
+				g_ptr_array_remove_index(scheds, i);
 
 	/* The points, scheduler-major; their parameters are checked here, before anything runs,
 	 * so that a value out of range is a usage error rather than a column of failures. */
@@ -325,8 +349,9 @@ int cli_sweep(int argc, char **argv)
 	g_autofree Point *pts = g_new0(Point, n);
 	int rc = 0;
 	for (guint s = 0; s < scheds->len; s++) {
-		const LhScheduler *sc = g_ptr_array_index(scheds, s);
-		gboolean has = has_param(sc, name, nlen);
+		const CliSched *en = g_ptr_array_index(scheds, s);
+		const LhScheduler *sc = en->s;
+		gboolean has = cli_has_param(sc, name);
 		if (!has && nv > 1)
 			fprintf(stderr, "lhsim sweep: note: %s has no parameter '%s': it runs once and "
 					"is drawn flat\n",
@@ -334,25 +359,23 @@ int cli_sweep(int argc, char **argv)
 		for (guint v = 0; v < nv; v++) {
 			Point *p = &pts[s * nv + v];
 			p->s = sc;
+			p->label = en->label;
 			p->sched = s;
 			p->value = v;
 			p->run = has || v == 0;
+			p->has_param = has;
 			p->same_as = has ? s * nv + v : s * nv;
-			GPtrArray *kv = g_ptr_array_new();
-			for (char **q = params; q && *q; q++)
-				if (*q != swept && has_param(sc, *q, key_len(*q)))
-					g_ptr_array_add(kv, g_strdup(*q));
-			if (has)
-				g_ptr_array_add(kv, g_strdup_printf("%s=%s", name,
-								    (char *)g_ptr_array_index(values, v)));
-			g_ptr_array_add(kv, NULL);
-			p->kv = (char **)g_ptr_array_free(kv, FALSE);
+			g_autofree char *last =
+				has ? g_strdup_printf("%s=%s", name,
+						      (char *)g_ptr_array_index(values, v))
+				    : NULL;
+			p->kv = cli_sched_params(en, params, last);
 			if (!p->run || rc)
 				continue;
 			g_autoptr(LhParams) pp = lh_params_new(sc->params, (const char *const *)p->kv,
 							       &e);
 			if (!pp) {
-				g_prefix_error(&e, "%s: ", sc->name);
+				g_prefix_error(&e, "%s: ", en->label);
 				rc = cli_fail(e);
 			}
 		}
@@ -410,28 +433,29 @@ int cli_sweep(int argc, char **argv)
 			over += p->ok && p->over_memory;
 		}
 
-		/* The table. */
+		/* The table (on stderr when standard output takes a file). */
+		FILE *rep = cli_report_stream();
 		int ws = 9, wv = (int)strlen(name);
 		for (guint i = 0; i < n; i++)
-			ws = MAX(ws, (int)strlen(pts[i].s->name));
+			ws = MAX(ws, (int)strlen(pts[i].label));
 		for (guint v = 0; v < nv; v++)
 			wv = MAX(wv, (int)strlen(g_ptr_array_index(values, v)));
-		printf("%s (%u ops) on %s: %s over %u value%s%s%s\n", lh_graph_name(g),
+		fprintf(rep, "%s (%u ops) on %s: %s over %u value%s%s%s\n", lh_graph_name(g),
 		       lh_graph_n_ops(g), hw->name, name, nv, nv == 1 ? "" : "s", *fixed ? ", " : "",
 		       fixed);
-		printf("  %-*s  %-*s  %12s  %7s  %11s  %16s\n", ws, "scheduler", wv, name, "makespan",
+		fprintf(rep, "  %-*s  %-*s  %12s  %7s  %11s  %16s\n", ws, "scheduler", wv, name, "makespan",
 		       "ratio", "peak memory", "exposed transfer");
 		for (guint i = 0; i < n; i++) {
 			const Point *p = &pts[i];
 			const char *val = g_ptr_array_index(values, p->value);
 			if (!p->ok) {
-				printf("  %-*s  %-*s  failed: %s\n", ws, p->s->name, wv, val, p->error);
+				fprintf(rep, "  %-*s  %-*s  failed: %s\n", ws, p->label, wv, val, p->error);
 				continue;
 			}
 			g_autofree char *ms = lh_format_ns((double)p->makespan);
 			g_autofree char *pk = lh_format_bytes((double)p->peak_device);
 			g_autofree char *ex = lh_format_ns((double)p->exposed);
-			printf("  %-*s  %-*s  %12s  %7.3f  %11s  %16s%s%s\n", ws, p->s->name, wv, val, ms,
+			fprintf(rep, "  %-*s  %-*s  %12s  %7.3f  %11s  %16s%s%s\n", ws, p->label, wv, val, ms,
 			       p->ratio, pk, ex, p->over_memory ? "  over memory" : "",
 			       p->run ? "" : "  (no such parameter: same run)");
 		}
@@ -441,14 +465,14 @@ int cli_sweep(int argc, char **argv)
 				over, over == 1 ? "" : "s", hw->name, hw->memory_gib);
 	}
 	if (!rc && csv_path) {
-		g_autofree char *t = csv_text(pts, n, name, values);
+		g_autofree char *t = csv_text(pts, n, lh_graph_name(g), hw->name, name, values);
 		if (!lh_write_file_atomic(csv_path, t, strlen(t), &e))
 			rc = cli_fail(e);
 	}
 	if (!rc && out_path) {
 		g_autofree LhSweepPoint *sp = g_new0(LhSweepPoint, n);
 		for (guint i = 0; i < n; i++) {
-			sp[i].scheduler = pts[i].s->name;
+			sp[i].scheduler = pts[i].label;
 			sp[i].value = g_ptr_array_index(values, pts[i].value);
 			sp[i].ok = pts[i].ok;
 			sp[i].makespan = pts[i].makespan;

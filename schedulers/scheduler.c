@@ -17,7 +17,8 @@ static const LhScheduler *const builtin[] = {
 };
 
 static GMutex plugin_lock;
-static GPtrArray *plugins; /* of const LhScheduler *; their modules stay resident */
+static GPtrArray *plugins;      /* of const LhScheduler *; their modules stay resident */
+static GPtrArray *plugin_paths; /* of char *: the file each was loaded from, same index */
 
 const LhScheduler *lh_scheduler_find(const char *name)
 {
@@ -68,6 +69,71 @@ const LhScheduler *lh_scheduler_lookup(const char *name, GError **error)
 	return NULL;
 }
 
+const char *lh_scheduler_plugin_path(const LhScheduler *s)
+{
+	const char *path = NULL;
+	g_mutex_lock(&plugin_lock);
+	for (guint i = 0; plugins && i < plugins->len && !path; i++)
+		if (g_ptr_array_index(plugins, i) == s)
+			path = g_ptr_array_index(plugin_paths, i);
+	g_mutex_unlock(&plugin_lock);
+	return path;
+}
+
+/* A plugin's parameter table is checked when it loads, so that a mistake in it is an error
+ * naming the plugin, not an abort in the middle of a run. Each default is parsed by
+ * lh_params_new itself, as a value given for a copy of the entry without a default. */
+static gboolean check_params(const LhScheduler *s, const char *path, GError **error)
+{
+	const char *why = NULL;
+	g_autofree char *msg = NULL;
+	guint i = 0;
+	for (const LhParamSpec *sp = s->params; sp && sp->name; sp++, i++) {
+		if (!*sp->name || strpbrk(sp->name, "=:, \t\n")) {
+			why = "is not a valid parameter name (empty, or with '=', ':', ',' or "
+			      "white space)";
+			break;
+		}
+		for (const LhParamSpec *q = s->params; q < sp && !why; q++)
+			if (!strcmp(q->name, sp->name))
+				why = "appears twice";
+		if (why)
+			break;
+		if (sp->type > LH_PARAM_CHOICE) {
+			why = "has an unknown type";
+			break;
+		}
+		if (sp->type == LH_PARAM_CHOICE && (!sp->choices || !*sp->choices)) {
+			why = "is a choice without choices";
+			break;
+		}
+		if ((sp->type == LH_PARAM_INT || sp->type == LH_PARAM_DOUBLE) &&
+		    !(sp->min <= sp->max)) {
+			why = "has a range whose minimum is above its maximum";
+			break;
+		}
+		if (sp->deflt) {
+			LhParamSpec one[2] = {*sp, {0}};
+			one[0].deflt = NULL;
+			g_autofree char *kv = g_strdup_printf("%s=%s", sp->name, sp->deflt);
+			const char *const kvs[] = {kv, NULL};
+			g_autoptr(GError) pe = NULL;
+			g_autoptr(LhParams) pp = lh_params_new(one, kvs, &pe);
+			if (!pp) {
+				msg = g_strdup_printf("has a bad default: %s", pe->message);
+				why = msg;
+				break;
+			}
+		}
+	}
+	if (!why)
+		return TRUE;
+	g_set_error(error, LH_SCHED_ERROR, LH_SCHED_ERROR_PLUGIN,
+		    "%s: scheduler '%s': parameter %u ('%s') %s; fix the plugin's parameter table",
+		    path, s->name, i + 1, s->params[i].name ? s->params[i].name : "", why);
+	return FALSE;
+}
+
 const LhScheduler *lh_scheduler_load_plugin(const char *path, GError **error)
 {
 	if (!g_module_supported()) {
@@ -79,6 +145,14 @@ const LhScheduler *lh_scheduler_load_plugin(const char *path, GError **error)
 	g_autofree char *full = g_path_is_absolute(path) || strchr(path, '/')
 					? g_strdup(path)
 					: g_strconcat("./", path, NULL);
+	/* GModule would try PATH.so too, and report that name: say what is wrong with PATH. */
+	if (!g_file_test(full, G_FILE_TEST_EXISTS) || g_file_test(full, G_FILE_TEST_IS_DIR)) {
+		g_set_error(error, LH_SCHED_ERROR, LH_SCHED_ERROR_PLUGIN,
+			    "%s: cannot load the plugin: %s", path,
+			    g_file_test(full, G_FILE_TEST_IS_DIR) ? "a directory, not a .so file"
+								   : "no such file");
+		return NULL;
+	}
 	GModule *mod = g_module_open(full, G_MODULE_BIND_LOCAL);
 	if (!mod) {
 		g_set_error(error, LH_SCHED_ERROR, LH_SCHED_ERROR_PLUGIN,
@@ -114,17 +188,37 @@ const LhScheduler *lh_scheduler_load_plugin(const char *path, GError **error)
 		g_module_close(mod);
 		return NULL;
 	}
-	if (lh_scheduler_find(s->name)) {
-		g_set_error(error, LH_SCHED_ERROR, LH_SCHED_ERROR_PLUGIN,
-			    "%s: a scheduler named '%s' already exists", path, s->name);
+	const LhScheduler *same = lh_scheduler_find(s->name);
+	if (same == s) {
+		/* The same file again (by any path): already loaded, nothing to do. */
+		g_module_close(mod);
+		return s;
+	}
+	if (same) {
+		const char *other = lh_scheduler_plugin_path(same);
+		if (other)
+			g_set_error(error, LH_SCHED_ERROR, LH_SCHED_ERROR_PLUGIN,
+				    "%s: a scheduler named '%s' is already loaded from %s", path,
+				    s->name, other);
+		else
+			g_set_error(error, LH_SCHED_ERROR, LH_SCHED_ERROR_PLUGIN,
+				    "%s: a scheduler named '%s' already exists (built in)", path,
+				    s->name);
+		g_module_close(mod);
+		return NULL;
+	}
+	if (!check_params(s, path, error)) {
 		g_module_close(mod);
 		return NULL;
 	}
 	g_module_make_resident(mod);
 	g_mutex_lock(&plugin_lock);
-	if (!plugins)
+	if (!plugins) {
 		plugins = g_ptr_array_new();
+		plugin_paths = g_ptr_array_new();
+	}
 	g_ptr_array_add(plugins, (gpointer)s);
+	g_ptr_array_add(plugin_paths, g_strdup(path));
 	g_mutex_unlock(&plugin_lock);
 	return s;
 }

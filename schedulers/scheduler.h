@@ -84,9 +84,14 @@ const LhScheduler *lh_scheduler_find(const char *name); /* NULL when unknown */
 const LhScheduler *lh_scheduler_lookup(const char *name, GError **error);
 /* Built-ins then plugins, in registration order; NULL-terminated; caller frees array only. */
 const LhScheduler **lh_scheduler_list(void);
-/* Loads a shared object, checks its ABI and registers its scheduler (replacing none: a
- * duplicate name is an error). Returns the scheduler. */
+/* Loads a shared object, checks its ABI and its parameter table (names, types, ranges, that
+ * each default parses) and registers its scheduler. Loading the same file again returns the
+ * scheduler already loaded; another scheduler of the same name is an error. Returns the
+ * scheduler. */
 const LhScheduler *lh_scheduler_load_plugin(const char *path, GError **error);
+/* The file a plugin scheduler was loaded from (as given to lh_scheduler_load_plugin), or NULL
+ * for a built-in. */
+const char *lh_scheduler_plugin_path(const LhScheduler *s);
 
 /* The whole pipeline: parse @kv against the scheduler's spec, plan, stamp the plan's origin.
  * @explain may be NULL. */

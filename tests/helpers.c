@@ -4,6 +4,7 @@
 #include <criterion/criterion.h>
 #include <stdarg.h>
 #include <stdlib.h>
+#include <string.h>
 
 LhHw *t_hw(LhSmSharing sharing)
 {
@@ -117,6 +118,48 @@ int t_lhsim(char **out, char **err, const char *first, ...)
 	else
 		g_free(r);
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+int t_lhsim_io(const char *in, GSpawnChildSetupFunc setup, char **out, char **err,
+	       const char *first, ...)
+{
+	GPtrArray *argv = g_ptr_array_new();
+	const char *exe = g_getenv("LHSIM");
+	cr_assert(exe, "LHSIM is not set (run the tests through meson test)");
+	g_ptr_array_add(argv, (gpointer)exe);
+	va_list ap;
+	va_start(ap, first);
+	for (const char *a = first; a; a = va_arg(ap, const char *))
+		g_ptr_array_add(argv, (gpointer)a);
+	va_end(ap);
+	g_ptr_array_add(argv, NULL);
+	g_autoptr(GSubprocessLauncher) l = g_subprocess_launcher_new(
+		G_SUBPROCESS_FLAGS_STDIN_PIPE | G_SUBPROCESS_FLAGS_STDOUT_PIPE |
+		G_SUBPROCESS_FLAGS_STDERR_PIPE);
+	if (setup)
+		g_subprocess_launcher_set_child_setup(l, setup, NULL, NULL);
+	GError *e = NULL;
+	g_autoptr(GSubprocess) p =
+		g_subprocess_launcher_spawnv(l, (const char *const *)argv->pdata, &e);
+	g_ptr_array_free(argv, TRUE);
+	cr_assert(p, "spawn lhsim: %s", e ? e->message : "");
+	g_autoptr(GBytes) bin = g_bytes_new(in ? in : "", in ? strlen(in) : 0);
+	g_autoptr(GBytes) bo = NULL, be = NULL;
+	/* A child that dies early closes its stdin: the error of writing to it is not ours. */
+	g_subprocess_communicate(p, bin, NULL, &bo, &be, NULL);
+	g_subprocess_wait(p, NULL, NULL);
+	/* An empty GBytes may hold NULL. */
+	if (out)
+		*out = bo && g_bytes_get_size(bo) ? g_strndup(g_bytes_get_data(bo, NULL),
+							    g_bytes_get_size(bo))
+						  : g_strdup("");
+	if (err)
+		*err = be && g_bytes_get_size(be) ? g_strndup(g_bytes_get_data(be, NULL),
+							    g_bytes_get_size(be))
+						  : g_strdup("");
+	if (g_subprocess_get_if_signaled(p))
+		return 128 + g_subprocess_get_term_sig(p);
+	return g_subprocess_get_exit_status(p);
 }
 
 char *t_data(const char *rel)

@@ -3,6 +3,8 @@
 
 #include "lhsim.h"
 
+#include <gio/gio.h>
+
 /* A hardware model with round numbers, so that expected values are easy to compute by hand:
  * 100 SMs, 1 TFLOP/s at eff 1 (1000 FLOP/ns), HBM 1000 GB/s at eff 1 (1000 B/ns), no overheads
  * or host costs, 8 queues, PCIe 10 GB/s alone and 8 GB/s duplex, link 100 GB/s, collectives
@@ -24,6 +26,11 @@ void t_finish(LhGraph *g);
 LhTrace *t_sim(const LhGraph *g, const LhHw *hw, const LhPlan *p);
 /* Runs `lhsim ARGS...` (NULL-terminated); returns exit status, captures stdout/stderr. */
 int t_lhsim(char **out, char **err, const char *first, ...) G_GNUC_NULL_TERMINATED;
+/* Like t_lhsim, with @in (may be NULL: empty) on stdin and @setup (may be NULL) run in the
+ * child before exec (limits, signal dispositions). Returns the exit status, or 128 + the
+ * signal that killed it. Captured output is cut at the first NUL. */
+int t_lhsim_io(const char *in, GSpawnChildSetupFunc setup, char **out, char **err,
+	       const char *first, ...) G_GNUC_NULL_TERMINATED;
 /* Path of a file under tests/data. Caller frees. */
 char *t_data(const char *rel);
 /* A fresh temporary directory (removed by the OS test harness; tests keep it small). */

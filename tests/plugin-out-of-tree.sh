@@ -10,6 +10,14 @@ trap 'rm -rf "$tmp"' EXIT
 meson install -C "$build" --destdir "$tmp/stage" --no-rebuild --quiet >/dev/null
 pc=$(find "$tmp/stage" -name lhsim.pc | head -n 1)
 [ -n "$pc" ] || { echo "FAIL: meson install put no lhsim.pc under the stage"; exit 1; }
+# Plugins need nothing of CUDA: the pkg-config file names no CUDA library or absolute path of
+# it, and the installed liblhsim does not load the CUDA runtime (the cuda backend is a module
+# of its own, loaded when used).
+if grep -qi cuda "$pc"; then cat "$pc"; echo "FAIL: lhsim.pc names CUDA"; exit 1; fi
+lib=$(find "$tmp/stage" -name 'liblhsim.so*' -type f | head -n 1)
+if command -v ldd >/dev/null 2>&1 && ldd "$lib" | grep -q cudart; then
+	ldd "$lib"; echo "FAIL: liblhsim needs the CUDA runtime"; exit 1
+fi
 mkdir "$tmp/plugin"
 cp "$src/examples/plugin/Makefile" "$src/examples/plugin/reverse-serial.c" "$tmp/plugin/"
 # A copy of the installed lhsim.pc whose prefix points into the stage (GLib's own .pc files

@@ -684,3 +684,29 @@ Test(backend, cuda_reports_no_device_cleanly)
 	cr_assert_not(g_file_test(ini, G_FILE_TEST_EXISTS), "no half-written calibration");
 	g_rmdir(dir);
 }
+
+Test(backend, cuda_module_that_cannot_load_is_a_clear_error)
+{
+	/* liblhsim does not link the CUDA runtime: the cuda backend loads its module when first
+	 * used, and says why when it cannot. */
+	g_setenv("LHSIM_CUDA_MODULE", "/nonexistent/lhsim-cuda.so", TRUE);
+	GError *e = NULL;
+	cr_assert_not(lh_backend_cuda.available(&e));
+	cr_assert(g_error_matches(e, LH_BACKEND_ERROR, LH_BACKEND_ERROR_UNAVAILABLE));
+#if LH_HAVE_CUDA
+	cr_assert(strstr(e->message, "/nonexistent/lhsim-cuda.so: not there"), "%s", e->message);
+#else
+	cr_assert(strstr(e->message, "built without CUDA"), "%s", e->message);
+#endif
+	g_clear_error(&e);
+	/* The same answer from replay, without a crash. */
+	g_autoptr(LhGraph) g = lh_graph_new("g");
+	t_kernel(g, "k", 10, 1);
+	t_finish(g);
+	g_autoptr(LhPlan) p = lh_plan_new();
+	lh_plan_run(p, lh_plan_add_stream(p, "s", LH_ROLE_COMPUTE), 0);
+	g_autoptr(LhHw) hw = t_hw(LH_SHARING_FIFO);
+	cr_assert_null(lh_backend_cuda.replay(g, p, hw, NULL, &e));
+	cr_assert(g_error_matches(e, LH_BACKEND_ERROR, LH_BACKEND_ERROR_UNAVAILABLE));
+	g_clear_error(&e);
+}

@@ -558,11 +558,72 @@ Test(plugin, bad_files_get_clear_errors)
 	g_autofree char *out = NULL, *err = NULL;
 	int rc = t_lhsim(&out, &err, "run", "--plugin", "/nonexistent/x.so", NULL);
 	cr_assert_eq(rc, 2, "%s", err);
-	cr_assert(strstr(err, "/nonexistent/x.so: cannot load the plugin"), "%s", err);
+	cr_assert(strstr(err, "/nonexistent/x.so: cannot load the plugin: no such file"), "%s",
+		  err);
+	/* A directory: named as given, not as GModule's guess "DIR.so". */
+	g_autofree char *dir = t_tmpdir();
+	g_free(err);
+	err = NULL;
+	rc = t_lhsim(NULL, &err, "run", "--plugin", dir, NULL);
+	cr_assert_eq(rc, 2, "%s", err);
+	g_autofree char *want = g_strdup_printf("%s: cannot load the plugin: a directory", dir);
+	cr_assert(strstr(err, want), "%s", err);
 	g_autofree char *bad = plugin_path("reverse-serial-badabi.so");
 	g_free(err);
 	err = NULL;
 	rc = t_lhsim(NULL, &err, "run", "--plugin", bad, NULL);
 	cr_assert_eq(rc, 2, "%s", err);
 	cr_assert(strstr(err, "wrong ABI version") && strstr(err, "ABI 999"), "%s", err);
+}
+
+static char *faulty_path(const char *file)
+{
+	const char *dir = g_getenv("LHSIM_TEST_PLUGINS");
+	cr_assert(dir, "LHSIM_TEST_PLUGINS is not set (run the tests through meson test)");
+	return g_build_filename(dir, file, NULL);
+}
+
+Test(plugin, same_plugin_twice_is_harmless)
+{
+	g_autofree char *so = plugin_path("reverse-serial.so");
+	/* The same file by another path too: ./x/../x/reverse-serial.so. */
+	g_autofree char *dir = g_path_get_dirname(so);
+	g_autofree char *base = g_path_get_basename(dir);
+	g_autofree char *again = g_build_filename(dir, "..", base, "reverse-serial.so", NULL);
+	g_autofree char *out = NULL, *err = NULL;
+	int rc = t_lhsim(&out, &err, "run", "--plugin", so, "--plugin", so, "--plugin", again,
+			 "--sched", "reverse-serial", NULL);
+	cr_assert_eq(rc, 0, "%s", err);
+	cr_assert(strstr(out, "reverse-serial"), "%s", out);
+}
+
+Test(plugin, bad_parameter_table_is_rejected_at_load)
+{
+	/* Before, the bad default aborted the run (SIGTRAP, exit 133) when the plugin was used;
+	 * now loading it is an error naming the file, the parameter and the fault. */
+	g_autofree char *so = faulty_path("faulty-params.so");
+	g_autofree char *out = NULL, *err = NULL;
+	int rc = t_lhsim(&out, &err, "run", "--plugin", so, "--sched", "faulty", NULL);
+	cr_assert_eq(rc, 2, "%s", err);
+	cr_assert(strstr(err, so) && strstr(err, "parameter 1 ('limit') has a bad default") &&
+			  strstr(err, "'zero' is not an integer"),
+		  "%s", err);
+	/* Even when it is not used. */
+	g_free(err);
+	err = NULL;
+	cr_assert_eq(t_lhsim(NULL, &err, "list", "--plugin", so, NULL), 2, "%s", err);
+}
+
+Test(plugin, invalid_plan_from_a_plugin_is_a_failed_run)
+{
+	/* The plugin leaves out the last op: not the user's input at fault (2), but the plugin
+	 * (1), named. */
+	g_autofree char *so = faulty_path("faulty-plan.so");
+	g_autofree char *out = NULL, *err = NULL;
+	int rc = t_lhsim(&out, &err, "run", "--plugin", so, "--sched", "faulty", NULL);
+	cr_assert_eq(rc, 1, "%s", err);
+	g_autofree char *want = g_strdup_printf("plugin %s (scheduler 'faulty') made an invalid plan",
+						so);
+	cr_assert(strstr(err, want), "%s", err);
+	cr_assert_str_empty(out);
 }

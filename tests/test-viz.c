@@ -567,6 +567,33 @@ Test(pictures, sweep_plot_draws_each_series)
 	cr_assert(lh_viz_sweep(path, "t", "favor", cat, 2, 0, &e));
 }
 
+Test(pictures, sweep_failed_point_is_off_the_data)
+{
+	/* One series: value 1 ran, value 2 failed. A lone point sits mid-panel (its range is
+	 * padded on both sides). The failed one must not be drawn near the floor, where it read
+	 * as a result better than the lower bound: every pixel of the series colour lies well
+	 * above the bottom edge of the lower panel (its frame, the lowest long run of the frame
+	 * colour). */
+	LhSweepPoint pts[] = {{"a", "1", TRUE, 1000000, 1 << 30, 500000},
+			      {"a", "2", FALSE, 0, 0, 0}};
+	g_autofree char *dir = t_tmpdir();
+	g_autofree char *path = g_build_filename(dir, "s.png", NULL);
+	GError *e = NULL;
+	cr_assert(lh_viz_sweep(path, "t", "limit", pts, 2, 0, &e), "%s", e ? e->message : "");
+	Png p = png_read(path);
+	int frame = -1, lowest = -1;
+	for (int y = 0; y < p.h; y++) {
+		if (count_rgb(&p, 0xbdbdbd, y, y + 1) > 500)
+			frame = y;
+		if (count_rgb(&p, 0x4e79a7, y, y + 1) > 0)
+			lowest = y;
+	}
+	cairo_surface_destroy(p.s);
+	cr_assert(frame > 0 && lowest > 0);
+	cr_assert_lt(lowest, frame - 60, "series colour at row %d, the panel ends at %d", lowest,
+		     frame);
+}
+
 Test(pictures, lhsim_run_draws_and_rejects_bad_names)
 {
 	g_autofree char *dir = t_tmpdir();

@@ -1,6 +1,6 @@
 /* lhsim viz — shared drawing helpers: fonts, colours, legends and atomic picture output. */
-#include <errno.h>
 #include <stdio.h>
+#include <unistd.h>
 #include "viz/viz-private.h"
 
 #include <cairo-pdf.h>
@@ -242,8 +242,25 @@ double lh__legend(LhPen *p, double x, double y, double x_max, const char *const 
 
 typedef enum { FMT_PNG, FMT_SVG, FMT_PDF } Format;
 
-static gboolean format_of(const char *path, Format *out)
+static const char *const fmt_name[] = {"png", "svg", "pdf"};
+
+/* The format of @path and the file it names: "FMT:FILE" (FMT png, svg or pdf) says it outright,
+ * "-" is standard output as PNG, otherwise the extension decides. */
+static gboolean format_of(const char *path, Format *out, const char **file)
 {
+	for (int f = 0; f < 3; f++) {
+		gsize n = strlen(fmt_name[f]);
+		if (!g_ascii_strncasecmp(path, fmt_name[f], n) && path[n] == ':' && path[n + 1]) {
+			*out = (Format)f;
+			*file = path + n + 1;
+			return TRUE;
+		}
+	}
+	*file = path;
+	if (lh_path_is_std(path)) {
+		*out = FMT_PNG;
+		return TRUE;
+	}
 	const char *dot = strrchr(path, '.');
 	const char *slash = strrchr(path, '/');
 	if (!dot || (slash && dot < slash))
@@ -259,42 +276,54 @@ static gboolean format_of(const char *path, Format *out)
 	return TRUE;
 }
 
-gboolean lh__viz_check_path(const char *path, GError **error)
+static gboolean check_format(const char *path, Format *fmt, const char **file, GError **error)
 {
-	Format f;
-	if (!format_of(path, &f)) {
+	if (!format_of(path, fmt, file)) {
 		g_set_error(error, LH_VIZ_ERROR, LH_VIZ_ERROR_FORMAT,
-			    "%s: unknown picture format (the name must end in .png, .svg or .pdf)",
+			    "%s: unknown picture format (the name must end in .png, .svg or .pdf, "
+			    "or start with png:, svg: or pdf:)",
 			    path);
+		return FALSE;
+	}
+	/* A binary picture on a terminal is only noise. */
+	if (lh_path_is_std(*file) && *fmt != FMT_SVG && isatty(1)) {
+		g_set_error(error, LH_VIZ_ERROR, LH_VIZ_ERROR_FORMAT,
+			    "%s: will not write a %s picture to a terminal; redirect standard "
+			    "output, or write svg:-",
+			    path, *fmt == FMT_PNG ? "PNG" : "PDF");
 		return FALSE;
 	}
 	return TRUE;
 }
 
+gboolean lh__viz_check_path(const char *path, GError **error)
+{
+	Format f;
+	const char *file;
+	return check_format(path, &f, &file, error);
+}
+
 gboolean lh_viz_check_path(const char *path, GError **error)
 {
 	g_return_val_if_fail(path != NULL, FALSE);
-	if (!lh__viz_check_path(path, error))
-		return FALSE;
-	g_autofree char *tmp = lh_atomic_begin(path, error);
-	if (!tmp)
-		return FALSE;
-	lh_atomic_commit(tmp, path, FALSE, NULL);
-	return TRUE;
+	Format f;
+	const char *file;
+	return check_format(path, &f, &file, error) && lh_output_check(file, error);
 }
 
 static cairo_status_t stream_write(void *closure, const unsigned char *data, unsigned int len)
 {
-	return fwrite(data, 1, len, closure) == len ? CAIRO_STATUS_SUCCESS : CAIRO_STATUS_WRITE_ERROR;
+	return lh_output_write(closure, data, len) ? CAIRO_STATUS_SUCCESS
+						   : CAIRO_STATUS_WRITE_ERROR;
 }
 
 gboolean lh__viz_write(const char *path, double w, double h, LhDrawFunc draw, gpointer data,
 		       GError **error)
 {
-	Format fmt = FMT_PNG; /* set by format_of once the path is checked */
-	if (!lh__viz_check_path(path, error))
+	Format fmt;
+	const char *file;
+	if (!check_format(path, &fmt, &file, error))
 		return FALSE;
-	format_of(path, &fmt);
 	w = ceil(w);
 	h = ceil(h);
 	/* cairo's image surfaces stop at 32767 pixels a side. */
@@ -305,26 +334,19 @@ gboolean lh__viz_write(const char *path, double w, double h, LhDrawFunc draw, gp
 			    path, w, h);
 		return FALSE;
 	}
-	g_autofree char *tmp = lh_atomic_begin(path, error);
-	if (!tmp)
+	/* Every format writes through our own stream: cairo's file output does not report a
+	 * failed write at close (a full disk gave a truncated PDF and success), and the stream
+	 * reaches standard output, devices and symbolic links the way every writer does. */
+	LhOutput *out = lh_output_open(file, error);
+	if (!out)
 		return FALSE;
-	/* Vector surfaces write through our own stream: cairo's file output does not report a
-	 * failed write at close (a full disk gave a truncated PDF and success). */
-	FILE *f = NULL;
-	if (fmt != FMT_PNG && !(f = fopen(tmp, "wb"))) {
-		int errsv = errno;
-		g_set_error(error, LH_VIZ_ERROR, LH_VIZ_ERROR_DRAW, "%s: cannot write: %s", path,
-			    g_strerror(errsv));
-		lh_atomic_commit(tmp, path, FALSE, NULL);
-		return FALSE;
-	}
 	cairo_surface_t *s;
 	switch (fmt) {
 	case FMT_SVG:
-		s = cairo_svg_surface_create_for_stream(stream_write, f, w, h);
+		s = cairo_svg_surface_create_for_stream(stream_write, out, w, h);
 		break;
 	case FMT_PDF:
-		s = cairo_pdf_surface_create_for_stream(stream_write, f, w, h);
+		s = cairo_pdf_surface_create_for_stream(stream_write, out, w, h);
 		break;
 	default:
 		s = cairo_image_surface_create(CAIRO_FORMAT_ARGB32, (int)w, (int)h);
@@ -344,22 +366,19 @@ gboolean lh__viz_write(const char *path, double w, double h, LhDrawFunc draw, gp
 	}
 	if (st == CAIRO_STATUS_SUCCESS) {
 		if (fmt == FMT_PNG)
-			st = cairo_surface_write_to_png(s, tmp);
+			st = cairo_surface_write_to_png_stream(s, stream_write, out);
 		else {
 			cairo_surface_finish(s);
 			st = cairo_surface_status(s);
 		}
 	}
 	cairo_surface_destroy(s);
-	if (f && (fflush(f) != 0 || ferror(f)) && st == CAIRO_STATUS_SUCCESS)
-		st = CAIRO_STATUS_WRITE_ERROR;
-	if (f && fclose(f) != 0 && st == CAIRO_STATUS_SUCCESS)
-		st = CAIRO_STATUS_WRITE_ERROR;
-	if (st != CAIRO_STATUS_SUCCESS) {
+	if (st != CAIRO_STATUS_SUCCESS && st != CAIRO_STATUS_WRITE_ERROR) {
 		g_set_error(error, LH_VIZ_ERROR, LH_VIZ_ERROR_DRAW, "%s: cannot draw the picture: %s",
 			    path, cairo_status_to_string(st));
-		lh_atomic_commit(tmp, path, FALSE, NULL);
+		lh_output_close(out, FALSE, NULL);
 		return FALSE;
 	}
-	return lh_atomic_commit(tmp, path, TRUE, error);
+	/* A failed write is reported by the output itself, with its errno. */
+	return lh_output_close(out, TRUE, error);
 }

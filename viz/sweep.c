@@ -34,6 +34,8 @@ typedef struct {
 	double lo[2], hi[2]; /* panel data ranges */
 	gboolean cap_on_scale;
 	double bound;        /* > 0: one bound shared by every point */
+	guint n_failed;      /* points that failed: drawn as a cross on the panel's top edge */
+	double y_failed;     /* the line that explains the crosses, under the legend */
 	LhRgb *rgb;
 	const char **names;
 } Plot;
@@ -106,8 +108,10 @@ static void plot_prepare(Plot *P)
 	}
 	for (guint i = 0; i < P->n; i++) {
 		const LhSweepPoint *p = &P->pts[i];
-		if (!p->ok)
+		if (!p->ok) {
+			P->n_failed++;
 			continue;
+		}
 		for (int k = 0; k < 2; k++) {
 			P->lo[k] = MIN(P->lo[k], point_val(p, k));
 			P->hi[k] = MAX(P->hi[k], point_val(p, k));
@@ -166,6 +170,9 @@ static void plot_layout(Plot *P, LhPen *p)
 	double y = S_MARGIN + p->font_h[LH__FONT_TITLE] + 4 + p->font_h[LH__FONT_SUBTITLE] + 10;
 	P->y_legend = y;
 	y += lh__legend(p, S_MARGIN, y, P->w - S_MARGIN, P->names, P->rgb, P->scheds->len, TRUE);
+	P->y_failed = y;
+	if (P->n_failed)
+		y += p->font_h[LH__FONT_LABEL] + 4;
 	for (int k = 0; k < 2; k++) {
 		y += 8 + p->font_h[LH__FONT_HEADER] + 6;
 		P->y_panel[k] = y;
@@ -235,6 +242,17 @@ static double point_x(const Plot *P, const LhSweepPoint *pt)
 {
 	guint vi = index_of(P->values, pt->value);
 	return lh_axis_to_px(&P->ax, P->vx[vi]);
+}
+
+static void draw_cross(cairo_t *cr, LhRgb c, double x, double y)
+{
+	cairo_set_source_rgb(cr, c.r, c.g, c.b);
+	cairo_set_line_width(cr, 2);
+	cairo_move_to(cr, x - 4, y - 4);
+	cairo_line_to(cr, x + 4, y + 4);
+	cairo_move_to(cr, x + 4, y - 4);
+	cairo_line_to(cr, x - 4, y + 4);
+	cairo_stroke(cr);
 }
 
 static void draw_panel(Plot *P, LhPen *p, int k)
@@ -336,15 +354,10 @@ static void draw_panel(Plot *P, LhPen *p, int k)
 		for (guint i = 0; i < xs->len; i++) {
 			double x = g_array_index(xs, double, i), y = g_array_index(ys, double, i);
 			if (isnan(y)) {
-				/* A failed point: a cross on the panel's floor. */
-				LhRgb c = P->rgb[s];
-				cairo_set_source_rgb(cr, c.r, c.g, c.b);
-				cairo_set_line_width(cr, 2);
-				cairo_move_to(cr, x - 4, y1 - 12);
-				cairo_line_to(cr, x + 4, y1 - 4);
-				cairo_move_to(cr, x + 4, y1 - 12);
-				cairo_line_to(cr, x - 4, y1 - 4);
-				cairo_stroke(cr);
+				/* A failed point has no value: a cross on the panel's top edge, away
+				 * from the data (the floor would read as a result below the bound),
+				 * explained under the legend. */
+				draw_cross(cr, P->rgb[s], x, y0 + 8);
 				continue;
 			}
 			lh__marker(cr, s, x, y, P->numeric ? MARKER_R : 1.5 * MARKER_R);
@@ -378,6 +391,16 @@ static void plot_draw(LhPen *p, gpointer data)
 		     1, sub, lh__rgb_hex(0x444444));
 	lh__legend(p, S_MARGIN, P->y_legend, P->w - S_MARGIN, P->names, P->rgb, P->scheds->len,
 		   TRUE);
+	if (P->n_failed) {
+		double mid = P->y_failed + p->font_h[LH__FONT_LABEL] / 2;
+		draw_cross(p->cr, lh__rgb_hex(INK_SOFT), S_MARGIN + 13, mid);
+		g_autofree char *t = g_strdup_printf(
+			"%u failed point%s, drawn on the top edge of each panel: no value (the table "
+			"or CSV says why)",
+			P->n_failed, P->n_failed == 1 ? "" : "s");
+		lh__text(p, LH__FONT_LABEL, S_MARGIN + 32, P->y_failed, 0, t, -1,
+			 lh__rgb_hex(INK_SOFT));
+	}
 	for (int k = 0; k < 2; k++)
 		draw_panel(P, p, k);
 	lh__text(p, LH__FONT_HEADER, (P->x0 + P->x1) / 2, P->y_axis + 6 + p->font_h[LH__FONT_LABEL] + 6,

@@ -1,10 +1,14 @@
 /* lhsim — pictures of schedules (DESIGN.md section 6).
  *
  * Every function draws with cairo + pango into a PNG, SVG or PDF chosen by the extension of
- * @path (".png", ".svg", ".pdf", case-insensitive; anything else is an error), and writes it
- * atomically: the picture goes to a temporary file beside @path that is renamed over @path
- * only once cairo reports success, so a failed draw or an unwritable path leaves nothing
- * behind. The inputs are only read; the caller keeps ownership of everything it passes.
+ * @path (".png", ".svg", ".pdf", case-insensitive), or by a prefix that names it outright
+ * ("svg:-", "pdf:/dev/stdout", "png:out.img"); "-" alone is standard output as PNG (PNG and PDF
+ * are refused on a terminal). Anything else is an error. The picture is written through
+ * lh_output_open (sim/util.h): to a temporary file beside a regular @path that is renamed over
+ * it only once cairo reports success, so a failed draw or an unwritable path leaves nothing
+ * behind; through a symbolic link to the file it names; in place to a device or FIFO. A failed
+ * write is an LH_IO_ERROR_WRITE. The inputs are only read; the caller keeps ownership of
+ * everything it passes.
  * The pure layout functions behind these pictures are in viz/layout.h.
  */
 #pragma once
@@ -24,12 +28,12 @@ typedef enum {
 	LH_VIZ_ERROR_FORMAT, /* the path's extension names no supported format */
 	LH_VIZ_ERROR_INVALID, /* inputs that do not fit together (trace vs graph, empty sweep) */
 	LH_VIZ_ERROR_DRAW,   /* cairo failed (the message is cairo's status string) */
-	LH_VIZ_ERROR_IO,     /* the file cannot be written */
+	LH_VIZ_ERROR_IO,     /* unused: a file that cannot be written is an LH_IO_ERROR_WRITE */
 } LhVizError;
 
-/* Checks before any work is done that @path names a supported format and that a file can be
- * created beside it (a temporary file is made and removed), so that a long run does not end
- * in an unwritable path. The writers below check again when they write. */
+/* Checks before any work is done that @path names a supported format and that it can be
+ * written (lh_output_check), so that a long run does not end in an unwritable path. The
+ * writers below check again when they write. */
 gboolean lh_viz_check_path(const char *path, GError **error);
 
 /* A timeline: one lane per stream of @plan and per engine (each copy engine of each direction,

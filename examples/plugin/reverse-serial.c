@@ -2,7 +2,8 @@
  *
  * One stream; among the ops whose deps have all run, it always runs the one that comes LAST
  * in program order (the opposite of the built-in `serial`). Small, but a real scheduler: it
- * uses only the installed public API (lhsim/lhsim.h) and passes lh_plan_validate on every
+ * uses only the installed public API (`#include <lhsim.h>`, installed as include/lhsim/lhsim.h,
+ * found through `pkg-config --cflags lhsim`) and passes lh_plan_validate on every
  * graph. Build it with the Makefile beside this file against an installed lhsim, then
  *     lhsim run --plugin ./reverse-serial.so --sched reverse-serial
  */
