@@ -1,4 +1,4 @@
-/* lhsim — replay backends (DESIGN.md section 7).
+/* lhsim — replay backends (docs/design.md#backends).
  *
  * A backend runs a stream program (LhPlan) for real and returns a *measured* LhTrace, so that
  * every prediction of the engine can be checked against a measurement of the same plan. The
@@ -103,7 +103,7 @@ double lh_replay_time_scale(const LhReplayOptions *opt, const LhGraph *g,
 LhEngine lh_op_engine(LhOpKind k);
 
 /* Rebuilds @t's memory curve and peaks from its op start and end times with the engine's
- * rule (DESIGN 4.2): inputs live from 0, an output is allocated at its op's start and freed
+ * rule (docs/engine.md#memory): inputs live from 0, an output is allocated at its op's start and freed
  * when its last consumer ends. Backends call it on the traces they measure. */
 void lh_trace_rebuild_memory(LhTrace *t, const LhGraph *g);
 

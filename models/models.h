@@ -9,7 +9,7 @@ G_BEGIN_DECLS
 /* Registers the compiled-in hardware descriptions (models/hw/\*.ini) with lh_hw. Idempotent. */
 void lh_models_init(void);
 
-/* The built-in default workload (DESIGN 8): a moe-offload graph sized to simulate in well under
+/* The built-in default workload (docs/design.md#workloads): a moe-offload graph sized to simulate in well under
  * a second. Caller frees. */
 LhGraph *lh_default_workload(void);
 

@@ -1,4 +1,4 @@
-/* lhsim — `cpath`: critical-path list scheduling (DESIGN.md section 5).
+/* lhsim — `cpath`: critical-path list scheduling (docs/design.md#cpath).
  *
  * Priority: the b-level, the longest chain of standalone durations from an op to an exit,
  * the op's own included (HLFET / CP-MISF style). The schedule is built in simulated time on

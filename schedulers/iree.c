@@ -1,4 +1,4 @@
-/* lhsim — `iree`: IREE's reference partitioning (DESIGN.md section 5).
+/* lhsim — `iree`: IREE's reference partitioning (docs/design.md#iree).
  *
  * Written from a reading of IREE's
  * compiler/src/iree/compiler/Dialect/Stream/Analysis/Partitioning/ReferencePartitioning.cpp

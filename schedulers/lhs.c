@@ -1,4 +1,4 @@
-/* lhsim — `lhs`: XLA's latency-hiding scheduler, re-implemented (DESIGN.md section 5).
+/* lhsim — `lhs`: XLA's latency-hiding scheduler, re-implemented (docs/design.md#lhs).
  *
  * Written from a reading of xla/service/latency_hiding_scheduler.cc (DefaultSchedulerCore,
  * ReadySetLt, HloScheduleGraph, ApproximateLatencyEstimator) and

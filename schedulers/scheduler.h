@@ -1,4 +1,4 @@
-/* lhsim — the scheduler interface, its parameters and the registry (DESIGN.md section 5).
+/* lhsim — the scheduler interface, its parameters and the registry (docs/design.md#scheduler-interface).
  *
  * A scheduler turns a finished graph into a plan. It is a versioned method table; new slots
  * go at the end and bump LH_SCHEDULER_ABI. Plugins export

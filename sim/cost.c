@@ -1,4 +1,4 @@
-/* lhsim — standalone costs (DESIGN 4.2; the formulas and their sources are in docs/engine.md,
+/* lhsim — standalone costs (docs/design.md#standalone-costs; the formulas and their sources are in docs/engine.md,
  * "Durations and phases", and docs/hw-format.md). */
 #include "sim/cost.h"
 

@@ -1,4 +1,4 @@
-/* lhsim — standalone costs of ops on a hardware model (DESIGN.md 4.2 and 4.4).
+/* lhsim — standalone costs of ops on a hardware model (docs/design.md#standalone-costs, #lower-bounds).
  * All times are nanoseconds as doubles; the engine rounds only event times. */
 #pragma once
 

@@ -1,4 +1,4 @@
-/* lhsim — the discrete-event engine. The rules are DESIGN.md 4.2 and docs/engine.md; this file
+/* lhsim — the discrete-event engine. The rules are docs/engine.md; this file
  * follows docs/engine.md section by section.
  *
  * Time is integer nanoseconds. Between two instants every running activity progresses

@@ -1,4 +1,4 @@
-/* lhsim — the discrete-event engine (DESIGN.md 4.2, docs/engine.md).
+/* lhsim — the discrete-event engine (docs/engine.md).
  *
  * lh_simulate() runs a validated plan on a hardware model and returns the trace. It is pure:
  * the same graph, hardware and plan give the same trace, bit for bit.

@@ -1,4 +1,4 @@
-/* lhsim — the workload graph (DESIGN.md section 2).
+/* lhsim — the workload graph (docs/design.md#graph).
  *
  * An LhGraph is a DAG of ops kept in program order. It owns every string and array it hands
  * out: pointers returned by the accessors stay valid until the graph is freed and must not
@@ -17,7 +17,7 @@ GQuark lh_graph_error_quark(void);
 
 typedef enum {
 	LH_GRAPH_ERROR_PARSE,   /* syntax of the file */
-	LH_GRAPH_ERROR_INVALID, /* a field or structure that breaks DESIGN.md section 2 */
+	LH_GRAPH_ERROR_INVALID, /* a field or structure that breaks docs/graph-format.md */
 	LH_GRAPH_ERROR_CYCLE,   /* the deps form a cycle */
 	LH_GRAPH_ERROR_IO,      /* cannot read or write the file */
 } LhGraphError;
@@ -152,7 +152,7 @@ const char *lh_space_name(LhSpace s);
 const char *lh_dtype_name(LhDtype d);                  /* "bf16"; "" for LH_DTYPE_NONE */
 gboolean lh_dtype_from_name(const char *s, LhDtype *out);
 
-/* Bytes on the wire per GPU for a collective (DESIGN 4.2); 0 for other kinds. */
+/* Bytes on the wire per GPU for a collective (docs/design.md#standalone-costs); 0 for other kinds. */
 double lh_op_wire_bytes(const LhOp *op);
 
 G_END_DECLS

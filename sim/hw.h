@@ -1,7 +1,7 @@
-/* lhsim — the hardware model (DESIGN.md section 3).
+/* lhsim — the hardware model (docs/design.md#hardware-model).
  *
  * A plain struct: every field is public and documented with its unit. Read from a GKeyFile
- * .ini whose group is [hw]; every key of DESIGN 3 is required, so that a description never
+ * .ini whose group is [hw]; every key of docs/hw-format.md is required, so that a description never
  * silently inherits a number it did not state. Bandwidths are GB/s (1e9 bytes/s), times ns.
  */
 #pragma once
@@ -88,7 +88,7 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(LhHw, lh_hw_free)
 
 /* Checks ranges; the error names the key. */
 gboolean lh_hw_validate(const LhHw *hw, const char *where, GError **error);
-/* Writes the description as an .ini (keys of DESIGN 3). */
+/* Writes the description as an .ini (the keys of docs/hw-format.md). */
 char *lh_hw_to_data(const LhHw *hw);
 
 const char *lh_sm_sharing_name(LhSmSharing s);

@@ -1,4 +1,4 @@
-/* lhsim — lower bounds (DESIGN 4.4) and metrics (4.3), with their table and JSON writers. */
+/* lhsim — lower bounds (docs/design.md#lower-bounds) and metrics (#metrics), with their table and JSON writers. */
 #include "sim/trace.h"
 #include "sim/util.h"
 #include "sim/cost.h"

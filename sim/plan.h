@@ -1,4 +1,4 @@
-/* lhsim — the stream program (DESIGN.md 4.1).
+/* lhsim — the stream program (docs/design.md#plan).
  *
  * A plan is one global command sequence plus a stream table. Every command but `host` belongs
  * to a stream. Events are numbered by the plan (lh_plan_new_event) and each must be signaled
@@ -84,7 +84,7 @@ void lh_plan_host(LhPlan *p, guint64 ns);
 void lh_plan_sync(LhPlan *p, guint32 stream);
 void lh_plan_set_origin(LhPlan *p, const char *scheduler, const char *params);
 
-/* Checks the plan against its graph (DESIGN 4.1): every non-input op runs exactly once, no
+/* Checks the plan against its graph (docs/design.md#plan-validation): every non-input op runs exactly once, no
  * input runs, every dep is ordered by stream order or a signal/wait chain, every waited event
  * is signaled exactly once, no event is signaled twice, no wait-for cycle. The error names
  * the ops, streams and events. @where prefixes messages (a file name) or NULL. */

@@ -1,4 +1,4 @@
-/* lhsim — what a simulation or a replay produces (DESIGN.md 4.3), and lower bounds (4.4).
+/* lhsim — what a simulation or a replay produces (docs/design.md#traces), and lower bounds (#lower-bounds).
  *
  * An LhTrace is a plain record: per-op timings, per-command host issue times and the memory
  * curve. The simulator and the replay backends both fill one, so that the same writers,
@@ -58,7 +58,7 @@ LhTrace *lh_trace_new(guint32 n_ops, guint32 n_cmds);
 void lh_trace_free(LhTrace *t); /* NULL is fine */
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(LhTrace, lh_trace_free)
 
-/* Lower bounds (DESIGN 4.4), in ns. */
+/* Lower bounds (docs/design.md#lower-bounds), in ns. */
 typedef struct {
 	double critical_path; /* longest chain of standalone durations */
 	double sm_work;       /* sum of standalone T * sm share */

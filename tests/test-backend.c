@@ -224,7 +224,7 @@ Test(backend, cpu_replays_a_scheduler_plan_within_ten_percent)
 }
 
 /* Shared hardware queues: with hw_queues = 1, c (on its own stream) queues behind s0's
- * signal, which waits for a (2 ms); so c starts at 2 ms, not 0 (DESIGN 4.2.1).
+ * signal, which waits for a (2 ms); so c starts at 2 ms, not 0 (docs/engine.md#streams-and-hardware-queues).
  *   s0: run a (2 ms); signal e0     s1: wait e0; run b (1 ms)     s2: run c (1 ms) */
 Test(backend, cpu_shares_hardware_queues_like_the_engine)
 {

@@ -1,4 +1,4 @@
-/* lhsim tests — the engine, one rule of DESIGN 4.2 at a time.
+/* lhsim tests — the engine, one rule of docs/engine.md at a time.
  *
  * Every expected time is worked out by hand in the comment above its assertion. The hardware
  * is t_hw() (tests/helpers.c): no launch, event, overhead or latency cost unless a test sets

@@ -231,7 +231,7 @@ Test(gen, default_workload_simulates_fast)
 
 Test(gen, async_compute_limit_trade_off)
 {
-	/* DESIGN.md's first question: on the default workload, with lhs, raising the
+	/* lhsim's first question (docs/design.md#purpose): on the default workload, with lhs, raising the
 	 * async-compute limit from 2 to 4 lets more D2H offloads, H2D prefetches and shared-expert
 	 * kernels be in flight at once: less exposed copy time, so the step gets shorter, while
 	 * buffers stay live longer (prefetches land earlier), so the peak does not fall. */

@@ -1,4 +1,4 @@
-/* lhsim tests — metrics (DESIGN 4.3) and lower bounds (4.4) on traces written by hand. */
+/* lhsim tests — metrics and lower bounds (docs/design.md#metrics, #lower-bounds) on traces written by hand. */
 #include <criterion/criterion.h>
 
 #include "helpers.h"

@@ -1,5 +1,5 @@
-/* lhsim tests — readers and validation: every class of bad input in DESIGN 2 (graph JSON),
- * every kind of plan violation (DESIGN 4.1), bad hardware descriptions; each error names
+/* lhsim tests — readers and validation: every class of bad input in docs/graph-format.md#errors,
+ * every kind of plan violation (docs/plan-format.md#validation), bad hardware descriptions; each error names
  * FILE:LINE:COL. Also round trips of the writers. */
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>

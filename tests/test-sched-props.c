@@ -1,6 +1,6 @@
 /* lhsim tests — property test: every scheduler on 200 seeded random DAGs with copies and
  * collectives makes a valid plan that simulates without deadlock and no faster than the
- * lower bound (DESIGN 4.4). */
+ * lower bound (docs/design.md#lower-bounds). */
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
 #include <string.h>

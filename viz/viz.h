@@ -1,4 +1,4 @@
-/* lhsim — pictures of schedules (DESIGN.md section 6).
+/* lhsim — pictures of schedules (docs/design.md#viz).
  *
  * Every function draws with cairo + pango into a PNG, SVG or PDF chosen by the extension of
  * @path (".png", ".svg", ".pdf", case-insensitive), or by a prefix that names it outright
