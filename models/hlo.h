@@ -10,7 +10,7 @@
  * - Each `*-start`/`*-done` pair (collectives, copy-start/done, send/recv, async-start/done
  *   with calls=) becomes one op named after the start.
  * - A fusion, a custom-call, and every other computing instruction become one kernel whose
- *   flops and bytes come from shapes (see hlo.c: lh__hlo_flops). Unknown opcodes become
+ *   flops and bytes come from shapes (see hlo-cost.c). Unknown opcodes become
  *   memory-bound kernels with a warning that lists them.
  * - Transfers between device and host memory (`S(5)` layouts, MoveToHost/MoveToDevice
  *   custom-calls, dynamic-(update-)slice into or out of host buffers) become copy-d2h or

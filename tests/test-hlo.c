@@ -1,4 +1,4 @@
-/* lhsim tests — the XLA HLO text importer (models/hlo.c) and `lhsim import`.
+/* lhsim tests — the XLA HLO text importer (models/hlo-*.c) and `lhsim import`.
  *
  * Inputs are the XLA modules in tests/data/hlo (see tests/data/SOURCES.md). Expected counts
  * for the small lhs_test_* modules are counted by hand from the text (the arithmetic is in the

@@ -1,0 +1,115 @@
+/* lhsim — XLA HLO text import, private to models/hlo-*.c.
+ *
+ * hlo-read.c turns the text into computations of instructions (names, shapes, opcodes,
+ * operands, raw attribute values, source positions); hlo-cost.c holds the cost rules (flops
+ * and bytes from shapes); hlo-lower.c walks the entry computation, inlines while bodies and
+ * calls, and adds ops to an LhGraph. */
+#pragma once
+
+#include "models/hlo.h"
+
+#define MAX_DEPTH 64            /* nesting of tuple shapes, computations and inlining */
+#define MAX_RANK 32             /* dimensions of an array shape */
+#define MAX_OPS 5000000u        /* ops in one imported graph, after unrolling */
+#define HOST_SPACE 5            /* XLA's memory space for pinned host memory, S(5) */
+
+/* ---- shapes ---- */
+
+typedef struct _Shape Shape;
+struct _Shape {
+	double elems;        /* array: number of elements; tuple: 0 */
+	double bytes;        /* array: elems * element size; tuple: sum of its elements */
+	guint rank;
+	gint64 dims[MAX_RANK];
+	gboolean tuple;
+	gboolean host;       /* array in memory space S(5) */
+	guint n_sub;
+	Shape *sub;          /* tuple elements */
+};
+
+
+/* ---- parsed module ---- */
+
+typedef struct {
+	char *key;
+	char *value; /* raw text */
+	gsize at;    /* offset of the key */
+} Attr;
+
+typedef struct {
+	char *name;
+	char *opcode;
+	Shape shape;
+	gboolean has_shape;
+	gboolean root;
+	gsize at;              /* offset of the name */
+	gsize op_at;           /* offset of the opcode */
+	GPtrArray *operands;   /* char *, names (a parameter's number for parameter) */
+	GArray *operand_at;    /* gsize offsets */
+	GArray *attrs;         /* Attr */
+	char *literal;         /* constant: the text between the parens */
+	gint *ops;             /* resolved operand instruction indices (after parse) */
+} Instr;
+
+typedef struct {
+	char *name;
+	gsize at;
+	gboolean entry;
+	GPtrArray *instrs;     /* Instr * */
+	GHashTable *index;     /* name -> index + 1 */
+	gint root;
+	gint n_params;
+	gint *param_of;        /* parameter number -> instruction index, -1 if none */
+	/* emitter state */
+	gboolean busy;         /* being inlined (recursion guard) */
+	gboolean cost_done, cost_busy;
+	double flops;          /* sum of instruction flops, fusions included */
+} Comp;
+
+typedef struct {
+	const char *data;
+	gsize len, pos;
+	const char *where;
+	GPtrArray *comps;      /* Comp * */
+	GHashTable *comp_index; /* name -> Comp * */
+	Comp *entry;
+	gboolean scheduled;
+	gint64 num_partitions, replica_count;
+	char *module_name;
+	GError *error;
+} Parser;
+
+/* ---- hlo-read.c ---- */
+
+G_GNUC_INTERNAL void hlo_shape_clear(Shape *s);
+G_GNUC_INTERNAL void hlo_shape_copy(Shape *dst, const Shape *src);
+/* The largest array in a (possibly tuple) shape: a start's output, a gemm's result. */
+G_GNUC_INTERNAL const Shape *hlo_shape_largest(const Shape *s);
+G_GNUC_INTERNAL const Shape *hlo_shape_first_array(const Shape *s);
+G_GNUC_INTERNAL gboolean hlo_shape_any_host(const Shape *s);
+G_GNUC_INTERNAL const char *hlo_attr_get(const Instr *in, const char *key);
+G_GNUC_INTERNAL gboolean hlo_is_ident_char(char c);
+/* Line and column (from 1) of byte offset @at. */
+G_GNUC_INTERNAL void hlo_pos_of(const char *data, gsize len, gsize at, int *line, int *col);
+/* Sets ps->error to "WHERE:LINE:COL: message near 'text'" (the first error wins); FALSE. */
+G_GNUC_INTERNAL gboolean hlo_fail_at(Parser *ps, gsize at, const char *fmt, ...)
+	G_GNUC_PRINTF(3, 4);
+/* Parses the whole text into ps->comps; resolves operands, roots and parameters. */
+G_GNUC_INTERNAL gboolean hlo_parse_module(Parser *ps);
+G_GNUC_INTERNAL void hlo_parser_clear(Parser *ps);
+
+/* ---- hlo-cost.c ---- */
+
+/* The computation named by attribute @key (the first of a list); NULL if none. */
+G_GNUC_INTERNAL Comp *hlo_called(Parser *ps, const Instr *in, const char *key);
+G_GNUC_INTERNAL const Shape *hlo_operand_shape(const Comp *c, const Instr *in, guint k);
+/* Parses the integers of "{1,2}" into @out; returns the count. */
+G_GNUC_INTERNAL guint hlo_int_list(const char *v, gint64 *out, guint max);
+G_GNUC_INTERNAL gboolean hlo_str_has(const char *s, const char *sub);
+/* Opcodes the importer knows; others become memory-bound kernels with a warning. */
+G_GNUC_INTERNAL gboolean hlo_is_known(const char *op);
+/* Floating-point operations of one instruction, and of a whole computation, from shapes. */
+G_GNUC_INTERNAL double hlo_instr_flops(Parser *ps, const Comp *c, const Instr *in, int depth);
+G_GNUC_INTERNAL double hlo_comp_flops(Parser *ps, Comp *c, int depth);
+/* HBM bytes of a kernel: its operands plus its output. */
+G_GNUC_INTERNAL double hlo_instr_bytes(const Comp *c, const Instr *in);
