@@ -2,6 +2,7 @@
  * shapes and attributes). */
 #include "models/hlo-private.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 Comp *hlo_called(Parser *ps, const Instr *in, const char *key)
@@ -206,10 +207,140 @@ double hlo_comp_flops(Parser *ps, Comp *c, int depth)
 }
 
 /* HBM bytes of a kernel: its operands plus its output. */
-double hlo_instr_bytes(const Comp *c, const Instr *in)
+static const Instr *instr_at(const Comp *c, gint i)
 {
+	return c->instrs->pdata[i];
+}
+
+static double operand_bytes(const Comp *c, const Instr *in, guint k)
+{
+	return instr_at(c, in->ops[k])->shape.bytes;
+}
+
+static gboolean is_op(const Instr *in, const char *opcode)
+{
+	return strcmp(in->opcode, opcode) == 0;
+}
+
+/* Instruction @i of @c with the bitcasts in front of it skipped (a bitcast is free: the same
+ * buffer seen with another shape). */
+static gint skip_bitcasts(const Comp *c, gint i)
+{
+	for (int d = 0; d < MAX_DEPTH; d++) {
+		const Instr *in = instr_at(c, i);
+		if (!is_op(in, "bitcast") || !in->ops || in->operands->len != 1)
+			break;
+		i = in->ops[0];
+	}
+	return i;
+}
+
+gint hlo_param_number(const Comp *c, gint i)
+{
+	const Instr *in = instr_at(c, skip_bitcasts(c, i));
+	if (!is_op(in, "parameter") || in->operands->len != 1)
+		return -1;
+	return atoi(in->operands->pdata[0]);
+}
+
+/* XLA's in-place dynamic-update-slice: the update is read and written, the rest of the
+ * operand is neither (its buffer is the output). xla/service/hlo_cost_analysis.cc,
+ * HloCostAnalysis::HandleDynamicUpdateSlice: bytes accessed = 2 * update + start indices,
+ * "Operand 0 aliases with the output", operand 0 accessed 0 bytes. */
+static gboolean is_dus(const Instr *in)
+{
+	return is_op(in, "dynamic-update-slice") && in->ops && in->operands->len >= 2;
+}
+
+gint hlo_in_place_param(const Comp *f, double *update_bytes)
+{
+	const Instr *root = instr_at(f, skip_bitcasts(f, f->root));
+	if (!is_dus(root))
+		return -1;
+	if (update_bytes)
+		*update_bytes = operand_bytes(f, root, 1);
+	return hlo_param_number(f, root->ops[0]);
+}
+
+/* Bytes a fusion writes: each root array, or only the update of an in-place
+ * dynamic-update-slice of a parameter. */
+static double fusion_written(const Comp *f)
+{
+	const Instr *root = instr_at(f, skip_bitcasts(f, f->root));
+	if (!is_op(root, "tuple") || !root->ops)
+		return is_dus(root) && hlo_param_number(f, root->ops[0]) >= 0
+			       ? operand_bytes(f, root, 1) : root->shape.bytes;
+	double b = 0;
+	for (guint k = 0; k < root->operands->len; k++) {
+		const Instr *e = instr_at(f, skip_bitcasts(f, root->ops[k]));
+		b += is_dus(e) && hlo_param_number(f, e->ops[0]) >= 0 ? operand_bytes(f, e, 1)
+								      : e->shape.bytes;
+	}
+	return b;
+}
+
+/* Bytes a fusion reads of its parameter @k. As XLA's cost model counts a fused slice
+ * (HloCostAnalysis::HandleSlice and HandleDynamicSlice: operand 0 accessed = the slice's
+ * size), a parameter used only as the sliced operand of slices and dynamic-slices is read
+ * for those slices alone, and one used only as the buffer of an in-place
+ * dynamic-update-slice (HandleDynamicUpdateSlice: 0 bytes) is not read at all. Any other use
+ * reads it whole. Bitcasts in between are looked through. */
+static double fusion_param_read(const Comp *f, gint k)
+{
+	gint p = f->param_of[k];
+	double size = instr_at(f, p)->shape.bytes, part = 0;
+	for (guint i = 0; i < f->instrs->len; i++) {
+		const Instr *u = instr_at(f, (gint)i);
+		if (!u->ops || is_op(u, "bitcast") || is_op(u, "parameter"))
+			continue;
+		for (guint j = 0; j < u->operands->len; j++) {
+			if (hlo_param_number(f, u->ops[j]) != k)
+				continue;
+			if (j == 0 && (is_op(u, "slice") || is_op(u, "dynamic-slice")))
+				part += u->shape.bytes;
+			else if (j == 0 && is_dus(u))
+				continue;
+			else
+				return size;
+		}
+	}
+	return MIN(part, size);
+}
+
+static double fusion_bytes(Comp *f)
+{
+	if (f->bytes_done)
+		return f->bytes;
+	double b = fusion_written(f);
+	for (gint k = 0; k < f->n_params; k++)
+		if (f->param_of[k] >= 0)
+			b += fusion_param_read(f, k);
+	f->bytes = b;
+	f->bytes_done = TRUE;
+	return b;
+}
+
+double hlo_instr_bytes(Parser *ps, const Comp *c, const Instr *in)
+{
+	guint n = in->ops ? in->operands->len : 0;
+	double idx = 0; /* operands after the first: start indices of the slicing ops */
+	for (guint k = 1; k < n; k++)
+		idx += operand_bytes(c, in, k);
+	/* xla/service/hlo_cost_analysis.cc: HandleSlice 2 * output; HandleDynamicSlice
+	 * 2 * output + start indices; HandleDynamicUpdateSlice 2 * update + start indices. */
+	if (is_op(in, "slice") && n >= 1)
+		return 2 * in->shape.bytes;
+	if (is_op(in, "dynamic-slice") && n >= 1)
+		return 2 * in->shape.bytes + idx;
+	if (is_dus(in)) /* idx holds the update once and the indices */
+		return operand_bytes(c, in, 1) + idx;
+	if (is_op(in, "fusion")) {
+		Comp *f = hlo_called(ps, in, "calls");
+		if (f && f->n_params == (gint)n)
+			return fusion_bytes(f);
+	}
 	double b = in->shape.bytes;
-	for (guint k = 0; in->ops && k < in->operands->len; k++)
-		b += ((Instr *)c->instrs->pdata[in->ops[k]])->shape.bytes;
+	for (guint k = 0; k < n; k++)
+		b += operand_bytes(c, in, k);
 	return b;
 }

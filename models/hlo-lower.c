@@ -13,6 +13,7 @@ struct _Val {
 	gboolean tuple;
 	guint n;
 	guint stamp; /* last val_flatten that visited it: shared sub-values are walked once */
+	guint32 buf; /* leaf: the op whose output buffer holds the value, LH_NO_OP if none */
 	union {
 		guint32 *ops; /* leaf: op indices */
 		Val **sub;    /* tuple */
@@ -29,6 +30,10 @@ typedef struct {
 	GArray *dep_scratch;
 	guint stamp;
 	guint32 n_ops;
+	GPtrArray *op_deps;   /* per op: its deps, a leaf Val (sorted op indices) */
+	GArray *param_op;     /* entry parameter number -> its input op (LH_NO_OP if none) */
+	GArray *sched;        /* XLA's sequence as emitted (graph.h: op << 1 | LH_SCHED_DONE) */
+	GArray *done;         /* per op: 1 once its done is in sched */
 } Emit;
 
 static Val *val_leaf(Emit *em, const guint32 *ops, guint n)
@@ -36,6 +41,7 @@ static Val *val_leaf(Emit *em, const guint32 *ops, guint n)
 	Val *v = g_new0(Val, 1);
 	g_ptr_array_add(em->pool, v);
 	v->n = n;
+	v->buf = LH_NO_OP;
 	if (n) {
 		v->ops = g_memdup2(ops, n * sizeof *ops);
 		g_ptr_array_add(em->pool, v->ops);
@@ -115,7 +121,64 @@ static gboolean add_op(Emit *em, const Instr *in, const char *suffix, LhOpKind k
 	Val *d = val_flatten(em, deps, n_deps);
 	for (guint i = 0; i < d->n; i++)
 		lh_graph_add_dep(em->g, id, d->ops[i]);
+	g_ptr_array_add(em->op_deps, d);
+	guint32 e = id << 1;
+	g_array_append_val(em->sched, e);
+	guint8 zero = 0;
+	g_array_append_val(em->done, zero);
 	*out = id;
+	return TRUE;
+}
+
+/* Puts op @id's done into the sequence here, once (an async op's *-done instruction, or right
+ * after a synchronous one). */
+static void sched_done(Emit *em, guint32 id)
+{
+	if (id == LH_NO_OP || g_array_index(em->done, guint8, id) ||
+	    !lh_graph_op(em->g, id)->async)
+		return;
+	g_array_index(em->done, guint8, id) = 1;
+	guint32 e = id << 1 | LH_SCHED_DONE;
+	g_array_append_val(em->sched, e);
+}
+
+/* The value of a new op: its own output buffer. */
+static Val *val_op(Emit *em, guint32 id)
+{
+	Val *v = val_leaf(em, &id, 1);
+	v->buf = id;
+	return v;
+}
+
+static gboolean has_dep(Emit *em, guint32 op, guint32 dep)
+{
+	const Val *d = em->op_deps->pdata[op];
+	guint lo = 0, hi = d->n;
+	while (lo < hi) {
+		guint mid = (lo + hi) / 2;
+		if (d->ops[mid] == dep)
+			return TRUE;
+		if (d->ops[mid] < dep)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return FALSE;
+}
+
+/* Makes op @id write its output into the buffer that holds @v (docs/hlo.md, "Buffers"): only
+ * if that buffer is one op's, a dep of @id, in the same memory space and at least as large.
+ * Returns whether it did. */
+static gboolean set_alias(Emit *em, guint32 id, const Val *v)
+{
+	if (!v || v->tuple || v->buf == LH_NO_OP || v->buf == id || !has_dep(em, id, v->buf))
+		return FALSE;
+	const LhOp *b = lh_graph_op(em->g, v->buf);
+	LhOp *o = lh_graph_op_mut(em->g, id);
+	if (o->alias != LH_NO_OP || o->kind == LH_OP_INPUT || b->out_space != o->out_space ||
+	    b->out_bytes < o->out_bytes)
+		return FALSE;
+	o->alias = v->buf;
 	return TRUE;
 }
 
@@ -348,17 +411,20 @@ static gboolean new_op(Ins *x, LhOpKind kind, const char *opcode, guint32 *id)
 {
 	if (!add_op(x->em, x->in, x->suffix, kind, opcode, x->dv, x->dn, id))
 		return FALSE;
-	x->vals[x->i] = val_leaf(x->em, id, 1);
+	x->vals[x->i] = val_op(x->em, *id);
 	return TRUE;
 }
 
 /* @v with the deps beyond the operands (control-predecessors) folded in. */
 static Val *with_control(Ins *x, Val *v)
 {
-	if (x->dn <= x->n)
+	if (x->dn <= x->n || !v)
 		return v;
 	Val *pair[2] = {v, val_flatten(x->em, x->dv + x->n, x->dn - x->n)};
-	return val_flatten(x->em, pair, 2);
+	Val *r = val_flatten(x->em, pair, 2);
+	if (!v->tuple)
+		r->buf = v->buf; /* still the same buffer */
+	return r;
 }
 
 /* An input: a buffer that exists from the start (an entry parameter, AllocateBuffer). */
@@ -370,7 +436,7 @@ static gboolean new_input(Ins *x, const char *opcode)
 	LhOp *o = lh_graph_op_mut(x->em->g, id);
 	o->out_bytes = to_u64(x->in->shape.bytes);
 	o->out_space = hlo_shape_any_host(&x->in->shape) ? LH_SPACE_HOST : LH_SPACE_DEVICE;
-	x->vals[x->i] = val_leaf(x->em, &id, 1);
+	x->vals[x->i] = val_op(x->em, id);
 	return TRUE;
 }
 
@@ -383,8 +449,15 @@ static EmitResult emit_free(Ins *x)
 	const char *op = in->opcode;
 	if (strcmp(op, "parameter") == 0) {
 		gint num = atoi(in->operands->pdata[0]);
-		if (x->depth == 0)
-			return done_if(new_input(x, NULL));
+		if (x->depth == 0) {
+			if (!new_input(x, NULL))
+				return EMIT_FAIL;
+			guint32 none = LH_NO_OP;
+			while ((guint)num >= em->param_op->len)
+				g_array_append_val(em->param_op, none);
+			g_array_index(em->param_op, guint32, num) = x->vals[x->i]->buf;
+			return EMIT_DONE;
+		}
 		x->vals[x->i] = (guint)num < x->n_args && x->args[num] ? x->args[num]
 								      : val_leaf(em, NULL, 0);
 		return EMIT_DONE;
@@ -428,6 +501,8 @@ static EmitResult emit_free(Ins *x)
 			x->vals[x->i] = x->opv[0];
 		else
 			x->vals[x->i] = val_flatten(em, x->dv, x->dn);
+		if (g_str_has_suffix(op, "-done") && x->n >= 1 && !x->opv[0]->tuple)
+			sched_done(em, x->opv[0]->buf); /* where XLA waits for it */
 		return EMIT_DONE;
 	}
 	return EMIT_PASS;
@@ -452,6 +527,21 @@ static EmitResult emit_custom_call(Ins *x)
 	o->size = to_u64(x->in->shape.bytes);
 	o->out_bytes = o->size;
 	return EMIT_DONE;
+}
+
+/* XLA keeps a while loop's state in one set of buffers: the body's root writes element k
+ * where the parameter's element k was (HloAliasAnalysis puts the while's operand, the body's
+ * parameter and root, and the while's result in one buffer). So an op of iteration @first..
+ * that makes element k of the new state reuses the old element's buffer when it reads it. */
+static void alias_loop_state(Emit *em, const Val *old, const Val *next, guint32 first)
+{
+	if (!old || !next || !old->tuple || !next->tuple || old->n != next->n)
+		return;
+	for (guint k = 0; k < next->n; k++) {
+		const Val *nv = next->sub[k];
+		if (nv && !nv->tuple && nv->buf != LH_NO_OP && nv->buf >= first)
+			set_alias(em, nv->buf, old->sub[k]);
+	}
 }
 
 /* A while loop, unrolled by its trip count; its value is the last iteration's state. */
@@ -485,8 +575,10 @@ static EmitResult emit_while(Ins *x)
 	for (gint64 it = 0; it < runs; it++) {
 		g_autofree char *sfx = g_strdup_printf("%s@%" G_GINT64_FORMAT, x->suffix, it);
 		Val *next = NULL;
+		guint32 first = em->n_ops;
 		if (!emit_comp(em, body, &state, 1, sfx, x->depth + 1, &next))
 			return EMIT_FAIL;
+		alias_loop_state(em, state, next, first);
 		state = next;
 	}
 	x->vals[x->i] = state;
@@ -680,8 +772,75 @@ static gboolean emit_kernel(Ins *x)
 		return FALSE;
 	LhOp *o = lh_graph_op_mut(x->em->g, id);
 	o->flops = fin(hlo_instr_flops(x->em->ps, x->c, in, 0));
-	o->bytes = fin(hlo_instr_bytes(x->c, in));
+	o->bytes = fin(hlo_instr_bytes(x->em->ps, x->c, in));
 	set_out(x->em, id, in->shape.bytes);
+	return TRUE;
+}
+
+/* The element of value @v at shape index @idx (n numbers); NULL if @v has no such element. */
+static const Val *val_at(const Val *v, const gint64 *idx, guint n)
+{
+	for (guint k = 0; v && k < n; k++) {
+		if (!v->tuple)
+			return v; /* an op with a tuple output: the op's whole buffer */
+		v = idx[k] >= 0 && idx[k] < (gint64)v->n ? v->sub[idx[k]] : NULL;
+	}
+	return v;
+}
+
+/* The bytes of element @idx of shape @s; 0 if there is none. */
+static double shape_bytes_at(const Shape *s, const gint64 *idx, guint n)
+{
+	for (guint k = 0; k < n; k++) {
+		if (!s->tuple || idx[k] < 0 || idx[k] >= (gint64)s->n_sub)
+			return 0;
+		s = &s->sub[idx[k]];
+	}
+	return s->bytes;
+}
+
+/* In-place outputs (docs/hlo.md, "Buffers"): a dynamic-update-slice writes into its operand
+ * 0; a fusion or async computation whose root is one writes into that operand;
+ * output_to_operand_aliasing names the operand whose buffer the output (or an element of it)
+ * reuses. A whole output that aliases sets the op's alias; an element that aliases is taken
+ * out of out_bytes. */
+static gboolean alias_rules(Ins *x, guint32 id)
+{
+	Emit *em = x->em;
+	Instr *in = x->in;
+	if (strcmp(in->opcode, "dynamic-update-slice") == 0 && x->n >= 2)
+		set_alias(em, id, x->opv[0]);
+	if (strcmp(in->opcode, "fusion") == 0 || strcmp(in->opcode, "async-start") == 0) {
+		Comp *f = hlo_called(em->ps, in, "calls");
+		gint k = f ? hlo_in_place_param(f, NULL) : -1;
+		if (k >= 0 && (guint)k < x->n)
+			set_alias(em, id, x->opv[k]);
+	}
+	for (guint a = 0; in->attrs && a < in->attrs->len; a++) {
+		const Attr *at = &g_array_index(in->attrs, Attr, a);
+		if (strcmp(at->key, "output_to_operand_aliasing") != 0)
+			continue;
+		g_autoptr(GArray) list = g_array_new(FALSE, FALSE, sizeof(HloAlias));
+		if (!hlo_parse_aliases(em->ps, at->value, at->at + strlen(at->key) + 1, list))
+			return FALSE;
+		for (guint e = 0; e < list->len; e++) {
+			const HloAlias *al = &g_array_index(list, HloAlias, e);
+			if (al->operand >= (gint64)x->n)
+				return hlo_fail_at(em->ps, al->at,
+						   "output_to_operand_aliasing names operand %" G_GINT64_FORMAT
+						   " of '%s', which has %u", al->operand, in->name, x->n);
+			const Val *src = val_at(x->opv[al->operand], al->index, al->n_index);
+			if (al->n_out == 0) {
+				set_alias(em, id, src);
+				continue;
+			}
+			LhOp *o = lh_graph_op_mut(em->g, id);
+			if (o->alias != LH_NO_OP)
+				continue;
+			guint64 part = to_u64(shape_bytes_at(&in->shape, al->out, al->n_out));
+			o->out_bytes -= MIN(part, o->out_bytes);
+		}
+	}
 	return TRUE;
 }
 
@@ -717,6 +876,7 @@ static gboolean emit_instr(Emit *em, Comp *c, guint i, Val **vals, Val *const *a
 				g_ptr_array_add(deps, pv);
 		}
 	}
+	guint32 before = em->n_ops;
 	Ins x = {.em = em, .c = c, .in = in, .i = i, .vals = vals, .opv = opv, .n = n,
 		 .dv = (Val **)deps->pdata, .dn = deps->len, .args = args, .n_args = n_args,
 		 .suffix = suffix, .depth = depth};
@@ -736,8 +896,19 @@ static gboolean emit_instr(Emit *em, Comp *c, guint i, Val **vals, Val *const *a
 	if (r == EMIT_PASS)
 		r = emit_host_transfer(&x);
 	if (r == EMIT_PASS)
-		return emit_kernel(&x);
-	return r == EMIT_DONE;
+		r = done_if(emit_kernel(&x));
+	if (r != EMIT_DONE)
+		return FALSE;
+	/* An op of this instruction's own: the buffer rules, and a synchronous op's done. */
+	Val *v = vals[i];
+	if (em->n_ops > before && v && !v->tuple && v->buf == em->n_ops - 1) {
+		if (!alias_rules(&x, v->buf))
+			return FALSE;
+		if (!g_str_has_suffix(op, "-start") && strcmp(op, "send") != 0 &&
+		    strcmp(op, "recv") != 0)
+			sched_done(em, v->buf);
+	}
+	return TRUE;
 }
 
 /* Emits computation @c with argument values @args, in a topological order that follows the
@@ -794,6 +965,54 @@ static gboolean emit_comp(Emit *em, Comp *c, Val *const *args, guint n_args, con
 	return ok;
 }
 
+/* The header's input_output_alias: output element {i} of the entry is written into
+ * parameter p's buffer (a donated buffer). The op that makes that element aliases p's input
+ * op; it gets p as a dep if it lacks it (an input is ready at t = 0, so this orders nothing). */
+static gboolean alias_io(Emit *em, const Val *root)
+{
+	Parser *ps = em->ps;
+	if (!ps->io_alias)
+		return TRUE;
+	g_autoptr(GArray) list = g_array_new(FALSE, FALSE, sizeof(HloAlias));
+	if (!hlo_parse_aliases(ps, ps->io_alias, ps->io_alias_at, list))
+		return FALSE;
+	for (guint e = 0; e < list->len; e++) {
+		const HloAlias *al = &g_array_index(list, HloAlias, e);
+		if (al->operand >= (gint64)em->param_op->len ||
+		    g_array_index(em->param_op, guint32, al->operand) == LH_NO_OP)
+			return hlo_fail_at(ps, al->at,
+					   "input_output_alias names parameter %" G_GINT64_FORMAT
+					   ", which the entry computation does not have", al->operand);
+		guint32 p = g_array_index(em->param_op, guint32, al->operand);
+		const Val *v = val_at(root, al->out, al->n_out);
+		if (al->n_index || !v || v->tuple || v->buf == LH_NO_OP || v->buf == p)
+			continue;
+		if (lh_graph_op(em->g, v->buf)->kind == LH_OP_INPUT)
+			continue;
+		if (!has_dep(em, v->buf, p)) {
+			lh_graph_add_dep(em->g, v->buf, p);
+			Val *pv = val_op(em, p);
+			Val *pair[2] = {em->op_deps->pdata[v->buf], pv};
+			em->op_deps->pdata[v->buf] = val_flatten(em, pair, 2);
+		}
+		Val pv = {.n = 1, .buf = p};
+		set_alias(em, v->buf, &pv);
+	}
+	return TRUE;
+}
+
+/* Whether any computation has a fusion. */
+static gboolean has_fusion(const Parser *ps)
+{
+	for (guint c = 0; c < ps->comps->len; c++) {
+		const Comp *comp = ps->comps->pdata[c];
+		for (guint i = 0; i < comp->instrs->len; i++)
+			if (strcmp(((Instr *)comp->instrs->pdata[i])->opcode, "fusion") == 0)
+				return TRUE;
+	}
+	return FALSE;
+}
+
 LhGraph *lh_hlo_import_data(const char *data, gsize len, const char *where, GPtrArray *warnings,
 			    GError **error)
 {
@@ -813,8 +1032,12 @@ LhGraph *lh_hlo_import_data(const char *data, gsize len, const char *where, GPtr
 	em.unknown = g_hash_table_new(g_str_hash, g_str_equal);
 	em.warnings = warnings;
 	em.dep_scratch = g_array_new(FALSE, FALSE, sizeof(guint32));
+	em.op_deps = g_ptr_array_new();
+	em.param_op = g_array_new(FALSE, FALSE, sizeof(guint32));
+	em.sched = g_array_new(FALSE, FALSE, sizeof(guint32));
+	em.done = g_array_new(FALSE, FALSE, sizeof(guint8));
 	Val *root = NULL;
-	gboolean ok = emit_comp(&em, ps.entry, NULL, 0, "", 0, &root);
+	gboolean ok = emit_comp(&em, ps.entry, NULL, 0, "", 0, &root) && alias_io(&em, root);
 	if (ok && g_hash_table_size(em.unknown) && warnings) {
 		g_autofree gpointer *keys = g_hash_table_get_keys_as_array(em.unknown, NULL);
 		guint nk = g_hash_table_size(em.unknown);
@@ -825,6 +1048,27 @@ LhGraph *lh_hlo_import_data(const char *data, gsize len, const char *where, GPtr
 			g_string_append_printf(s, "%s %s", i ? "," : "", (char *)keys[i]);
 		g_ptr_array_add(warnings, g_string_free(s, FALSE));
 	}
+	if (ok && warnings && !ps.scheduled && !has_fusion(&ps))
+		/* Flags: xla/debug_options_flags.cc (xla_dump_to, xla_dump_hlo_as_text); the
+		 * optimized module is the dump whose name ends in after_optimizations.txt. */
+		g_ptr_array_add(warnings,
+				g_strdup_printf("%s: the module looks unoptimized (no fusions, not "
+						"scheduled): XLA fuses, lays out and schedules it before it "
+						"runs, so costs will differ; dump the optimized module with "
+						"XLA_FLAGS=\"--xla_dump_to=DIR --xla_dump_hlo_as_text\" and "
+						"import DIR/*after_optimizations.txt",
+						where));
+	if (ok && ps.scheduled) {
+		/* Every async op has its done: one whose *-done never came (its start's value was
+		 * never waited for) ends with the sequence. */
+		for (guint32 id = 0; id < em.n_ops; id++)
+			sched_done(&em, id);
+		lh_graph_set_schedule(em.g, (const guint32 *)em.sched->data, em.sched->len);
+	}
+	g_array_unref(em.done);
+	g_array_unref(em.sched);
+	g_array_unref(em.param_op);
+	g_ptr_array_unref(em.op_deps);
 	g_array_unref(em.dep_scratch);
 	g_hash_table_unref(em.unknown);
 	g_hash_table_unref(em.names);

@@ -64,6 +64,8 @@ typedef struct {
 	gboolean busy;         /* being inlined (recursion guard) */
 	gboolean cost_done, cost_busy;
 	double flops;          /* sum of instruction flops, fusions included */
+	gboolean bytes_done;
+	double bytes;          /* as a fusion: HBM bytes read and written (hlo-cost.c) */
 } Comp;
 
 typedef struct {
@@ -76,8 +78,23 @@ typedef struct {
 	gboolean scheduled;
 	gint64 num_partitions, replica_count;
 	char *module_name;
+	char *io_alias;         /* the header's input_output_alias={...}, raw; NULL if none */
+	gsize io_alias_at;      /* offset of its value */
 	GError *error;
 } Parser;
+
+#define MAX_ALIAS_INDEX 8
+
+/* One entry of output_to_operand_aliasing={{OUT}: (OPERAND, {INDEX})} or of the header's
+ * input_output_alias={ {OUT}: (PARAMETER, {INDEX}, may-alias) }. */
+typedef struct {
+	gint64 out[MAX_ALIAS_INDEX];   /* the output's shape index */
+	guint n_out;
+	gint64 operand;                /* operand (or parameter) number */
+	gint64 index[MAX_ALIAS_INDEX]; /* shape index within it */
+	guint n_index;
+	gsize at;                      /* offset of the entry */
+} HloAlias;
 
 /* ---- hlo-read.c ---- */
 
@@ -97,6 +114,9 @@ G_GNUC_INTERNAL gboolean hlo_fail_at(Parser *ps, gsize at, const char *fmt, ...)
 /* Parses the whole text into ps->comps; resolves operands, roots and parameters. */
 G_GNUC_INTERNAL gboolean hlo_parse_module(Parser *ps);
 G_GNUC_INTERNAL void hlo_parser_clear(Parser *ps);
+/* Parses an aliasing attribute's value @v (at offset @at of the text) into HloAlias entries
+ * appended to @out; a malformed one is an error at its position. */
+G_GNUC_INTERNAL gboolean hlo_parse_aliases(Parser *ps, const char *v, gsize at, GArray *out);
 
 /* ---- hlo-cost.c ---- */
 
@@ -111,5 +131,11 @@ G_GNUC_INTERNAL gboolean hlo_is_known(const char *op);
 /* Floating-point operations of one instruction, and of a whole computation, from shapes. */
 G_GNUC_INTERNAL double hlo_instr_flops(Parser *ps, const Comp *c, const Instr *in, int depth);
 G_GNUC_INTERNAL double hlo_comp_flops(Parser *ps, Comp *c, int depth);
-/* HBM bytes of a kernel: its operands plus its output. */
-G_GNUC_INTERNAL double hlo_instr_bytes(const Comp *c, const Instr *in);
+/* HBM bytes of a kernel: its operands plus its output, except for slices, in-place updates
+ * and fusions of them (hlo-cost.c, docs/hlo.md). */
+G_GNUC_INTERNAL double hlo_instr_bytes(Parser *ps, const Comp *c, const Instr *in);
+/* The parameter number instruction @i of @c is, through bitcasts; -1 if it is not one. */
+G_GNUC_INTERNAL gint hlo_param_number(const Comp *c, gint i);
+/* The parameter whose buffer the root of @f updates in place (a dynamic-update-slice of it,
+ * through bitcasts), with the update's size; -1 if none. */
+G_GNUC_INTERNAL gint hlo_in_place_param(const Comp *f, double *update_bytes);

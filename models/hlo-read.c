@@ -118,6 +118,7 @@ void hlo_parser_clear(Parser *ps)
 	if (ps->comp_index)
 		g_hash_table_unref(ps->comp_index);
 	g_free(ps->module_name);
+	g_free(ps->io_alias);
 	if (ps->error)
 		g_error_free(ps->error);
 }
@@ -789,6 +790,10 @@ static gboolean parse_header(Parser *ps)
 			ps->num_partitions = g_ascii_strtoll(a->value, NULL, 10);
 		else if (ok && strcmp(a->key, "replica_count") == 0)
 			ps->replica_count = g_ascii_strtoll(a->value, NULL, 10);
+		if (ok && strcmp(a->key, "input_output_alias") == 0 && !ps->io_alias) {
+			ps->io_alias = g_steal_pointer(&a->value);
+			ps->io_alias_at = a->at + strlen(a->key) + 1;
+		}
 		g_free(a->key);
 		g_free(a->value);
 	}
@@ -954,4 +959,104 @@ gboolean hlo_parse_module(Parser *ps)
 		if (!resolve(ps, ps->comps->pdata[i]))
 			return FALSE;
 	return TRUE;
+}
+
+/* ---- aliasing attributes ---- */
+
+/* "{1,2}" at v[*i]: a shape index of at most MAX_ALIAS_INDEX numbers. */
+static gboolean alias_index(Parser *ps, const char *v, gsize at, gsize *i, gint64 *out, guint *n)
+{
+	*n = 0;
+	if (v[*i] != '{')
+		return hlo_fail_at(ps, at + *i, "expected '{' to open a shape index");
+	(*i)++;
+	for (;;) {
+		while (v[*i] == ' ')
+			(*i)++;
+		if (v[*i] == '}') {
+			(*i)++;
+			return TRUE;
+		}
+		if (*n && v[*i] == ',') {
+			(*i)++;
+			while (v[*i] == ' ')
+				(*i)++;
+		}
+		if (!g_ascii_isdigit(v[*i]))
+			return hlo_fail_at(ps, at + *i, "expected a number or '}' in a shape index");
+		if (*n >= MAX_ALIAS_INDEX)
+			return hlo_fail_at(ps, at + *i, "shape index deeper than %d", MAX_ALIAS_INDEX);
+		char *end;
+		out[(*n)++] = g_ascii_strtoll(v + *i, &end, 10);
+		*i = (gsize)(end - v);
+	}
+}
+
+static void skip_blanks(const char *v, gsize *i)
+{
+	while (v[*i] == ' ' || v[*i] == '\n' || v[*i] == '\t' || v[*i] == '\r')
+		(*i)++;
+}
+
+gboolean hlo_parse_aliases(Parser *ps, const char *v, gsize at, GArray *out)
+{
+	gsize i = 0;
+	skip_blanks(v, &i);
+	if (v[i] != '{')
+		return hlo_fail_at(ps, at + i, "expected '{' to open the alias list");
+	i++;
+	for (;;) {
+		skip_blanks(v, &i);
+		if (v[i] == '}' && v[i + 1] == '\0')
+			return TRUE;
+		if (out->len) {
+			if (v[i] != ',')
+				return hlo_fail_at(ps, at + i, "expected ',' or '}' in the alias list");
+			i++;
+			skip_blanks(v, &i);
+		}
+		HloAlias a = {0};
+		a.at = at + i;
+		if (!alias_index(ps, v, at, &i, a.out, &a.n_out))
+			return FALSE;
+		skip_blanks(v, &i);
+		if (v[i] != ':')
+			return hlo_fail_at(ps, at + i, "expected ':' after the output index");
+		i++;
+		skip_blanks(v, &i);
+		if (v[i] != '(')
+			return hlo_fail_at(ps, at + i, "expected '(' before the operand number");
+		i++;
+		skip_blanks(v, &i);
+		if (!g_ascii_isdigit(v[i]))
+			return hlo_fail_at(ps, at + i, "expected an operand number");
+		char *end;
+		a.operand = g_ascii_strtoll(v + i, &end, 10);
+		if (a.operand > 1000000)
+			return hlo_fail_at(ps, at + i, "operand number out of range");
+		i = (gsize)(end - v);
+		skip_blanks(v, &i);
+		if (v[i] != ',')
+			return hlo_fail_at(ps, at + i, "expected ',' after the operand number");
+		i++;
+		skip_blanks(v, &i);
+		if (!alias_index(ps, v, at, &i, a.index, &a.n_index))
+			return FALSE;
+		skip_blanks(v, &i);
+		if (v[i] == ',') { /* input_output_alias: may-alias or must-alias */
+			i++;
+			skip_blanks(v, &i);
+			gsize k = i;
+			while (g_ascii_isalpha(v[i]) || v[i] == '-')
+				i++;
+			if ((i - k != 9 || strncmp(v + k, "may-alias", 9) != 0) &&
+			    (i - k != 10 || strncmp(v + k, "must-alias", 10) != 0))
+				return hlo_fail_at(ps, at + k, "expected may-alias or must-alias");
+			skip_blanks(v, &i);
+		}
+		if (v[i] != ')')
+			return hlo_fail_at(ps, at + i, "expected ')' to close the alias");
+		i++;
+		g_array_append_val(out, a);
+	}
 }
