@@ -495,8 +495,9 @@ static EmitResult emit_free(Ins *x)
 	    strcmp(op, "opt-barrier") == 0 || strcmp(op, "domain") == 0 ||
 	    strcmp(op, "add-dependency") == 0 || strcmp(op, "after-all") == 0 ||
 	    strcmp(op, "async-update") == 0 || g_str_has_suffix(op, "-done") ||
-	    strcmp(op, "get-dimension-size") == 0) {
-		/* Pass-through: a done is its start's op; a bitcast is its operand. */
+	    strcmp(op, "get-dimension-size") == 0 || hlo_transpose_is_bitcast(x->c, in)) {
+		/* Pass-through: a done is its start's op; a bitcast (or a transpose that is one)
+		 * is its operand. */
 		if (x->n == 1 && x->dn == 1 && strcmp(op, "after-all") != 0)
 			x->vals[x->i] = x->opv[0];
 		else
@@ -767,12 +768,21 @@ static gboolean emit_kernel(Ins *x)
 	if (!hlo_is_known(op) && !g_str_has_suffix(op, "-start"))
 		g_hash_table_add(x->em->unknown, (gpointer)op);
 	g_autofree char *oc = kernel_opcode(in);
+	HloTraits t;
+	if (!hlo_kernel_traits(x->em->ps, x->c, in, &t))
+		return FALSE;
 	guint32 id;
 	if (!new_op(x, LH_OP_KERNEL, oc, &id))
 		return FALSE;
 	LhOp *o = lh_graph_op_mut(x->em->g, id);
 	o->flops = fin(hlo_instr_flops(x->em->ps, x->c, in, 0));
 	o->bytes = fin(hlo_instr_bytes(x->em->ps, x->c, in));
+	o->dtype = (guint8)t.dtype;
+	o->gemm_batch = t.batch;
+	o->gemm_m = t.m;
+	o->gemm_n = t.n;
+	o->gemm_k = t.k;
+	o->transpose = (guint8)t.transpose;
 	set_out(x->em, id, in->shape.bytes);
 	return TRUE;
 }

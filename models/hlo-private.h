@@ -23,6 +23,9 @@ struct _Shape {
 	gint64 dims[MAX_RANK];
 	gboolean tuple;
 	gboolean host;       /* array in memory space S(5) */
+	const char *type;    /* array: element type name ("bf16"; static storage); NULL else */
+	gboolean has_layout; /* m2m holds the layout; else XLA's default {rank-1, ..., 0} */
+	guint8 m2m[MAX_RANK]; /* minor_to_major: m2m[0] is the fastest-varying dimension */
 	guint n_sub;
 	Shape *sub;          /* tuple elements */
 };
@@ -96,6 +99,14 @@ typedef struct {
 	gsize at;                      /* offset of the entry */
 } HloAlias;
 
+/* What the hardware model needs beyond flops and bytes (sim/graph.h, LhOp). */
+typedef struct {
+	LhDtype dtype;                /* the math's element type; NONE if unknown */
+	guint32 batch;                /* a GEMM's [batch, m, n, k]; all 0 when not a GEMM */
+	guint64 m, n, k;
+	gboolean transpose;           /* the memory traffic moves the minor dimension */
+} HloTraits;
+
 /* ---- hlo-read.c ---- */
 
 G_GNUC_INTERNAL void hlo_shape_clear(Shape *s);
@@ -134,6 +145,19 @@ G_GNUC_INTERNAL double hlo_comp_flops(Parser *ps, Comp *c, int depth);
 /* HBM bytes of a kernel: its operands plus its output, except for slices, in-place updates
  * and fusions of them (hlo-cost.c, docs/hlo.md). */
 G_GNUC_INTERNAL double hlo_instr_bytes(Parser *ps, const Comp *c, const Instr *in);
+/* dtype, GEMM shape and transpose of a kernel's instruction (hlo-cost.c, docs/hlo.md); a
+ * malformed precision config or fft attribute is an error at its position (FALSE). */
+G_GNUC_INTERNAL gboolean hlo_kernel_traits(Parser *ps, const Comp *c, const Instr *in,
+					   HloTraits *t);
+/* A transpose whose output has the operand's bytes in the operand's order (the dimensions
+ * longer than 1 keep their physical order): a bitcast, as XLA's ShapeUtil::TransposeIsBitcast
+ * says and its algebraic simplifier rewrites it. */
+G_GNUC_INTERNAL gboolean hlo_transpose_is_bitcast(const Comp *c, const Instr *in);
+/* Passes of a dot's algorithm (3 for dot_bf16_bf16_f32_x3); 1 if unset. */
+G_GNUC_INTERNAL int hlo_dot_passes(const Instr *in);
+/* An fft's flops, and the bytes its inverse scaling pass adds (docs/hlo.md, "FFT"). */
+G_GNUC_INTERNAL double hlo_fft_flops(const Comp *c, const Instr *in);
+G_GNUC_INTERNAL double hlo_fft_extra_bytes(const Comp *c, const Instr *in);
 /* The parameter number instruction @i of @c is, through bitcasts; -1 if it is not one. */
 G_GNUC_INTERNAL gint hlo_param_number(const Comp *c, gint i);
 /* The parameter whose buffer the root of @f updates in place (a dynamic-update-slice of it,

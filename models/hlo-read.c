@@ -58,7 +58,7 @@ gboolean hlo_shape_any_host(const Shape *s)
 }
 
 /* Element size in bits; 0 for an unknown type name. */
-static int type_bits(const char *t)
+static int type_bits(const char *t, const char **name)
 {
 	static const struct {
 		const char *name;
@@ -73,8 +73,10 @@ static int type_bits(const char *t)
 		{"f8e8m0fnu", 8}, {"f4e2m1fn", 4}, {"tf32", 32},
 	};
 	for (gsize i = 0; i < G_N_ELEMENTS(types); i++)
-		if (strcmp(types[i].name, t) == 0)
+		if (strcmp(types[i].name, t) == 0) {
+			*name = types[i].name;
 			return types[i].bits;
+		}
 	return 0;
 }
 
@@ -413,6 +415,24 @@ static gboolean parse_layout(Parser *ps, Shape *s, int *elem_bits)
 {
 	gsize start = ps->pos;
 	ps->pos++; /* '{' */
+	/* minor_to_major: kept when it is a permutation of the dimensions. */
+	guint n = 0;
+	gboolean perm = TRUE;
+	guint32 seen = 0;
+	while (ps->pos < ps->len && (g_ascii_isdigit(peek(ps)) || peek(ps) == ',' || peek(ps) == ' ')) {
+		if (g_ascii_isdigit(peek(ps))) {
+			gint64 d;
+			if (!parse_int(ps, &d))
+				return FALSE;
+			if (d < 0 || d >= (gint64)s->rank || n >= s->rank || (seen >> d & 1))
+				perm = FALSE;
+			else
+				s->m2m[n++] = (guint8)d, seen |= 1u << d;
+		} else {
+			ps->pos++;
+		}
+	}
+	s->has_layout = perm && n == s->rank;
 	while (ps->pos < ps->len && ps->data[ps->pos] != '}') {
 		char c = ps->data[ps->pos];
 		if ((c == 'S' || c == 'E') && peek_at(ps, 1) == '(' &&
@@ -488,7 +508,7 @@ static gboolean parse_tuple_shape(Parser *ps, Shape *s, int depth)
 /* The rest of an array shape after its element type name. */
 static gboolean parse_array_rest(Parser *ps, Shape *s, const char *type, gsize at)
 {
-	int bits = type_bits(type);
+	int bits = type_bits(type, &s->type);
 	gboolean token = strcmp(type, "token") == 0 || strcmp(type, "opaque") == 0;
 	if (!bits && !token)
 		return hlo_fail_at(ps, at, "unknown element type '%s'", type);
