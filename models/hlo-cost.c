@@ -683,6 +683,14 @@ static gint eff_minor(const Shape *s)
 	return -1;
 }
 
+gboolean hlo_copy_moves_minor(const Shape *src, const Shape *dst)
+{
+	if (!src || !dst || src->tuple || dst->tuple || src->rank != dst->rank)
+		return FALSE;
+	gint a = eff_minor(src), b = eff_minor(dst);
+	return a >= 0 && b >= 0 && a != b;
+}
+
 /* A transpose (output dimension i is operand dimension dimensions[i]) or a copy whose
  * output's fastest-varying dimension is not the operand's: its reads or its writes stride. */
 static gboolean moves_minor(const Comp *c, const Instr *in)
@@ -694,7 +702,7 @@ static gboolean moves_minor(const Comp *c, const Instr *in)
 	if (mx < 0 || my < 0)
 		return FALSE;
 	if (strcmp(in->opcode, "copy") == 0)
-		return mx != my;
+		return hlo_copy_moves_minor(x, y);
 	if (strcmp(in->opcode, "transpose") != 0)
 		return FALSE;
 	gint64 perm[MAX_RANK];

@@ -656,6 +656,7 @@ static EmitResult emit_copy(Ins *x)
 	LhOp *o = lh_graph_op_mut(x->em->g, id);
 	o->size = to_u64(xf != XFER_NONE ? size : dst ? dst->bytes : 0);
 	o->out_bytes = to_u64(dst ? dst->bytes : 0);
+	o->transpose = k == LH_OP_COPY_D2D && hlo_copy_moves_minor(src, dst);
 	return EMIT_DONE;
 }
 
@@ -698,10 +699,20 @@ static EmitResult emit_async_start(Ins *x)
 		o->out_bytes = to_u64(xf == XFER_D2H ? size : out->bytes);
 		return EMIT_DONE;
 	}
-	/* An async computation on a parallel stream: an async kernel. */
+	/* An async computation on a parallel stream: an async kernel, with the traits of its
+	 * root (a GEMM, a transpose). */
+	HloTraits t;
+	if (!hlo_kernel_traits(ps, f, root, &t))
+		return EMIT_FAIL;
 	if (!new_op(x, LH_OP_KERNEL, oc, &id))
 		return EMIT_FAIL;
 	LhOp *o = lh_graph_op_mut(em->g, id);
+	o->dtype = (guint8)t.dtype;
+	o->gemm_batch = t.batch;
+	o->gemm_m = t.m;
+	o->gemm_n = t.n;
+	o->gemm_k = t.k;
+	o->transpose = (guint8)t.transpose;
 	o->flops = fin(hlo_comp_flops(ps, f, 0));
 	double b = out->bytes;
 	for (gint k = 0; k < f->n_params; k++)

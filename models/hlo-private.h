@@ -153,6 +153,9 @@ G_GNUC_INTERNAL gboolean hlo_kernel_traits(Parser *ps, const Comp *c, const Inst
  * longer than 1 keep their physical order): a bitcast, as XLA's ShapeUtil::TransposeIsBitcast
  * says and its algebraic simplifier rewrites it. */
 G_GNUC_INTERNAL gboolean hlo_transpose_is_bitcast(const Comp *c, const Instr *in);
+/* A copy from @src to @dst (same dimensions) whose fastest-varying dimension (of those
+ * longer than 1) changes: its reads or writes stride. */
+G_GNUC_INTERNAL gboolean hlo_copy_moves_minor(const Shape *src, const Shape *dst);
 /* Passes of a dot's algorithm (3 for dot_bf16_bf16_f32_x3); 1 if unset. */
 G_GNUC_INTERNAL int hlo_dot_passes(const Instr *in);
 /* An fft's flops, and the bytes its inverse scaling pass adds (docs/hlo.md, "FFT"). */

@@ -57,6 +57,7 @@ static File all_files[] = {
 	{"hlo/lhs_test_ScheduleP2PWithMultipliers.hlo"},
 	{"hlo/lhs_test_SchedulePipelinedSendRecvsLate.hlo"},
 	{"hlo/u4_all_gather_1x8.hlo"},
+	{"hlo/sched_offload_overlap.hlo"}, /* ours: a schedule to round-trip */
 };
 
 ParameterizedTestParameters(hlo, imports_and_round_trips)
@@ -900,6 +901,22 @@ Test(hlo, gemm_shapes_of_convolutions_library_calls_and_fusions)
 	cr_assert_eq(f->gemm_m, 64);
 	cr_assert_eq(f->gemm_n, 16);
 	cr_assert_eq(f->gemm_k, 32);
+	/* A dot run as an async computation (async-start calls=): an async kernel with the
+	 * dot's dtype and shape, [1, 64, 16, 32] in TF32. */
+	const char *async_dot =
+		"HloModule m\n"
+		"ad {\n  p0 = f32[64,32] parameter(0)\n  p1 = f32[32,16] parameter(1)\n"
+		"  ROOT d = f32[64,16] dot(p0, p1), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}\n"
+		"ENTRY e {\n  a = f32[64,32] parameter(0)\n  b = f32[32,16] parameter(1)\n"
+		"  s = ((f32[64,32], f32[32,16]), f32[64,16], s32[]) async-start(a, b), calls=ad\n"
+		"  ROOT r = f32[64,16] async-done(s)\n}\n";
+	g_autoptr(LhGraph) ga = import_ok(async_dot, NULL);
+	const LhOp *as = t_op_named(ga, "s");
+	cr_assert(as->async);
+	cr_assert_eq(as->dtype, LH_DTYPE_TF32);
+	cr_assert_eq(as->gemm_m, 64);
+	cr_assert_eq(as->gemm_n, 16);
+	cr_assert_eq(as->gemm_k, 32);
 	/* Elementwise kernels are not GEMMs and keep no dtype. */
 	g_autoptr(LhGraph) s = import("hlo/gpu_hlo.hlo", NULL);
 	cr_assert_eq(t_op_named(s, "e")->gemm_m, 0);
@@ -926,8 +943,11 @@ Test(hlo, transposes_and_copies_that_move_the_minor_dimension)
 		/* size-1 dimensions do not count: [1,64] {0,1} and {1,0} hold the same bytes */
 		"  v = f32[1,64]{1,0} parameter(1)\n  c1 = f32[1,64]{0,1} copy(v)\n"
 		"  f = f32[32,64]{1,0} fusion(a), kind=kLoop, calls=fused_t\n"
-		"  ROOT r = (f32[32,64], f32[32,64], f32[64,32], f32[64,32], f32[1,64], f32[32,64])\n"
-		"    tuple(tr, tb, cl, cp, c1, f)\n}\n";
+		/* an async device copy with the same layout change */
+		"  cs = (f32[64,32]{0,1}, f32[64,32]{1,0}, u32[]) copy-start(a)\n"
+		"  cd = f32[64,32]{0,1} copy-done(cs)\n"
+		"  ROOT r = (f32[32,64], f32[32,64], f32[64,32], f32[64,32], f32[1,64], f32[32,64],\n"
+		"    f32[64,32]) tuple(tr, tb, cl, cp, c1, f, cd)\n}\n";
 	g_autoptr(LhGraph) g = import_ok(text, NULL);
 	cr_assert(t_op_named(g, "tr")->transpose);
 	/* tb is a bitcast: no op of its own; r's users would depend on a. */
@@ -936,6 +956,8 @@ Test(hlo, transposes_and_copies_that_move_the_minor_dimension)
 	cr_assert_not(t_op_named(g, "cp")->transpose);
 	cr_assert_not(t_op_named(g, "c1")->transpose);
 	cr_assert(t_op_named(g, "f")->transpose);
+	cr_assert_eq(t_op_named(g, "cs")->kind, LH_OP_COPY_D2D);
+	cr_assert(t_op_named(g, "cs")->transpose);
 	g_autoptr(LhGraph) s = import("hlo/gpu_hlo.hlo", NULL);
 	cr_assert(t_op_named(s, "c")->transpose); /* transpose f32[5000,6000] dims={1,0} */
 }
