@@ -1022,6 +1022,12 @@ static gboolean alias_io(Emit *em, const Val *root)
 	return TRUE;
 }
 
+/* qsort over an array of strings: the elements are char *, qsort passes their addresses. */
+static int cmp_str_ptr(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
 /* Whether any computation has a fusion. */
 static gboolean has_fusion(const Parser *ps)
 {
@@ -1062,7 +1068,7 @@ LhGraph *lh_hlo_import_data(const char *data, gsize len, const char *where, GPtr
 	if (ok && g_hash_table_size(em.unknown) && warnings) {
 		g_autofree gpointer *keys = g_hash_table_get_keys_as_array(em.unknown, NULL);
 		guint nk = g_hash_table_size(em.unknown);
-		qsort(keys, nk, sizeof *keys, (int (*)(const void *, const void *))g_strcmp0);
+		qsort(keys, nk, sizeof *keys, cmp_str_ptr);
 		GString *s = g_string_new(NULL);
 		g_string_append_printf(s, "%s: unknown opcodes imported as memory-bound kernels:", where);
 		for (guint i = 0; i < nk; i++)
