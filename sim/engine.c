@@ -114,7 +114,10 @@ typedef struct {
 	gint64 next_eta;      /* earliest eta of the running set, valid while !dirty */
 
 	/* memory */
-	guint32 *consumers;   /* per op: consumers not finished */
+	guint32 *buf;         /* per op: the op whose allocation holds its output (itself, or the
+	                         end of its alias chain) */
+	guint32 *consumers;   /* per allocating op: consumers not finished, of it and of every op
+	                         aliasing its buffer; G_MAXUINT32 when one has none (lives to the end) */
 	gint64 dev, host_mem;
 	gboolean mem_changed; /* device or host bytes changed at this instant */
 	gint64 cap_bytes;
@@ -346,7 +349,8 @@ static void start_act(Sim *x, guint32 c, LhEngine eng, guint8 idx)
 	tm->engine = eng;
 	tm->engine_index = idx;
 	g_array_append_val(x->running, a);
-	mem_alloc(x, op);
+	if (o->alias == LH_NO_OP) /* an alias writes into its dep's buffer */
+		mem_alloc(x, op);
 	x->dirty |= eng == LH_ENGINE_SM || eng == LH_ENGINE_LINK ? DIRTY_SM : DIRTY_COPY;
 }
 
@@ -552,9 +556,11 @@ static void end_act(Sim *x, guint32 i)
 	}
 	const LhOp *o = &x->ops[a.op];
 	const guint32 *deps = x->deps + o->deps_at;
-	for (guint32 k = 0; k < o->n_deps; k++)
-		if (--x->consumers[deps[k]] == 0)
-			mem_free(x, deps[k]);
+	for (guint32 k = 0; k < o->n_deps; k++) {
+		guint32 b = x->buf[deps[k]];
+		if (x->consumers[b] != G_MAXUINT32 && --x->consumers[b] == 0)
+			mem_free(x, b);
+	}
 	x->s_inflight[a.stream] = NONE;
 	stream_cmd_completed(x, a.stream);
 	heap_push(x, a.stream % x->Q);
@@ -768,16 +774,27 @@ LhTrace *lh_simulate(const LhGraph *g, const LhHw *hw, const LhPlan *plan,
 	x.d2h_busy = g_new0(guint8, hw->copy_engines_d2h);
 	x.free_eng[0] = hw->copy_engines_h2d;
 	x.free_eng[1] = hw->copy_engines_d2h;
-	x.consumers = g_new(guint32, MAX(n_ops, 1));
+	x.consumers = g_new0(guint32, MAX(n_ops, 1));
+	x.buf = g_new(guint32, MAX(n_ops, 1));
 
-	/* Inputs are live from 0; every op's output waits for its consumers. */
-	for (guint32 i = 0; i < n_ops; i++) {
-		guint32 ns;
+	/* Inputs are live from 0; every buffer waits for the consumers of the op that allocated
+	 * it and of every op aliasing it (docs/engine.md, Memory). An alias is a dep, so in
+	 * topological order it has its buffer before the op that aliases it. */
+	const guint32 *topo = lh_graph_topo(g);
+	for (guint32 t = 0; t < n_ops; t++) {
+		guint32 i = topo[t];
+		const LhOp *o = &x.ops[i];
+		x.buf[i] = o->alias == LH_NO_OP ? i : x.buf[o->alias];
+		guint32 ns, *c = &x.consumers[x.buf[i]];
 		lh_graph_succs(g, i, &ns);
-		x.consumers[i] = ns;
-		if (lh_graph_op(g, i)->kind == LH_OP_INPUT)
-			mem_alloc(&x, i);
+		if (ns == 0)
+			*c = G_MAXUINT32;
+		else if (*c != G_MAXUINT32)
+			*c += ns;
 	}
+	for (guint32 i = 0; i < n_ops; i++)
+		if (x.ops[i].kind == LH_OP_INPUT)
+			mem_alloc(&x, i);
 	mem_point(&x);
 	host_schedule(&x);
 	/* The host pays the executable's launch (step_overhead_ns) once, before it starts
@@ -834,6 +851,7 @@ LhTrace *lh_simulate(const LhGraph *g, const LhHw *hw, const LhPlan *plan,
 	g_free(x.h2d_busy);
 	g_free(x.d2h_busy);
 	g_free(x.consumers);
+	g_free(x.buf);
 	if (x.failed) {
 		lh_trace_free(x.tr);
 		return NULL;

@@ -1,4 +1,4 @@
-/* lhsim tests — the XLA HLO text importer (models/hlo.c) and `lhsim import`.
+/* lhsim tests — the XLA HLO text importer (models/hlo-*.c) and `lhsim import`.
  *
  * Inputs are the XLA modules in tests/data/hlo (see tests/data/SOURCES.md). Expected counts
  * for the small lhs_test_* modules are counted by hand from the text (the arithmetic is in the
@@ -57,6 +57,7 @@ static File all_files[] = {
 	{"hlo/lhs_test_ScheduleP2PWithMultipliers.hlo"},
 	{"hlo/lhs_test_SchedulePipelinedSendRecvsLate.hlo"},
 	{"hlo/u4_all_gather_1x8.hlo"},
+	{"hlo/sched_offload_overlap.hlo"}, /* ours: a schedule to round-trip */
 };
 
 ParameterizedTestParameters(hlo, imports_and_round_trips)
@@ -421,8 +422,10 @@ Test(hlo, llama3_offloading_collectives_and_copies)
 	const LhOp *c = t_op_named(g, "closed_call.26@0");
 	cr_assert_eq(lh_op_class(c), LH_CLASS_ASYNC_COMPUTE);
 	cr_assert_eq(c->size, 8192ull * 14336 * 2);
-	/* The trip counts were found, so nothing to warn about but unknown opcodes (none). */
-	cr_assert_eq(w->len, 0, "%s", w->len ? (char *)w->pdata[0] : "");
+	/* The trip counts were found and no opcode is unknown: the one warning is that the
+	 * module is unoptimized (no fusion, not scheduled). */
+	cr_assert_eq(w->len, 1, "%s", w->len ? (char *)w->pdata[0] : "");
+	cr_assert(strstr(w->pdata[0], "looks unoptimized"), "%s", (char *)w->pdata[0]);
 }
 
 Test(hlo, big_modules_count_their_collectives)
@@ -455,7 +458,7 @@ Test(hlo, big_modules_count_their_collectives)
 /* ---- bad input ---- */
 
 typedef struct {
-	char text[160];
+	char text[256];
 	char where[16]; /* "LINE:COL" expected in the message */
 	char what[48];  /* a fragment of the message */
 } Bad;
@@ -475,6 +478,29 @@ static Bad bad_inputs[] = {
 	{"HloModule m\nENTRY e {\n  a = f32[2] parameter(0) /* open\n}\n", "3:27", "unterminated comment"},
 	/* Found by fuzzing: an absurd dimension overflowed the byte count (UBSan). */
 	{"e {\n  a = u4[1066666666666666666666666623,4096]{1,0:E(4)} parameter(0)\n}\n", "2:7", "more than 1e18"},
+	/* Aliasing, precision and fft attributes (positions counted from the line's first column). */
+	{"HloModule m\nENTRY e {\n  a = f32[4] parameter(0)\n  k = f32[4] custom-call(a), custom_call_target=\"f\", output_to_operand_aliasing={{}: (0 {})}\n}\n",
+	 "4:89", "expected ',' after the operand number"},
+	{"HloModule m\nENTRY e {\n  a = f32[4] parameter(0)\n  k = f32[4] custom-call(a), custom_call_target=\"f\", output_to_operand_aliasing={{}: (3, {})}\n}\n",
+	 "4:82", "names operand 3 of 'k'"},
+	{"HloModule m\nENTRY e {\n  a = f32[4] parameter(0)\n  k = f32[4] custom-call(a), custom_call_target=\"f\", output_to_operand_aliasing={{x}: (0, {})}\n}\n",
+	 "4:83", "expected a number or '}'"},
+	{"HloModule m, input_output_alias={ {0}: 0 }\nENTRY e {\n  a = f32[4] parameter(0)\n  ROOT t = (f32[4]) tuple(a)\n}\n",
+	 "1:40", "expected '(' before the operand number"},
+	{"HloModule m, input_output_alias={ {0}: (7, {}, may-alias) }\nENTRY e {\n  a = f32[4] parameter(0)\n  ROOT t = (f32[4]) tuple(a)\n}\n",
+	 "1:35", "names parameter 7"},
+	{"HloModule m, input_output_alias={ {0}: (0, {}, maybe) }\nENTRY e {\n  a = f32[4] parameter(0)\n  ROOT t = (f32[4]) tuple(a)\n}\n",
+	 "1:48", "may-alias or must-alias"},
+	{"HloModule m\nENTRY e {\n  a = f32[4,4] parameter(0)\n  d = f32[4,4] dot(a, a), lhs_contracting_dims={1}, rhs_contracting_dims={0}, operand_precision={fast,default}\n}\n",
+	 "4:98", "expected default, high or highest"},
+	{"HloModule m\nENTRY e {\n  a = f32[4,4] parameter(0)\n  d = f32[4,4] dot(a, a), lhs_contracting_dims={1}, rhs_contracting_dims={0}, algorithm=dot_f7_f7_f32\n}\n",
+	 "4:89", "unknown dot algorithm"},
+	{"HloModule m\nENTRY e {\n  a = c64[8] parameter(0)\n  f = c64[8] fft(a), fft_length={8}\n}\n",
+	 "4:14", "needs fft_type="},
+	{"HloModule m\nENTRY e {\n  a = c64[8] parameter(0)\n  f = c64[8] fft(a), fft_type=FFT, fft_length={0}\n}\n",
+	 "4:14", "needs fft_length="},
+	{"HloModule m\nENTRY e {\n  a = c64[8] parameter(0)\n  f = c64[8] fft(a), fft_type=DCT, fft_length={8}\n}\n",
+	 "4:14", "needs fft_type="},
 };
 
 ParameterizedTestParameters(hlo, bad_input_names_file_line_col)
@@ -504,8 +530,9 @@ Test(hlo, unknown_opcodes_warn_once_and_cost_bytes_only)
 	GError *e = NULL;
 	g_autoptr(LhGraph) g = import_text(text, w, &e);
 	cr_assert(g, "%s", e ? e->message : "");
-	cr_assert_eq(w->len, 1);
+	cr_assert_eq(w->len, 2); /* the opcodes, and "looks unoptimized" (no fusion) */
 	cr_assert(strstr(w->pdata[0], "frobnicate, zorp"), "%s", (char *)w->pdata[0]);
+	cr_assert(strstr(w->pdata[1], "looks unoptimized"), "%s", (char *)w->pdata[1]);
 	const LhOp *b = t_op_named(g, "b");
 	cr_assert_eq(b->kind, LH_OP_KERNEL);
 	cr_assert_float_eq(b->flops, 0, 1e-9);
@@ -614,4 +641,452 @@ Test(hlo, cli_import_stg)
 	cr_assert(strstr(so, "50 ops"), "%s", so);
 	g_free(so);
 	g_free(se);
+}
+
+/* ---- buffers (docs/hlo.md, "Buffers") ---- */
+
+static LhGraph *import_ok(const char *text, GPtrArray *warn)
+{
+	GError *e = NULL;
+	LhGraph *g = import_text(text, warn, &e);
+	cr_assert(g, "%s", e ? e->message : "");
+	return g;
+}
+
+static guint32 alias_of(const LhGraph *g, const char *name)
+{
+	return t_op_named(g, name)->alias;
+}
+
+Test(hlo, dynamic_update_slice_in_place_and_slices_read_the_slice)
+{
+	const char *text =
+		"HloModule m\nENTRY e {\n  buf = f32[8,1024]{1,0} parameter(0)\n"
+		"  u = f32[1,1024]{1,0} parameter(1)\n  i = s32[] parameter(2)\n"
+		"  z = s32[] constant(0)\n"
+		"  d = f32[8,1024]{1,0} dynamic-update-slice(buf, u, i, z)\n"
+		"  s = f32[2,1024]{1,0} dynamic-slice(d, i, z), dynamic_slice_sizes={2,1024}\n"
+		"  c = f32[2,1024]{1,0} slice(d), slice={[0:2], [0:1024]}\n"
+		"  ROOT r = (f32[2,1024]{1,0}, f32[2,1024]{1,0}) tuple(s, c)\n}\n";
+	g_autoptr(LhGraph) g = import_ok(text, NULL);
+	/* The update u is 1024 * 4 = 4096 bytes, read and written; the indices i and z are 4
+	 * bytes each: 2 * 4096 + 8 = 8200 (HloCostAnalysis::HandleDynamicUpdateSlice). d writes
+	 * into buf: it aliases it, and its out_bytes is the view, 8 * 1024 * 4 = 32768. */
+	const LhOp *d = t_op_named(g, "d");
+	cr_assert_float_eq(d->bytes, 8200, 1e-9);
+	cr_assert_eq(d->alias, t_id(g, "buf"));
+	cr_assert_eq(d->out_bytes, 32768);
+	/* dynamic-slice: the 2 * 1024 * 4 = 8192-byte slice read and written, plus 8 bytes of
+	 * indices: 16392. slice: 2 * 8192 = 16384. Neither aliases. */
+	cr_assert_float_eq(t_op_named(g, "s")->bytes, 16392, 1e-9);
+	cr_assert_float_eq(t_op_named(g, "c")->bytes, 16384, 1e-9);
+	cr_assert_eq(alias_of(g, "s"), LH_NO_OP);
+}
+
+Test(hlo, fusions_rooted_in_an_update_alias_and_fused_slices_read_the_slice)
+{
+	const char *text =
+		"HloModule m\n"
+		"fused_dus {\n  p0 = f32[8,1024] parameter(0)\n  p1 = f32[1,1024] parameter(1)\n"
+		"  p2 = s32[] parameter(2)\n  c = s32[] constant(0)\n"
+		"  m = f32[1,1024] multiply(p1, p1)\n"
+		"  b = f32[8,1024] bitcast(p0)\n"
+		"  ROOT d = f32[8,1024] dynamic-update-slice(b, m, p2, c)\n}\n"
+		"fused_slice {\n  p0 = f32[8,1024] parameter(0)\n"
+		"  s = f32[2,1024] slice(p0), slice={[0:2], [0:1024]}\n"
+		"  ROOT n = f32[2,1024] negate(s)\n}\n"
+		"ENTRY e {\n  buf = f32[8,1024] parameter(0)\n  u = f32[1,1024] parameter(1)\n"
+		"  i = s32[] parameter(2)\n"
+		"  f = f32[8,1024] fusion(buf, u, i), kind=kLoop, calls=fused_dus\n"
+		"  ROOT g = f32[2,1024] fusion(f), kind=kLoop, calls=fused_slice\n}\n";
+	g_autoptr(LhGraph) g = import_ok(text, NULL);
+	/* f: writes the update m (4096 bytes) into p0's buffer (through a bitcast); reads p1
+	 * whole (4096, the multiply), p2 whole (4, an index) and p0 not at all:
+	 * 4096 + 4096 + 4 + 0 = 8196. It aliases buf. */
+	const LhOp *f = t_op_named(g, "f");
+	cr_assert_float_eq(f->bytes, 8196, 1e-9);
+	cr_assert_eq(f->alias, t_id(g, "buf"));
+	/* g: reads the 2-row slice of p0 (8192) and writes n (8192): 16384, not 32768 + 8192. */
+	cr_assert_float_eq(t_op_named(g, "g")->bytes, 16384, 1e-9);
+	cr_assert_eq(alias_of(g, "g"), LH_NO_OP);
+}
+
+Test(hlo, output_to_operand_aliasing_whole_and_partial)
+{
+	const char *text =
+		"HloModule m\nENTRY e {\n  a = f32[256] parameter(0)\n  b = f32[256] parameter(1)\n"
+		"  k = f32[256] custom-call(a, b), custom_call_target=\"foo\",\n"
+		"    output_to_operand_aliasing={{}: (0, {})}\n"
+		"  t = (f32[256], f32[64]) custom-call(k, b), custom_call_target=\"bar\",\n"
+		"    output_to_operand_aliasing={{0}: (1, {})}\n"
+		"  ROOT r = f32[64] get-tuple-element(t), index=1\n}\n";
+	g_autoptr(LhGraph) g = import_ok(text, NULL);
+	/* k's whole output is operand 0's buffer. */
+	cr_assert_eq(alias_of(g, "k"), t_id(g, "a"));
+	/* t's element {0} (256 * 4 = 1024 bytes) is b's buffer; only element {1} is new:
+	 * out_bytes = 1024 + 64 * 4 - 1024 = 256, and no alias (one op, two buffers). */
+	cr_assert_eq(t_op_named(g, "t")->out_bytes, 256);
+	cr_assert_eq(alias_of(g, "t"), LH_NO_OP);
+}
+
+Test(hlo, input_output_alias_donates_the_parameter)
+{
+	const char *text =
+		"HloModule m, input_output_alias={ {0}: (0, {}, may-alias), {1}: (2, {}, may-alias) }\n"
+		"ENTRY e {\n  w = f32[256] parameter(0)\n  g = f32[256] parameter(1)\n"
+		"  s = f32[256] parameter(2)\n"
+		"  n = f32[256] subtract(w, g)\n  x = f32[256] exponential(g)\n"
+		"  ROOT t = (f32[256], f32[256]) tuple(n, x)\n}\n";
+	g_autoptr(LhGraph) g = import_ok(text, NULL);
+	/* Output {0} is written into parameter 0 (w), which n reads: n aliases w. */
+	cr_assert_eq(alias_of(g, "n"), t_id(g, "w"));
+	/* Output {1} goes into parameter 2 (s), which x does not read: x gets s as a dep (an
+	 * input, ready at 0) and aliases it. */
+	cr_assert(t_has_dep(g, "x", "s"));
+	cr_assert_eq(alias_of(g, "x"), t_id(g, "s"));
+}
+
+Test(hlo, while_state_reuses_its_buffers_and_peak_counts_them_once)
+{
+	const char *text =
+		"HloModule m, is_scheduled=true\n"
+		"body {\n  p = (f32[256], s32[]) parameter(0)\n"
+		"  x = f32[256] get-tuple-element(p), index=0\n"
+		"  i = s32[] get-tuple-element(p), index=1\n  one = s32[] constant(1)\n"
+		"  y = f32[256] exponential(x)\n  j = s32[] add(i, one)\n"
+		"  ROOT t = (f32[256], s32[]) tuple(y, j)\n}\n"
+		"cond {\n  p = (f32[256], s32[]) parameter(0)\n"
+		"  i = s32[] get-tuple-element(p), index=1\n  n = s32[] constant(3)\n"
+		"  ROOT c = pred[] compare(i, n), direction=LT\n}\n"
+		"ENTRY e {\n  a = f32[256] parameter(0)\n  z = s32[] constant(0)\n"
+		"  q = f32[256] negate(a)\n"
+		"  t = (f32[256], s32[]) tuple(q, z)\n"
+		"  w = (f32[256], s32[]) while(t), condition=cond, body=body\n"
+		"  ROOT r = f32[256] get-tuple-element(w), index=0\n}\n";
+	g_autoptr(LhGraph) g = import_ok(text, NULL);
+	/* Element 0: q, then y@0, y@1, y@2 each read the previous value and write it in place. */
+	cr_assert_eq(alias_of(g, "y@0"), t_id(g, "q"));
+	cr_assert_eq(alias_of(g, "y@1"), t_id(g, "y@0"));
+	cr_assert_eq(alias_of(g, "y@2"), t_id(g, "y@1"));
+	/* Element 1 starts as a constant (no op): j@0 allocates, j@1 and j@2 reuse it. */
+	cr_assert_eq(alias_of(g, "j@0"), LH_NO_OP);
+	cr_assert_eq(alias_of(g, "j@1"), t_id(g, "j@0"));
+	/* Run serially in the order q, y@0, j@0, y@1, j@1, y@2, j@2: a (1024 B) is live from 0
+	 * and q allocates 1024 at 0: 2048, the peak. a goes when q ends; then the y chain adds
+	 * nothing and j@0 4 bytes: 1028 to the end. Without the aliases y@1 would start while
+	 * y@0 and j@0 are live: 1024 + 1024 + 4 = 2052. */
+	g_autoptr(LhHw) hw = t_hw(LH_SHARING_FIFO);
+	g_autoptr(LhPlan) p = lh_plan_new();
+	guint32 s = lh_plan_add_stream(p, "s", LH_ROLE_COMPUTE);
+	for (guint32 k = 0; k < lh_graph_n_ops(g); k++)
+		if (lh_graph_op(g, k)->kind != LH_OP_INPUT)
+			lh_plan_run(p, s, k);
+	g_autoptr(LhTrace) tr = t_sim(g, hw, p);
+	cr_assert_eq(tr->peak_device, 2048);
+	cr_assert_eq(tr->peak_device_t, 0);
+	const LhMemPoint *last = &g_array_index(tr->mem, LhMemPoint, tr->mem->len - 1);
+	cr_assert_eq(last->device_bytes, 1028);
+}
+
+/* ---- dtype and GEMM shape ---- */
+
+static const char *dot_module(const char *type, const char *extra)
+{
+	static char buf[512];
+	g_snprintf(buf, sizeof buf,
+		   "HloModule m\nENTRY e {\n  a = %s[4,64,32]{2,1,0} parameter(0)\n"
+		   "  b = %s[4,32,16]{2,1,0} parameter(1)\n"
+		   "  ROOT d = f32[4,64,16]{2,1,0} dot(a, b), lhs_batch_dims={0},\n"
+		   "    lhs_contracting_dims={2}, rhs_batch_dims={0}, rhs_contracting_dims={1}%s\n}\n",
+		   type, type, extra);
+	return buf;
+}
+
+Test(hlo, dot_dtype_follows_type_and_precision_config)
+{
+	const struct {
+		const char *type, *extra;
+		LhDtype dtype;
+		double passes;
+	} cases[] = {
+		/* f32 with the default precision: TF32 (gpu_blas_lt.cc, GetBlasComputationType) */
+		{"f32", "", LH_DTYPE_TF32, 1},
+		{"f32", ", operand_precision={high,default}", LH_DTYPE_TF32, 1},
+		{"f32", ", operand_precision={highest,default}", LH_DTYPE_F32, 1},
+		{"f32", ", operand_precision={HIGHEST,HIGHEST}", LH_DTYPE_F32, 1},
+		{"f32", ", algorithm=dot_tf32_tf32_f32", LH_DTYPE_TF32, 1},
+		{"f32", ", algorithm=dot_f32_f32_f32", LH_DTYPE_F32, 1},
+		{"f32", ", algorithm=dot_bf16_bf16_f32_x3", LH_DTYPE_BF16, 3},
+		{"bf16", "", LH_DTYPE_BF16, 1},
+		{"f16", "", LH_DTYPE_F16, 1},
+		{"f64", "", LH_DTYPE_F64, 1},
+		{"f8e4m3fn", "", LH_DTYPE_FP8, 1},
+		{"s8", "", LH_DTYPE_INT8, 1},
+	};
+	for (gsize i = 0; i < G_N_ELEMENTS(cases); i++) {
+		g_autoptr(LhGraph) g = import_ok(dot_module(cases[i].type, cases[i].extra), NULL);
+		const LhOp *d = t_op_named(g, "d");
+		cr_expect_eq(d->dtype, cases[i].dtype, "%s%s: %s", cases[i].type, cases[i].extra,
+			     lh_dtype_name(d->dtype));
+		/* batch 4 (lhs dim 0), m 64 (lhs dim 1), n 16 (rhs dim 2), k 32 (lhs dim 2);
+		 * flops 2 * 4 * 64 * 16 * 32 = 262144 per pass. */
+		cr_expect_eq(d->gemm_batch, 4);
+		cr_expect_eq(d->gemm_m, 64);
+		cr_expect_eq(d->gemm_n, 16);
+		cr_expect_eq(d->gemm_k, 32);
+		cr_expect_float_eq(d->flops, 262144 * cases[i].passes, 1e-9, "%s", cases[i].extra);
+	}
+}
+
+Test(hlo, gemm_shapes_of_convolutions_library_calls_and_fusions)
+{
+	g_autoptr(LhGraph) c = import("hlo/lhs_test_AllGatherAsyncSimple.hlo", NULL);
+	/* c0 = f32[16,256,256] convolution(p0 f32[16,64,256], p1 f32[16,64,256]),
+	 * dim_labels=0fb_0io->0fb: m = output spatial 16 * batch 256 = 4096, n = output
+	 * features 256 (rhs 'o'), k = input features 64 (rhs 'i') * window 16 = 1024; f32 at
+	 * the default precision: TF32. 2 * 4096 * 256 * 1024 = 2147483648 = its flops. */
+	const LhOp *c0 = t_op_named(c, "c0");
+	cr_assert_eq(c0->gemm_batch, 1);
+	cr_assert_eq(c0->gemm_m, 4096);
+	cr_assert_eq(c0->gemm_n, 256);
+	cr_assert_eq(c0->gemm_k, 1024);
+	cr_assert_eq(c0->dtype, LH_DTYPE_TF32);
+	cr_assert_float_eq(2.0 * c0->gemm_m * c0->gemm_n * c0->gemm_k, c0->flops, 1);
+
+	/* A grouped convolution: input [1,8,8,16] b01f, kernel [3,3,4,32] 01io with 4 groups
+	 * (i = 16 / 4 = 4), output [1,8,8,32]: 4 GEMMs of m = 1*8*8 = 64, n = 32 / 4 = 8,
+	 * k = 3*3*4 = 36. Flops 2 * 4 * 64 * 8 * 36 = 147456 = 2 * 2048 outputs * 36. */
+	const char *grouped =
+		"HloModule m\nENTRY e {\n  x = bf16[1,8,8,16]{3,2,1,0} parameter(0)\n"
+		"  k = bf16[3,3,4,32]{3,2,1,0} parameter(1)\n"
+		"  ROOT y = bf16[1,8,8,32]{3,2,1,0} convolution(x, k), window={size=3x3 pad=1_1x1_1},\n"
+		"    dim_labels=b01f_01io->b01f, feature_group_count=4\n}\n";
+	g_autoptr(LhGraph) gc = import_ok(grouped, NULL);
+	const LhOp *y = t_op_named(gc, "y");
+	cr_assert_eq(y->gemm_batch, 4);
+	cr_assert_eq(y->gemm_m, 64);
+	cr_assert_eq(y->gemm_n, 8);
+	cr_assert_eq(y->gemm_k, 36);
+	cr_assert_eq(y->dtype, LH_DTYPE_BF16);
+	cr_assert_float_eq(y->flops, 147456, 1e-9);
+
+	/* A cuBLAS custom-call and a fusion holding a dot. */
+	const char *text =
+		"HloModule m\n"
+		"fused {\n  p0 = f32[64,32] parameter(0)\n  p1 = f32[32,16] parameter(1)\n"
+		"  d = f32[64,16] dot(p0, p1), lhs_contracting_dims={1}, rhs_contracting_dims={0},\n"
+		"    operand_precision={highest,highest}\n"
+		"  ROOT e = f32[64,16] exponential(d)\n}\n"
+		"ENTRY e {\n  x = bf16[8,128,256]{2,1,0} parameter(0)\n"
+		"  w = bf16[8,256,512]{2,1,0} parameter(1)\n"
+		"  g = (bf16[8,128,512]{2,1,0}, s8[4194304]{0}) custom-call(x, w),\n"
+		"    custom_call_target=\"__cublas$gemm\",\n"
+		"    backend_config={\"gemm_backend_config\":{\"dot_dimension_numbers\":{\n"
+		"      \"lhs_contracting_dimensions\":[\"2\"],\"rhs_contracting_dimensions\":[\"1\"],\n"
+		"      \"lhs_batch_dimensions\":[\"0\"],\"rhs_batch_dimensions\":[\"0\"]}}}\n"
+		"  a = f32[64,32] parameter(2)\n  b = f32[32,16] parameter(3)\n"
+		"  ROOT f = f32[64,16] fusion(a, b), kind=kOutput, calls=fused\n}\n";
+	g_autoptr(LhGraph) g = import_ok(text, NULL);
+	/* g: batch 8, m 128, n 512, k 256, bf16. */
+	const LhOp *gm = t_op_named(g, "g");
+	cr_assert_eq(gm->dtype, LH_DTYPE_BF16);
+	cr_assert_eq(gm->gemm_batch, 8);
+	cr_assert_eq(gm->gemm_m, 128);
+	cr_assert_eq(gm->gemm_n, 512);
+	cr_assert_eq(gm->gemm_k, 256);
+	/* f: its dot, [1, 64, 16, 32], in full f32 (HIGHEST). */
+	const LhOp *f = t_op_named(g, "f");
+	cr_assert_eq(f->dtype, LH_DTYPE_F32);
+	cr_assert_eq(f->gemm_batch, 1);
+	cr_assert_eq(f->gemm_m, 64);
+	cr_assert_eq(f->gemm_n, 16);
+	cr_assert_eq(f->gemm_k, 32);
+	/* A dot run as an async computation (async-start calls=): an async kernel with the
+	 * dot's dtype and shape, [1, 64, 16, 32] in TF32. */
+	const char *async_dot =
+		"HloModule m\n"
+		"ad {\n  p0 = f32[64,32] parameter(0)\n  p1 = f32[32,16] parameter(1)\n"
+		"  ROOT d = f32[64,16] dot(p0, p1), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}\n"
+		"ENTRY e {\n  a = f32[64,32] parameter(0)\n  b = f32[32,16] parameter(1)\n"
+		"  s = ((f32[64,32], f32[32,16]), f32[64,16], s32[]) async-start(a, b), calls=ad\n"
+		"  ROOT r = f32[64,16] async-done(s)\n}\n";
+	g_autoptr(LhGraph) ga = import_ok(async_dot, NULL);
+	const LhOp *as = t_op_named(ga, "s");
+	cr_assert(as->async);
+	cr_assert_eq(as->dtype, LH_DTYPE_TF32);
+	cr_assert_eq(as->gemm_m, 64);
+	cr_assert_eq(as->gemm_n, 16);
+	cr_assert_eq(as->gemm_k, 32);
+	/* Elementwise kernels are not GEMMs and keep no dtype. */
+	g_autoptr(LhGraph) s = import("hlo/gpu_hlo.hlo", NULL);
+	cr_assert_eq(t_op_named(s, "e")->gemm_m, 0);
+	cr_assert_eq(t_op_named(s, "e")->dtype, LH_DTYPE_NONE);
+}
+
+/* ---- layouts ---- */
+
+Test(hlo, transposes_and_copies_that_move_the_minor_dimension)
+{
+	const char *text =
+		"HloModule m\n"
+		"fused_t {\n  p = f32[64,32]{1,0} parameter(0)\n"
+		"  ROOT t = f32[32,64]{1,0} transpose(p), dimensions={1,0}\n}\n"
+		"ENTRY e {\n  a = f32[64,32]{1,0} parameter(0)\n"
+		/* moves the minor dimension: a's minor is dim 1 (32), tr's minor dim 1 is a's dim 0 */
+		"  tr = f32[32,64]{1,0} transpose(a), dimensions={1,0}\n"
+		/* the same bytes in the same order: {0,1} makes tb's minor dim 0, which is a's dim 1 */
+		"  tb = f32[32,64]{0,1} transpose(a), dimensions={1,0}\n"
+		/* a layout change: the minor dimension becomes dim 0 */
+		"  cl = f32[64,32]{0,1} copy(a)\n"
+		/* a plain copy, same layout */
+		"  cp = f32[64,32]{1,0} copy(a)\n"
+		/* size-1 dimensions do not count: [1,64] {0,1} and {1,0} hold the same bytes */
+		"  v = f32[1,64]{1,0} parameter(1)\n  c1 = f32[1,64]{0,1} copy(v)\n"
+		"  f = f32[32,64]{1,0} fusion(a), kind=kLoop, calls=fused_t\n"
+		/* an async device copy with the same layout change */
+		"  cs = (f32[64,32]{0,1}, f32[64,32]{1,0}, u32[]) copy-start(a)\n"
+		"  cd = f32[64,32]{0,1} copy-done(cs)\n"
+		"  ROOT r = (f32[32,64], f32[32,64], f32[64,32], f32[64,32], f32[1,64], f32[32,64],\n"
+		"    f32[64,32]) tuple(tr, tb, cl, cp, c1, f, cd)\n}\n";
+	g_autoptr(LhGraph) g = import_ok(text, NULL);
+	cr_assert(t_op_named(g, "tr")->transpose);
+	/* tb is a bitcast: no op of its own; r's users would depend on a. */
+	cr_assert_not(lh_graph_find(g, "tb", NULL));
+	cr_assert(t_op_named(g, "cl")->transpose);
+	cr_assert_not(t_op_named(g, "cp")->transpose);
+	cr_assert_not(t_op_named(g, "c1")->transpose);
+	cr_assert(t_op_named(g, "f")->transpose);
+	cr_assert_eq(t_op_named(g, "cs")->kind, LH_OP_COPY_D2D);
+	cr_assert(t_op_named(g, "cs")->transpose);
+	g_autoptr(LhGraph) s = import("hlo/gpu_hlo.hlo", NULL);
+	cr_assert(t_op_named(s, "c")->transpose); /* transpose f32[5000,6000] dims={1,0} */
+}
+
+/* ---- FFT ---- */
+
+Test(hlo, fft_costs_with_the_inverse_scaling_pass)
+{
+	const char *text =
+		"HloModule m\nENTRY e {\n  x = c64[4,256] parameter(0)\n"
+		"  f = c64[4,256] fft(x), fft_type=FFT, fft_length={256}\n"
+		"  i = c64[4,256] fft(f), fft_type=IFFT, fft_length={256}\n"
+		"  r = f32[4,256] parameter(1)\n"
+		"  rf = c64[4,129] fft(r), fft_type=RFFT, fft_length={256}\n"
+		"  ir = f32[4,256] fft(rf), fft_type=IRFFT, fft_length={256}\n"
+		"  ROOT t = (c64[4,256], f32[4,256]) tuple(i, ir)\n}\n";
+	g_autoptr(LhGraph) g = import_ok(text, NULL);
+	/* N = 256, log2 N = 8. FFT: 4 transforms * 5 * 256 * 8 = 40960 flops; bytes in + out,
+	 * c64 = 8 bytes: 1024 * 8 * 2 = 16384. */
+	const LhOp *f = t_op_named(g, "f");
+	cr_assert_float_eq(f->flops, 40960, 1e-9);
+	cr_assert_float_eq(f->bytes, 16384, 1e-9);
+	cr_assert_eq(f->dtype, LH_DTYPE_F32); /* c64: f32 math, no tensor cores */
+	/* IFFT: the same, plus the 1/N scaling: 1024 multiplies, the output (8192 bytes) read and
+	 * written again: 41984 flops, 16384 + 16384 = 32768 bytes. */
+	const LhOp *i = t_op_named(g, "i");
+	cr_assert_float_eq(i->flops, 41984, 1e-9);
+	cr_assert_float_eq(i->bytes, 32768, 1e-9);
+	/* RFFT: 1024 real points in 4 transforms: 4 * 2.5 * 256 * 8 = 20480 flops; bytes
+	 * 1024 * 4 in + 4 * 129 * 8 = 4128 out = 8224. */
+	const LhOp *rf = t_op_named(g, "rf");
+	cr_assert_float_eq(rf->flops, 20480, 1e-9);
+	cr_assert_float_eq(rf->bytes, 8224, 1e-9);
+	/* IRFFT: 20480 + 1024 scaling = 21504 flops; 4128 in + 4096 out + 2 * 4096 = 16416. */
+	const LhOp *ir = t_op_named(g, "ir");
+	cr_assert_float_eq(ir->flops, 21504, 1e-9);
+	cr_assert_float_eq(ir->bytes, 16416, 1e-9);
+}
+
+/* ---- XLA's schedule ---- */
+
+Test(hlo, scheduled_module_keeps_xla_order)
+{
+	g_autoptr(LhGraph) g = import("hlo/sched_offload_overlap.hlo", NULL);
+	/* The text's order: act, x, w (inputs), cs (copy-start to S(5): a d2h), ags, d (dot),
+	 * agd = done of ags, cd = done of cs, e. The copy and the all-gather are in flight
+	 * across the dot. */
+	guint32 n;
+	const guint32 *seq = lh_graph_schedule(g, &n);
+	cr_assert(seq);
+	guint32 act = t_id(g, "act"), x = t_id(g, "x"), w = t_id(g, "w"), cs = t_id(g, "cs"),
+		ags = t_id(g, "ags"), d = t_id(g, "d"), e = t_id(g, "e");
+	guint32 expect[] = {act << 1, x << 1, w << 1, cs << 1, ags << 1, d << 1,
+			    ags << 1 | LH_SCHED_DONE, cs << 1 | LH_SCHED_DONE, e << 1};
+	cr_assert_eq(n, G_N_ELEMENTS(expect));
+	for (guint k = 0; k < n; k++)
+		cr_expect_eq(seq[k], expect[k], "entry %u", k);
+	cr_assert_eq(t_op_named(g, "cs")->kind, LH_OP_COPY_D2H);
+	cr_assert_eq(t_op_named(g, "ags")->kind, LH_OP_ALL_GATHER);
+	/* An unscheduled module has none. */
+	g_autoptr(LhGraph) u = import("hlo/gpu_hlo.hlo", NULL);
+	cr_assert_null(lh_graph_schedule(u, &n));
+	cr_assert_eq(n, 0);
+}
+
+Test(hlo, scheduled_loops_keep_the_body_order_per_trip)
+{
+	const char *text =
+		"HloModule m, is_scheduled=true\n"
+		"body {\n  p = (f32[8]) parameter(0)\n  x = f32[8] get-tuple-element(p), index=0\n"
+		"  s = f32[8] all-reduce-start(x), replica_groups={{0,1}}, to_apply=add\n"
+		"  y = f32[8] exponential(x)\n  r = f32[8] all-reduce-done(s)\n"
+		"  z = f32[8] add(y, r)\n  ROOT t = (f32[8]) tuple(z)\n}\n"
+		"add {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
+		"  ROOT c = f32[] add(a, b)\n}\n"
+		"cond {\n  p = (f32[8]) parameter(0)\n  ROOT c = pred[] constant(true)\n}\n"
+		"ENTRY e {\n  a = f32[8] parameter(0)\n  t = (f32[8]) tuple(a)\n"
+		"  w = (f32[8]) while(t), condition=cond, body=body,\n"
+		"    backend_config={\"known_trip_count\":{\"n\":\"2\"}}\n"
+		"  g = f32[8] get-tuple-element(w), index=0\n"
+		"  ROOT ar = f32[8] all-reduce(g), replica_groups={{0,1}}, to_apply=add\n}\n";
+	g_autoptr(LhGraph) g = import_ok(text, NULL);
+	guint32 n;
+	const guint32 *seq = lh_graph_schedule(g, &n);
+	cr_assert(seq);
+	/* Per trip: s@k, y@k, done s@k, z@k. The synchronous all-reduce ar at the end has its
+	 * done right after it. */
+	const char *names[] = {"a", "s@0", "y@0", "s@0", "z@0", "s@1", "y@1", "s@1", "z@1",
+			       "ar", "ar"};
+	const gboolean done[] = {0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 1};
+	cr_assert_eq(n, G_N_ELEMENTS(names));
+	for (guint k = 0; k < n; k++)
+		cr_expect_eq(seq[k], t_id(g, names[k]) << 1 | (done[k] ? LH_SCHED_DONE : 0),
+			     "entry %u: %s", k, names[k]);
+}
+
+Test(hlo, cli_import_writes_the_schedule)
+{
+	g_autofree char *dir = t_tmpdir();
+	g_autofree char *out = g_build_filename(dir, "s.json", NULL);
+	g_autofree char *in = t_data("hlo/sched_offload_overlap.hlo");
+	char *so = NULL, *se = NULL;
+	cr_assert_eq(t_lhsim(&so, &se, "import", in, "-o", out, NULL), 0, "%s", se);
+	g_free(so);
+	/* A scheduled module: not "unoptimized". */
+	cr_assert_null(strstr(se, "unoptimized"), "%s", se);
+	g_free(se);
+	g_autofree char *json = NULL;
+	cr_assert(g_file_get_contents(out, &json, NULL, NULL));
+	cr_assert(strstr(json, "\"schedule\""), "%s", json);
+	cr_assert(strstr(json, "\"d\", {\"done\": \"ags\"}, {\"done\": \"cs\"}"), "%s", json);
+}
+
+/* ---- unoptimized modules ---- */
+
+Test(hlo, unoptimized_modules_warn_once_with_the_dump_flags)
+{
+	g_autoptr(GPtrArray) w = g_ptr_array_new_with_free_func(g_free);
+	g_autoptr(LhGraph) g = import("hlo/gpu_hlo.hlo", w);
+	cr_assert_eq(w->len, 1);
+	cr_assert(strstr(w->pdata[0], "looks unoptimized"), "%s", (char *)w->pdata[0]);
+	cr_assert(strstr(w->pdata[0], "--xla_dump_to=DIR --xla_dump_hlo_as_text"), "%s",
+		  (char *)w->pdata[0]);
+	cr_assert(strstr(w->pdata[0], "after_optimizations.txt"), "%s", (char *)w->pdata[0]);
+	/* A module with a fusion, or a scheduled one, does not warn. */
+	g_autoptr(GPtrArray) w2 = g_ptr_array_new_with_free_func(g_free);
+	g_autoptr(LhGraph) h = import("hlo/lhs_test_ScheduleDynamicSliceIfMemcpy.hlo", w2);
+	cr_assert_eq(w2->len, 0, "%s", w2->len ? (char *)w2->pdata[0] : "");
+	g_autoptr(GPtrArray) w3 = g_ptr_array_new_with_free_func(g_free);
+	g_autoptr(LhGraph) s = import("hlo/sched_offload_overlap.hlo", w3);
+	cr_assert_eq(w3->len, 0, "%s", w3->len ? (char *)w3->pdata[0] : "");
 }

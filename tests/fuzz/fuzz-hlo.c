@@ -1,4 +1,4 @@
-/* libFuzzer harness for the HLO text importer (models/hlo.c). Build and run: tests/fuzz/run.sh.
+/* libFuzzer harness for the HLO text importer (models/hlo-*.c). Build and run: tests/fuzz/run.sh.
  * Every input must give a graph or a GError whose message starts with "fuzz.hlo:LINE:COL:". */
 #include "models/hlo.h"
 
