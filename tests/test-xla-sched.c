@@ -296,7 +296,7 @@ Test(xla, command_line_compare_save_plan_and_replan)
 
 /* The same story from a scheduled HLO module: XLA put the copy to host memory (copy-start
  * into an S(5) buffer) before the dot and its copy-done after it. The importer records XLA's
- * sequence of a scheduled module (issue 17, point 8); until it does, this test is skipped. */
+ * sequence of a scheduled module (docs/hlo.md); xla replays it. */
 static const char *const offload_hlo =
 	"HloModule offload, is_scheduled=true\n"
 	"\n"
@@ -320,8 +320,7 @@ Test(xla, scheduled_hlo_module)
 	cr_assert(g, "%s", e ? e->message : "?");
 	guint32 n;
 	const guint32 *seq = lh_graph_schedule(g, &n);
-	if (!seq)
-		cr_skip_test("the HLO importer does not record XLA's sequence yet");
+	cr_assert_not_null(seq, "a scheduled module must keep XLA's sequence");
 	/* Without the parameters: copy-start, dot, the copy's done. */
 	guint32 cp = t_id(g, "copy-start"), dot = t_id(g, "dot");
 	guint32 want[] = {cp << 1, dot << 1, (cp << 1) | LH_SCHED_DONE}, k = 0;
