@@ -71,9 +71,14 @@
  * an output fusion or a convolution, and 5000 between an async start and its done; 1 on
  * other edges.
  *
- * Memory. A device buffer (an op's out_bytes in device space) is live, bottom-up, from the
- * first scheduled user to its producer (for an async op, its start). memory-limit defaults
- * to the device capacity.
+ * Memory. The engine's rule (docs/engine.md), seen bottom-up as XLA's MemoryPressureTracker
+ * sees its buffers (mem_model): a device buffer is live from the first scheduled node that
+ * uses it to the node that allocates it (an op's kernel, or its start); an async op's done
+ * uses its operands as well as its output (the engine frees operands when the op ends);
+ * inputs are live from t = 0 and outputs nobody reads to the end. memory-limit defaults to
+ * the device capacity. XLA's rules alone do not keep to it on modules whose loops the
+ * importer unrolled (512 GiB where serial needs 85 on hlo_llama31_70b_bf16_16x8); the memory
+ * guard (see "The memory guard") bounds the order by max(memory-limit, serial's peak).
  *
  * The plan. Main stream "main". A start: signal main, then wait and run on a side stream of
  * the op's class; a done: signal the side stream, wait on main. Side streams per class:
