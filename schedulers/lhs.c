@@ -107,7 +107,8 @@ static const LhParamSpec lhs_params[] = {
 	{"compute-streams", LH_PARAM_INT, NULL, 1, 64, NULL,
 	 "side streams for async compute (default: async-compute-limit)"},
 	{"memory-limit", LH_PARAM_DOUBLE, NULL, 1e-9, 1e9, NULL,
-	 "soft device memory limit in GiB (default: the device capacity)"},
+	 "soft device memory limit in GiB (default: the device capacity); the peak stays within "
+	 "the larger of it and serial's peak"},
 	{"delay-offload-start", LH_PARAM_BOOL, "false", 0, 1, NULL,
 	 "force-delay the start of copies to host (XLA's delayMoveToHost), issuing them early"},
 	{"estimator", LH_PARAM_CHOICE, "model", 0, 0, "model|xla",
