@@ -71,9 +71,14 @@
  * an output fusion or a convolution, and 5000 between an async start and its done; 1 on
  * other edges.
  *
- * Memory. A device buffer (an op's out_bytes in device space) is live, bottom-up, from the
- * first scheduled user to its producer (for an async op, its start). memory-limit defaults
- * to the device capacity.
+ * Memory. The engine's rule (docs/engine.md), seen bottom-up as XLA's MemoryPressureTracker
+ * sees its buffers (mem_model): a device buffer is live from the first scheduled node that
+ * uses it to the node that allocates it (an op's kernel, or its start); an async op's done
+ * uses its operands as well as its output (the engine frees operands when the op ends);
+ * inputs are live from t = 0 and outputs nobody reads to the end. memory-limit defaults to
+ * the device capacity. XLA's rules alone do not keep to it on modules whose loops the
+ * importer unrolled (512 GiB where serial needs 85 on hlo_llama31_70b_bf16_16x8); the memory
+ * guard (see "The memory guard") bounds the order by max(memory-limit, serial's peak).
  *
  * The plan. Main stream "main". A start: signal main, then wait and run on a side stream of
  * the op's class; a done: signal the side stream, wait on main. Side streams per class:
@@ -101,8 +106,9 @@ static const LhParamSpec lhs_params[] = {
 	 "device-to-device copies in flight; 0 = unlimited"},
 	{"compute-streams", LH_PARAM_INT, NULL, 1, 64, NULL,
 	 "side streams for async compute (default: async-compute-limit)"},
-	{"memory-limit", LH_PARAM_DOUBLE, NULL, 1e-6, 1e9, NULL,
-	 "soft device memory limit in GiB (default: the device capacity)"},
+	{"memory-limit", LH_PARAM_DOUBLE, NULL, 1e-9, 1e9, NULL,
+	 "soft device memory limit in GiB (default: the device capacity); the peak stays within "
+	 "the larger of it and serial's peak"},
 	{"delay-offload-start", LH_PARAM_BOOL, "false", 0, 1, NULL,
 	 "force-delay the start of copies to host (XLA's delayMoveToHost), issuing them early"},
 	{"estimator", LH_PARAM_CHOICE, "model", 0, 0, "model|xla",
@@ -136,9 +142,14 @@ typedef struct {
 	guint32 in_flight[LH_CLASS_N];
 	guint32 limit[LH_CLASS_N];
 	guint32 waiting_dones[LH_CLASS_N]; /* dones of each class in the ready set */
-	/* Memory (bytes): per op, 0 = not live yet, 1 = live, 2 = freed. */
+	/* Memory (bytes), see mem_model(). Per buffer: 0 = not live yet, 1 = live, 2 = freed. */
 	guint8 *buf;
-	double *buf_bytes;
+	double *buf_bytes;       /* per buffer: bytes allocated by the op that starts it */
+	guint32 *buf_of;         /* per op: the buffer its output lives in */
+	guint32 *freer;          /* per buffer: the node that frees it bottom-up, or G_MAXUINT32 */
+	gboolean *to_end;        /* per buffer: no op depends on it, so it lives to the end */
+	guint32 *nbuf_at, *nbuf; /* per node, CSR: the buffers it uses (each once) */
+	guint32 *user_at, *user; /* per buffer, CSR: the nodes that use it */
 	double usage, limit_bytes;
 	double max_use;      /* most bytes any node's used buffers hold (a bound on its peak) */
 	gboolean mem_active; /* usage > limit / 2 at this step */
@@ -148,7 +159,17 @@ typedef struct {
 	gboolean mem_index_ok, mem_index;
 	double *mem_inc;         /* per ready node: memory_change()'s net change */
 	double *mem_peak;        /* per ready node: memory_change()'s peak change */
-	guint32 *user_at, *user; /* per op, CSR: the nodes that use its buffer */
+	/* The memory guard (see "The memory guard" below), when guard is set. */
+	gboolean guard;
+	guint32 gn;             /* leaves of the tree: a power of two >= n_nodes */
+	double *gmx, *gsum;     /* the tree (gt_add) */
+	guint32 *gpos;          /* per node: its position in serial's order */
+	guint32 *gdef, *gend;   /* per buffer: its first and (while unused) last position */
+	double cap;             /* max(limit, the serial order's peak) */
+	double p0;              /* the serial order's peak (the model) */
+	double peak_done;       /* the peak of the steps taken so far (the model) */
+	GArray *gheap;          /* ready nodes, max-heap by gpos (lazy) */
+	guint32 n_veto;         /* picks the guard replaced */
 } Lhs;
 
 typedef struct {
@@ -297,38 +318,6 @@ static void build_graph(Lhs *s, const LhHw *hw, gboolean xla)
 	}
 }
 
-/* The nodes that use each op's buffer (FOR_EACH_USED_BUFFER the other way round): the first
- * node (a kernel or a start) of each op that reads it, and the done of an async op. */
-static void build_users(Lhs *s)
-{
-	guint32 n = s->n_ops;
-	s->user_at = g_new0(guint32, n + 1);
-	for (guint32 i = 0; i < n; i++) {
-		if (s->first[i] == G_MAXUINT32)
-			continue;
-		guint32 nd;
-		const guint32 *d = lh_graph_deps(s->g, i, &nd);
-		for (guint32 k = 0; k < nd; k++)
-			s->user_at[d[k] + 1]++;
-		if (s->first[i] != s->last[i])
-			s->user_at[i + 1]++;
-	}
-	for (guint32 i = 0; i < n; i++)
-		s->user_at[i + 1] += s->user_at[i];
-	s->user = g_new(guint32, s->user_at[n] ? s->user_at[n] : 1);
-	g_autofree guint32 *at = g_memdup2(s->user_at, sizeof(guint32) * (n + 1));
-	for (guint32 i = 0; i < n; i++) {
-		if (s->first[i] == G_MAXUINT32)
-			continue;
-		guint32 nd;
-		const guint32 *d = lh_graph_deps(s->g, i, &nd);
-		for (guint32 k = 0; k < nd; k++)
-			s->user[at[d[k]]++] = s->first[i];
-		if (s->first[i] != s->last[i])
-			s->user[at[i]++] = s->last[i];
-	}
-}
-
 static void lhs_free(Lhs *s)
 {
 	g_free(s->node_op);
@@ -351,29 +340,122 @@ static void lhs_free(Lhs *s)
 	g_free(s->ready_time);
 	g_free(s->buf);
 	g_free(s->buf_bytes);
+	g_free(s->buf_of);
+	g_free(s->freer);
+	g_free(s->to_end);
+	g_free(s->nbuf_at);
+	g_free(s->nbuf);
 	g_free(s->mem_inc);
 	g_free(s->mem_peak);
+	g_free(s->gmx);
+	g_free(s->gsum);
+	g_free(s->gpos);
+	g_free(s->gdef);
+	g_free(s->gend);
+	if (s->gheap)
+		g_array_free(s->gheap, TRUE);
 	g_free(s->user_at);
 	g_free(s->user);
 }
 
-/* The buffers a node uses: a kernel or a start uses its op's operands; a done uses the
- * buffer of its own op (the transfer writes it while in flight). Calls @fn for each op. */
+/* The buffers a node uses (mem_model): calls BODY with @b set to each, once. */
 #define FOR_EACH_USED_BUFFER(s, v, b, BODY)                                                  \
 	do {                                                                                 \
-		guint32 op_ = (s)->node_op[v];                                               \
-		if ((s)->node_type[v] == NODE_DONE) {                                        \
-			guint32 b = op_;                                                     \
+		for (guint32 k_ = (s)->nbuf_at[v]; k_ < (s)->nbuf_at[(v) + 1]; k_++) {       \
+			guint32 b = (s)->nbuf[k_];                                           \
 			BODY;                                                                \
-		} else {                                                                     \
-			guint32 nd_;                                                         \
-			const guint32 *d_ = lh_graph_deps((s)->g, op_, &nd_);                \
-			for (guint32 k_ = 0; k_ < nd_; k_++) {                               \
-				guint32 b = d_[k_];                                          \
-				BODY;                                                        \
-			}                                                                    \
 		}                                                                            \
 	} while (0)
+
+/* The buffer @v frees bottom-up (it allocates it), or G_MAXUINT32. */
+static guint32 node_frees(const Lhs *s, guint32 v)
+{
+	if (s->node_type[v] == NODE_DONE)
+		return G_MAXUINT32;
+	guint32 b = s->buf_of[s->node_op[v]];
+	return s->freer[b] == v ? b : G_MAXUINT32;
+}
+
+/* The engine's memory rule (docs/engine.md, "Memory"), seen bottom-up; the one place that
+ * says which bytes an op allocates and which node frees them. Op i's output lives in buffer
+ * buf_of[i] (today always its own, numbered i), of buf_bytes bytes (its out_bytes in device
+ * space) allocated when i starts. A buffer lives until the last op that depends on it ends;
+ * one nobody depends on lives to the end (to_end), inputs from t = 0. Bottom-up, a node
+ * *uses* the buffers that must be live while it runs: a kernel and a start its op's operands;
+ * a done its op's operands too (the engine frees them when the async op ends, and XLA's done
+ * reads the start's tuple, which holds them) and its own op's output (written while in
+ * flight). The first user scheduled makes a buffer live; the node that allocates it (the
+ * kernel or start of its op: freer) frees it. Buffers that live to the end are live from the
+ * first step; inputs are never freed (their allocation at t = 0 is nobody's to move). An op
+ * that wrote its output in place into a dep's buffer would get buf_of[i] = that buffer and
+ * buf_bytes 0 (nothing allocated): its users then keep the dep's buffer live, and the dep's
+ * node still frees it. */
+static void mem_model(Lhs *s)
+{
+	const LhGraph *g = s->g;
+	guint32 n = s->n_ops, m = s->n_nodes;
+	s->buf = g_new0(guint8, n);
+	s->buf_bytes = g_new0(double, n);
+	s->buf_of = g_new(guint32, n);
+	s->freer = g_new(guint32, n);
+	s->to_end = g_new0(gboolean, n);
+	g_autofree guint32 *consumers = g_new0(guint32, n);
+	for (guint32 i = 0; i < n; i++) {
+		const LhOp *op = lh_graph_op(g, i);
+		s->buf_of[i] = i;
+		s->freer[i] = s->first[i]; /* G_MAXUINT32 for an input */
+		if (op->out_space == LH_SPACE_DEVICE)
+			s->buf_bytes[i] = (double)op->out_bytes;
+		guint32 nd;
+		const guint32 *d = lh_graph_deps(g, i, &nd);
+		for (guint32 k = 0; k < nd; k++)
+			consumers[d[k]]++;
+	}
+	for (guint32 i = 0; i < n; i++)
+		if (consumers[i] == 0)
+			s->to_end[s->buf_of[i]] = TRUE;
+	for (guint32 b = 0; b < n; b++)
+		if (s->to_end[b] && s->buf_bytes[b] > 0) {
+			s->buf[b] = 1;
+			s->usage += s->buf_bytes[b];
+		}
+	/* Per node, the buffers it uses, each once; then the same the other way round. */
+	g_autofree guint32 *seen = g_new(guint32, n);
+	memset(seen, 0xff, sizeof(guint32) * n);
+	guint64 most = m;
+	for (guint32 v = 0; v < m; v++)
+		most += lh_graph_op(g, s->node_op[v])->n_deps;
+	s->nbuf = g_new(guint32, most ? most : 1);
+	s->nbuf_at = g_new(guint32, m + 1);
+	s->user_at = g_new0(guint32, n + 1);
+	guint32 len = 0;
+	for (guint32 v = 0; v < m; v++) {
+		s->nbuf_at[v] = len;
+		guint32 i = s->node_op[v], nd;
+		const guint32 *d = lh_graph_deps(g, i, &nd);
+		for (guint32 k = 0; k <= nd; k++) {
+			guint32 b;
+			if (k < nd)
+				b = s->buf_of[d[k]];
+			else if (s->node_type[v] == NODE_DONE)
+				b = s->buf_of[i];
+			else
+				break;
+			if (seen[b] == v)
+				continue;
+			seen[b] = v;
+			s->nbuf[len++] = b;
+			s->user_at[b + 1]++;
+		}
+	}
+	s->nbuf_at[m] = len;
+	for (guint32 b = 0; b < n; b++)
+		s->user_at[b + 1] += s->user_at[b];
+	s->user = g_new(guint32, s->user_at[n] ? s->user_at[n] : 1);
+	g_autofree guint32 *at = g_memdup2(s->user_at, sizeof(guint32) * (n + 1));
+	for (guint32 v = 0; v < m; v++)
+		FOR_EACH_USED_BUFFER(s, v, b, s->user[at[b]++] = v);
+}
 
 /* XLA's GetMemoryPressureChanges: (net change, peak change) if @v were scheduled now. */
 static void memory_change(const Lhs *s, guint32 v, double *inc, double *peak)
@@ -383,9 +465,9 @@ static void memory_change(const Lhs *s, guint32 v, double *inc, double *peak)
 		if (s->buf[b] == 0)
 			add += s->buf_bytes[b];
 	});
-	guint32 op = s->node_op[v];
-	if (s->node_type[v] != NODE_DONE && s->buf[op] == 1)
-		freed = s->buf_bytes[op];
+	guint32 f = node_frees(s, v);
+	if (f != G_MAXUINT32 && s->buf[f] == 1)
+		freed = s->buf_bytes[f];
 	*inc = add - freed;
 	*peak = add;
 }
@@ -738,8 +820,7 @@ static void index_move(Ready *r, Lhs *s, guint32 v, double d_inc, double d_peak)
 
 /* Buffer @b leaves state 0 (not live yet) for state @to (1 live, 2 freed). memory_change()
  * counts it for a node that uses it only in state 0, so every ready user now needs its bytes
- * less; and the node of @b's own op that frees it (a kernel or a start) counts it as freed
- * only in state 1. (Neither can happen in fact while that node is ready, since all users of
+ * less; and the node that frees it (its freer) counts it as freed only in state 1. (Neither can happen in fact while that node is ready, since all users of
  * a buffer are scheduled before its producer is ready; it is handled all the same.) */
 static void index_buffer(Ready *r, Lhs *s, guint32 b, guint8 to)
 {
@@ -749,8 +830,8 @@ static void index_buffer(Ready *r, Lhs *s, guint32 b, guint8 to)
 	for (guint32 k = s->user_at[b]; k < s->user_at[b + 1]; k++)
 		if (r->where[s->user[k]] != W_NONE)
 			index_move(r, s, s->user[k], -bytes, -bytes);
-	guint32 v = s->first[b];
-	if (to == 1 && v != G_MAXUINT32 && s->node_type[v] != NODE_DONE && r->where[v] != W_NONE)
+	guint32 v = s->freer[b];
+	if (to == 1 && v != G_MAXUINT32 && r->where[v] != W_NONE)
 		index_move(r, s, v, -bytes, 0);
 }
 
@@ -766,13 +847,13 @@ static void memory_schedule(Ready *r, Lhs *s, guint32 v)
 				index_buffer(r, s, b, 1);
 		}
 	});
-	guint32 op = s->node_op[v];
-	if (s->node_type[v] != NODE_DONE) {
-		if (s->buf[op] == 1)
-			s->usage -= s->buf_bytes[op];
-		else if (s->buf[op] == 0 && s->mem_index)
-			index_buffer(r, s, op, 2);
-		s->buf[op] = 2;
+	guint32 f = node_frees(s, v);
+	if (f != G_MAXUINT32) {
+		if (s->buf[f] == 1)
+			s->usage -= s->buf_bytes[f];
+		else if (s->buf[f] == 0 && s->mem_index)
+			index_buffer(r, s, f, 2);
+		s->buf[f] = 2;
 	}
 }
 
@@ -791,9 +872,13 @@ static void now_add(Ready *r, const Lhs *s, guint32 v)
 		seg_set(r, v, s->mem_peak[v]);
 }
 
+static void gheap_push(Lhs *s, guint32 v);
+
 static void ready_add(Ready *r, Lhs *s, guint32 v)
 {
 	r->n++;
+	if (s->guard)
+		gheap_push(s, v);
 	if (s->mem_index)
 		index_add(r, s, v);
 	if (s->node_type[v] == NODE_DONE) {
@@ -1296,7 +1381,6 @@ static void index_build(Ready *r, Lhs *s)
 	s->mem_index = TRUE;
 	s->mem_inc = g_new0(double, s->n_nodes);
 	s->mem_peak = g_new0(double, s->n_nodes);
-	build_users(s);
 	r->by_inc = g_tree_new_full(inc_cmp, (gpointer)s, NULL, NULL);
 	for (guint c = 0; c < LH_CLASS_N; c++)
 		r->dones_by_inc[c] = g_tree_new_full(inc_cmp, (gpointer)s, NULL, NULL);
@@ -1321,6 +1405,220 @@ static void index_build(Ready *r, Lhs *s)
 	for (guint32 k = 0; k < all->len; k++)
 		index_add(r, s, g_array_index(all, guint32, k));
 	g_array_free(all, TRUE);
+}
+
+/* The memory guard.
+ *
+ * XLA's memory rules are greedy: over the limit they take the ready node that adds least now.
+ * On a module whose loops the importer unrolled, that is a trap XLA itself never meets (it
+ * schedules each while body on its own): bottom-up, the gradient chain of the backward loop
+ * (a dynamic-update-slice per iteration, each step adding a few MB) lets lhs open all 80
+ * iterations' weight-gradient ops at once, each pinning the activations it reads until its
+ * iteration's own producers come, which they do only after the whole chain: 512 GiB where
+ * serial needs 85 (hlo_llama31_70b_bf16_16x8, issue 17). The guard bounds lhs by the base
+ * schedule XLA expects to start from (LatencyHidingScheduler::Run: "a schedule that
+ * minimizes memory pressure is provided as a base"), here serial's order.
+ *
+ * Its pressure estimate is the peak of the whole program if the nodes not yet scheduled ran
+ * in serial's order before the ones scheduled so far: the most of (the peak of the steps
+ * taken, the profile of the rest in serial's order). The profile is kept in a tree over the
+ * positions of serial's order (range add, max): a buffer adds its bytes from the position
+ * of its freer (0 for an input) to its last user's (gend), or to the last position once a
+ * user has been scheduled (it is then live into the scheduled part) or if it lives to the
+ * end; its freer's step removes it; a scheduled node's own position no longer counts. At
+ * the start this is the serial order's peak exactly (p0: the engine's peak for serial, whose
+ * one stream runs each op alone), and cap = max(limit, p0).
+ *
+ * Each pick is checked: if taking it would put the estimate above cap, the guard takes
+ * instead the ready node latest in serial's order, which never raises it (all the users of
+ * that node come later in serial's order, so the rest of the order does not change). If
+ * that node is a done whose class is full, the in-flight start of that class that raises the
+ * estimate least is taken (the one case the bound does not cover; it frees the slot). So the
+ * schedule's peak stays within cap as the model counts it, and the model does not
+ * undercount the engine for lhs's plans: every async op's side stream starts it after the
+ * main stream passes its start and the main stream waits for it at its done, so a buffer is
+ * live in the engine only while it is live in the model at the main stream's position. The
+ * guard is off when all buffers together fit under the limit (it could not act), and when
+ * they reach 2^53 bytes (sums would no longer be exact). */
+/* The tree holds, per position, the change of the profile there (a buffer adds its bytes at
+ * its first position and takes them off after its last), and per subtree its sum and the
+ * largest running sum at a position that still counts (-infinity at the others), so the
+ * root holds the profile's peak over the rest. Every change is one leaf and its path. */
+static void gt_pull(Lhs *s, guint32 k)
+{
+	for (k /= 2; k > 0; k /= 2) {
+		s->gsum[k] = s->gsum[2 * k] + s->gsum[2 * k + 1];
+		s->gmx[k] = MAX(s->gmx[2 * k], s->gsum[2 * k] + s->gmx[2 * k + 1]);
+	}
+}
+
+/* Adds @x to the profile from position @q on (nothing past the last position). */
+static void gt_add(Lhs *s, guint32 q, double x)
+{
+	if (q >= s->n_nodes)
+		return;
+	guint32 k = q + s->gn;
+	s->gsum[k] += x;
+	if (s->gmx[k] != -INFINITY)
+		s->gmx[k] = s->gsum[k];
+	gt_pull(s, k);
+}
+
+/* Position @q stops counting (@on FALSE) or counts again. */
+static void gt_count(Lhs *s, guint32 q, gboolean on)
+{
+	guint32 k = q + s->gn;
+	s->gmx[k] = on ? s->gsum[k] : -INFINITY;
+	gt_pull(s, k);
+}
+
+static void guard_init(Lhs *s)
+{
+	guint32 n = s->n_ops, m = s->n_nodes;
+	const guint32 *topo = lh_graph_topo(s->g);
+	s->gpos = g_new(guint32, m);
+	guint32 p = 0;
+	for (guint32 k = 0; k < n; k++)
+		for (guint32 i = topo[k], v = s->first[i]; v != G_MAXUINT32 && v <= s->last[i]; v++)
+			s->gpos[v] = p++;
+	guint32 top = m - 1;
+	s->gdef = g_new0(guint32, n);
+	s->gend = g_new0(guint32, n);
+	g_autofree double *diff = g_new0(double, m + 1);
+	for (guint32 b = 0; b < n; b++) {
+		if (s->buf_bytes[b] == 0)
+			continue;
+		s->gdef[b] = s->freer[b] == G_MAXUINT32 ? 0 : s->gpos[s->freer[b]];
+		s->gend[b] = s->to_end[b] ? top : s->gdef[b];
+		for (guint32 k = s->user_at[b]; k < s->user_at[b + 1]; k++)
+			s->gend[b] = MAX(s->gend[b], s->gpos[s->user[k]]);
+		diff[s->gdef[b]] += s->buf_bytes[b];
+		diff[s->gend[b] + 1] -= s->buf_bytes[b];
+	}
+	for (s->gn = 1; s->gn < m; s->gn *= 2)
+		;
+	s->gmx = g_new(double, 2 * s->gn);
+	s->gsum = g_new0(double, 2 * s->gn);
+	for (guint32 k = 0; k < s->gn; k++) {
+		s->gsum[s->gn + k] = k < m ? diff[k] : 0;
+		s->gmx[s->gn + k] = k < m ? diff[k] : -INFINITY;
+	}
+	for (guint32 k = s->gn; k-- > 1;) {
+		s->gsum[k] = s->gsum[2 * k] + s->gsum[2 * k + 1];
+		s->gmx[k] = MAX(s->gmx[2 * k], s->gsum[2 * k] + s->gmx[2 * k + 1]);
+	}
+	s->p0 = s->gmx[1];
+	s->cap = MAX(s->limit_bytes, s->p0);
+	s->peak_done = s->usage;
+	s->gheap = g_array_new(FALSE, FALSE, sizeof(guint32));
+}
+
+/* Moves @v from the rest to the scheduled part in the tree (@sign 1), or back (-1), before
+ * memory_schedule(). */
+static void guard_shift(Lhs *s, guint32 v, double sign)
+{
+	if (sign < 0)
+		gt_count(s, s->gpos[v], TRUE);
+	FOR_EACH_USED_BUFFER(s, v, b, {
+		if (s->buf[b] == 0 && s->buf_bytes[b] > 0)
+			gt_add(s, s->gend[b] + 1, sign * s->buf_bytes[b]);
+	});
+	guint32 f = node_frees(s, v);
+	if (f != G_MAXUINT32 && s->buf_bytes[f] > 0 && s->buf[f] != 2) {
+		gt_add(s, s->gdef[f], -sign * s->buf_bytes[f]);
+		if (s->buf[f] == 0)
+			gt_add(s, s->gend[f] + 1, sign * s->buf_bytes[f]);
+	}
+	if (sign > 0)
+		gt_count(s, s->gpos[v], FALSE);
+}
+
+/* The estimate with @v taken next, the tree already shifted; @peak: memory_change()'s. */
+static double guard_estimate(const Lhs *s, double peak)
+{
+	return MAX(s->usage + peak, s->gmx[1]);
+}
+
+static gboolean gheap_less(const Lhs *s, const GArray *h, guint32 a, guint32 b)
+{
+	return s->gpos[g_array_index(h, guint32, a)] < s->gpos[g_array_index(h, guint32, b)];
+}
+
+static void gheap_swap(GArray *h, guint32 a, guint32 b)
+{
+	guint32 t = g_array_index(h, guint32, a);
+	g_array_index(h, guint32, a) = g_array_index(h, guint32, b);
+	g_array_index(h, guint32, b) = t;
+}
+
+static void gheap_push(Lhs *s, guint32 v)
+{
+	GArray *h = s->gheap;
+	g_array_append_val(h, v);
+	for (guint32 k = h->len - 1; k > 0 && gheap_less(s, h, (k - 1) / 2, k); k = (k - 1) / 2)
+		gheap_swap(h, k, (k - 1) / 2);
+}
+
+static void gheap_pop(Lhs *s)
+{
+	GArray *h = s->gheap;
+	guint32 n = h->len - 1;
+	gheap_swap(h, 0, n);
+	g_array_set_size(h, n);
+	for (guint32 k = 0;;) {
+		guint32 l = 2 * k + 1, r = l + 1, m = k;
+		if (l < n && gheap_less(s, h, m, l))
+			m = l;
+		if (r < n && gheap_less(s, h, m, r))
+			m = r;
+		if (m == k)
+			break;
+		gheap_swap(h, k, m);
+		k = m;
+	}
+}
+
+/* Checks @v, XLA's pick, and commits the node to take to the tree (see "The memory guard"). */
+static guint32 guard_check(Lhs *s, const guint8 *where, guint32 v, const char **why)
+{
+	double inc, peak;
+	memory_change(s, v, &inc, &peak);
+	guard_shift(s, v, 1);
+	if (guard_estimate(s, peak) <= s->cap)
+		goto done;
+	guard_shift(s, v, -1);
+	s->n_veto++;
+	while (where[g_array_index(s->gheap, guint32, 0)] == W_NONE)
+		gheap_pop(s);
+	v = g_array_index(s->gheap, guint32, 0);
+	*why = "memory guard: serial's order";
+	guint8 c = s->node_class[v];
+	if (s->node_type[v] == NODE_DONE && s->in_flight[c] >= s->limit[c]) {
+		guint32 best = G_MAXUINT32;
+		double best_est = 0;
+		for (guint32 k = 0; k < s->gheap->len; k++) {
+			guint32 u = g_array_index(s->gheap, guint32, k);
+			if (where[u] == W_NONE || s->node_type[u] != NODE_START || s->node_class[u] != c)
+				continue;
+			memory_change(s, u, &inc, &peak);
+			guard_shift(s, u, 1);
+			double e = guard_estimate(s, peak);
+			guard_shift(s, u, -1);
+			if (best == G_MAXUINT32 || e < best_est ||
+			    (e == best_est && s->gpos[u] > s->gpos[best])) {
+				best = u;
+				best_est = e;
+			}
+		}
+		g_assert(best != G_MAXUINT32); /* the starts of in-flight ops are always ready */
+		v = best;
+		*why = "memory guard: an in-flight start";
+	}
+	memory_change(s, v, &inc, &peak);
+	guard_shift(s, v, 1);
+done:
+	s->peak_done = MAX(s->peak_done, s->usage + peak);
+	return v;
 }
 
 /* Compares the candidates in order with XLA's rules; returns the winner. */
@@ -1370,15 +1668,7 @@ static LhPlan *lhs_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GEr
 	s.limit_bytes = (lh_params_is_set(p, "memory-limit") ? lh_params_get_double(p, "memory-limit")
 							     : hw->memory_gib) *
 			1073741824.0;
-	s.buf = g_new0(guint8, s.n_ops);
-	s.buf_bytes = g_new0(double, s.n_ops);
-	for (guint32 i = 0; i < s.n_ops; i++) {
-		const LhOp *op = lh_graph_op(g, i);
-		if (op->kind == LH_OP_INPUT)
-			s.buf[i] = 2; /* live throughout: not the scheduler's to move */
-		else if (op->out_space == LH_SPACE_DEVICE)
-			s.buf_bytes[i] = (double)op->out_bytes;
-	}
+	mem_model(&s);
 	for (guint32 v = 0; v < m; v++) {
 		double use = 0;
 		FOR_EACH_USED_BUFFER(&s, v, b, use += s.buf_bytes[b]);
@@ -1391,6 +1681,9 @@ static LhPlan *lhs_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GEr
 	for (guint32 i = 0; i < s.n_ops; i++)
 		total += s.buf_bytes[i];
 	s.mem_index_ok = !reference && total > s.limit_bytes / 2 && total < 9007199254740992.0;
+	s.guard = total > s.limit_bytes && total < 9007199254740992.0;
+	if (s.guard)
+		guard_init(&s);
 	s.outdeg = g_new(guint32, m);
 	s.ready_time = g_new0(double, m);
 	Ready r;
@@ -1441,6 +1734,8 @@ static LhPlan *lhs_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GEr
 		if (r.n == 1)
 			why = "only candidate";
 		guint32 v = pick(&s, cand, &why);
+		if (s.guard)
+			v = guard_check(&s, r.where, v, &why);
 		ready_remove(&r, &s, v);
 		double t = MAX(s.now, s.ready_time[v]);
 		s.ready_time[v] = t;
@@ -1475,6 +1770,10 @@ static LhPlan *lhs_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GEr
 	ready_clear(&r);
 	lh_params_explain(p, "lhs: memory rules at %u of %u steps, %u of them at or over the limit",
 			  n_mem, m, n_over);
+	if (s.guard)
+		lh_params_explain(p, "lhs: memory guard: serial's order peaks at %.0f B, bound %.0f "
+				     "B; this order at %.0f B; %u picks replaced",
+				  s.p0, s.cap, s.peak_done, s.n_veto);
 
 	/* Emit in program order. */
 	LhPlan *plan = lh_plan_new();
