@@ -378,7 +378,7 @@ static guint32 node_frees(const Lhs *s, guint32 v)
 
 /* The engine's memory rule (docs/engine.md, "Memory"), seen bottom-up; the one place that
  * says which bytes an op allocates and which node frees them. Op i's output lives in buffer
- * buf_of[i] (today always its own, numbered i), of buf_bytes bytes (its out_bytes in device
+ * buf_of[i] (its own, numbered i, or for an op with an alias the aliased dep's), of buf_bytes bytes (its out_bytes in device
  * space) allocated when i starts. A buffer lives until the last op that depends on it ends;
  * one nobody depends on lives to the end (to_end), inputs from t = 0. Bottom-up, a node
  * *uses* the buffers that must be live while it runs: a kernel and a start its op's operands;
@@ -389,7 +389,7 @@ static guint32 node_frees(const Lhs *s, guint32 v)
  * first step; inputs are never freed (their allocation at t = 0 is nobody's to move). An op
  * that wrote its output in place into a dep's buffer would get buf_of[i] = that buffer and
  * buf_bytes 0 (nothing allocated): its users then keep the dep's buffer live, and the dep's
- * node still frees it. */
+ * node still frees it. That is what an op with an alias gets. */
 static void mem_model(Lhs *s)
 {
 	const LhGraph *g = s->g;
@@ -400,12 +400,20 @@ static void mem_model(Lhs *s)
 	s->freer = g_new(guint32, n);
 	s->to_end = g_new0(gboolean, n);
 	g_autofree guint32 *consumers = g_new0(guint32, n);
-	for (guint32 i = 0; i < n; i++) {
+	/* In topological order, so that a chain of aliases resolves to the buffer its first op
+	 * allocated (docs/graph-format.md, "Buffers"). */
+	const guint32 *topo = lh_graph_topo(g);
+	for (guint32 t = 0; t < n; t++) {
+		guint32 i = topo[t];
 		const LhOp *op = lh_graph_op(g, i);
-		s->buf_of[i] = i;
 		s->freer[i] = s->first[i]; /* G_MAXUINT32 for an input */
-		if (op->out_space == LH_SPACE_DEVICE)
-			s->buf_bytes[i] = (double)op->out_bytes;
+		if (op->alias != LH_NO_OP) {
+			s->buf_of[i] = s->buf_of[op->alias]; /* in place: allocates nothing */
+		} else {
+			s->buf_of[i] = i;
+			if (op->out_space == LH_SPACE_DEVICE)
+				s->buf_bytes[i] = (double)op->out_bytes;
+		}
 		guint32 nd;
 		const guint32 *d = lh_graph_deps(g, i, &nd);
 		for (guint32 k = 0; k < nd; k++)
