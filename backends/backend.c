@@ -177,8 +177,36 @@ void lh_trace_rebuild_memory(LhTrace *t, const LhGraph *g)
 	t->peak_device = t->peak_host = t->peak_device_t = 0;
 	GArray *ev = g_array_new(FALSE, FALSE, sizeof(MemEv));
 	gint64 dev = 0, host = 0;
+	/* Per buffer (the op that allocated it, docs/graph-format.md "Buffers"): the last end of
+	 * a consumer of any op in its alias chain, and whether every such op has consumers that
+	 * all ran. An op with an alias allocates nothing. */
+	g_autofree guint32 *root = g_new(guint32, n ? n : 1);
+	g_autofree gint64 *last = g_new(gint64, n ? n : 1);
+	g_autofree gboolean *all = g_new(gboolean, n ? n : 1);
+	const guint32 *topo = lh_graph_topo(g);
+	for (guint32 k = 0; k < n; k++) {
+		guint32 i = topo[k];
+		const LhOp *op = lh_graph_op(g, i);
+		root[i] = op->alias != LH_NO_OP ? root[op->alias] : i;
+		if (root[i] == i) {
+			last[i] = -1;
+			all[i] = TRUE;
+		}
+		guint32 r = root[i], ns;
+		const guint32 *succ = lh_graph_succs(g, i, &ns);
+		if (ns == 0)
+			all[r] = FALSE; /* nobody consumes it: kept to the end */
+		for (guint32 j = 0; j < ns; j++) {
+			if (t->ops[succ[j]].end < 0)
+				all[r] = FALSE; /* a consumer never ran */
+			else
+				last[r] = MAX(last[r], t->ops[succ[j]].end);
+		}
+	}
 	for (guint32 i = 0; i < n; i++) {
 		const LhOp *op = lh_graph_op(g, i);
+		if (root[i] != i)
+			continue;
 		gint64 b = (gint64)op->out_bytes;
 		gint64 dv = op->out_space == LH_SPACE_HOST ? 0 : b;
 		gint64 hv = op->out_space == LH_SPACE_HOST ? b : 0;
@@ -191,20 +219,8 @@ void lh_trace_rebuild_memory(LhTrace *t, const LhGraph *g)
 		} else {
 			continue;
 		}
-		/* Freed when its last consumer ends; kept to the end if a consumer never ran or
-		 * there is none. */
-		guint32 ns;
-		const guint32 *succ = lh_graph_succs(g, i, &ns);
-		gint64 last = -1;
-		gboolean all = ns > 0;
-		for (guint32 k = 0; k < ns; k++) {
-			if (t->ops[succ[k]].end < 0)
-				all = FALSE;
-			else
-				last = MAX(last, t->ops[succ[k]].end);
-		}
-		if (all) {
-			MemEv f = {last, 0, i, -dv, -hv};
+		if (all[i]) {
+			MemEv f = {last[i], 0, i, -dv, -hv};
 			g_array_append_val(ev, f);
 		}
 	}

@@ -104,7 +104,8 @@ LhEngine lh_op_engine(LhOpKind k);
 
 /* Rebuilds @t's memory curve and peaks from its op start and end times with the engine's
  * rule (docs/engine.md#memory): inputs live from 0, an output is allocated at its op's start and freed
- * when its last consumer ends. Backends call it on the traces they measure. */
+ * when its last consumer ends; an op with an alias allocates nothing and keeps the aliased
+ * buffer until its own consumers end. Backends call it on the traces they measure. */
 void lh_trace_rebuild_memory(LhTrace *t, const LhGraph *g);
 
 /* For backends that replay a plan R times: @rows holds R rows of 3 * n_ops + n_cmds times

@@ -514,6 +514,51 @@ Test(backend, measured_memory_curve_follows_the_engine_rule)
 	cr_assert_eq(t->peak_device_t, 10);
 }
 
+/* The same rule with an in-place op: u writes into w's buffer (alias), c reads u. */
+Test(backend, measured_memory_curve_counts_an_aliased_buffer_once)
+{
+	g_autoptr(LhGraph) g = lh_graph_new("alias");
+	guint32 w = lh_graph_add_op(g, "w", LH_OP_INPUT);
+	guint32 a = t_kernel(g, "a", 100, 1), u = t_kernel(g, "u", 100, 1);
+	guint32 c = t_kernel(g, "c", 100, 1);
+	lh_graph_op_mut(g, w)->out_bytes = 1000;
+	lh_graph_op_mut(g, a)->out_bytes = 200;
+	lh_graph_op_mut(g, u)->out_bytes = 1000; /* the view's size: allocates nothing */
+	lh_graph_op_mut(g, u)->alias = w;
+	lh_graph_op_mut(g, c)->out_bytes = 10;
+	t_dep(g, u, w);
+	t_dep(g, u, a);
+	t_dep(g, c, u);
+	t_finish(g);
+	g_autoptr(LhTrace) t = lh_trace_new(4, 0);
+	t->ops[a].start = 0, t->ops[a].end = 20, t->ops[u].start = 30, t->ops[u].end = 40;
+	t->ops[c].start = 50, t->ops[c].end = 70;
+	lh_trace_rebuild_memory(t, g);
+	/* t=0: w 1000 + a 200 = 1200; t=30: u allocates nothing; t=40: u ends, a freed (its
+	 * only consumer) -> 1000, w's buffer stays (u's consumer c has not ended); t=50: + c
+	 * 10 = 1010; t=70: c ends, the buffer of w and u freed -> 10 (c lives to the end).
+	 * Without the alias rule w would be freed at 40 and u's 1000 B counted again. */
+	gint64 want_t[] = {0, 40, 50, 70}, want_b[] = {1200, 1000, 1010, 10};
+	cr_assert_eq(t->mem->len, 4);
+	for (guint k = 0; k < 4; k++) {
+		const LhMemPoint *pt = &g_array_index(t->mem, LhMemPoint, k);
+		cr_assert_eq(pt->t, want_t[k], "point %u", k);
+		cr_assert_eq(pt->device_bytes, want_b[k], "point %u", k);
+	}
+	cr_assert_eq(t->peak_device, 1200);
+	/* The engine agrees on the same graph's peak under a serial plan. */
+	g_autoptr(LhHw) hw = t_hw(LH_SHARING_FIFO);
+	g_autoptr(GError) e = NULL;
+	g_autoptr(LhPlan) p = lh_scheduler_run(&lh_sched_serial, g, hw, NULL, NULL, &e);
+	cr_assert(p, "%s", e ? e->message : "");
+	g_autoptr(LhTrace) sim = t_sim(g, hw, p);
+	g_autoptr(LhTrace) re = lh_trace_new(4, 0);
+	for (guint32 i = 0; i < 4; i++)
+		re->ops[i] = sim->ops[i];
+	lh_trace_rebuild_memory(re, g);
+	cr_assert_eq(re->peak_device, sim->peak_device);
+}
+
 Test(backend, calibration_ini_is_commented_and_reads_back)
 {
 	g_autoptr(LhHw) hw = t_hw(LH_SHARING_FIFO);
