@@ -22,7 +22,6 @@ G_DEFINE_QUARK(lh-engine-error-quark, lh_engine_error)
 #define DIRTY_SM 1u   /* the SM/link running set changed */
 #define DIRTY_COPY 2u /* the copy running set changed */
 #define NEVER G_MAXINT64
-#define LH_MAX_OP_NS 1e17 /* longest standalone op the engine takes, ns */
 
 typedef enum { PH_LATENCY, PH_MAIN } Phase;
 
@@ -311,13 +310,13 @@ static void start_act(Sim *x, guint32 c, LhEngine eng, guint8 idx)
 	a.rate = -1; /* forces a fresh eta at the next rate computation */
 	double T = lh_op_standalone_ns(o, x->hw);
 	gboolean dur = o->duration_ns >= 0;
-	if (!(T <= LH_MAX_OP_NS) && !x->failed) {
+	if (!(T <= (double)LH_MAX_OP_NS) && !x->failed) {
 		/* Beyond this, nanosecond event times would overflow (or a phase would never end). */
 		g_set_error(x->error, LH_ENGINE_ERROR, LH_ENGINE_ERROR_INVALID,
 			    "op '%s': its standalone duration on %s, %.3g ns, is beyond the engine's "
 			    "range of %.0e ns (about 3 years): check its flops, bytes, size or "
 			    "duration_ns",
-			    o->name, x->hw->name, T, LH_MAX_OP_NS);
+			    o->name, x->hw->name, T, (double)LH_MAX_OP_NS);
 		x->failed = TRUE;
 	}
 	switch (eng) {

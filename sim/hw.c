@@ -88,6 +88,107 @@ static void set_err(GError **error, int code, const char *where, const char *dat
 		g_set_error(error, LH_HW_ERROR, code, "%s: %s", where, msg);
 }
 
+/* Whether @s is a plain decimal number: [+-]digits[.digits][(e|E)[+-]digits], or starting
+ * with the point. g_ascii_strtod also takes hex, "inf" and "nan"; an .ini of lhsim does not. */
+static gboolean is_decimal(const char *s)
+{
+	if (*s == '+' || *s == '-')
+		s++;
+	gboolean digits = FALSE;
+	while (g_ascii_isdigit(*s))
+		s++, digits = TRUE;
+	if (*s == '.')
+		for (s++; g_ascii_isdigit(*s); s++)
+			digits = TRUE;
+	if (!digits)
+		return FALSE;
+	if (*s == 'e' || *s == 'E') {
+		s++;
+		if (*s == '+' || *s == '-')
+			s++;
+		if (!g_ascii_isdigit(*s))
+			return FALSE;
+		while (g_ascii_isdigit(*s))
+			s++;
+	}
+	return *s == 0;
+}
+
+static gboolean known_key(const char *k)
+{
+	if (strcmp(k, "name") == 0 || strcmp(k, "sm_sharing") == 0)
+		return TRUE;
+	for (gsize i = 0; i < G_N_ELEMENTS(keys); i++)
+		if (strcmp(k, keys[i].key) == 0)
+			return TRUE;
+	return FALSE;
+}
+
+/* What GKeyFile accepts without a word: a key given twice in [hw] (the last wins), a key
+ * nobody reads (a typo), NUL bytes. Checked on the text, which has the positions. Lines that
+ * are not a group, a comment or key=value are left to GKeyFile's own error. */
+static gboolean scan_keys(const char *data, gsize len, const char *where, GError **error)
+{
+	g_autoptr(GHashTable) seen = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+	gboolean in_hw = FALSE;
+	guint line = 1;
+	for (const char *p = data, *end = data + len; p < end; line++) {
+		const char *eol = memchr(p, '\n', end - p);
+		if (!eol)
+			eol = end;
+		const char *nul = memchr(p, 0, eol - p);
+		if (nul) {
+			g_set_error(error, LH_HW_ERROR, LH_HW_ERROR_PARSE,
+				    "%s:%u:%u: a NUL byte: an .ini file is text", where, line,
+				    (guint)(nul - p) + 1);
+			return FALSE;
+		}
+		const char *k = p;
+		while (k < eol && (*k == ' ' || *k == '\t'))
+			k++;
+		const char *eq = memchr(k, '=', eol - k);
+		if (k < eol && *k == '[') {
+			const char *close = memchr(k, ']', eol - k);
+			in_hw = close && close - k - 1 == (int)strlen(GROUP) &&
+				strncmp(k + 1, GROUP, strlen(GROUP)) == 0;
+		} else if (in_hw && k < eol && *k != '#' && eq) {
+			const char *ke = eq;
+			while (ke > k && (ke[-1] == ' ' || ke[-1] == '\t'))
+				ke--;
+			g_autofree char *key = g_strndup(k, ke - k);
+			guint col = (guint)(k - p) + 1;
+			if (!known_key(key)) {
+				GString *list = g_string_new("name");
+				for (gsize i = 0; i < G_N_ELEMENTS(keys); i++)
+					g_string_append_printf(list, ", %s", keys[i].key);
+				g_string_append(list, ", sm_sharing");
+				g_set_error(error, LH_HW_ERROR, LH_HW_ERROR_PARSE,
+					    "%s:%u:%u: unknown key '%s' in [" GROUP "] (keys: %s)",
+					    where, line, col, key, list->str);
+				g_string_free(list, TRUE);
+				return FALSE;
+			}
+			guint first = GPOINTER_TO_UINT(g_hash_table_lookup(seen, key));
+			if (first) {
+				g_set_error(error, LH_HW_ERROR, LH_HW_ERROR_PARSE,
+					    "%s:%u:%u: key '%s' is given twice (first on line %u)",
+					    where, line, col, key, first);
+				return FALSE;
+			}
+			g_hash_table_insert(seen, g_steal_pointer(&key), GUINT_TO_POINTER(line));
+		}
+		p = eol + 1;
+	}
+	return TRUE;
+}
+
+static void range_err(gsize i, double v, const char *where, const char *data, GError **error)
+{
+	set_err(error, LH_HW_ERROR_RANGE, where, data, keys[i].key,
+		"key '%s' = %g is out of range: it must be %s %g and <= %g %s", keys[i].key, v,
+		keys[i].min_open ? ">" : ">=", keys[i].min, keys[i].max, keys[i].unit);
+}
+
 static gboolean check_value(const LhHw *hw, gsize i, const char *where, const char *data,
 			    GError **error)
 {
@@ -95,9 +196,7 @@ static gboolean check_value(const LhHw *hw, gsize i, const char *where, const ch
 					  : G_STRUCT_MEMBER(double, hw, keys[i].offset);
 	gboolean low = keys[i].min_open ? v <= keys[i].min : v < keys[i].min;
 	if (!isfinite(v) || low || v > keys[i].max) {
-		set_err(error, LH_HW_ERROR_RANGE, where, data, keys[i].key,
-			"key '%s' = %g is out of range: it must be %s %g and <= %g %s", keys[i].key,
-			v, keys[i].min_open ? ">" : ">=", keys[i].min, keys[i].max, keys[i].unit);
+		range_err(i, v, where, data, error);
 		return FALSE;
 	}
 	return TRUE;
@@ -129,6 +228,8 @@ LhHw *lh_hw_new_from_data(const char *data, gsize len, const char *where, GError
 	where = where ? where : "hw";
 	g_autoptr(GKeyFile) kf = g_key_file_new();
 	g_autoptr(GError) e = NULL;
+	if (!scan_keys(data, len, where, error))
+		return NULL;
 	if (!g_key_file_load_from_data(kf, data, len, G_KEY_FILE_NONE, &e)) {
 		g_set_error(error, LH_HW_ERROR, LH_HW_ERROR_PARSE, "%s: not a valid .ini file: %s",
 			    where, e->message);
@@ -141,9 +242,27 @@ LhHw *lh_hw_new_from_data(const char *data, gsize len, const char *where, GError
 	}
 	g_autofree char *text = g_strndup(data, len);
 	g_autoptr(LhHw) hw = g_new0(LhHw, 1);
-	hw->name = g_key_file_get_string(kf, GROUP, "name", NULL);
-	if (!hw->name)
+	/* The name is taken as written (no GKeyFile escapes), so that lh_hw_to_data writes it
+	 * back unchanged. */
+	hw->name = g_key_file_get_value(kf, GROUP, "name", NULL);
+	if (hw->name) {
+		g_strstrip(hw->name);
+		for (const char *c = hw->name; *c; c++)
+			if (*c == '\\' || (guchar)*c < 0x20 || *c == 0x7f) {
+				set_err(error, LH_HW_ERROR_PARSE, where, text, "name",
+					"key 'name': '%s' must be plain text, without backslash "
+					"escapes or control characters",
+					hw->name);
+				return NULL;
+			}
+		if (!*hw->name) {
+			set_err(error, LH_HW_ERROR_PARSE, where, text, "name",
+				"key 'name' is empty (leave it out to use the file's name)");
+			return NULL;
+		}
+	} else {
 		hw->name = g_path_get_basename(where);
+	}
 	for (gsize i = 0; i < G_N_ELEMENTS(keys); i++) {
 		g_autofree char *s = g_key_file_get_value(kf, GROUP, keys[i].key, NULL);
 		if (!s) {
@@ -154,15 +273,19 @@ LhHw *lh_hw_new_from_data(const char *data, gsize len, const char *where, GError
 		g_strstrip(s);
 		char *end = NULL;
 		double v = g_ascii_strtod(s, &end);
-		if (end == s || *end) {
+		if (end == s || *end || !is_decimal(s)) {
 			set_err(error, LH_HW_ERROR_PARSE, where, text, keys[i].key,
 				"key '%s': '%s' is not a number", keys[i].key, s);
 			return NULL;
 		}
 		if (keys[i].type == K_UINT) {
-			if (v != floor(v) || v < 0 || v > G_MAXUINT32) {
+			if (v != floor(v)) {
 				set_err(error, LH_HW_ERROR_RANGE, where, text, keys[i].key,
 					"key '%s': '%s' must be a whole number", keys[i].key, s);
+				return NULL;
+			}
+			if (v < keys[i].min || v > keys[i].max) {
+				range_err(i, v, where, text, error);
 				return NULL;
 			}
 			G_STRUCT_MEMBER(guint32, hw, keys[i].offset) = (guint32)v;

@@ -566,3 +566,20 @@ Test(plugin, bad_files_get_clear_errors)
 	cr_assert_eq(rc, 2, "%s", err);
 	cr_assert(strstr(err, "wrong ABI version") && strstr(err, "ABI 999"), "%s", err);
 }
+
+/* A repeated parameter was taken silently (the last won). */
+Test(params, repeated_parameter_is_an_error)
+{
+	const LhScheduler *s = lh_scheduler_find("lhs");
+	cr_assert_not_null(s);
+	const char *kv[] = {"async-compute-limit=2", "async-compute-limit=3", NULL};
+	g_autoptr(GError) e = NULL;
+	g_autoptr(LhParams) p = lh_params_new(s->params, kv, &e);
+	cr_assert_null(p);
+	cr_expect_str_eq(e->message, "parameter 'async-compute-limit' is given twice "
+				     "(async-compute-limit=2, then async-compute-limit=3)");
+	const char *once[] = {"async-compute-limit=3", NULL};
+	g_autoptr(LhParams) p2 = lh_params_new(s->params, once, NULL);
+	cr_assert_not_null(p2);
+	cr_expect_eq(lh_params_get_int(p2, "async-compute-limit"), 3);
+}
