@@ -243,50 +243,50 @@ static void fire(Sim *x, guint32 e)
 	x->ev_blocked[e] = NONE;
 }
 
-/* Dispatches queue heads in plan order until none can go. Returns TRUE if any did. */
+/* Dispatches queue heads in plan order until none can go: always the lowest command index
+ * among the heads that can leave. A queue whose head left goes back into the heap keyed by
+ * its new head, so a lower-numbered head of another queue goes before this queue's next
+ * command. Returns TRUE if any did. */
 static gboolean dispatch(Sim *x)
 {
 	gboolean any = FALSE;
 	while (x->heap_n) {
 		guint32 q = heap_pop(x);
-		for (;;) {
-			guint32 c = x->qhead[q];
-			if (c == NONE || c >= x->h)
-				break;
-			const LhCmd *cmd = &x->cmds[c];
-			guint32 s = cmd->stream;
-			if (x->s_inflight[s] != NONE)
-				break;
-			if (cmd->kind == LH_CMD_WAIT && !x->fired[cmd->arg]) {
-				if (!x->q_reg[q]) {
-					x->q_reg[q] = 1;
-					x->q_blocked_next[q] = x->ev_blocked[cmd->arg];
-					x->ev_blocked[cmd->arg] = q;
-				}
-				break;
+		guint32 c = x->qhead[q];
+		if (c == NONE || c >= x->h)
+			continue; /* issued later: host_issue pushes it again */
+		const LhCmd *cmd = &x->cmds[c];
+		guint32 s = cmd->stream;
+		if (x->s_inflight[s] != NONE)
+			continue; /* end_act pushes it again */
+		if (cmd->kind == LH_CMD_WAIT && !x->fired[cmd->arg]) {
+			if (!x->q_reg[q]) { /* fire pushes it again */
+				x->q_reg[q] = 1;
+				x->q_blocked_next[q] = x->ev_blocked[cmd->arg];
+				x->ev_blocked[cmd->arg] = q;
 			}
-			/* Leaves the queue. Signals and waits complete now. */
-			x->qhead[q] = x->qnext[c];
-			any = TRUE;
-			if (cmd->kind == LH_CMD_RUN) {
-				guint32 op = (guint32)cmd->arg;
-				const LhOp *o = &x->ops[op];
-				x->s_inflight[s] = c;
-				x->tr->ops[op].stream = (gint32)s;
-				if (o->kind == LH_OP_COPY_H2D)
-					fifo_push(&x->h2d_line, c);
-				else if (o->kind == LH_OP_COPY_D2H)
-					fifo_push(&x->d2h_line, c);
-				else
-					fifo_push(&x->sm_line, c);
-				/* The queue moves on; the next command of this stream waits for the
-				 * run to end, so this queue is tried again then. */
-				continue;
-			}
+			continue;
+		}
+		/* Leaves the queue. Signals and waits complete now. */
+		x->qhead[q] = x->qnext[c];
+		any = TRUE;
+		if (cmd->kind == LH_CMD_RUN) {
+			guint32 op = (guint32)cmd->arg;
+			const LhOp *o = &x->ops[op];
+			x->s_inflight[s] = c;
+			x->tr->ops[op].stream = (gint32)s;
+			if (o->kind == LH_OP_COPY_H2D)
+				fifo_push(&x->h2d_line, c);
+			else if (o->kind == LH_OP_COPY_D2H)
+				fifo_push(&x->d2h_line, c);
+			else
+				fifo_push(&x->sm_line, c);
+		} else {
 			if (cmd->kind == LH_CMD_SIGNAL)
 				fire(x, (guint32)cmd->arg);
 			stream_cmd_completed(x, s);
 		}
+		heap_push(x, q);
 	}
 	return any;
 }

@@ -568,3 +568,146 @@ Test(engine, op_beyond_the_time_range_is_an_error_not_a_deadlock)
 	cr_expect_eq(e->code, LH_ENGINE_ERROR_INVALID);
 	cr_expect(strstr(e->message, "'huge'") && strstr(e->message, "beyond"), "%s", e->message);
 }
+
+/* docs/engine.md: same-instant dispatches go in plan order, lowest command index first, over
+ * all queues. Streams s0 and s2 share queue 0 (hw_queues 2), s1 has queue 1. All three runs
+ * are issued at t = 0 (no costs) and can leave at once. In plan order: a (cmd 0), b (cmd 1),
+ * c (cmd 2). fifo sharing, sm 1: the first resident kernel takes every SM, so they run one
+ * after another in dispatch order: a 0-1000, b 1000-2000, c 2000-3000. The engine used to
+ * empty queue 0 first (a, then c) before b: c ended at 2000, b at 3000. */
+Test(engine, same_instant_dispatches_in_plan_order_across_queues)
+{
+	g_autoptr(LhHw) hw = t_hw(LH_SHARING_FIFO);
+	hw->hw_queues = 2;
+	g_autoptr(LhGraph) g = lh_graph_new("g");
+	t_kernel(g, "a", 1000, 1.0);
+	t_kernel(g, "b", 1000, 1.0);
+	t_kernel(g, "c", 1000, 1.0);
+	t_finish(g);
+	g_autoptr(LhPlan) p = lh_plan_new();
+	guint32 s0 = lh_plan_add_stream(p, "s0", LH_ROLE_COMPUTE);
+	guint32 s1 = lh_plan_add_stream(p, "s1", LH_ROLE_COMPUTE);
+	guint32 s2 = lh_plan_add_stream(p, "s2", LH_ROLE_COMPUTE);
+	lh_plan_run(p, s0, t_id(g, "a"));
+	lh_plan_run(p, s1, t_id(g, "b"));
+	lh_plan_run(p, s2, t_id(g, "c"));
+	g_autoptr(LhTrace) t = t_sim(g, hw, p);
+	/* All three are resident from 0 (dispatched then); they end in plan order. */
+	SPAN(t, g, "a", 0, 1000);
+	SPAN(t, g, "b", 0, 2000);
+	SPAN(t, g, "c", 0, 3000);
+}
+
+/* The tie order on random plans, against a reference written from docs/engine.md alone. With
+ * no host or event costs every command is issued at t = 0; with fifo sharing and sm 1 the
+ * first resident kernel takes every SM, so kernels run one at a time in dispatch order. The
+ * reference: at each instant, dispatch the queue head with the lowest command index that can
+ * leave (its stream has nothing running, a wait's event has fired), again and again; then the
+ * next kernel in line runs; when it ends its stream frees, and so on. A dispatched run starts
+ * (is resident) at once. Checked: every start and end. */
+Test(engine, tie_order_matches_a_reference_on_random_plans)
+{
+	g_autoptr(GRand) r = g_rand_new_with_seed(13);
+	for (int trial = 0; trial < 400; trial++) {
+		guint n = (guint)g_rand_int_range(r, 2, 12);
+		guint S = (guint)g_rand_int_range(r, 1, 6);
+		guint Q = (guint)g_rand_int_range(r, 1, 5);
+		g_autoptr(LhHw) hw = t_hw(LH_SHARING_FIFO);
+		hw->hw_queues = Q;
+		g_autoptr(LhGraph) g = lh_graph_new("g");
+		gint64 dur[16];
+		for (guint i = 0; i < n; i++) {
+			char name[8];
+			g_snprintf(name, sizeof name, "k%u", i);
+			dur[i] = g_rand_int_range(r, 1, 1000);
+			t_kernel(g, name, dur[i], 1.0);
+		}
+		t_finish(g);
+		g_autoptr(LhPlan) p = lh_plan_new();
+		for (guint s = 0; s < S; s++) {
+			char name[8];
+			g_snprintf(name, sizeof name, "s%u", s);
+			lh_plan_add_stream(p, name, LH_ROLE_COMPUTE);
+		}
+		/* Runs in random order on random streams, with signals and later waits between. */
+		guint32 order[16];
+		for (guint i = 0; i < n; i++)
+			order[i] = i;
+		for (guint i = n - 1; i > 0; i--) {
+			guint j = (guint)g_rand_int_range(r, 0, (gint32)i + 1), tmp = order[i];
+			order[i] = order[j];
+			order[j] = tmp;
+		}
+		guint ran = 0;
+		while (ran < n) {
+			int what = g_rand_int_range(r, 0, 4);
+			guint32 s = (guint32)g_rand_int_range(r, 0, (gint32)S);
+			if (what == 0)
+				lh_plan_signal(p, s, lh_plan_new_event(p));
+			else if (what == 1 && p->n_events)
+				lh_plan_wait(p, s, (guint32)g_rand_int_range(r, 0, (gint32)p->n_events));
+			else
+				lh_plan_run(p, s, order[ran++]);
+		}
+		/* The reference. */
+		guint32 nc = lh_plan_n_cmds(p), Qe = MIN(Q, S);
+		gint64 start[16], end[16];
+		guint8 fired[64] = {0}, done[256] = {0};
+		gint32 inflight[8];
+		for (guint s = 0; s < S; s++)
+			inflight[s] = -1;
+		guint32 line[16], lh = 0, ll = 0;
+		gint64 t = 0;
+		gint32 running = -1;
+		for (;;) {
+			for (;;) {
+				guint32 best = G_MAXUINT32;
+				for (guint32 q = 0; q < Qe; q++) {
+					/* The head: the first command of this queue not yet gone. */
+					for (guint32 c = 0; c < nc; c++) {
+						const LhCmd *cmd = lh_plan_cmd(p, c);
+						if (cmd->stream % Qe != q || done[c])
+							continue;
+						gboolean can = inflight[cmd->stream] < 0 &&
+							       (cmd->kind != LH_CMD_WAIT || fired[cmd->arg]);
+						if (can && c < best)
+							best = c;
+						break;
+					}
+				}
+				if (best == G_MAXUINT32)
+					break;
+				const LhCmd *cmd = lh_plan_cmd(p, best);
+				done[best] = 1;
+				if (cmd->kind == LH_CMD_RUN) {
+					inflight[cmd->stream] = (gint32)cmd->arg;
+					start[cmd->arg] = t;
+					line[ll++] = (guint32)cmd->arg;
+				} else if (cmd->kind == LH_CMD_SIGNAL) {
+					fired[cmd->arg] = 1;
+				}
+			}
+			if (running < 0 && lh < ll)
+				running = (gint32)line[lh++];
+			if (running < 0)
+				break;
+			t += dur[running];
+			end[running] = t;
+			for (guint s = 0; s < S; s++)
+				if (inflight[s] == running)
+					inflight[s] = -1;
+			running = -1;
+		}
+		/* Every wait follows its signal in plan order, so the lowest pending command can
+		 * always go: no deadlock, and the plan is valid (lh_simulate validates it). */
+		g_autoptr(GError) e = NULL;
+		g_autoptr(LhTrace) tr = lh_simulate(g, hw, p, NULL, NULL, &e);
+		cr_assert_not_null(tr, "trial %d: %s", trial, e->message);
+		for (guint i = 0; i < n; i++) {
+			cr_assert_eq(tr->ops[i].start, start[i], "trial %d: k%u start %" G_GINT64_FORMAT
+				     " != %" G_GINT64_FORMAT, trial, i, tr->ops[i].start, start[i]);
+			cr_assert_eq(tr->ops[i].end, end[i], "trial %d: k%u end %" G_GINT64_FORMAT
+				     " != %" G_GINT64_FORMAT, trial, i, tr->ops[i].end, end[i]);
+		}
+	}
+}
