@@ -244,27 +244,36 @@ static void fire(Sim *x, guint32 e)
 }
 
 /* Dispatches queue heads in plan order until none can go: always the lowest command index
- * among the heads that can leave. A queue whose head left goes back into the heap keyed by
- * its new head, so a lower-numbered head of another queue goes before this queue's next
- * command. Returns TRUE if any did. */
+ * among the heads that can leave. After a head leaves, its queue goes on only while its new
+ * head is still the lowest in the heap; otherwise it goes back into the heap, so that a
+ * lower-numbered head of another queue goes first. Returns TRUE if any did. */
 static gboolean dispatch(Sim *x)
 {
 	gboolean any = FALSE;
-	while (x->heap_n) {
-		guint32 q = heap_pop(x);
+	for (guint32 q = NONE;;) {
+		if (q == NONE) {
+			if (!x->heap_n)
+				break;
+			q = heap_pop(x);
+		}
 		guint32 c = x->qhead[q];
-		if (c == NONE || c >= x->h)
-			continue; /* issued later: host_issue pushes it again */
+		if (c == NONE || c >= x->h) {
+			q = NONE; /* issued later: host_issue pushes it again */
+			continue;
+		}
 		const LhCmd *cmd = &x->cmds[c];
 		guint32 s = cmd->stream;
-		if (x->s_inflight[s] != NONE)
-			continue; /* end_act pushes it again */
+		if (x->s_inflight[s] != NONE) {
+			q = NONE; /* end_act pushes it again */
+			continue;
+		}
 		if (cmd->kind == LH_CMD_WAIT && !x->fired[cmd->arg]) {
 			if (!x->q_reg[q]) { /* fire pushes it again */
 				x->q_reg[q] = 1;
 				x->q_blocked_next[q] = x->ev_blocked[cmd->arg];
 				x->ev_blocked[cmd->arg] = q;
 			}
+			q = NONE;
 			continue;
 		}
 		/* Leaves the queue. Signals and waits complete now. */
@@ -286,7 +295,12 @@ static gboolean dispatch(Sim *x)
 				fire(x, (guint32)cmd->arg);
 			stream_cmd_completed(x, s);
 		}
-		heap_push(x, q);
+		guint32 next = x->qhead[q];
+		if (next == NONE || x->in_heap[q] ||
+		    (x->heap_n && x->qhead[x->heap[0]] < next)) {
+			heap_push(x, q);
+			q = NONE;
+		}
 	}
 	return any;
 }
