@@ -148,6 +148,17 @@ static void mem_alloc(Sim *x, guint32 op)
 {
 	const LhOp *o = &x->ops[op];
 	x->mem_changed |= o->out_bytes != 0;
+	gint64 *pool = o->out_space == LH_SPACE_HOST ? &x->host_mem : &x->dev;
+	if (o->out_bytes > (guint64)(G_MAXINT64 - *pool)) {
+		if (!x->failed)
+			g_set_error(x->error, LH_ENGINE_ERROR, LH_ENGINE_ERROR_INVALID,
+				    "op '%s': its output of %" G_GUINT64_FORMAT " bytes would take the "
+				    "%s memory in use beyond 2^63 bytes",
+				    o->name, o->out_bytes,
+				    o->out_space == LH_SPACE_HOST ? "host" : "device");
+		x->failed = TRUE;
+		return;
+	}
 	if (o->out_space == LH_SPACE_HOST) {
 		x->host_mem += (gint64)o->out_bytes;
 		if (x->host_mem > x->tr->peak_host)
@@ -393,6 +404,19 @@ static gboolean admit(Sim *x)
 
 /* ---- rates ---- */
 
+/* An event beyond LH_MAX_TIME_NS: an input error naming the op (or command) it concerns. */
+static void time_range_error(Sim *x, const LhOp *o, const char *what, double when)
+{
+	if (x->failed)
+		return;
+	g_set_error(x->error, LH_ENGINE_ERROR, LH_ENGINE_ERROR_INVALID,
+		    "%s%s%s would %s at t = %.3g ns, beyond the engine's time range of %.0e ns "
+		    "(about 127 years): the input's times add up to more than lhsim can represent",
+		    o ? "op '" : "", o ? o->name : "the host", o ? "'" : "", what, when,
+		    (double)LH_MAX_TIME_NS);
+	x->failed = TRUE;
+}
+
 static void set_rate(Sim *x, Act *a, double r)
 {
 	/* Rates below 1e-9 are rounding residue of a saturated capacity (1 - 0.25 - 0.75 is not
@@ -419,7 +443,15 @@ static void set_rate(Sim *x, Act *a, double r)
 		a->eta = NEVER;
 		return;
 	}
-	a->eta = x->t + (d < 0 ? 0 : (gint64)d);
+	gint64 di = d < 0 ? 0 : (gint64)d;
+	if (di > LH_MAX_TIME_NS - x->t) {
+		/* x->t + di would leave the engine's range (or wrap around): the times of the
+		 * input add up to more than a nanosecond clock can hold. */
+		time_range_error(x, &x->ops[a->op], "end", (double)x->t + (double)di);
+		a->eta = NEVER;
+		return;
+	}
+	a->eta = x->t + di;
 }
 
 static void rates_fifo(Sim *x)
@@ -622,10 +654,17 @@ static void host_schedule(Sim *x)
 		return;
 	}
 	const LhCmd *c = &x->cmds[x->h];
-	if (c->kind == LH_CMD_SYNC && x->s_outstanding[c->stream] > 0)
+	gint64 cost = issue_cost(x, c);
+	if (c->kind == LH_CMD_SYNC && x->s_outstanding[c->stream] > 0) {
 		x->host_next = NEVER;
-	else
-		x->host_next = x->t + issue_cost(x, c);
+	} else if (cost > LH_MAX_TIME_NS - x->t) {
+		time_range_error(x, c->kind == LH_CMD_RUN ? &x->ops[c->arg] : NULL,
+				 c->kind == LH_CMD_RUN ? "be issued" : "issue its next command",
+				 (double)x->t + (double)cost);
+		x->host_next = NEVER;
+	} else {
+		x->host_next = x->t + cost;
+	}
 }
 
 /* Issues every command due at x->t. Returns TRUE if any was. */
@@ -808,6 +847,8 @@ LhTrace *lh_simulate(const LhGraph *g, const LhHw *hw, const LhPlan *plan,
 			break;
 		if (x.dirty)
 			recompute_rates(&x);
+		if (x.failed)
+			break; /* an end beyond the engine's time range */
 		if (x.mem_changed) {
 			mem_point(&x);
 			x.mem_changed = FALSE;

@@ -711,3 +711,73 @@ Test(engine, tie_order_matches_a_reference_on_random_plans)
 		}
 	}
 }
+
+/* 200 chained kernels of 9e16 ns: each is inside the engine's 1e17 ns per op, but together
+ * they end at 1.8e19 ns, beyond 2^63 ns: the clock wrapped and the makespan came out below
+ * the lower bound, with no error. Kernel k (from 0) ends at (k + 1) * 9e16; the first end
+ * past LH_MAX_TIME_NS = 4e18 is k = 44 (45 * 9e16 = 4.05e18; 44 * 9e16 = 3.96e18 fits). */
+Test(engine, times_beyond_the_range_are_an_input_error)
+{
+	g_autoptr(LhHw) hw = t_hw(LH_SHARING_FIFO);
+	g_autoptr(LhGraph) g = lh_graph_new("g");
+	for (int k = 0; k < 200; k++) {
+		char name[8];
+		g_snprintf(name, sizeof name, "k%d", k);
+		guint32 i = t_kernel(g, name, G_GINT64_CONSTANT(90000000000000000), 1.0);
+		if (k)
+			t_dep(g, i, i - 1);
+	}
+	t_finish(g);
+	g_autoptr(LhPlan) p = lh_plan_new();
+	guint32 s = lh_plan_add_stream(p, "s0", LH_ROLE_COMPUTE);
+	for (guint32 k = 0; k < 200; k++)
+		lh_plan_run(p, s, k);
+	g_autoptr(GError) e = NULL;
+	g_autoptr(LhTrace) t = lh_simulate(g, hw, p, NULL, NULL, &e);
+	cr_assert_null(t, "simulated: makespan %" G_GINT64_FORMAT, t ? t->ops[199].end : 0);
+	cr_expect(g_error_matches(e, LH_ENGINE_ERROR, LH_ENGINE_ERROR_INVALID), "%s", e->message);
+	cr_expect(g_str_has_prefix(e->message, "op 'k44' would end at t = 4.05e+18 ns, beyond the "
+					       "engine's time range"),
+		  "%s", e->message);
+	/* The host: a plan file holds host commands of at most 1e15 ns, but not their sum. With
+	 * 5000 of them, command j (from 0) is issued at (j + 1) * 1e15: j = 3999 at 4e18 exactly
+	 * (in range), j = 4000 would be at 4.001e18 ("4e+18" at 3 digits). */
+	g_autoptr(LhPlan) h = lh_plan_new();
+	lh_plan_add_stream(h, "s0", LH_ROLE_COMPUTE);
+	for (int k = 0; k < 5000; k++)
+		lh_plan_host(h, G_GUINT64_CONSTANT(1000000000000000));
+	g_autoptr(LhGraph) g2 = lh_graph_new("g2");
+	t_kernel(g2, "a", 10, 1.0);
+	t_finish(g2);
+	lh_plan_run(h, 0, 0);
+	g_clear_error(&e);
+	g_autoptr(LhTrace) t2 = lh_simulate(g2, hw, h, NULL, NULL, &e);
+	cr_assert_null(t2);
+	cr_expect(g_str_has_prefix(e->message, "the host would issue its next command at t = "
+					       "4e+18 ns"),
+		  "%s", e->message);
+}
+
+/* Two inputs of 5e18 bytes each: 1e19 bytes in use is beyond 2^63 - 1 (9.22e18); the sum
+ * wrapped to a negative number of bytes in use. Inputs are allocated at t = 0 in op order, so
+ * the second one is named. */
+Test(engine, memory_beyond_63_bits_is_an_input_error)
+{
+	g_autoptr(LhHw) hw = t_hw(LH_SHARING_FIFO);
+	g_autoptr(LhGraph) g = lh_graph_new("g");
+	guint32 a = lh_graph_add_op(g, "a", LH_OP_INPUT);
+	guint32 b = lh_graph_add_op(g, "b", LH_OP_INPUT);
+	lh_graph_op_mut(g, a)->out_bytes = G_GUINT64_CONSTANT(5000000000000000000);
+	lh_graph_op_mut(g, b)->out_bytes = G_GUINT64_CONSTANT(5000000000000000000);
+	guint32 k = t_kernel(g, "k", 10, 1.0);
+	t_dep(g, k, a);
+	t_dep(g, k, b);
+	t_finish(g);
+	g_autoptr(LhPlan) p = lh_plan_new();
+	lh_plan_run(p, lh_plan_add_stream(p, "s0", LH_ROLE_COMPUTE), k);
+	g_autoptr(GError) e = NULL;
+	g_autoptr(LhTrace) t = lh_simulate(g, hw, p, NULL, NULL, &e);
+	cr_assert_null(t, "simulated: peak %" G_GINT64_FORMAT, t ? t->peak_device : 0);
+	cr_expect_str_eq(e->message, "op 'b': its output of 5000000000000000000 bytes would take "
+				     "the device memory in use beyond 2^63 bytes");
+}
