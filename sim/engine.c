@@ -149,7 +149,7 @@ static void mem_alloc(Sim *x, guint32 op)
 	const LhOp *o = &x->ops[op];
 	x->mem_changed |= o->out_bytes != 0;
 	gint64 *pool = o->out_space == LH_SPACE_HOST ? &x->host_mem : &x->dev;
-	if (o->out_bytes > (guint64)(G_MAXINT64 - *pool)) {
+	if (G_UNLIKELY(o->out_bytes > (guint64)(G_MAXINT64 - *pool))) {
 		if (!x->failed)
 			g_set_error(x->error, LH_ENGINE_ERROR, LH_ENGINE_ERROR_INVALID,
 				    "op '%s': its output of %" G_GUINT64_FORMAT " bytes would take the "
@@ -404,18 +404,6 @@ static gboolean admit(Sim *x)
 
 /* ---- rates ---- */
 
-/* An event beyond LH_MAX_TIME_NS: an input error naming the op (or command) it concerns. */
-static void time_range_error(Sim *x, const LhOp *o, const char *what, double when)
-{
-	if (x->failed)
-		return;
-	g_set_error(x->error, LH_ENGINE_ERROR, LH_ENGINE_ERROR_INVALID,
-		    "%s%s%s would %s at t = %.3g ns, beyond the engine's time range of %.0e ns "
-		    "(about 127 years): the input's times add up to more than lhsim can represent",
-		    o ? "op '" : "", o ? o->name : "the host", o ? "'" : "", what, when,
-		    (double)LH_MAX_TIME_NS);
-	x->failed = TRUE;
-}
 
 static void set_rate(Sim *x, Act *a, double r)
 {
@@ -443,15 +431,8 @@ static void set_rate(Sim *x, Act *a, double r)
 		a->eta = NEVER;
 		return;
 	}
-	gint64 di = d < 0 ? 0 : (gint64)d;
-	if (di > LH_MAX_TIME_NS - x->t) {
-		/* x->t + di would leave the engine's range (or wrap around): the times of the
-		 * input add up to more than a nanosecond clock can hold. */
-		time_range_error(x, &x->ops[a->op], "end", (double)x->t + (double)di);
-		a->eta = NEVER;
-		return;
-	}
-	a->eta = x->t + di;
+	/* t <= LH_MAX_TIME_NS (the main loop stops beyond it) and d <= 4e18: cannot wrap. */
+	a->eta = x->t + (d < 0 ? 0 : (gint64)d);
 }
 
 static void rates_fifo(Sim *x)
@@ -654,17 +635,11 @@ static void host_schedule(Sim *x)
 		return;
 	}
 	const LhCmd *c = &x->cmds[x->h];
-	gint64 cost = issue_cost(x, c);
-	if (c->kind == LH_CMD_SYNC && x->s_outstanding[c->stream] > 0) {
+	/* t <= LH_MAX_TIME_NS and a cost <= G_MAXINT64 / 4: the sum cannot wrap. */
+	if (c->kind == LH_CMD_SYNC && x->s_outstanding[c->stream] > 0)
 		x->host_next = NEVER;
-	} else if (cost > LH_MAX_TIME_NS - x->t) {
-		time_range_error(x, c->kind == LH_CMD_RUN ? &x->ops[c->arg] : NULL,
-				 c->kind == LH_CMD_RUN ? "be issued" : "issue its next command",
-				 (double)x->t + (double)cost);
-		x->host_next = NEVER;
-	} else {
-		x->host_next = x->t + cost;
-	}
+	else
+		x->host_next = x->t + issue_cost(x, c);
 }
 
 /* Issues every command due at x->t. Returns TRUE if any was. */
@@ -738,6 +713,36 @@ static void report_deadlock(Sim *x)
 	g_string_truncate(m, m->len - 1);
 	g_set_error_literal(x->error, LH_ENGINE_ERROR, LH_ENGINE_ERROR_DEADLOCK, m->str);
 	g_string_free(m, TRUE);
+	x->failed = TRUE;
+}
+
+/* The next instant, @next, is beyond LH_MAX_TIME_NS: an input error naming what is due then
+ * (the host's next command, or the op whose phase ends). Every time before it was in range,
+ * so no sum of times wrapped. */
+static void report_time_range(Sim *x, gint64 next)
+{
+	const LhOp *o = NULL;
+	const char *what = "issue its next command";
+	if (x->host_next == next) {
+		const LhCmd *c = &x->cmds[x->h];
+		if (c->kind == LH_CMD_RUN) {
+			o = &x->ops[c->arg];
+			what = "be issued";
+		}
+	} else {
+		const Act *acts = (const Act *)x->running->data;
+		for (guint32 i = 0; i < x->running->len; i++)
+			if (acts[i].eta == next) {
+				o = &x->ops[acts[i].op];
+				what = acts[i].phase == PH_LATENCY ? "end its latency phase" : "end";
+				break;
+			}
+	}
+	g_set_error(x->error, LH_ENGINE_ERROR, LH_ENGINE_ERROR_INVALID,
+		    "%s%s%s would %s at t = %.3g ns, beyond the engine's time range of %.0e ns "
+		    "(about 127 years): the input's times add up to more than lhsim can represent",
+		    o ? "op '" : "", o ? o->name : "the host", o ? "'" : "", what, (double)next,
+		    (double)LH_MAX_TIME_NS);
 	x->failed = TRUE;
 }
 
@@ -847,8 +852,6 @@ LhTrace *lh_simulate(const LhGraph *g, const LhHw *hw, const LhPlan *plan,
 			break;
 		if (x.dirty)
 			recompute_rates(&x);
-		if (x.failed)
-			break; /* an end beyond the engine's time range */
 		if (x.mem_changed) {
 			mem_point(&x);
 			x.mem_changed = FALSE;
@@ -859,6 +862,10 @@ LhTrace *lh_simulate(const LhGraph *g, const LhHw *hw, const LhPlan *plan,
 		if (next == NEVER) {
 			if (x.h < x.n_cmds || x.completed < x.n_stream_cmds)
 				report_deadlock(&x);
+			break;
+		}
+		if (G_UNLIKELY(next > LH_MAX_TIME_NS)) {
+			report_time_range(&x, next);
 			break;
 		}
 		x.t = next;
