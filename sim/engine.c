@@ -335,19 +335,23 @@ static void start_act(Sim *x, guint32 c, LhEngine eng, guint8 idx)
 	a.rate = -1; /* forces a fresh eta at the next rate computation */
 	double T = lh_op_standalone_ns(o, x->hw);
 	gboolean dur = o->duration_ns >= 0;
-	if (!(T <= (double)LH_MAX_OP_NS) && !x->failed) {
+	/* A kernel whose bytes need more than T at full HBM bandwidth (duration_ns with huge
+	 * bytes) runs at 1 / hbm_use even alone: that is its real standalone time. */
+	double hbm = eng == LH_ENGINE_SM ? lh_op_hbm_use(o, x->hw, T) : 0;
+	double alone = hbm > 1 ? T * hbm : T;
+	if (!(alone <= (double)LH_MAX_OP_NS) && !x->failed) {
 		/* Beyond this, nanosecond event times would overflow (or a phase would never end). */
 		g_set_error(x->error, LH_ENGINE_ERROR, LH_ENGINE_ERROR_INVALID,
 			    "op '%s': its standalone duration on %s, %.3g ns, is beyond the engine's "
 			    "range of %.0e ns (about 3 years): check its flops, bytes, size or "
 			    "duration_ns",
-			    o->name, x->hw->name, T, (double)LH_MAX_OP_NS);
+			    o->name, x->hw->name, alone, (double)LH_MAX_OP_NS);
 		x->failed = TRUE;
 	}
 	switch (eng) {
 	case LH_ENGINE_SM:
 		a.a = lh_op_sm_share(o, x->hw);
-		a.b = lh_op_hbm_use(o, x->hw, T);
+		a.b = hbm;
 		a.phase = PH_MAIN;
 		a.rem = T;
 		break;

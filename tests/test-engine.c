@@ -569,6 +569,27 @@ Test(engine, op_beyond_the_time_range_is_an_error_not_a_deadlock)
 	cr_expect(strstr(e->message, "'huge'") && strstr(e->message, "beyond"), "%s", e->message);
 }
 
+/* duration_ns 1 with 1e24 bytes: HBM use 1e24 B / 1 ns / 1000 B/ns = 1e21, so even alone the
+ * kernel runs at rate 1e-21, below the 1e-9 floor: taken as 0, it never ended and the run
+ * failed as a deadlock. Its real standalone time is 1 ns * 1e21 = 1e21 ns, beyond 1e17. */
+Test(engine, hbm_bound_kernel_beyond_the_range_is_an_error_not_a_deadlock)
+{
+	g_autoptr(LhHw) hw = t_hw(LH_SHARING_FIFO);
+	g_autoptr(LhGraph) g = lh_graph_new("g");
+	guint32 k = t_kernel(g, "hbm", 1, 1.0);
+	lh_graph_op_mut(g, k)->bytes = 1e24;
+	t_finish(g);
+	g_autoptr(LhPlan) p = lh_plan_new();
+	lh_plan_run(p, lh_plan_add_stream(p, "s", LH_ROLE_COMPUTE), k);
+	g_autoptr(GError) e = NULL;
+	cr_expect_null(lh_simulate(g, hw, p, NULL, NULL, &e));
+	cr_assert_not_null(e);
+	cr_expect_eq(e->code, LH_ENGINE_ERROR_INVALID, "%s", e->message);
+	cr_expect_str_eq(e->message, "op 'hbm': its standalone duration on test, 1e+21 ns, is beyond "
+				     "the engine's range of 1e+17 ns (about 3 years): check its "
+				     "flops, bytes, size or duration_ns");
+}
+
 /* docs/engine.md: same-instant dispatches go in plan order, lowest command index first, over
  * all queues. Streams s0 and s2 share queue 0 (hw_queues 2), s1 has queue 1. All three runs
  * are issued at t = 0 (no costs) and can leave at once. In plan order: a (cmd 0), b (cmd 1),
