@@ -127,10 +127,12 @@ static gboolean known_key(const char *k)
 /* What GKeyFile accepts without a word: a key given twice in [hw] (the last wins), a key
  * nobody reads (a typo), NUL bytes. Checked on the text, which has the positions. Lines that
  * are not a group, a comment or key=value are left to GKeyFile's own error. */
-static gboolean scan_keys(const char *data, gsize len, const char *where, GError **error)
+static gboolean scan_keys(const char *data, gsize len, const char *where, guint *hw_line,
+			  GError **error)
 {
 	g_autoptr(GHashTable) seen = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
-	gboolean in_hw = FALSE;
+	gboolean in_hw = FALSE, in_group = FALSE;
+	*hw_line = 0;
 	guint line = 1;
 	for (const char *p = data, *end = data + len; p < end; line++) {
 		const char *eol = memchr(p, '\n', end - p);
@@ -147,11 +149,23 @@ static gboolean scan_keys(const char *data, gsize len, const char *where, GError
 		while (k < eol && (*k == ' ' || *k == '\t'))
 			k++;
 		const char *eq = memchr(k, '=', eol - k);
-		if (k < eol && *k == '[') {
+		gboolean blank = k == eol || (k + 1 == eol && *k == '\r');
+		if (!blank && *k != '#' && *k != '[' && (!eq || !in_group)) {
+			g_autofree char *l = g_strndup(k, MIN(eol - k, 40));
+			g_set_error(error, LH_HW_ERROR, LH_HW_ERROR_PARSE,
+				    "%s:%u:%u: '%s' is %s", where, line, (guint)(k - p) + 1, l,
+				    eq ? "outside a group (the file starts with [" GROUP "])"
+				       : "not 'key = value', a [group] or a # comment");
+			return FALSE;
+		}
+		if (!blank && *k == '[') {
 			const char *close = memchr(k, ']', eol - k);
+			in_group = TRUE;
 			in_hw = close && close - k - 1 == (int)strlen(GROUP) &&
 				strncmp(k + 1, GROUP, strlen(GROUP)) == 0;
-		} else if (in_hw && k < eol && *k != '#' && eq) {
+			if (in_hw && !*hw_line)
+				*hw_line = line;
+		} else if (in_hw && !blank && *k != '#' && eq) {
 			const char *ke = eq;
 			while (ke > k && (ke[-1] == ' ' || ke[-1] == '\t'))
 				ke--;
@@ -228,15 +242,16 @@ LhHw *lh_hw_new_from_data(const char *data, gsize len, const char *where, GError
 	where = where ? where : "hw";
 	g_autoptr(GKeyFile) kf = g_key_file_new();
 	g_autoptr(GError) e = NULL;
-	if (!scan_keys(data, len, where, error))
+	guint hw_line; /* where [hw] starts: missing keys are reported there */
+	if (!scan_keys(data, len, where, &hw_line, error))
 		return NULL;
 	if (!g_key_file_load_from_data(kf, data, len, G_KEY_FILE_NONE, &e)) {
 		g_set_error(error, LH_HW_ERROR, LH_HW_ERROR_PARSE, "%s: not a valid .ini file: %s",
 			    where, e->message);
 		return NULL;
 	}
-	if (!g_key_file_has_group(kf, GROUP)) {
-		g_set_error(error, LH_HW_ERROR, LH_HW_ERROR_MISSING, "%s: no [" GROUP "] group",
+	if (!g_key_file_has_group(kf, GROUP) || !hw_line) {
+		g_set_error(error, LH_HW_ERROR, LH_HW_ERROR_MISSING, "%s:1:1: no [" GROUP "] group",
 			    where);
 		return NULL;
 	}
@@ -266,8 +281,9 @@ LhHw *lh_hw_new_from_data(const char *data, gsize len, const char *where, GError
 	for (gsize i = 0; i < G_N_ELEMENTS(keys); i++) {
 		g_autofree char *s = g_key_file_get_value(kf, GROUP, keys[i].key, NULL);
 		if (!s) {
-			set_err(error, LH_HW_ERROR_MISSING, where, NULL, NULL,
-				"missing key '%s' (%s) in [" GROUP "]", keys[i].key, keys[i].unit);
+			g_set_error(error, LH_HW_ERROR, LH_HW_ERROR_MISSING,
+				    "%s:%u:1: missing key '%s' (%s) in [" GROUP "]", where, hw_line,
+				    keys[i].key, keys[i].unit);
 			return NULL;
 		}
 		g_strstrip(s);
@@ -295,8 +311,9 @@ LhHw *lh_hw_new_from_data(const char *data, gsize len, const char *where, GError
 	}
 	g_autofree char *sh = g_key_file_get_string(kf, GROUP, "sm_sharing", NULL);
 	if (!sh) {
-		set_err(error, LH_HW_ERROR_MISSING, where, NULL, NULL,
-			"missing key 'sm_sharing' (fifo or fair) in [" GROUP "]");
+		g_set_error(error, LH_HW_ERROR, LH_HW_ERROR_MISSING,
+			    "%s:%u:1: missing key 'sm_sharing' (fifo or fair) in [" GROUP "]", where,
+			    hw_line);
 		return NULL;
 	}
 	g_strstrip(sh);

@@ -428,3 +428,33 @@ Test(readers, stg_processing_time_range)
 	g_autoptr(LhGraph) g2 = lh_graph_new_from_json_data(j, -1, "ok.json", &e);
 	cr_expect_not_null(g2, "%s", e ? e->message : "");
 }
+
+/* Errors without a position before: a missing key, a line GKeyFile cannot read, a key before
+ * any group, no [hw] at all. h100-sxm.ini has four comment lines, then [hw] on line 5. */
+Test(readers, hw_errors_have_positions)
+{
+	g_autofree char *no_launch = hw_text("launch_ns", NULL);
+	g_autofree char *garbage = hw_text("launch_ns", "5\nthis line has no equals sign");
+	struct {
+		const char *text, *want;
+	} cases[] = {
+		{no_launch, "gpu.ini:5:1: missing key 'launch_ns' (ns) in [hw]"},
+		{"# x\n  k = 1\n[hw]\n", "gpu.ini:2:3: 'k = 1' is outside a group"},
+		{"[other]\nk = 1\n", "gpu.ini:1:1: no [hw] group"},
+	};
+	for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+		g_autoptr(GError) e = NULL;
+		g_autoptr(LhHw) hw = lh_hw_new_from_data(cases[i].text, strlen(cases[i].text),
+							 "gpu.ini", &e);
+		cr_assert_null(hw);
+		cr_expect(g_str_has_prefix(e->message, cases[i].want), "'%s' is not '%s'", e->message,
+			  cases[i].want);
+	}
+	g_autoptr(GError) e = NULL;
+	g_autoptr(LhHw) hw = lh_hw_new_from_data(garbage, strlen(garbage), "gpu.ini", &e);
+	cr_assert_null(hw);
+	cr_expect(g_regex_match_simple("^gpu\\.ini:[0-9]+:1: 'this line has no equals sign' is not "
+				       "'key = value', a \\[group\\] or a # comment$",
+				       e->message, 0, 0),
+		  "%s", e->message);
+}
