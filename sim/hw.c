@@ -125,8 +125,9 @@ static gboolean known_key(const char *k)
 }
 
 /* What GKeyFile accepts without a word: a key given twice in [hw] (the last wins), a key
- * nobody reads (a typo), NUL bytes. Checked on the text, which has the positions. Lines that
- * are not a group, a comment or key=value are left to GKeyFile's own error. */
+ * nobody reads (a typo), NUL bytes. Checked on the text, which has the positions, as are the
+ * lines GKeyFile rejects without one (not a group, a comment or key=value; a key before any
+ * group). Sets *@hw_line to the line of the first [hw], or 0. */
 static gboolean scan_keys(const char *data, gsize len, const char *where, guint *hw_line,
 			  GError **error)
 {
