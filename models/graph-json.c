@@ -71,12 +71,14 @@ static gboolean scan_err(GError **error, const char *where, guint line, const ch
 /* Checks what json-glib would get wrong without a word (see the top of this file): nesting
  * deeper than LH_JSON_MAX_DEPTH, a second top-level value, NUL bytes (raw or "\u0000"),
  * integers beyond 64 bits, numbers that are not JSON (0x10, 01, 1.). It skips strings and
- * comments as json-glib does; every other syntax error is left to json-glib, which stops at
- * it before nesting any deeper than this scan has counted. */
+ * comments exactly as json-glib does, or brackets it counts would not be json-glib's; every
+ * other syntax error is left to json-glib, which stops at it before nesting any deeper than
+ * this scan has counted. */
 static gboolean prescan(const char *data, gsize len, const char *where, GError **error)
 {
 	const char *p = data, *end = data + len, *ls = data;
 	guint line = 1, depth = 0;
+	char closer[LH_JSON_MAX_DEPTH]; /* the bracket each open level expects */
 	gboolean done = FALSE; /* a top-level object or array was closed */
 	while (p < end) {
 		char c = *p;
@@ -86,20 +88,26 @@ static gboolean prescan(const char *data, gsize len, const char *where, GError *
 		} else if (c == 0) {
 			return scan_err(error, where, line, ls, p, "a NUL byte: a graph file is text");
 		} else if (c == '"' || c == '\'') {
+			/* As json-glib reads them: strings may span lines; only double-quoted ones
+			 * have escapes ('a\' is the string a\). */
 			const char *q = p + 1;
-			for (; q < end && *q != c && *q != '\n'; q++) {
-				if (*q == 0)
-					return scan_err(error, where, line, ls, q,
-							"a NUL byte inside a string");
-				if (*q == '\\' && q + 1 < end) {
+			for (; q < end && *q != c; q++) {
+				if (c == '"' && *q == '\\' && q + 1 < end) {
 					if (q[1] == 'u' && end - q >= 6 && strncmp(q + 2, "0000", 4) == 0)
 						return scan_err(error, where, line, ls, q,
 								"\\u0000 (a NUL character) inside a "
 								"string: names and texts cannot hold it");
 					q++;
 				}
+				if (*q == 0)
+					return scan_err(error, where, line, ls, q,
+							"a NUL byte inside a string");
+				if (*q == '\n') {
+					line++;
+					ls = q + 1;
+				}
 			}
-			if (q >= end || *q != c)
+			if (q >= end)
 				return TRUE; /* unterminated: json-glib says so */
 			p = q + 1;
 		} else if (c == '/' && p + 1 < end && p[1] == '*') {
@@ -116,14 +124,15 @@ static gboolean prescan(const char *data, gsize len, const char *where, GError *
 			if (done)
 				return scan_err(error, where, line, ls, p,
 						"a second JSON value after the top-level object");
-			if (++depth > LH_JSON_MAX_DEPTH)
+			if (depth == LH_JSON_MAX_DEPTH)
 				return scan_err(error, where, line, ls, p,
 						"objects and arrays nested deeper than %d levels",
 						LH_JSON_MAX_DEPTH);
+			closer[depth++] = c == '{' ? '}' : ']';
 			p++;
 		} else if (c == '}' || c == ']') {
-			if (depth == 0)
-				return TRUE; /* unbalanced: json-glib says so */
+			if (depth == 0 || closer[depth - 1] != c)
+				return TRUE; /* unbalanced: json-glib stops here and says so */
 			done = --depth == 0;
 			p++;
 		} else if (c == '-' || g_ascii_isdigit(c)) {

@@ -458,3 +458,28 @@ Test(readers, hw_errors_have_positions)
 				       e->message, 0, 0),
 		  "%s", e->message);
 }
+
+/* The nesting scan must read strings as json-glib does, or it counts brackets json-glib never
+ * sees as text and misses the ones it parses: json-glib takes raw line ends inside strings,
+ * and a single-quoted string has no escapes ('x\' is x\). Each text below hides 100 000 '['
+ * from a scan that stopped strings at a line end or took \' as an escape: a segfault. */
+Test(readers, deep_nesting_after_odd_strings_is_an_error)
+{
+	static const char *const heads[] = {
+		"{\"format\": \"lhsim-graph\", \"name\": \"two\nlines\", \"ops\":\n",
+		"{\"format\": \"lhsim-graph\", \"name\": 'x\\', \"ops\":\n",
+	};
+	for (guint i = 0; i < G_N_ELEMENTS(heads); i++) {
+		GString *s = g_string_new(heads[i]);
+		for (int k = 0; k < 100000; k++)
+			g_string_append_c(s, '[');
+		g_autoptr(GError) e = NULL;
+		g_autoptr(LhGraph) g = lh_graph_new_from_json_data(s->str, s->len, "deep.json", &e);
+		cr_assert_null(g);
+		/* Line 3 (the first string spans two) or 2; the top object is level 1. */
+		const char *want = i == 0 ? "deep.json:3:64: objects and arrays nested deeper"
+					  : "deep.json:2:64: objects and arrays nested deeper";
+		cr_expect(g_str_has_prefix(e->message, want), "%s", e->message);
+		g_string_free(s, TRUE);
+	}
+}
