@@ -4,17 +4,26 @@
  * line and column while its "object-member" and "array-element" signals run, i.e. just after
  * that member or element was parsed. The reader records those positions so that a semantic
  * error (unknown kind, unknown dep, bad number) names FILE:LINE:COL of the offending value.
+ *
+ * json-glib parses recursively (deep nesting overflows the stack), keeps the last of duplicate
+ * keys, stops after the first top-level value, reads "\u0000" as the end of a string and wraps
+ * integers beyond 64 bits. A cheap scan (prescan) rejects those inputs before json-glib sees
+ * them; duplicate keys are caught in the "object-member" signal.
  */
 #include "models/graph-json.h"
 #include "models/hlo.h"
+#include "sim/engine.h"
 #include "sim/util.h"
 
+#include <errno.h>
 #include <json-glib/json-glib.h>
 #include <math.h>
 #include <string.h>
 
 typedef struct {
 	GHashTable *pos; /* "ptr/member" or "ptr[index]" -> (line << 32 | col) */
+	char *dup;       /* the first repeated key of an object, or NULL */
+	guint64 dup_pos; /* where its repeat was read */
 } Positions;
 
 static void on_member(JsonParser *p, JsonObject *obj, const char *member, gpointer data)
@@ -22,8 +31,14 @@ static void on_member(JsonParser *p, JsonObject *obj, const char *member, gpoint
 	Positions *ps = data;
 	guint64 v = ((guint64)json_parser_get_current_line(p) << 32) |
 		    (guint32)json_parser_get_current_pos(p);
-	g_hash_table_insert(ps->pos, g_strdup_printf("%p/%s", (void *)obj, member),
-			    g_memdup2(&v, sizeof v));
+	char *k = g_strdup_printf("%p/%s", (void *)obj, member);
+	/* The first repeat is recorded before json-glib frees the value it replaces, so a later
+	 * object reusing that address cannot be mistaken for it. */
+	if (!ps->dup && g_hash_table_contains(ps->pos, k)) {
+		ps->dup = g_strdup(member);
+		ps->dup_pos = v;
+	}
+	g_hash_table_insert(ps->pos, k, g_memdup2(&v, sizeof v));
 }
 
 static void on_element(JsonParser *p, JsonArray *arr, int index, gpointer data)
@@ -33,6 +48,139 @@ static void on_element(JsonParser *p, JsonArray *arr, int index, gpointer data)
 		    (guint32)json_parser_get_current_pos(p);
 	g_hash_table_insert(ps->pos, g_strdup_printf("%p[%d]", (void *)arr, index),
 			    g_memdup2(&v, sizeof v));
+}
+
+/* The deepest nesting of objects and arrays a graph file may have (a graph needs 4). */
+#define LH_JSON_MAX_DEPTH 64
+
+static gboolean scan_err(GError **error, const char *where, guint line, const char *ls,
+			 const char *p, const char *fmt, ...) G_GNUC_PRINTF(6, 7);
+
+static gboolean scan_err(GError **error, const char *where, guint line, const char *ls,
+			 const char *p, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	g_autofree char *msg = g_strdup_vprintf(fmt, ap);
+	va_end(ap);
+	g_set_error(error, LH_GRAPH_ERROR, LH_GRAPH_ERROR_PARSE, "%s:%u:%u: %s", where, line,
+		    (guint)(p - ls) + 1, msg);
+	return FALSE;
+}
+
+/* Checks what json-glib would get wrong without a word (see the top of this file): nesting
+ * deeper than LH_JSON_MAX_DEPTH, a second top-level value, NUL bytes (raw or "\u0000"),
+ * integers beyond 64 bits, numbers that are not JSON (0x10, 01, 1.). It skips strings and
+ * comments exactly as json-glib does, or brackets it counts would not be json-glib's; every
+ * other syntax error is left to json-glib, which stops at it before nesting any deeper than
+ * this scan has counted. */
+static gboolean prescan(const char *data, gsize len, const char *where, GError **error)
+{
+	const char *p = data, *end = data + len, *ls = data;
+	guint line = 1, depth = 0;
+	char closer[LH_JSON_MAX_DEPTH]; /* the bracket each open level expects */
+	gboolean done = FALSE; /* a top-level object or array was closed */
+	while (p < end) {
+		char c = *p;
+		if (c == '\n') {
+			line++;
+			ls = ++p;
+		} else if (c == 0) {
+			return scan_err(error, where, line, ls, p, "a NUL byte: a graph file is text");
+		} else if (c == '"' || c == '\'') {
+			/* As json-glib reads them: strings may span lines; only double-quoted ones
+			 * have escapes ('a\' is the string a\). */
+			const char *q = p + 1;
+			for (; q < end && *q != c; q++) {
+				if (c == '"' && *q == '\\' && q + 1 < end) {
+					if (q[1] == 'u' && end - q >= 6 && strncmp(q + 2, "0000", 4) == 0)
+						return scan_err(error, where, line, ls, q,
+								"\\u0000 (a NUL character) inside a "
+								"string: names and texts cannot hold it");
+					q++;
+				}
+				if (*q == 0)
+					return scan_err(error, where, line, ls, q,
+							"a NUL byte inside a string");
+				if (*q == '\n') {
+					line++;
+					ls = q + 1;
+				}
+			}
+			if (q >= end)
+				return TRUE; /* unterminated: json-glib says so */
+			p = q + 1;
+		} else if (c == '/' && p + 1 < end && p[1] == '*') {
+			const char *q = p + 2;
+			for (; q + 1 < end && !(q[0] == '*' && q[1] == '/'); q++)
+				if (*q == '\n') {
+					line++;
+					ls = q + 1;
+				}
+			if (q + 1 >= end)
+				return TRUE; /* unterminated comment: json-glib says so */
+			p = q + 2;
+		} else if (c == '{' || c == '[') {
+			if (done)
+				return scan_err(error, where, line, ls, p,
+						"a second JSON value after the top-level object");
+			if (depth == LH_JSON_MAX_DEPTH)
+				return scan_err(error, where, line, ls, p,
+						"objects and arrays nested deeper than %d levels",
+						LH_JSON_MAX_DEPTH);
+			closer[depth++] = c == '{' ? '}' : ']';
+			p++;
+		} else if (c == '}' || c == ']') {
+			if (depth == 0 || closer[depth - 1] != c)
+				return TRUE; /* unbalanced: json-glib stops here and says so */
+			done = --depth == 0;
+			p++;
+		} else if (c == '-' || g_ascii_isdigit(c)) {
+			const char *q = p;
+			while (q < end && (g_ascii_isalnum(*q) || *q == '.' || *q == '-' || *q == '+'))
+				q++;
+			g_autofree char *tok = g_strndup(p, q - p);
+			/* -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)? */
+			const char *t = tok + (*tok == '-');
+			gboolean ok = g_ascii_isdigit(*t) && !(t[0] == '0' && g_ascii_isdigit(t[1]));
+			gboolean integer = TRUE;
+			while (g_ascii_isdigit(*t))
+				t++;
+			if (ok && *t == '.') {
+				integer = FALSE;
+				ok = g_ascii_isdigit(*++t);
+				while (g_ascii_isdigit(*t))
+					t++;
+			}
+			if (ok && (*t == 'e' || *t == 'E')) {
+				integer = FALSE;
+				t += t[1] == '+' || t[1] == '-';
+				ok = g_ascii_isdigit(*++t);
+				while (g_ascii_isdigit(*t))
+					t++;
+			}
+			if (!ok || *t)
+				return scan_err(error, where, line, ls, p, "'%s' is not a JSON number",
+						tok);
+			if (integer) {
+				char *e = NULL;
+				errno = 0;
+				g_ascii_strtoll(tok, &e, 10);
+				if (errno)
+					return scan_err(error, where, line, ls, p,
+							"the integer %s is beyond 64 bits; write a "
+							"large number with an exponent (1e23)",
+							tok);
+			}
+			p = q;
+		} else if (g_ascii_isalpha(c) || c == '_') {
+			while (p < end && (g_ascii_isalnum(*p) || *p == '_'))
+				p++;
+		} else {
+			p++;
+		}
+	}
+	return TRUE;
 }
 
 typedef struct {
@@ -73,9 +221,9 @@ static const char *const op_fields[] = {"name",	       "kind",	       "deps",	  
 					"opcode",      "dtype",	       "gemm",	      "transpose",
 					"alias",       NULL};
 
-/* Reads a number member: must be finite, >= 0, integral when @integral. */
+/* Reads a number member: must be finite, >= 0, <= @max, integral when @integral. */
 static gboolean num(Rd *r, JsonObject *o, const char *op, const char *m, gboolean integral,
-		    double *out, gboolean *present)
+		    double max, double *out, gboolean *present)
 {
 	*present = FALSE;
 	JsonNode *n = json_object_get_member(o, m);
@@ -90,12 +238,23 @@ static gboolean num(Rd *r, JsonObject *o, const char *op, const char *m, gboolea
 							       : json_node_get_double(n);
 	if (!isfinite(v) || v < 0)
 		return at(r, k, "op '%s': field '%s' must be finite and >= 0 (got %g)", op, m, v);
-	if (integral && (v != floor(v) || v > 9.0e18))
+	if (integral && v != floor(v))
 		return at(r, k, "op '%s': field '%s' must be a whole number (got %g)", op, m, v);
+	if (v > max)
+		return at(r, k, "op '%s': field '%s' = %g is out of range (at most %g)", op, m, v,
+			  max);
 	*out = v;
 	*present = TRUE;
 	return TRUE;
 }
+
+/* Beyond these an op takes longer than the engine's time range (LH_MAX_OP_NS) on any
+ * hardware hw.c accepts (at most 1e6 TFLOP/s, 1e6 GB/s), so they are input errors here, where
+ * the file position is known. Whole numbers stay below 2^63. */
+#define LH_JSON_MAX_FLOPS 1e30
+#define LH_JSON_MAX_BYTES 1e24
+#define LH_JSON_MAX_INT 9.0e18
+#define LH_JSON_MAX_DURATION ((double)LH_MAX_OP_NS)
 
 static gboolean read_op(Rd *r, LhGraph *g, JsonArray *ops, guint idx, GHashTable *names)
 {
@@ -152,27 +311,27 @@ static gboolean read_op(Rd *r, LhGraph *g, JsonArray *ops, guint idx, GHashTable
 	double v;
 	gboolean has, has_flops = FALSE, has_bytes = FALSE, has_size = FALSE, has_dur = FALSE,
 		      has_group = FALSE;
-	if (!num(r, o, name, "flops", FALSE, &v, &has))
+	if (!num(r, o, name, "flops", FALSE, LH_JSON_MAX_FLOPS, &v, &has))
 		return FALSE;
 	if ((has_flops = has))
 		op->flops = v;
-	if (!num(r, o, name, "bytes", FALSE, &v, &has))
+	if (!num(r, o, name, "bytes", FALSE, LH_JSON_MAX_BYTES, &v, &has))
 		return FALSE;
 	if ((has_bytes = has))
 		op->bytes = v;
-	if (!num(r, o, name, "size", TRUE, &v, &has))
+	if (!num(r, o, name, "size", TRUE, LH_JSON_MAX_INT, &v, &has))
 		return FALSE;
 	if ((has_size = has))
 		op->size = (guint64)v;
-	if (!num(r, o, name, "out_bytes", TRUE, &v, &has))
+	if (!num(r, o, name, "out_bytes", TRUE, LH_JSON_MAX_INT, &v, &has))
 		return FALSE;
 	if (has)
 		op->out_bytes = (guint64)v;
-	if (!num(r, o, name, "duration_ns", TRUE, &v, &has))
+	if (!num(r, o, name, "duration_ns", TRUE, LH_JSON_MAX_DURATION, &v, &has))
 		return FALSE;
 	if ((has_dur = has))
 		op->duration_ns = (gint64)v;
-	if (!num(r, o, name, "group", TRUE, &v, &has))
+	if (!num(r, o, name, "group", TRUE, LH_JSON_MAX_INT, &v, &has))
 		return FALSE;
 	if ((has_group = has)) {
 		g_autofree char *k = mkey(o, "group");
@@ -181,7 +340,7 @@ static gboolean read_op(Rd *r, LhGraph *g, JsonArray *ops, guint idx, GHashTable
 				  v);
 		op->group = (guint32)v;
 	}
-	if (!num(r, o, name, "sm", FALSE, &v, &has))
+	if (!num(r, o, name, "sm", FALSE, G_MAXDOUBLE, &v, &has))
 		return FALSE;
 	if (has) {
 		g_autofree char *k = mkey(o, "sm");
@@ -293,6 +452,9 @@ static gboolean read_deps(Rd *r, LhGraph *g, JsonArray *ops, GHashTable *names)
 		if (JSON_NODE_TYPE(dn) != JSON_NODE_ARRAY)
 			return at(r, k, "op '%s': deps must be an array of op names", name);
 		JsonArray *deps = json_node_get_array(dn);
+		if (json_array_get_length(deps) && lh_graph_op(g, idx)->kind == LH_OP_INPUT)
+			return at(r, k, "op '%s': an input has no deps (it is live from t = 0)",
+				  name);
 		for (guint d = 0; d < json_array_get_length(deps); d++) {
 			JsonNode *e = json_array_get_element(deps, d);
 			g_autofree char *dk = ekey(deps, d);
@@ -379,7 +541,7 @@ LhGraph *lh_graph_new_from_json_data(const char *data, gssize len, const char *w
 {
 	g_return_val_if_fail(data != NULL, NULL);
 	where = where ? where : "graph";
-	Positions ps = {g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free)};
+	Positions ps = {g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free), NULL, 0};
 	Rd r = {where, &ps, error};
 	g_autoptr(JsonParser) parser = json_parser_new_immutable();
 	g_signal_connect(parser, "object-member", G_CALLBACK(on_member), &ps);
@@ -389,6 +551,8 @@ LhGraph *lh_graph_new_from_json_data(const char *data, gssize len, const char *w
 	g_autoptr(LhGraph) g = NULL;
 	g_autoptr(GError) fe = NULL;
 	g_autoptr(GHashTable) names = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+	if (!prescan(data, len < 0 ? strlen(data) : (gsize)len, where, error))
+		goto out;
 	if (!json_parser_load_from_data(parser, data, len, &e)) {
 		/* json-glib's message reads "<data>:LINE:COL: Parse error: ..." */
 		const char *msg = e->message;
@@ -400,6 +564,13 @@ LhGraph *lh_graph_new_from_json_data(const char *data, gssize len, const char *w
 			goto out;
 		}
 		g_set_error(error, LH_GRAPH_ERROR, LH_GRAPH_ERROR_PARSE, "%s%s", where, msg);
+		goto out;
+	}
+	if (ps.dup) {
+		g_set_error(error, LH_GRAPH_ERROR, LH_GRAPH_ERROR_PARSE,
+			    "%s:%u:%u: key \"%s\" appears twice in the same object", where,
+			    (guint)(ps.dup_pos >> 32), MAX((guint)(ps.dup_pos & 0xffffffff), 1u),
+			    ps.dup);
 		goto out;
 	}
 	JsonNode *root = json_parser_get_root(parser);
@@ -472,6 +643,7 @@ LhGraph *lh_graph_new_from_json_data(const char *data, gssize len, const char *w
 	result = g_steal_pointer(&g);
 out:
 	g_hash_table_unref(ps.pos);
+	g_free(ps.dup);
 	return result;
 }
 

@@ -1,5 +1,6 @@
 /* lhsim — STG import. The format: n; then n+2 lines "id cost npred pred..."; then '#' lines. */
 #include "models/stg.h"
+#include "sim/engine.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -9,6 +10,7 @@ typedef struct {
 	const char *where;
 	const char *p;
 	guint line, col;
+	guint tcol; /* column of the last integer read */
 	GError **error;
 } Lex;
 
@@ -53,8 +55,11 @@ static gboolean integer(Lex *x, gboolean newline_ok, const char *what, gint64 *o
 	char *end = NULL;
 	errno = 0;
 	long long v = strtoll(x->p, &end, 10);
+	if (errno == ERANGE && end != x->p && *x->p != '-')
+		return lerr(x, "%s is out of range (a whole number below 2^63)", what);
 	if (end == x->p || errno || v < 0 || (*end && !strchr(" \t\r\n", *end)))
 		return lerr(x, "expected %s (a whole number >= 0)", what);
+	x->tcol = x->col;
 	x->col += (guint)(end - x->p);
 	x->p = end;
 	*out = v;
@@ -66,13 +71,20 @@ LhGraph *lh_stg_import_data(const char *data, gsize len, const char *where, guin
 {
 	g_return_val_if_fail(data != NULL, NULL);
 	where = where ? where : "stg";
+	if (unit_ns < 1 || unit_ns > LH_MAX_OP_NS) {
+		g_set_error(error, LH_GRAPH_ERROR, LH_GRAPH_ERROR_INVALID,
+			    "%s: the STG time unit must be between 1 and %" G_GINT64_FORMAT
+			    " ns (got %" G_GINT64_FORMAT ")",
+			    where, LH_MAX_OP_NS, unit_ns);
+		return NULL;
+	}
 	if (processors < 1 || processors > 4096) {
 		g_set_error(error, LH_GRAPH_ERROR, LH_GRAPH_ERROR_INVALID,
 			    "%s: --processors must be between 1 and 4096 (got %u)", where, processors);
 		return NULL;
 	}
 	g_autofree char *text = g_strndup(data, len);
-	Lex x = {where, text, 1, 1, error};
+	Lex x = {where, text, 1, 1, 1, error};
 	gint64 n;
 	if (!integer(&x, TRUE, "the number of tasks", &n))
 		return NULL;
@@ -91,9 +103,19 @@ LhGraph *lh_stg_import_data(const char *data, gsize len, const char *where, guin
 					" (tasks must be listed in order)",
 				    id, got),
 			       NULL;
-		if (!integer(&x, FALSE, "the processing time", &cost) ||
-		    !integer(&x, FALSE, "the number of predecessors", &np))
+		if (!integer(&x, FALSE, "the processing time", &cost))
 			return NULL;
+		guint cost_col = x.tcol;
+		if (!integer(&x, FALSE, "the number of predecessors", &np))
+			return NULL;
+		/* Checked before the product, which must stay inside the engine's range. */
+		if (cost > LH_MAX_OP_NS / unit_ns && (x.col = cost_col))
+			return lerr(&x, "processing time %" G_GINT64_FORMAT " of task %" G_GINT64_FORMAT
+					" is out of range: at most %" G_GINT64_FORMAT
+					" units of %" G_GINT64_FORMAT " ns (the engine's range of "
+					"1e17 ns)",
+				    cost, id, LH_MAX_OP_NS / unit_ns, unit_ns),
+			       NULL;
 		gboolean dummy = id == 0 || id == n + 1;
 		if (dummy && cost != 0)
 			return lerr(&x, "dummy task %" G_GINT64_FORMAT " must have processing time 0",

@@ -137,6 +137,12 @@ LhParams *lh_params_new(const LhParamSpec *spec, const char *const *kv, GError *
 				    "unknown parameter '%s' (valid: %s)", name, valid);
 			return NULL;
 		}
+		if (p->value[i]) {
+			g_set_error(error, LH_SCHED_ERROR, LH_SCHED_ERROR_PARAM,
+				    "parameter '%s' is given twice (%s=%s, then %s)", name, name,
+				    p->value[i], *k);
+			return NULL;
+		}
 		if (!parse_value(&spec[i], eq + 1, &p->num[i], error))
 			return NULL;
 		g_free(p->value[i]);

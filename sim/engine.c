@@ -22,7 +22,6 @@ G_DEFINE_QUARK(lh-engine-error-quark, lh_engine_error)
 #define DIRTY_SM 1u   /* the SM/link running set changed */
 #define DIRTY_COPY 2u /* the copy running set changed */
 #define NEVER G_MAXINT64
-#define LH_MAX_OP_NS 1e17 /* longest standalone op the engine takes, ns */
 
 typedef enum { PH_LATENCY, PH_MAIN } Phase;
 
@@ -152,6 +151,17 @@ static void mem_alloc(Sim *x, guint32 op)
 {
 	const LhOp *o = &x->ops[op];
 	x->mem_changed |= o->out_bytes != 0;
+	gint64 *pool = o->out_space == LH_SPACE_HOST ? &x->host_mem : &x->dev;
+	if (G_UNLIKELY(o->out_bytes > (guint64)(G_MAXINT64 - *pool))) {
+		if (!x->failed)
+			g_set_error(x->error, LH_ENGINE_ERROR, LH_ENGINE_ERROR_INVALID,
+				    "op '%s': its output of %" G_GUINT64_FORMAT " bytes would take the "
+				    "%s memory in use beyond 2^63 bytes",
+				    o->name, o->out_bytes,
+				    o->out_space == LH_SPACE_HOST ? "host" : "device");
+		x->failed = TRUE;
+		return;
+	}
 	if (o->out_space == LH_SPACE_HOST) {
 		x->host_mem += (gint64)o->out_bytes;
 		if (x->host_mem > x->tr->peak_host)
@@ -247,49 +257,63 @@ static void fire(Sim *x, guint32 e)
 	x->ev_blocked[e] = NONE;
 }
 
-/* Dispatches queue heads in plan order until none can go. Returns TRUE if any did. */
+/* Dispatches queue heads in plan order until none can go: always the lowest command index
+ * among the heads that can leave. After a head leaves, its queue goes on only while its new
+ * head is still the lowest in the heap; otherwise it goes back into the heap, so that a
+ * lower-numbered head of another queue goes first. Returns TRUE if any did. */
 static gboolean dispatch(Sim *x)
 {
 	gboolean any = FALSE;
-	while (x->heap_n) {
-		guint32 q = heap_pop(x);
-		for (;;) {
-			guint32 c = x->qhead[q];
-			if (c == NONE || c >= x->h)
+	for (guint32 q = NONE;;) {
+		if (q == NONE) {
+			if (!x->heap_n)
 				break;
-			const LhCmd *cmd = &x->cmds[c];
-			guint32 s = cmd->stream;
-			if (x->s_inflight[s] != NONE)
-				break;
-			if (cmd->kind == LH_CMD_WAIT && !x->fired[cmd->arg]) {
-				if (!x->q_reg[q]) {
-					x->q_reg[q] = 1;
-					x->q_blocked_next[q] = x->ev_blocked[cmd->arg];
-					x->ev_blocked[cmd->arg] = q;
-				}
-				break;
+			q = heap_pop(x);
+		}
+		guint32 c = x->qhead[q];
+		if (c == NONE || c >= x->h) {
+			q = NONE; /* issued later: host_issue pushes it again */
+			continue;
+		}
+		const LhCmd *cmd = &x->cmds[c];
+		guint32 s = cmd->stream;
+		if (x->s_inflight[s] != NONE) {
+			q = NONE; /* end_act pushes it again */
+			continue;
+		}
+		if (cmd->kind == LH_CMD_WAIT && !x->fired[cmd->arg]) {
+			if (!x->q_reg[q]) { /* fire pushes it again */
+				x->q_reg[q] = 1;
+				x->q_blocked_next[q] = x->ev_blocked[cmd->arg];
+				x->ev_blocked[cmd->arg] = q;
 			}
-			/* Leaves the queue. Signals and waits complete now. */
-			x->qhead[q] = x->qnext[c];
-			any = TRUE;
-			if (cmd->kind == LH_CMD_RUN) {
-				guint32 op = (guint32)cmd->arg;
-				const LhOp *o = &x->ops[op];
-				x->s_inflight[s] = c;
-				x->tr->ops[op].stream = (gint32)s;
-				if (o->kind == LH_OP_COPY_H2D)
-					fifo_push(&x->h2d_line, c);
-				else if (o->kind == LH_OP_COPY_D2H)
-					fifo_push(&x->d2h_line, c);
-				else
-					fifo_push(&x->sm_line, c);
-				/* The queue moves on; the next command of this stream waits for the
-				 * run to end, so this queue is tried again then. */
-				continue;
-			}
+			q = NONE;
+			continue;
+		}
+		/* Leaves the queue. Signals and waits complete now. */
+		x->qhead[q] = x->qnext[c];
+		any = TRUE;
+		if (cmd->kind == LH_CMD_RUN) {
+			guint32 op = (guint32)cmd->arg;
+			const LhOp *o = &x->ops[op];
+			x->s_inflight[s] = c;
+			x->tr->ops[op].stream = (gint32)s;
+			if (o->kind == LH_OP_COPY_H2D)
+				fifo_push(&x->h2d_line, c);
+			else if (o->kind == LH_OP_COPY_D2H)
+				fifo_push(&x->d2h_line, c);
+			else
+				fifo_push(&x->sm_line, c);
+		} else {
 			if (cmd->kind == LH_CMD_SIGNAL)
 				fire(x, (guint32)cmd->arg);
 			stream_cmd_completed(x, s);
+		}
+		guint32 next = x->qhead[q];
+		if (next == NONE || x->in_heap[q] ||
+		    (x->heap_n && x->qhead[x->heap[0]] < next)) {
+			heap_push(x, q);
+			q = NONE;
 		}
 	}
 	return any;
@@ -314,19 +338,23 @@ static void start_act(Sim *x, guint32 c, LhEngine eng, guint8 idx)
 	a.rate = -1; /* forces a fresh eta at the next rate computation */
 	double T = lh_op_standalone_ns(o, x->hw);
 	gboolean dur = o->duration_ns >= 0;
-	if (!(T <= LH_MAX_OP_NS) && !x->failed) {
+	/* A kernel whose bytes need more than T at full HBM bandwidth (duration_ns with huge
+	 * bytes) runs at 1 / hbm_use even alone: that is its real standalone time. */
+	double hbm = eng == LH_ENGINE_SM ? lh_op_hbm_use(o, x->hw, T) : 0;
+	double alone = hbm > 1 ? T * hbm : T;
+	if (!(alone <= (double)LH_MAX_OP_NS) && !x->failed) {
 		/* Beyond this, nanosecond event times would overflow (or a phase would never end). */
 		g_set_error(x->error, LH_ENGINE_ERROR, LH_ENGINE_ERROR_INVALID,
 			    "op '%s': its standalone duration on %s, %.3g ns, is beyond the engine's "
 			    "range of %.0e ns (about 3 years): check its flops, bytes, size or "
 			    "duration_ns",
-			    o->name, x->hw->name, T, LH_MAX_OP_NS);
+			    o->name, x->hw->name, alone, (double)LH_MAX_OP_NS);
 		x->failed = TRUE;
 	}
 	switch (eng) {
 	case LH_ENGINE_SM:
 		a.a = lh_op_sm_share(o, x->hw);
-		a.b = lh_op_hbm_use(o, x->hw, T);
+		a.b = hbm;
 		a.phase = PH_MAIN;
 		a.rem = T;
 		break;
@@ -384,6 +412,7 @@ static gboolean admit(Sim *x)
 
 /* ---- rates ---- */
 
+
 static void set_rate(Sim *x, Act *a, double r)
 {
 	/* Rates below 1e-9 are rounding residue of a saturated capacity (1 - 0.25 - 0.75 is not
@@ -410,6 +439,7 @@ static void set_rate(Sim *x, Act *a, double r)
 		a->eta = NEVER;
 		return;
 	}
+	/* t <= LH_MAX_TIME_NS (the main loop stops beyond it) and d <= 4e18: cannot wrap. */
 	a->eta = x->t + (d < 0 ? 0 : (gint64)d);
 }
 
@@ -617,6 +647,7 @@ static void host_schedule(Sim *x)
 		return;
 	}
 	const LhCmd *c = &x->cmds[x->h];
+	/* t <= LH_MAX_TIME_NS and a cost <= G_MAXINT64 / 4: the sum cannot wrap. */
 	if (c->kind == LH_CMD_SYNC && x->s_outstanding[c->stream] > 0)
 		x->host_next = NEVER;
 	else
@@ -694,6 +725,36 @@ static void report_deadlock(Sim *x)
 	g_string_truncate(m, m->len - 1);
 	g_set_error_literal(x->error, LH_ENGINE_ERROR, LH_ENGINE_ERROR_DEADLOCK, m->str);
 	g_string_free(m, TRUE);
+	x->failed = TRUE;
+}
+
+/* The next instant, @next, is beyond LH_MAX_TIME_NS: an input error naming what is due then
+ * (the host's next command, or the op whose phase ends). Every time before it was in range,
+ * so no sum of times wrapped. */
+static void report_time_range(Sim *x, gint64 next)
+{
+	const LhOp *o = NULL;
+	const char *what = "issue its next command";
+	if (x->host_next == next) {
+		const LhCmd *c = &x->cmds[x->h];
+		if (c->kind == LH_CMD_RUN) {
+			o = &x->ops[c->arg];
+			what = "be issued";
+		}
+	} else {
+		const Act *acts = (const Act *)x->running->data;
+		for (guint32 i = 0; i < x->running->len; i++)
+			if (acts[i].eta == next) {
+				o = &x->ops[acts[i].op];
+				what = acts[i].phase == PH_LATENCY ? "end its latency phase" : "end";
+				break;
+			}
+	}
+	g_set_error(x->error, LH_ENGINE_ERROR, LH_ENGINE_ERROR_INVALID,
+		    "%s%s%s would %s at t = %.3g ns, beyond the engine's time range of %.0e ns "
+		    "(about 127 years): the input's times add up to more than lhsim can represent",
+		    o ? "op '" : "", o ? o->name : "the host", o ? "'" : "", what, (double)next,
+		    (double)LH_MAX_TIME_NS);
 	x->failed = TRUE;
 }
 
@@ -828,6 +889,10 @@ LhTrace *lh_simulate(const LhGraph *g, const LhHw *hw, const LhPlan *plan,
 		if (next == NEVER) {
 			if (x.h < x.n_cmds || x.completed < x.n_stream_cmds)
 				report_deadlock(&x);
+			break;
+		}
+		if (G_UNLIKELY(next > LH_MAX_TIME_NS)) {
+			report_time_range(&x, next);
 			break;
 		}
 		x.t = next;

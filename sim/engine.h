@@ -21,6 +21,13 @@ typedef enum {
 	LH_ENGINE_ERROR_INVALID,  /* the plan does not fit the graph */
 } LhEngineError;
 
+/* The engine's time range, in ns. No op may take longer than LH_MAX_OP_NS standalone (about
+ * 3 years), and no event may happen after LH_MAX_TIME_NS (about 127 years): an input whose
+ * times add up to more is an input error (LH_ENGINE_ERROR_INVALID) naming the op, never a
+ * wrapped-around time. Readers check single values against LH_MAX_OP_NS. */
+#define LH_MAX_OP_NS G_GINT64_CONSTANT(100000000000000000)
+#define LH_MAX_TIME_NS G_GINT64_CONSTANT(4000000000000000000)
+
 typedef struct {
 	gboolean strict_memory; /* exceeding memory_gib is an error, not a warning */
 	gboolean skip_validate; /* the caller already ran lh_plan_validate */

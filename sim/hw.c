@@ -185,6 +185,122 @@ static void set_err(GError **error, int code, const char *where, const char *dat
 		g_set_error(error, LH_HW_ERROR, code, "%s: %s", where, msg);
 }
 
+/* Whether @s is a plain decimal number: [+-]digits[.digits][(e|E)[+-]digits], or starting
+ * with the point. g_ascii_strtod also takes hex, "inf" and "nan"; an .ini of lhsim does not. */
+static gboolean is_decimal(const char *s)
+{
+	if (*s == '+' || *s == '-')
+		s++;
+	gboolean digits = FALSE;
+	while (g_ascii_isdigit(*s))
+		s++, digits = TRUE;
+	if (*s == '.')
+		for (s++; g_ascii_isdigit(*s); s++)
+			digits = TRUE;
+	if (!digits)
+		return FALSE;
+	if (*s == 'e' || *s == 'E') {
+		s++;
+		if (*s == '+' || *s == '-')
+			s++;
+		if (!g_ascii_isdigit(*s))
+			return FALSE;
+		while (g_ascii_isdigit(*s))
+			s++;
+	}
+	return *s == 0;
+}
+
+static gboolean known_key(const char *k)
+{
+	if (strcmp(k, "name") == 0 || strcmp(k, "sm_sharing") == 0)
+		return TRUE;
+	for (gsize i = 0; i < G_N_ELEMENTS(keys); i++)
+		if (strcmp(k, keys[i].key) == 0)
+			return TRUE;
+	return FALSE;
+}
+
+/* What GKeyFile accepts without a word: a key given twice in [hw] (the last wins), a key
+ * nobody reads (a typo), NUL bytes. Checked on the text, which has the positions, as are the
+ * lines GKeyFile rejects without one (not a group, a comment or key=value; a key before any
+ * group). Sets *@hw_line to the line of the first [hw], or 0. */
+static gboolean scan_keys(const char *data, gsize len, const char *where, guint *hw_line,
+			  GError **error)
+{
+	g_autoptr(GHashTable) seen = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+	gboolean in_hw = FALSE, in_group = FALSE;
+	*hw_line = 0;
+	guint line = 1;
+	for (const char *p = data, *end = data + len; p < end; line++) {
+		const char *eol = memchr(p, '\n', end - p);
+		if (!eol)
+			eol = end;
+		const char *nul = memchr(p, 0, eol - p);
+		if (nul) {
+			g_set_error(error, LH_HW_ERROR, LH_HW_ERROR_PARSE,
+				    "%s:%u:%u: a NUL byte: an .ini file is text", where, line,
+				    (guint)(nul - p) + 1);
+			return FALSE;
+		}
+		const char *k = p;
+		while (k < eol && (*k == ' ' || *k == '\t'))
+			k++;
+		const char *eq = memchr(k, '=', eol - k);
+		gboolean blank = k == eol || (k + 1 == eol && *k == '\r');
+		if (!blank && *k != '#' && *k != '[' && (!eq || !in_group)) {
+			g_autofree char *l = g_strndup(k, MIN(eol - k, 40));
+			g_set_error(error, LH_HW_ERROR, LH_HW_ERROR_PARSE,
+				    "%s:%u:%u: '%s' is %s", where, line, (guint)(k - p) + 1, l,
+				    eq ? "outside a group (the file starts with [" GROUP "])"
+				       : "not 'key = value', a [group] or a # comment");
+			return FALSE;
+		}
+		if (!blank && *k == '[') {
+			const char *close = memchr(k, ']', eol - k);
+			in_group = TRUE;
+			in_hw = close && close - k - 1 == (int)strlen(GROUP) &&
+				strncmp(k + 1, GROUP, strlen(GROUP)) == 0;
+			if (in_hw && !*hw_line)
+				*hw_line = line;
+		} else if (in_hw && !blank && *k != '#' && eq) {
+			const char *ke = eq;
+			while (ke > k && (ke[-1] == ' ' || ke[-1] == '\t'))
+				ke--;
+			g_autofree char *key = g_strndup(k, ke - k);
+			guint col = (guint)(k - p) + 1;
+			if (!known_key(key)) {
+				GString *list = g_string_new("name");
+				for (gsize i = 0; i < G_N_ELEMENTS(keys); i++)
+					g_string_append_printf(list, ", %s", keys[i].key);
+				g_string_append(list, ", sm_sharing");
+				g_set_error(error, LH_HW_ERROR, LH_HW_ERROR_PARSE,
+					    "%s:%u:%u: unknown key '%s' in [" GROUP "] (keys: %s)",
+					    where, line, col, key, list->str);
+				g_string_free(list, TRUE);
+				return FALSE;
+			}
+			guint first = GPOINTER_TO_UINT(g_hash_table_lookup(seen, key));
+			if (first) {
+				g_set_error(error, LH_HW_ERROR, LH_HW_ERROR_PARSE,
+					    "%s:%u:%u: key '%s' is given twice (first on line %u)",
+					    where, line, col, key, first);
+				return FALSE;
+			}
+			g_hash_table_insert(seen, g_steal_pointer(&key), GUINT_TO_POINTER(line));
+		}
+		p = eol + 1;
+	}
+	return TRUE;
+}
+
+static void range_err(gsize i, double v, const char *where, const char *data, GError **error)
+{
+	set_err(error, LH_HW_ERROR_RANGE, where, data, keys[i].key,
+		"key '%s' = %g is out of range: it must be %s %g and <= %g %s", keys[i].key, v,
+		keys[i].min_open ? ">" : ">=", keys[i].min, keys[i].max, keys[i].unit);
+}
+
 /* @given: whether the key was present (file), or NULL to check a set value (an optional key
  * left 0 in a struct is not given). */
 static gboolean check_value(const LhHw *hw, gsize i, const char *where, const char *data,
@@ -196,9 +312,7 @@ static gboolean check_value(const LhHw *hw, gsize i, const char *where, const ch
 		return TRUE;
 	gboolean low = keys[i].min_open ? v <= keys[i].min : v < keys[i].min;
 	if (!isfinite(v) || low || v > keys[i].max) {
-		set_err(error, LH_HW_ERROR_RANGE, where, data, keys[i].key,
-			"key '%s' = %g is out of range: it must be %s %g and <= %g %s", keys[i].key,
-			v, keys[i].min_open ? ">" : ">=", keys[i].min, keys[i].max, keys[i].unit);
+		range_err(i, v, where, data, error);
 		return FALSE;
 	}
 	return TRUE;
@@ -314,43 +428,69 @@ LhHw *lh_hw_new_from_data(const char *data, gsize len, const char *where, GError
 	where = where ? where : "hw";
 	g_autoptr(GKeyFile) kf = g_key_file_new();
 	g_autoptr(GError) e = NULL;
+	guint hw_line; /* where [hw] starts: missing keys are reported there */
+	if (!scan_keys(data, len, where, &hw_line, error))
+		return NULL;
 	if (!g_key_file_load_from_data(kf, data, len, G_KEY_FILE_NONE, &e)) {
 		g_set_error(error, LH_HW_ERROR, LH_HW_ERROR_PARSE, "%s: not a valid .ini file: %s",
 			    where, e->message);
 		return NULL;
 	}
-	if (!g_key_file_has_group(kf, GROUP)) {
-		g_set_error(error, LH_HW_ERROR, LH_HW_ERROR_MISSING, "%s: no [" GROUP "] group",
+	if (!g_key_file_has_group(kf, GROUP) || !hw_line) {
+		g_set_error(error, LH_HW_ERROR, LH_HW_ERROR_MISSING, "%s:1:1: no [" GROUP "] group",
 			    where);
 		return NULL;
 	}
 	g_autofree char *text = g_strndup(data, len);
 	g_autoptr(LhHw) hw = g_new0(LhHw, 1);
-	hw->name = g_key_file_get_string(kf, GROUP, "name", NULL);
-	if (!hw->name)
+	/* The name is taken as written (no GKeyFile escapes), so that lh_hw_to_data writes it
+	 * back unchanged. */
+	hw->name = g_key_file_get_value(kf, GROUP, "name", NULL);
+	if (hw->name) {
+		g_strstrip(hw->name);
+		for (const char *c = hw->name; *c; c++)
+			if (*c == '\\' || (guchar)*c < 0x20 || *c == 0x7f) {
+				set_err(error, LH_HW_ERROR_PARSE, where, text, "name",
+					"key 'name': '%s' must be plain text, without backslash "
+					"escapes or control characters",
+					hw->name);
+				return NULL;
+			}
+		if (!*hw->name) {
+			set_err(error, LH_HW_ERROR_PARSE, where, text, "name",
+				"key 'name' is empty (leave it out to use the file's name)");
+			return NULL;
+		}
+	} else {
 		hw->name = g_path_get_basename(where);
+	}
 	gboolean given[G_N_ELEMENTS(keys)] = {0};
 	for (gsize i = 0; i < G_N_ELEMENTS(keys); i++) {
 		g_autofree char *s = g_key_file_get_value(kf, GROUP, keys[i].key, NULL);
 		if (!s && keys[i].need != KEY_REQ)
 			continue; /* resolve_optional() says what absence means */
 		if (!s) {
-			set_err(error, LH_HW_ERROR_MISSING, where, NULL, NULL,
-				"missing key '%s' (%s) in [" GROUP "]", keys[i].key, keys[i].unit);
+			g_set_error(error, LH_HW_ERROR, LH_HW_ERROR_MISSING,
+				    "%s:%u:1: missing key '%s' (%s) in [" GROUP "]", where, hw_line,
+				    keys[i].key, keys[i].unit);
 			return NULL;
 		}
 		g_strstrip(s);
 		char *end = NULL;
 		double v = g_ascii_strtod(s, &end);
-		if (end == s || *end) {
+		if (end == s || *end || !is_decimal(s)) {
 			set_err(error, LH_HW_ERROR_PARSE, where, text, keys[i].key,
 				"key '%s': '%s' is not a number", keys[i].key, s);
 			return NULL;
 		}
 		if (keys[i].type == K_UINT) {
-			if (v != floor(v) || v < 0 || v > G_MAXUINT32) {
+			if (v != floor(v)) {
 				set_err(error, LH_HW_ERROR_RANGE, where, text, keys[i].key,
 					"key '%s': '%s' must be a whole number", keys[i].key, s);
+				return NULL;
+			}
+			if (v < keys[i].min || v > keys[i].max) {
+				range_err(i, v, where, text, error);
 				return NULL;
 			}
 			G_STRUCT_MEMBER(guint32, hw, keys[i].offset) = (guint32)v;
@@ -361,8 +501,9 @@ LhHw *lh_hw_new_from_data(const char *data, gsize len, const char *where, GError
 	}
 	g_autofree char *sh = g_key_file_get_string(kf, GROUP, "sm_sharing", NULL);
 	if (!sh) {
-		set_err(error, LH_HW_ERROR_MISSING, where, NULL, NULL,
-			"missing key 'sm_sharing' (fifo or fair) in [" GROUP "]");
+		g_set_error(error, LH_HW_ERROR, LH_HW_ERROR_MISSING,
+			    "%s:%u:1: missing key 'sm_sharing' (fifo or fair) in [" GROUP "]", where,
+			    hw_line);
 		return NULL;
 	}
 	g_strstrip(sh);

@@ -259,8 +259,15 @@ LhPlan *lh_plan_new_from_data(const char *data, gsize len, const char *where, co
 	g_autoptr(GHashTable) events = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
 	g_autofree char *text = g_strndup(data, len);
 	if (strlen(text) != len) {
+		/* Names end at a NUL byte: say where it is rather than read a shorter name. */
+		const char *nul = data + strlen(text), *ls = data;
 		ps.line = 1;
-		perr(&ps, 1, "the file contains a NUL byte; a plan is text");
+		for (const char *c = data; c < nul; c++)
+			if (*c == '\n') {
+				ps.line++;
+				ls = c + 1;
+			}
+		perr(&ps, (guint)(nul - ls) + 1, "a NUL byte: a plan is text");
 		return NULL;
 	}
 	gboolean header = FALSE;

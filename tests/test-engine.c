@@ -568,3 +568,237 @@ Test(engine, op_beyond_the_time_range_is_an_error_not_a_deadlock)
 	cr_expect_eq(e->code, LH_ENGINE_ERROR_INVALID);
 	cr_expect(strstr(e->message, "'huge'") && strstr(e->message, "beyond"), "%s", e->message);
 }
+
+/* duration_ns 1 with 1e24 bytes: HBM use 1e24 B / 1 ns / 1000 B/ns = 1e21, so even alone the
+ * kernel runs at rate 1e-21, below the 1e-9 floor: taken as 0, it never ended and the run
+ * failed as a deadlock. Its real standalone time is 1 ns * 1e21 = 1e21 ns, beyond 1e17. */
+Test(engine, hbm_bound_kernel_beyond_the_range_is_an_error_not_a_deadlock)
+{
+	g_autoptr(LhHw) hw = t_hw(LH_SHARING_FIFO);
+	g_autoptr(LhGraph) g = lh_graph_new("g");
+	guint32 k = t_kernel(g, "hbm", 1, 1.0);
+	lh_graph_op_mut(g, k)->bytes = 1e24;
+	t_finish(g);
+	g_autoptr(LhPlan) p = lh_plan_new();
+	lh_plan_run(p, lh_plan_add_stream(p, "s", LH_ROLE_COMPUTE), k);
+	g_autoptr(GError) e = NULL;
+	cr_expect_null(lh_simulate(g, hw, p, NULL, NULL, &e));
+	cr_assert_not_null(e);
+	cr_expect_eq(e->code, LH_ENGINE_ERROR_INVALID, "%s", e->message);
+	cr_expect_str_eq(e->message, "op 'hbm': its standalone duration on test, 1e+21 ns, is beyond "
+				     "the engine's range of 1e+17 ns (about 3 years): check its "
+				     "flops, bytes, size or duration_ns");
+}
+
+/* docs/engine.md: same-instant dispatches go in plan order, lowest command index first, over
+ * all queues. Streams s0 and s2 share queue 0 (hw_queues 2), s1 has queue 1. All three runs
+ * are issued at t = 0 (no costs) and can leave at once. In plan order: a (cmd 0), b (cmd 1),
+ * c (cmd 2). fifo sharing, sm 1: the first resident kernel takes every SM, so they run one
+ * after another in dispatch order: a 0-1000, b 1000-2000, c 2000-3000. The engine used to
+ * empty queue 0 first (a, then c) before b: c ended at 2000, b at 3000. */
+Test(engine, same_instant_dispatches_in_plan_order_across_queues)
+{
+	g_autoptr(LhHw) hw = t_hw(LH_SHARING_FIFO);
+	hw->hw_queues = 2;
+	g_autoptr(LhGraph) g = lh_graph_new("g");
+	t_kernel(g, "a", 1000, 1.0);
+	t_kernel(g, "b", 1000, 1.0);
+	t_kernel(g, "c", 1000, 1.0);
+	t_finish(g);
+	g_autoptr(LhPlan) p = lh_plan_new();
+	guint32 s0 = lh_plan_add_stream(p, "s0", LH_ROLE_COMPUTE);
+	guint32 s1 = lh_plan_add_stream(p, "s1", LH_ROLE_COMPUTE);
+	guint32 s2 = lh_plan_add_stream(p, "s2", LH_ROLE_COMPUTE);
+	lh_plan_run(p, s0, t_id(g, "a"));
+	lh_plan_run(p, s1, t_id(g, "b"));
+	lh_plan_run(p, s2, t_id(g, "c"));
+	g_autoptr(LhTrace) t = t_sim(g, hw, p);
+	/* All three are resident from 0 (dispatched then); they end in plan order. */
+	SPAN(t, g, "a", 0, 1000);
+	SPAN(t, g, "b", 0, 2000);
+	SPAN(t, g, "c", 0, 3000);
+}
+
+/* The tie order on random plans, against a reference written from docs/engine.md alone. With
+ * no host or event costs every command is issued at t = 0; with fifo sharing and sm 1 the
+ * first resident kernel takes every SM, so kernels run one at a time in dispatch order. The
+ * reference: at each instant, dispatch the queue head with the lowest command index that can
+ * leave (its stream has nothing running, a wait's event has fired), again and again; then the
+ * next kernel in line runs; when it ends its stream frees, and so on. A dispatched run starts
+ * (is resident) at once. Checked: every start and end. */
+Test(engine, tie_order_matches_a_reference_on_random_plans)
+{
+	g_autoptr(GRand) r = g_rand_new_with_seed(13);
+	for (int trial = 0; trial < 400; trial++) {
+		guint n = (guint)g_rand_int_range(r, 2, 12);
+		guint S = (guint)g_rand_int_range(r, 1, 6);
+		guint Q = (guint)g_rand_int_range(r, 1, 5);
+		g_autoptr(LhHw) hw = t_hw(LH_SHARING_FIFO);
+		hw->hw_queues = Q;
+		g_autoptr(LhGraph) g = lh_graph_new("g");
+		gint64 dur[16];
+		for (guint i = 0; i < n; i++) {
+			char name[8];
+			g_snprintf(name, sizeof name, "k%u", i);
+			dur[i] = g_rand_int_range(r, 1, 1000);
+			t_kernel(g, name, dur[i], 1.0);
+		}
+		t_finish(g);
+		g_autoptr(LhPlan) p = lh_plan_new();
+		for (guint s = 0; s < S; s++) {
+			char name[8];
+			g_snprintf(name, sizeof name, "s%u", s);
+			lh_plan_add_stream(p, name, LH_ROLE_COMPUTE);
+		}
+		/* Runs in random order on random streams, with signals and later waits between. */
+		guint32 order[16];
+		for (guint i = 0; i < n; i++)
+			order[i] = i;
+		for (guint i = n - 1; i > 0; i--) {
+			guint j = (guint)g_rand_int_range(r, 0, (gint32)i + 1), tmp = order[i];
+			order[i] = order[j];
+			order[j] = tmp;
+		}
+		guint ran = 0;
+		while (ran < n) {
+			int what = g_rand_int_range(r, 0, 4);
+			guint32 s = (guint32)g_rand_int_range(r, 0, (gint32)S);
+			if (what == 0)
+				lh_plan_signal(p, s, lh_plan_new_event(p));
+			else if (what == 1 && p->n_events)
+				lh_plan_wait(p, s, (guint32)g_rand_int_range(r, 0, (gint32)p->n_events));
+			else
+				lh_plan_run(p, s, order[ran++]);
+		}
+		/* The reference. */
+		guint32 nc = lh_plan_n_cmds(p), Qe = MIN(Q, S);
+		gint64 start[16], end[16];
+		guint8 fired[64] = {0}, done[256] = {0};
+		gint32 inflight[8];
+		for (guint s = 0; s < S; s++)
+			inflight[s] = -1;
+		guint32 line[16], lh = 0, ll = 0;
+		gint64 t = 0;
+		gint32 running = -1;
+		for (;;) {
+			for (;;) {
+				guint32 best = G_MAXUINT32;
+				for (guint32 q = 0; q < Qe; q++) {
+					/* The head: the first command of this queue not yet gone. */
+					for (guint32 c = 0; c < nc; c++) {
+						const LhCmd *cmd = lh_plan_cmd(p, c);
+						if (cmd->stream % Qe != q || done[c])
+							continue;
+						gboolean can = inflight[cmd->stream] < 0 &&
+							       (cmd->kind != LH_CMD_WAIT || fired[cmd->arg]);
+						if (can && c < best)
+							best = c;
+						break;
+					}
+				}
+				if (best == G_MAXUINT32)
+					break;
+				const LhCmd *cmd = lh_plan_cmd(p, best);
+				done[best] = 1;
+				if (cmd->kind == LH_CMD_RUN) {
+					inflight[cmd->stream] = (gint32)cmd->arg;
+					start[cmd->arg] = t;
+					line[ll++] = (guint32)cmd->arg;
+				} else if (cmd->kind == LH_CMD_SIGNAL) {
+					fired[cmd->arg] = 1;
+				}
+			}
+			if (running < 0 && lh < ll)
+				running = (gint32)line[lh++];
+			if (running < 0)
+				break;
+			t += dur[running];
+			end[running] = t;
+			for (guint s = 0; s < S; s++)
+				if (inflight[s] == running)
+					inflight[s] = -1;
+			running = -1;
+		}
+		/* Every wait follows its signal in plan order, so the lowest pending command can
+		 * always go: no deadlock, and the plan is valid (lh_simulate validates it). */
+		g_autoptr(GError) e = NULL;
+		g_autoptr(LhTrace) tr = lh_simulate(g, hw, p, NULL, NULL, &e);
+		cr_assert_not_null(tr, "trial %d: %s", trial, e->message);
+		for (guint i = 0; i < n; i++) {
+			cr_assert_eq(tr->ops[i].start, start[i], "trial %d: k%u start %" G_GINT64_FORMAT
+				     " != %" G_GINT64_FORMAT, trial, i, tr->ops[i].start, start[i]);
+			cr_assert_eq(tr->ops[i].end, end[i], "trial %d: k%u end %" G_GINT64_FORMAT
+				     " != %" G_GINT64_FORMAT, trial, i, tr->ops[i].end, end[i]);
+		}
+	}
+}
+
+/* 200 chained kernels of 9e16 ns: each is inside the engine's 1e17 ns per op, but together
+ * they end at 1.8e19 ns, beyond 2^63 ns: the clock wrapped and the makespan came out below
+ * the lower bound, with no error. Kernel k (from 0) ends at (k + 1) * 9e16; the first end
+ * past LH_MAX_TIME_NS = 4e18 is k = 44 (45 * 9e16 = 4.05e18; 44 * 9e16 = 3.96e18 fits). */
+Test(engine, times_beyond_the_range_are_an_input_error)
+{
+	g_autoptr(LhHw) hw = t_hw(LH_SHARING_FIFO);
+	g_autoptr(LhGraph) g = lh_graph_new("g");
+	for (int k = 0; k < 200; k++) {
+		char name[8];
+		g_snprintf(name, sizeof name, "k%d", k);
+		guint32 i = t_kernel(g, name, G_GINT64_CONSTANT(90000000000000000), 1.0);
+		if (k)
+			t_dep(g, i, i - 1);
+	}
+	t_finish(g);
+	g_autoptr(LhPlan) p = lh_plan_new();
+	guint32 s = lh_plan_add_stream(p, "s0", LH_ROLE_COMPUTE);
+	for (guint32 k = 0; k < 200; k++)
+		lh_plan_run(p, s, k);
+	g_autoptr(GError) e = NULL;
+	g_autoptr(LhTrace) t = lh_simulate(g, hw, p, NULL, NULL, &e);
+	cr_assert_null(t, "simulated: makespan %" G_GINT64_FORMAT, t ? t->ops[199].end : 0);
+	cr_expect(g_error_matches(e, LH_ENGINE_ERROR, LH_ENGINE_ERROR_INVALID), "%s", e->message);
+	cr_expect(g_str_has_prefix(e->message, "op 'k44' would end at t = 4.05e+18 ns, beyond the "
+					       "engine's time range"),
+		  "%s", e->message);
+	/* The host: a plan file holds host commands of at most 1e15 ns, but not their sum. With
+	 * 5000 of them, command j (from 0) is issued at (j + 1) * 1e15: j = 3999 at 4e18 exactly
+	 * (in range), j = 4000 would be at 4.001e18 ("4e+18" at 3 digits). */
+	g_autoptr(LhPlan) h = lh_plan_new();
+	lh_plan_add_stream(h, "s0", LH_ROLE_COMPUTE);
+	for (int k = 0; k < 5000; k++)
+		lh_plan_host(h, G_GUINT64_CONSTANT(1000000000000000));
+	g_autoptr(LhGraph) g2 = lh_graph_new("g2");
+	t_kernel(g2, "a", 10, 1.0);
+	t_finish(g2);
+	lh_plan_run(h, 0, 0);
+	g_clear_error(&e);
+	g_autoptr(LhTrace) t2 = lh_simulate(g2, hw, h, NULL, NULL, &e);
+	cr_assert_null(t2);
+	cr_expect(g_str_has_prefix(e->message, "the host would issue its next command at t = "
+					       "4e+18 ns"),
+		  "%s", e->message);
+}
+
+/* Two inputs of 5e18 bytes each: 1e19 bytes in use is beyond 2^63 - 1 (9.22e18); the sum
+ * wrapped to a negative number of bytes in use. Inputs are allocated at t = 0 in op order, so
+ * the second one is named. */
+Test(engine, memory_beyond_63_bits_is_an_input_error)
+{
+	g_autoptr(LhHw) hw = t_hw(LH_SHARING_FIFO);
+	g_autoptr(LhGraph) g = lh_graph_new("g");
+	guint32 a = lh_graph_add_op(g, "a", LH_OP_INPUT);
+	guint32 b = lh_graph_add_op(g, "b", LH_OP_INPUT);
+	lh_graph_op_mut(g, a)->out_bytes = G_GUINT64_CONSTANT(5000000000000000000);
+	lh_graph_op_mut(g, b)->out_bytes = G_GUINT64_CONSTANT(5000000000000000000);
+	guint32 k = t_kernel(g, "k", 10, 1.0);
+	t_dep(g, k, a);
+	t_dep(g, k, b);
+	t_finish(g);
+	g_autoptr(LhPlan) p = lh_plan_new();
+	lh_plan_run(p, lh_plan_add_stream(p, "s0", LH_ROLE_COMPUTE), k);
+	g_autoptr(GError) e = NULL;
+	g_autoptr(LhTrace) t = lh_simulate(g, hw, p, NULL, NULL, &e);
+	cr_assert_null(t, "simulated: peak %" G_GINT64_FORMAT, t ? t->peak_device : 0);
+	cr_expect_str_eq(e->message, "op 'b': its output of 5000000000000000000 bytes would take "
+				     "the device memory in use beyond 2^63 bytes");
+}

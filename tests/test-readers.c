@@ -7,6 +7,8 @@
 
 #include "helpers.h"
 
+static LhGraph *plan_graph(void);
+
 /* ---- graph JSON ---- */
 
 typedef struct {
@@ -60,6 +62,38 @@ ParameterizedTestParameters(readers, bad_graph)
 		{"fractional size", HDR "{\"name\": \"c\", \"kind\": \"copy-h2d\",\n \"size\": 1.5}\n]}",
 		 "3:", "must be a whole number"},
 		{"empty", "", "1:1", "the top level must be an object"},
+		/* json-glib keeps the last of repeated keys: in an op and at the top level. */
+		{"repeated key", HDR "{\"name\": \"a\", \"kind\": \"kernel\", \"flops\": 1,\n"
+				     " \"flops\": 2}\n]}",
+		 "3:", "key \"flops\" appears twice"},
+		{"repeated top key", "{\"format\": \"lhsim-graph\", \"version\": 1,\n"
+				     " \"version\": 1, \"ops\": []}",
+		 "2:", "key \"version\" appears twice"},
+		/* json-glib stops after the first object. */
+		{"second object", "{\"format\": \"lhsim-graph\", \"version\": 1, \"ops\": []}\n"
+				  "  {\"ops\": []}",
+		 "2:3", "a second JSON value"},
+		/* json-glib ends the string at \u0000: the name would read "a". */
+		{"NUL in name", HDR "{\"kind\": \"kernel\", \"flops\": 1, \"name\": \"a\\u0000b\"}\n]}",
+		 "2:42", "\\u0000"}, /* 19 + 12 + 8 + 2 chars before the backslash */
+		{"input with deps", HDR "{\"name\": \"x\", \"kind\": \"input\"},\n"
+				        "{\"name\": \"y\", \"kind\": \"input\", \"deps\": [\"x\"]}\n]}",
+		 "3:", "op 'y': an input has no deps"},
+		/* Before: no position (the engine found it). */
+		{"huge flops", HDR "{\"name\": \"a\", \"kind\": \"kernel\",\n \"flops\": 1e300}\n]}",
+		 "3:", "'flops' = 1e+300 is out of range"},
+		/* Before: json-glib wrapped it to -1, "must be finite and >= 0 (got -1)". */
+		{"size beyond 64 bits", HDR "{\"name\": \"c\", \"kind\": \"copy-h2d\",\n"
+					   " \"size\": 100000000000000000000000}\n]}",
+		 "3:10", "the integer 100000000000000000000000 is beyond 64 bits"},
+		{"size 1e23", HDR "{\"name\": \"c\", \"kind\": \"copy-h2d\",\n \"size\": 1e23}\n]}",
+		 "3:", "'size' = 1e+23 is out of range (at most 9e+18)"},
+		{"duration beyond range", HDR "{\"name\": \"a\", \"kind\": \"kernel\",\n"
+					     " \"duration_ns\": 200000000000000000}\n]}",
+		 "3:", "'duration_ns' = 2e+17 is out of range (at most 1e+17)"},
+		/* json-glib reads 0x10 as 16. */
+		{"hex", HDR "{\"name\": \"a\", \"kind\": \"kernel\",\n \"flops\": 0x10}\n]}", "3:11",
+		 "'0x10' is not a JSON number"},
 	};
 	return cr_make_param_array(BadGraph, cases, G_N_ELEMENTS(cases));
 }
@@ -80,6 +114,56 @@ ParameterizedTest(BadGraph *c, readers, bad_graph)
 		  e->message);
 	cr_expect(strstr(e->message, c->needle) != NULL, "%s: '%s' lacks '%s'", c->label,
 		  e->message, c->needle);
+}
+
+/* 100 000 nested '[' (200 KB) overflowed json-glib's recursion: a segfault. */
+Test(readers, deep_nesting_is_an_error)
+{
+	GString *s = g_string_new("{\"format\": \"lhsim-graph\", \"version\": 1, \"ops\":\n");
+	for (int i = 0; i < 100000; i++)
+		g_string_append_c(s, '[');
+	g_autoptr(GError) e = NULL;
+	g_autoptr(LhGraph) g = lh_graph_new_from_json_data(s->str, s->len, "deep.json", &e);
+	cr_assert_null(g);
+	/* The top object is level 1, so the 64th '[' (column 64) is level 65. */
+	cr_expect(g_str_has_prefix(e->message, "deep.json:2:64: objects and arrays nested deeper "
+						"than 64 levels"),
+		  "%s", e->message);
+	g_string_free(s, TRUE);
+}
+
+/* The nesting scan skips strings: brackets in a name are text. */
+Test(readers, brackets_in_strings_are_text)
+{
+	GString *s = g_string_new("{\"format\": \"lhsim-graph\", \"version\": 1, \"name\": \"");
+	for (int i = 0; i < 1000; i++)
+		g_string_append(s, "[{");
+	g_string_append(s, "\\\" /* [ */\", \"ops\": [{\"name\": \"a\", \"kind\": \"kernel\", "
+			   "\"flops\": 1}]}\n/* [[ ' */\n");
+	g_autoptr(GError) e = NULL;
+	g_autoptr(LhGraph) g = lh_graph_new_from_json_data(s->str, s->len, "ok.json", &e);
+	cr_assert_not_null(g, "%s", e ? e->message : "");
+	/* 1000 "[{", an escaped quote, then a space, slash-star, " [ ", star-slash (8 characters). */
+	cr_expect_eq(strlen(lh_graph_name(g)), 2000 + 1 + 8);
+	g_string_free(s, TRUE);
+}
+
+/* A raw NUL byte inside a name: the name would end there. */
+Test(readers, nul_bytes_are_errors)
+{
+	static const char j[] = HDR "{\"name\": \"a\0b\", \"kind\": \"kernel\", \"flops\": 1}\n]}";
+	g_autoptr(GError) e = NULL;
+	g_autoptr(LhGraph) g = lh_graph_new_from_json_data(j, sizeof j - 1, "nul.json", &e);
+	cr_assert_null(g);
+	cr_expect(g_str_has_prefix(e->message, "nul.json:2:12: a NUL byte inside a string"), "%s",
+		  e->message);
+	g_autoptr(LhGraph) pg = plan_graph();
+	static const char pl[] = "lhsim-plan 1\nstream s0 compute\nrun s0 a\0b\n";
+	g_autoptr(LhPlan) p = lh_plan_new_from_data(pl, sizeof pl - 1, "nul.plan", pg, NULL);
+	cr_assert_null(p);
+	g_clear_error(&e);
+	p = lh_plan_new_from_data(pl, sizeof pl - 1, "nul.plan", pg, &e);
+	cr_expect(g_str_has_prefix(e->message, "nul.plan:3:9: a NUL byte"), "%s", e->message);
 }
 
 Test(readers, graph_json_round_trip)
@@ -244,6 +328,12 @@ ParameterizedTestParameters(readers, bad_hw)
 		/* A rate this small would put op durations beyond the engine's time range. */
 		{"link_gbs", "1e-300", "'link_gbs' = 1e-300 is out of range"},
 		{"hbm_eff", "1e-9", "'hbm_eff' = 1e-09 is out of range"},
+		/* Before: "must be a whole number". */
+		{"sm_count", "-1", "'sm_count' = -1 is out of range: it must be >= 1"},
+		/* g_ascii_strtod reads hex (and inf, nan). */
+		{"hbm_gbs", "0x10", "'hbm_gbs': '0x10' is not a number"},
+		{"launch_ns", "nan", "'launch_ns': 'nan' is not a number"},
+		{"name", "a\\nb", "'name': 'a\\nb' must be plain text"},
 	};
 	return cr_make_param_array(BadHw, cases, G_N_ELEMENTS(cases));
 }
@@ -283,4 +373,129 @@ Test(readers, builtin_hw_round_trip)
 	g_autoptr(GError) e = NULL;
 	cr_expect_null(lh_hw_lookup("h900", &e));
 	cr_expect(strstr(e->message, "h100-sxm") != NULL, "%s", e->message);
+}
+
+/* GKeyFile keeps the last of repeated keys and ignores keys nobody reads. */
+Test(readers, hw_unknown_and_repeated_keys)
+{
+	g_autofree char *base = hw_text("launch_ns", "5");
+	struct {
+		const char *extra, *needle;
+	} cases[] = {
+		{"hbm_gbz = 3000\n", "unknown key 'hbm_gbz' in [hw]"},
+		{"  launch_ns = 7\n", "key 'launch_ns' is given twice (first on line "},
+		{"[hw]\nlaunch_ns=7\n", "key 'launch_ns' is given twice"},
+	};
+	guint lines = 1;
+	for (const char *c = base; *c; c++)
+		lines += *c == '\n';
+	for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+		g_autofree char *text = g_strconcat(base, cases[i].extra, NULL);
+		g_autoptr(GError) e = NULL;
+		g_autoptr(LhHw) hw = lh_hw_new_from_data(text, strlen(text), "gpu.ini", &e);
+		cr_assert_null(hw, "%s accepted", cases[i].extra);
+		cr_expect(strstr(e->message, cases[i].needle) != NULL, "'%s' lacks '%s'", e->message,
+			  cases[i].needle);
+		/* The extra key is on the base's last (empty) line, or the one after [hw]. */
+		guint line = lines + (i == 2), col = i == 1 ? 3 : 1;
+		g_autofree char *at = g_strdup_printf("gpu.ini:%u:%u: ", line, col);
+		cr_expect(g_str_has_prefix(e->message, at), "'%s' not at %s", e->message, at);
+	}
+	/* Keys of other groups are not ours to judge. */
+	g_autofree char *other = g_strconcat(base, "[notes]\nhbm_gbz = 1\n", NULL);
+	g_autoptr(GError) e = NULL;
+	g_autoptr(LhHw) hw = lh_hw_new_from_data(other, strlen(other), "gpu.ini", &e);
+	cr_expect_not_null(hw, "%s", e ? e->message : "");
+}
+
+/* ---- STG ---- */
+
+/* 18446744073709552 * 1000 ns wrapped to 384 ns (signed overflow); 9223372036854775 * 1000
+ * fit in 64 bits but made JSON lhsim then refused (above 9e18). Both are beyond the engine's
+ * 1e17 ns: at most 1e17 / 1000 = 100000000000000 units. */
+Test(readers, stg_processing_time_range)
+{
+	static const char *const costs[] = {"18446744073709552", "9223372036854775",
+					    "100000000000001", "99999999999999999999"};
+	for (guint i = 0; i < G_N_ELEMENTS(costs); i++) {
+		g_autofree char *text = g_strdup_printf("1\n0 0 0\n1 %s 1 0\n2 0 1 1\n", costs[i]);
+		g_autoptr(GError) e = NULL;
+		g_autoptr(LhGraph) g = lh_stg_import_data(text, strlen(text), "big.stg", 2,
+							  LH_STG_UNIT_NS, &e);
+		cr_assert_null(g, "%s accepted", costs[i]);
+		cr_expect(g_str_has_prefix(e->message, "big.stg:3:3: "), "%s", e->message);
+		cr_expect(strstr(e->message, "out of range") != NULL, "%s", e->message);
+	}
+	/* The largest that fits: 1e14 units of 1000 ns = 1e17 ns, and it reads back as JSON. */
+	const char *ok = "1\n0 0 0\n1 100000000000000 1 0\n2 0 1 1\n";
+	g_autoptr(GError) e = NULL;
+	g_autoptr(LhGraph) g = lh_stg_import_data(ok, strlen(ok), "ok.stg", 2, LH_STG_UNIT_NS, &e);
+	cr_assert_not_null(g, "%s", e ? e->message : "");
+	cr_expect_eq(lh_graph_op(g, 0)->duration_ns, G_GINT64_CONSTANT(100000000000000000));
+	g_autofree char *j = lh_graph_to_json(g);
+	g_autoptr(LhGraph) g2 = lh_graph_new_from_json_data(j, -1, "ok.json", &e);
+	cr_expect_not_null(g2, "%s", e ? e->message : "");
+}
+
+/* Errors without a position before: a missing key, a line GKeyFile cannot read, a key before
+ * any group, no [hw] at all. h100-sxm.ini has four comment lines, then [hw] on line 5. */
+Test(readers, hw_errors_have_positions)
+{
+	g_autofree char *no_launch = hw_text("launch_ns", NULL);
+	g_autofree char *garbage = hw_text("launch_ns", "5\nthis line has no equals sign");
+	/* A missing key is placed at the [hw] line, whichever line the built-in's header comment
+	 * leaves it on. */
+	guint hw_line = 1;
+	for (const char *c = no_launch; !g_str_has_prefix(c, "[hw]"); c++)
+		hw_line += *c == '\n';
+	g_autofree char *want_missing =
+		g_strdup_printf("gpu.ini:%u:1: missing key 'launch_ns' (ns) in [hw]", hw_line);
+	cr_assert(strstr(no_launch, "\n[hw]\n"), "%s", no_launch);
+	struct {
+		const char *text, *want;
+	} cases[] = {
+		{no_launch, want_missing},
+		{"# x\n  k = 1\n[hw]\n", "gpu.ini:2:3: 'k = 1' is outside a group"},
+		{"[other]\nk = 1\n", "gpu.ini:1:1: no [hw] group"},
+	};
+	for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+		g_autoptr(GError) e = NULL;
+		g_autoptr(LhHw) hw = lh_hw_new_from_data(cases[i].text, strlen(cases[i].text),
+							 "gpu.ini", &e);
+		cr_assert_null(hw);
+		cr_expect(g_str_has_prefix(e->message, cases[i].want), "'%s' is not '%s'", e->message,
+			  cases[i].want);
+	}
+	g_autoptr(GError) e = NULL;
+	g_autoptr(LhHw) hw = lh_hw_new_from_data(garbage, strlen(garbage), "gpu.ini", &e);
+	cr_assert_null(hw);
+	cr_expect(g_regex_match_simple("^gpu\\.ini:[0-9]+:1: 'this line has no equals sign' is not "
+				       "'key = value', a \\[group\\] or a # comment$",
+				       e->message, 0, 0),
+		  "%s", e->message);
+}
+
+/* The nesting scan must read strings as json-glib does, or it counts brackets json-glib never
+ * sees as text and misses the ones it parses: json-glib takes raw line ends inside strings,
+ * and a single-quoted string has no escapes ('x\' is x\). Each text below hides 100 000 '['
+ * from a scan that stopped strings at a line end or took \' as an escape: a segfault. */
+Test(readers, deep_nesting_after_odd_strings_is_an_error)
+{
+	static const char *const heads[] = {
+		"{\"format\": \"lhsim-graph\", \"name\": \"two\nlines\", \"ops\":\n",
+		"{\"format\": \"lhsim-graph\", \"name\": 'x\\', \"ops\":\n",
+	};
+	for (guint i = 0; i < G_N_ELEMENTS(heads); i++) {
+		GString *s = g_string_new(heads[i]);
+		for (int k = 0; k < 100000; k++)
+			g_string_append_c(s, '[');
+		g_autoptr(GError) e = NULL;
+		g_autoptr(LhGraph) g = lh_graph_new_from_json_data(s->str, s->len, "deep.json", &e);
+		cr_assert_null(g);
+		/* Line 3 (the first string spans two) or 2; the top object is level 1. */
+		const char *want = i == 0 ? "deep.json:3:64: objects and arrays nested deeper"
+					  : "deep.json:2:64: objects and arrays nested deeper";
+		cr_expect(g_str_has_prefix(e->message, want), "%s", e->message);
+		g_string_free(s, TRUE);
+	}
 }

@@ -627,3 +627,20 @@ Test(plugin, invalid_plan_from_a_plugin_is_a_failed_run)
 	cr_assert(strstr(err, want), "%s", err);
 	cr_assert_str_empty(out);
 }
+
+/* A repeated parameter was taken silently (the last won). */
+Test(params, repeated_parameter_is_an_error)
+{
+	const LhScheduler *s = lh_scheduler_find("lhs");
+	cr_assert_not_null(s);
+	const char *kv[] = {"async-compute-limit=2", "async-compute-limit=3", NULL};
+	g_autoptr(GError) e = NULL;
+	g_autoptr(LhParams) p = lh_params_new(s->params, kv, &e);
+	cr_assert_null(p);
+	cr_expect_str_eq(e->message, "parameter 'async-compute-limit' is given twice "
+				     "(async-compute-limit=2, then async-compute-limit=3)");
+	const char *once[] = {"async-compute-limit=3", NULL};
+	g_autoptr(LhParams) p2 = lh_params_new(s->params, once, NULL);
+	cr_assert_not_null(p2);
+	cr_expect_eq(lh_params_get_int(p2, "async-compute-limit"), 3);
+}

@@ -1,5 +1,6 @@
 /* libFuzzer harness for the graph JSON reader (models/graph-json.c). Build and run:
- * tests/fuzz/run.sh. A graph that loads must write back to JSON that loads again. */
+ * tests/fuzz/run.sh. Every input must give a graph or a GError whose message starts with "fuzz.json:";
+ * a graph that loads must write back to JSON that loads again. */
 #include "models/graph-json.h"
 
 #include <stdint.h>
@@ -13,8 +14,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	GError *e = NULL;
 	LhGraph *g = lh_graph_new_from_json_data((const char *)data, (gssize)size, "fuzz.json", &e);
 	if (!g) {
-		if (!e)
-			abort();
+		if (!e || !g_str_has_prefix(e->message, "fuzz.json:"))
+			abort(); /* every failure must say where */
 		g_error_free(e);
 		return 0;
 	}

@@ -1,8 +1,9 @@
 #!/bin/sh
 # Builds the libFuzzer harnesses with clang straight from the sources (the meson build stays
-# gcc-only) and runs them. Usage: tests/fuzz/run.sh [hlo|json|build] [SECONDS]
+# gcc-only) and runs them. Usage: tests/fuzz/run.sh [hlo|json|plan|ini|stg|build] [SECONDS]
 #   tests/fuzz/run.sh hlo 600    fuzz the HLO importer for 10 minutes, one job
-# Corpora live in $FUZZ_DIR (default build-fuzz/): seeds come from tests/data.
+# A run builds only its own harness, so several can start side by side. Corpora live in
+# $FUZZ_DIR (default build-fuzz/): seeds come from tests/data, examples/ and models/hw/.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 src=$(cd "$here/../.." && pwd)
@@ -13,21 +14,33 @@ mkdir -p "$out"
 cflags="-std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
   -I$src -I$out $(pkg-config --cflags glib-2.0 json-glib-1.0)"
 libs="$(pkg-config --libs glib-2.0 json-glib-1.0) -lm"
-# The sources the readers need: the sim core (graph, util) and the two readers.
+# The sources the readers need: the sim core and the readers of models/.
 [ -f "$out/lh-config.h" ] || echo '#pragma once' > "$out/lh-config.h"
-core="$src/sim/graph.c $src/sim/util.c $src/models/graph-json.c $src/models/hlo-read.c $src/models/hlo-cost.c $src/models/hlo-lower.c"
-clang $cflags -o "$out/fuzz-hlo" "$here/fuzz-hlo.c" $core $libs
-clang $cflags -o "$out/fuzz-json" "$here/fuzz-json.c" $core $libs
+core="$src/sim/graph.c $src/sim/util.c $src/sim/hw.c $src/sim/plan.c $src/sim/validate.c \
+  $src/sim/engine.c $src/sim/cost.c $src/sim/trace.c $src/models/graph-json.c $src/models/stg.c \
+  $(ls "$src"/models/hlo*.c)"
+case "$what" in
+build) harnesses="hlo json plan ini stg" ;;
+hlo | json | plan | ini | stg) harnesses=$what ;;
+*) echo "usage: $0 [hlo|json|plan|ini|stg|build] [SECONDS]" >&2; exit 2 ;;
+esac
+for h in $harnesses; do
+	clang $cflags -o "$out/fuzz-$h.tmp" "$here/fuzz-$h.c" $core $libs
+	mv "$out/fuzz-$h.tmp" "$out/fuzz-$h"
+done
 [ "$what" = build ] && exit 0
 corpus="$out/corpus-$what"
 mkdir -p "$corpus"
-if [ "$what" = hlo ]; then
+dict=""
+case "$what" in
+hlo)
 	cp -n "$src"/tests/data/hlo/*.hlo "$corpus"/ 2>/dev/null || true
-	dict="-dict=$here/hlo.dict"
-else
-	cp -n "$src"/examples/*.json "$corpus"/ 2>/dev/null || true
-	dict=""
-fi
+	dict="-dict=$here/hlo.dict" ;;
+json) cp -n "$src"/examples/*.json "$corpus"/ 2>/dev/null || true ;;
+plan) cp -n "$here"/seeds/*.plan "$corpus"/ 2>/dev/null || true ;;
+ini) cp -n "$src"/models/hw/*.ini "$corpus"/ 2>/dev/null || true ;;
+stg) cp -n "$src"/tests/data/stg/50/rand000*.stg "$corpus"/ 2>/dev/null || true ;;
+esac
 cd "$out"
-exec "./fuzz-$what" $dict -jobs=1 -workers=1 -max_total_time="$secs" -max_len=65536 \
+exec "./fuzz-$what" $dict -max_total_time="$secs" -max_len=65536 \
 	-print_final_stats=1 "$corpus"
