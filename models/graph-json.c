@@ -580,6 +580,22 @@ LhGraph *lh_graph_new_from_json_data(const char *data, gssize len, const char *w
 	}
 	JsonObject *top = json_node_get_object(root);
 	{
+		/* Unknown top-level fields are errors too: a typo ("shedule") must not silently
+		 * drop what it was meant to say. */
+		static const char *const top_fields[] = {"format", "version", "name", "ops",
+							 "schedule", NULL};
+		g_autoptr(GList) members = json_object_get_members(top);
+		for (GList *l = members; l; l = l->next) {
+			if (g_strv_contains(top_fields, l->data))
+				continue;
+			g_autofree char *k = mkey(top, l->data);
+			g_autofree char *list = g_strjoinv(", ", (char **)top_fields);
+			at(&r, k, "unknown top-level field '%s' (fields: %s)", (const char *)l->data,
+			   list);
+			goto out;
+		}
+	}
+	{
 		g_autofree char *fk = mkey(top, "format");
 		JsonNode *fmt = json_object_get_member(top, "format");
 		if (!fmt || JSON_NODE_TYPE(fmt) != JSON_NODE_VALUE ||

@@ -152,3 +152,18 @@ Test(graph, json_dtype_gemm_alias_schedule_errors)
 		cr_assert(strstr(e->message, cases[c].want), "case %u: %s", c, e->message);
 	}
 }
+
+/* A typo at the top level ("shedule") is an error at its position, not silently dropped. */
+Test(graph, json_unknown_top_level_field)
+{
+	const char *text = "{\"format\": \"lhsim-graph\", \"version\": 1,\n"
+			   " \"ops\": [{\"name\": \"a\", \"kind\": \"copy-h2d\", \"size\": 1}],\n"
+			   " \"shedule\": [\"a\", {\"done\": \"a\"}]}\n";
+	g_autoptr(GError) e = NULL;
+	g_autoptr(LhGraph) g = lh_graph_new_from_json_data(text, -1, "x.json", &e);
+	cr_assert_null(g);
+	cr_assert(g_str_has_prefix(e->message, "x.json:3:"), "%s", e->message);
+	cr_assert(strstr(e->message, "unknown top-level field 'shedule' (fields: format, version, "
+				     "name, ops, schedule)"),
+		  "%s", e->message);
+}
