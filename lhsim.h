@@ -13,6 +13,8 @@
 #include "models/gen.h"
 #include "models/stg.h"
 #include "models/hlo.h"
+#include "models/measured.h"
+#include "models/fit.h"
 #include "schedulers/scheduler.h"
 #include "backends/backend.h"
 #include "viz/viz.h"
