@@ -20,6 +20,7 @@ static const Sub subs[] = {
 	{"gen", cli_gen, "generate a built-in workload (transformer, moe-offload, ...) as JSON"},
 	{"replay", cli_replay, "replay plans on a backend (cpu, cuda) and compare with the prediction"},
 	{"calibrate", cli_calibrate, "measure a GPU and write its hardware model (.ini) for --hw"},
+	{"validate", cli_validate, "compare a prediction with a measured trace (Kineto, XLA, Nsight)"},
 };
 
 static void usage(FILE *f)

@@ -409,9 +409,11 @@ LhMeasured *lh_measured_new_from_json(const char *data, gsize len, const char *w
 			g_hash_table_insert(tname, g_strdup_printf("%.0f/%.0f", pid, tid), (gpointer)nm);
 		}
 	}
+	/* lhsim's writer names the graph and the source in otherData; its "cat" is the op kind,
+	 * which includes "kernel", so it is told apart first. */
 	Src src = kineto ? SRC_KINETO : SRC_XLA;
 	JsonObject *other = get_obj(ro, "otherData");
-	if (!kineto && other && get_str(other, "source") && get_str(other, "graph"))
+	if (other && get_str(other, "source") && get_str(other, "graph"))
 		src = SRC_LHSIM;
 	m->format = g_strdup(src == SRC_KINETO ? "chrome (kineto)"
 			     : src == SRC_LHSIM ? "chrome (lhsim)"
