@@ -1214,6 +1214,22 @@ LhHw *lh_calibrate_from(const LhGraph *g, const LhHw *base, const LhPlan *plan,
 			kev->note = g_strdup("the launch fit is singular or negative: kept");
 		}
 	}
+	/* The duplex rates (both directions running) scale with the fitted one-way rate: a copy
+	 * measured alone says nothing about them, and they cannot exceed it. */
+	LhFitKey *kp = key_get(keys, "pcie_gbs");
+	if (kp->fitted) {
+		double r = kp->value / base->pcie_gbs;
+		hw->pcie_duplex_gbs *= r;
+		hw->pcie_duplex_h2d_gbs *= r;
+		hw->pcie_duplex_d2h_gbs *= r;
+	}
+	/* Likewise a transpose rate no transpose determined follows the fitted hbm_eff. */
+	LhFitKey *kh = key_get(keys, "hbm_eff"), *kt = key_get(keys, "hbm_transpose_eff");
+	if (kh->fitted && kt && !kt->fitted) {
+		kt->value = MIN(kt->base * kh->value / kh->base, kh->value);
+		g_free(kt->note);
+		kt->note = g_strdup("no transpose measured alone: scaled with hbm_eff");
+	}
 	for (guint i = 0; i < keys->len; i++) {
 		const LhFitKey *k = &g_array_index(keys, LhFitKey, i);
 		double *f = !strcmp(k->key, "hbm_eff")		     ? &hw->hbm_eff

@@ -167,10 +167,12 @@ static void annotate(LhMeasured *m, GArray *ranges, GArray *queries)
 		}
 		while (r < ranges->len && g_array_index(ranges, KRange, r).key == key &&
 		       g_array_index(ranges, KRange, r).start <= x->t) {
-			g_array_append_val(stack, g_array_index(ranges, KRange, r));
+			if (g_array_index(ranges, KRange, r).end > x->t)
+				g_array_append_val(stack, g_array_index(ranges, KRange, r));
 			r++;
 		}
-		while (stack->len && g_array_index(stack, KRange, stack->len - 1).end < x->t)
+		/* Ranges are half-open [start, end): one ending as a kernel starts holds it not. */
+		while (stack->len && g_array_index(stack, KRange, stack->len - 1).end <= x->t)
 			g_array_set_size(stack, stack->len - 1);
 		if (stack->len)
 			g_array_index(m->events, LhMeasEvent, x->ev).annotation =
