@@ -454,8 +454,6 @@ LhMatch *lh_match(const LhMeasured *m, const LhGraph *g, const LhPlan *plan, con
 		g_autoptr(GArray) os = g_array_new(FALSE, FALSE, sizeof(guint32));
 		for (guint32 st = 0; st < n_steps; st++) {
 			for (guint s = 0; s < mstreams->len; s++) {
-				if (map[s] < 0)
-					continue;
 				gint32 ms = g_array_index(mstreams, gint32, s);
 				g_array_set_size(es, 0);
 				g_array_set_size(os, 0);
@@ -471,7 +469,8 @@ LhMatch *lh_match(const LhMeasured *m, const LhGraph *g, const LhPlan *plan, con
 					continue;
 				for (guint j = 0; j < porder->len; j++) {
 					guint32 o = g_array_index(porder, EvT, j).ev;
-					if (pred->ops[o].stream == map[s] &&
+					/* A stream left without a plan stream takes from all. */
+					if ((map[s] < 0 || pred->ops[o].stream == map[s]) &&
 					    cells[(gsize)st * n_ops + o].start < 0)
 						g_array_append_val(os, o);
 				}

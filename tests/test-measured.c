@@ -162,6 +162,63 @@ Test(measured, kineto_steps_and_rules)
 	fix_clear(&f);
 }
 
+/* ---- the gap's parts, by hand ---- */
+
+/* One step (ns after rebasing at 10 us): fusion.1 0 .. 1000; the device idles 1000 .. 1500;
+ * fusion.12 was issued at 1300 (its cudaLaunchKernel ends at 11.300 us) and runs 1500 .. 3500;
+ * the copy runs 3500 .. 4700 (1200 ns, the prediction 1000). Span 4700 against 4000: +700 ns =
+ * host issue 1000 .. 1300 (300) + idle main stream 1300 .. 1500 (200) + exposed copy
+ * 1200 - 1000 (200). Kernel time 1000 + 2000 = 3000 both: no kernel part. */
+static const char *gaps =
+	"{\"traceEvents\": [\n"
+	"{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"fusion.1\", \"ts\": 10.0, \"dur\": 1.0, \"args\": {\"device\": 0, \"stream\": 7}},\n"
+	"{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"ts\": 11.0, \"dur\": 0.3, \"args\": {\"correlation\": 2}},\n"
+	"{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"fusion.12\", \"ts\": 11.5, \"dur\": 2.0, \"args\": {\"device\": 0, \"stream\": 7, \"correlation\": 2}},\n"
+	"{\"ph\": \"X\", \"cat\": \"gpu_memcpy\", \"name\": \"Memcpy HtoD\", \"ts\": 13.5, \"dur\": 1.2, \"args\": {\"device\": 0, \"stream\": 7}}\n"
+	"]}\n";
+
+/* fusion.12 on stream 7 runs 1000 .. 3500 (2500 ns, +500) while the copy runs on stream 8 at
+ * 1000 .. 2000. Stream 8 has no name match and the serial plan no second stream, so its copy
+ * is matched by order against every stream's ops. Span 3500 against 4000: -500 ns = kernels
+ * slower under overlap +500 (fusion.12 overlaps the copy) + exposed copy 0 - 1000. Kernel time
+ * 3500 - 3000 = +500, all of it the overlap: the cost-model part is 0. */
+static const char *overlap =
+	"{\"traceEvents\": [\n"
+	"{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"fusion.1\", \"ts\": 10.0, \"dur\": 1.0, \"args\": {\"device\": 0, \"stream\": 7}},\n"
+	"{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"fusion.12\", \"ts\": 11.0, \"dur\": 2.5, \"args\": {\"device\": 0, \"stream\": 7}},\n"
+	"{\"ph\": \"X\", \"cat\": \"gpu_memcpy\", \"name\": \"Memcpy HtoD\", \"ts\": 11.0, \"dur\": 1.0, \"args\": {\"device\": 0, \"stream\": 8}}\n"
+	"]}\n";
+
+Test(measured, gap_parts_by_hand)
+{
+	Fix f;
+	fix_init(&f);
+	struct {
+		const char *text;
+		double gap[LH_GAP_N];
+		double step;
+	} cases[] = {
+		{gaps, {[LH_GAP_HOST] = 300, [LH_GAP_IDLE] = 200, [LH_GAP_COPY] = 200}, 4700},
+		{overlap, {[LH_GAP_KERNEL_OVERLAP] = 500, [LH_GAP_COPY] = -1000}, 3500},
+	};
+	for (gsize i = 0; i < G_N_ELEMENTS(cases); i++) {
+		g_autofree char *p = write_tmp("gap.json", cases[i].text);
+		g_autoptr(LhMeasured) m = load_ok(p);
+		g_autoptr(LhMatch) x = match_ok(m, &f);
+		cr_assert_eq(x->ops_matched, 3, "case %zu", i);
+		LhValidation v;
+		lh_validate_measured(f.g, f.pred, x, &v);
+		cr_assert_float_eq(v.step_meas, cases[i].step, 1e-9, "case %zu", i);
+		for (int k = 0; k < LH_GAP_N; k++)
+			cr_assert_float_eq(v.gap[k], cases[i].gap[k], 1e-9, "case %zu: %s: %g", i,
+					   lh_gap_name((LhGap)k), v.gap[k]);
+		/* One step: nothing is within noise. */
+		cr_assert_not(v.step_noise);
+		lh_validation_clear(&v);
+	}
+	fix_clear(&f);
+}
+
 /* ---- XLA (xprof) export: by order only, steps from the Steps line ---- */
 
 /* GPU 0's process holds "Stream #12(Compute)" and "Steps" (two steps of 10 us). No event name
