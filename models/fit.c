@@ -1024,7 +1024,8 @@ LhHw *lh_calibrate_from(const LhGraph *g, const LhHw *base, const LhPlan *plan,
 		memset(a_ln, 0, MAX(n, 1));
 		alone(x->median, (1u << LH_ENGINE_SM) | (1u << LH_ENGINE_LINK), a_sm);
 		alone(x->median, (1u << LH_ENGINE_H2D) | (1u << LH_ENGINE_D2H), a_cp);
-		alone(x->median, 1u << LH_ENGINE_LINK, a_ln);
+		/* Collectives hold SMs too (collective_sm): with kernels beside them they slow. */
+		alone(x->median, (1u << LH_ENGINE_SM) | (1u << LH_ENGINE_LINK), a_ln);
 		for (guint32 i = 0; i < n; i++) {
 			const LhOp *op = lh_graph_op(g, i);
 			if (!x->n_seen[i] || op->duration_ns >= 0 || op->kind == LH_OP_INPUT)
