@@ -11,9 +11,9 @@ int cli_calibrate(int argc, char **argv)
 	g_auto(GStrv) from = NULL, params = NULL;
 	int device = -1;
 	GOptionEntry entries[] = {
-		{"backend", 'b', 0, G_OPTION_ARG_STRING, &backend, "what to measure: cuda (required)", "B"},
+		{"backend", 'b', 0, G_OPTION_ARG_STRING, &backend, "what to measure: cuda (required unless --from)", "B"},
 		{"output", 'o', 0, G_OPTION_ARG_FILENAME, &out_path, "the .ini to write (required)", "FILE"},
-		{"hw", 0, 0, G_OPTION_ARG_STRING, &hw_name, "base model for what one device cannot measure (the collective link; default h100-sxm)", "H"},
+		{"hw", 0, 0, G_OPTION_ARG_STRING, &hw_name, "base model for what one device cannot measure (the collective link), or where the --from fit starts (default h100-sxm)", "H"},
 		{"device", 0, 0, G_OPTION_ARG_INT, &device, "cuda: device ordinal (default 0); --from: the device to read (default: the lowest in each file)", "N"},
 		{"from", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &from, "fit to this measured timeline instead of measuring (Chrome trace or Nsight SQLite), repeatable; takes the GRAPH it measured", "FILE"},
 		{"sched", 's', 0, G_OPTION_ARG_STRING, &sched, "--from: scheduler that gives each op its stream (default serial)", "S"},
