@@ -320,6 +320,14 @@ static gint64 us_ns(double us)
 
 typedef enum { SRC_KINETO, SRC_XLA, SRC_LHSIM } Src;
 
+/* The number at the start of @s (xprof's "/device:GPU:N", "Stream #N"), 0 .. G_MAXINT32 - 1;
+ * 0 when there is none. */
+static gint32 small_num(const char *s)
+{
+	guint64 v = g_ascii_strtoull(s, NULL, 10);
+	return v < G_MAXINT32 ? (gint32)v : 0;
+}
+
 static gboolean kind_from_copy_name(const char *name, LhMeasKind *k)
 {
 	if (strstr(name, "HtoD") || strstr(name, "H2D")) {
@@ -427,7 +435,8 @@ LhMeasured *lh_measured_new_from_json(const char *data, gsize len, const char *w
 		const char *what = get_str(o, "name");
 		const char *nm = get_str(get_obj(o, "args"), "name");
 		double pid;
-		if (!what || strcmp(what, "process_name") || !nm || !get_num(o, "pid", &pid))
+		if (!what || strcmp(what, "process_name") || !nm || !get_num(o, "pid", &pid) ||
+		    fabs(pid) > 1e15)
 			continue;
 		/* xprof names a GPU's process "/device:GPU:N" (possibly with a suffix). */
 		const char *g = strstr(nm, "/device:GPU:");
@@ -436,7 +445,7 @@ LhMeasured *lh_measured_new_from_json(const char *data, gsize len, const char *w
 		gint64 *k = g_new(gint64, 1);
 		*k = (gint64)pid;
 		g_hash_table_insert(gpu_pid, k,
-				    GINT_TO_POINTER(1 + atoi(g + strlen("/device:GPU:"))));
+				    GINT_TO_POINTER(1 + small_num(g + strlen("/device:GPU:"))));
 	}
 
 	/* Pass 2: events. */
@@ -509,13 +518,15 @@ LhMeasured *lh_measured_new_from_json(const char *data, gsize len, const char *w
 				ok = bad(&r, i, "unknown op kind '%s' in an lhsim trace", cat);
 				break;
 			}
-			if (!has_tid) {
-				ok = bad(&r, i, "an lhsim trace event has no \"tid\" (its stream)");
+			if (!has_tid || tid < 0 || tid > G_MAXINT32) {
+				ok = bad(&r, i, "an lhsim trace event needs a \"tid\" (its stream) "
+						"from 0 to %d",
+					 G_MAXINT32);
 				break;
 			}
 			stream = (gint32)tid;
 		} else {
-			gint64 pk = (gint64)pid;
+			gint64 pk = has_pid && fabs(pid) <= 1e15 ? (gint64)pid : G_MININT64;
 			gpointer dv = has_pid ? g_hash_table_lookup(gpu_pid, &pk) : NULL;
 			if (!dv)
 				continue; /* host threads */
@@ -526,7 +537,7 @@ LhMeasured *lh_measured_new_from_json(const char *data, gsize len, const char *w
 				range = range_dev = TRUE;
 			} else if (tn && g_str_has_prefix(tn, "Stream #")) {
 				device_ev = TRUE;
-				stream = atoi(tn + strlen("Stream #"));
+				stream = small_num(tn + strlen("Stream #"));
 				if (name && g_str_has_prefix(name, "nccl"))
 					kind = LH_MEV_COLLECTIVE;
 				else if (name && (strstr(name, "emcpy") || strstr(name, "MemcpyD")) &&
@@ -555,12 +566,17 @@ LhMeasured *lh_measured_new_from_json(const char *data, gsize len, const char *w
 				 name, dur < 0 ? "duration" : "timestamp", dur < 0 ? dur : ts);
 			break;
 		}
+		if (ts + dur > 9e15) {
+			ok = bad(&r, i, "'%s': timestamp %g us is out of range (at most 9e15 us)", name,
+				 ts + dur);
+			break;
+		}
 		gint64 t0 = us_ns(ts), t1 = t0 + us_ns(dur);
 		if (runtime) {
 			double c;
 			if (get_num(args, "correlation", &c)) {
 				gint64 *k = g_new(gint64, 1), *v = g_new(gint64, 1);
-				*k = (gint64)c;
+				*k = fabs(c) < 9e18 ? (gint64)c : -1;
 				*v = t1;
 				g_hash_table_replace(corr_issue, k, v);
 			}
@@ -578,6 +594,8 @@ LhMeasured *lh_measured_new_from_json(const char *data, gsize len, const char *w
 				get_num(args, "device", &d);
 				if (!get_num(args, "stream", &s))
 					s = has_tid ? tid : -1;
+				if (d < 0 || d > G_MAXINT32 || s < -1 || s > G_MAXINT32)
+					continue; /* on no stream lhsim can name: holds nothing */
 				KRange k = {((gint64)d << 32) | (guint32)(gint32)s, t0, t1, rg.name};
 				g_array_append_val(kr, k);
 			}
@@ -604,11 +622,17 @@ LhMeasured *lh_measured_new_from_json(const char *data, gsize len, const char *w
 					 cat, name);
 				break;
 			}
+			if (d < 0 || d > G_MAXINT32 || s < 0 || s > G_MAXINT32) {
+				ok = bad(&r, i, "%s '%s': args.device and args.stream must be whole "
+						"numbers from 0 to %d",
+					 cat, name, G_MAXINT32);
+				break;
+			}
 			device = (gint32)d;
 			stream = (gint32)s;
 			if (get_num(args, "correlation", &c))
-				corr = (gint64)c;
-			if (get_num(args, "bytes", &b) && b > 0)
+				corr = fabs(c) < 9e18 ? (gint64)c : -1;
+			if (get_num(args, "bytes", &b) && b > 0 && b < 1.8e19)
 				e.bytes = (guint64)b;
 		} else if (src == SRC_LHSIM) {
 			double is;
@@ -620,7 +644,7 @@ LhMeasured *lh_measured_new_from_json(const char *data, gsize len, const char *w
 				e.annotation = intern(m, hlo);
 			double c;
 			if (get_num(args, "correlation_id", &c))
-				corr = (gint64)c;
+				corr = fabs(c) < 9e18 ? (gint64)c : -1;
 		}
 		e.device = device;
 		e.stream = stream;
