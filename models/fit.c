@@ -436,6 +436,15 @@ LhMatch *lh_match(const LhMeasured *m, const LhGraph *g, const LhPlan *plan, con
 	g_array_sort(porder, evt_cmp);
 
 	/* Cells: per step and op. */
+	if ((guint64)n_steps * MAX(n_ops, 1) > (8u << 20)) {
+		g_set_error(error, LH_MEASURED_ERROR, LH_MEASURED_ERROR_INVALID,
+			    "%s: %u steps of a graph of %u ops is more than lhsim compares at once "
+			    "(%u op-steps); %s; mark the steps with --step GLOB or trim the trace",
+			    m->path, n_steps, n_ops, 8u << 20, x->step_rule);
+		x->n_steps = 0;
+		lh_match_free(x);
+		return NULL;
+	}
 	Cell *cells = g_new(Cell, (gsize)n_steps * MAX(n_ops, 1));
 	for (gsize c = 0; c < (gsize)n_steps * n_ops; c++) {
 		Cell z = {-1, -1, -1, -1, 0};
@@ -448,43 +457,49 @@ LhMatch *lh_match(const LhMeasured *m, const LhGraph *g, const LhPlan *plan, con
 			x->by[how_of[i]]++;
 		}
 	/* By order: per step and measured stream, the unmatched events against the unmatched ops
-	 * of its plan stream, both in time order; an event no op fits is skipped. */
+	 * of its plan stream, both in time order; an event no op fits is skipped. The unmatched
+	 * events are bucketed by step, each bucket in (stream, start) order, the events' own. */
 	{
-		g_autoptr(GArray) es = g_array_new(FALSE, FALSE, sizeof(EvT));
+		g_autofree guint32 *at = g_new0(guint32, n_steps + 1);
+		for (guint32 i = 0; i < ne; i++)
+			if (use[i] && op_of[i] == LH_NO_OP)
+				at[step_of[i] + 1]++;
+		for (guint32 st = 0; st < n_steps; st++)
+			at[st + 1] += at[st];
+		g_autofree guint32 *fill = g_memdup2(at, sizeof(guint32) * (n_steps + 1));
+		g_autofree guint32 *bucket = g_new(guint32, MAX(at[n_steps], 1));
+		for (guint32 i = 0; i < ne; i++)
+			if (use[i] && op_of[i] == LH_NO_OP)
+				bucket[fill[step_of[i]]++] = i;
 		g_autoptr(GArray) os = g_array_new(FALSE, FALSE, sizeof(guint32));
 		for (guint32 st = 0; st < n_steps; st++) {
-			for (guint s = 0; s < mstreams->len; s++) {
-				gint32 ms = g_array_index(mstreams, gint32, s);
-				g_array_set_size(es, 0);
+			for (guint32 r = at[st]; r < at[st + 1];) {
+				gint32 ms = g_array_index(evs, LhMeasEvent, bucket[r]).stream;
+				guint32 r_end = r;
+				while (r_end < at[st + 1] &&
+				       g_array_index(evs, LhMeasEvent, bucket[r_end]).stream == ms)
+					r_end++;
+				gint32 ps = map[GPOINTER_TO_UINT(
+					g_hash_table_lookup(sidx, GINT_TO_POINTER(ms)))];
 				g_array_set_size(os, 0);
-				for (guint32 i = 0; i < ne; i++) {
-					const LhMeasEvent *e = &g_array_index(evs, LhMeasEvent, i);
-					if (use[i] && op_of[i] == LH_NO_OP && step_of[i] == (gint32)st &&
-					    e->stream == ms) {
-						EvT t = {i, e->start};
-						g_array_append_val(es, t);
-					}
-				}
-				if (!es->len)
-					continue;
 				for (guint j = 0; j < porder->len; j++) {
 					guint32 o = g_array_index(porder, EvT, j).ev;
 					/* A stream left without a plan stream takes from all. */
-					if ((map[s] < 0 || pred->ops[o].stream == map[s]) &&
+					if ((ps < 0 || pred->ops[o].stream == ps) &&
 					    cells[(gsize)st * n_ops + o].start < 0)
 						g_array_append_val(os, o);
 				}
-				guint a = 0;
-				for (guint b = 0; b < es->len && a < os->len; b++) {
-					guint32 i = g_array_index(es, EvT, b).ev;
-					guint32 o = g_array_index(os, guint32, a);
-					const LhMeasEvent *e = &g_array_index(evs, LhMeasEvent, i);
+				guint k = 0;
+				for (; r < r_end && k < os->len; r++) {
+					const LhMeasEvent *e = &g_array_index(evs, LhMeasEvent, bucket[r]);
+					guint32 o = g_array_index(os, guint32, k);
 					if (!compatible(e->kind, lh_graph_op(g, o)->kind))
 						continue;
 					cell_add(&cells[(gsize)st * n_ops + o], e, LH_MATCH_ORDER);
 					x->by[LH_MATCH_ORDER]++;
-					a++;
+					k++;
 				}
+				r = r_end;
 			}
 		}
 	}
