@@ -294,6 +294,14 @@ LhMatch *lh_match(const LhMeasured *m, const LhGraph *g, const LhPlan *plan, con
 		if (hit)
 			g_array_append_val(marks, *r);
 	}
+	/* Kineto writes ProfilerStep#N on the host and, as gpu_user_annotation, on the device:
+	 * the device's ranges, when there are any, are the steps. */
+	gboolean dev_marks = FALSE;
+	for (guint i = 0; i < marks->len; i++)
+		dev_marks |= g_array_index(marks, LhMeasRange, i).on_device;
+	for (guint i = marks->len; dev_marks && i-- > 0;)
+		if (!g_array_index(marks, LhMeasRange, i).on_device)
+			g_array_remove_index(marks, i);
 	if (marks->len) {
 		n_steps = marks->len;
 		x->step_rule = g_strdup_printf("%u ranges named '%s'", marks->len,

@@ -162,6 +162,39 @@ Test(measured, kineto_steps_and_rules)
 	fix_clear(&f);
 }
 
+/* Kineto's ProfilerStep#N ranges, on the host (user_annotation, 0 .. 50 and 50 .. 100 us) and
+ * again on the device (gpu_user_annotation, 10 .. 50 and 60 .. 100 us): two steps, not four.
+ * Each step runs the prediction exactly: fusion.1 1 us, fusion.12 2 us, the copy 1 us. */
+static const char *profsteps =
+	"{\"traceEvents\": [\n"
+	"{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"ProfilerStep#0\", \"ts\": 0, \"dur\": 50},\n"
+	"{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"ProfilerStep#1\", \"ts\": 50, \"dur\": 50},\n"
+	"{\"ph\": \"X\", \"cat\": \"gpu_user_annotation\", \"name\": \"ProfilerStep#0\", \"ts\": 10, \"dur\": 40, \"args\": {\"device\": 0, \"stream\": 7}},\n"
+	"{\"ph\": \"X\", \"cat\": \"gpu_user_annotation\", \"name\": \"ProfilerStep#1\", \"ts\": 60, \"dur\": 40, \"args\": {\"device\": 0, \"stream\": 7}},\n"
+	"{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"fusion.1\", \"ts\": 10, \"dur\": 1, \"args\": {\"device\": 0, \"stream\": 7}},\n"
+	"{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"fusion.12\", \"ts\": 11, \"dur\": 2, \"args\": {\"device\": 0, \"stream\": 7}},\n"
+	"{\"ph\": \"X\", \"cat\": \"gpu_memcpy\", \"name\": \"Memcpy HtoD\", \"ts\": 13, \"dur\": 1, \"args\": {\"device\": 0, \"stream\": 7}},\n"
+	"{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"fusion.1\", \"ts\": 60, \"dur\": 1, \"args\": {\"device\": 0, \"stream\": 7}},\n"
+	"{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"fusion.12\", \"ts\": 61, \"dur\": 2, \"args\": {\"device\": 0, \"stream\": 7}},\n"
+	"{\"ph\": \"X\", \"cat\": \"gpu_memcpy\", \"name\": \"Memcpy HtoD\", \"ts\": 63, \"dur\": 1, \"args\": {\"device\": 0, \"stream\": 7}}\n"
+	"]}\n";
+
+Test(measured, kineto_profiler_steps)
+{
+	Fix f;
+	fix_init(&f);
+	g_autofree char *p = write_tmp("ps.json", profsteps);
+	g_autoptr(LhMeasured) m = load_ok(p);
+	g_autoptr(LhMatch) x = match_ok(m, &f);
+	cr_assert_eq(x->n_steps, 2);
+	cr_assert(strstr(x->step_rule, "2 ranges"), "%s", x->step_rule);
+	cr_assert_eq(x->by[LH_MATCH_NAME], 4);
+	cr_assert_eq(x->by[LH_MATCH_ORDER], 2);
+	cr_assert_eq(x->span[0], 4000);
+	cr_assert_eq(x->span[1], 4000);
+	fix_clear(&f);
+}
+
 /* ---- the gap's parts, by hand ---- */
 
 /* One step (ns after rebasing at 10 us): fusion.1 0 .. 1000; the device idles 1000 .. 1500;
