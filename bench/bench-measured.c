@@ -7,7 +7,10 @@
  * lh_match (names, steps, medians), lh_validate_measured (errors and the gap's parts) and
  * lh_calibrate_from (the least-squares fits), each the best of 3 runs.
  *
- * usage: bench-measured [N] (default 100000 events)
+ * usage: bench-measured [N [DIR]] (default 100000 events). With DIR, the graph (graph.json) and
+ * the trace (trace.json) stay there, for timing the commands:
+ *   lhsim validate DIR/graph.json --measured DIR/trace.json
+ *   lhsim calibrate --from DIR/trace.json DIR/graph.json -o fit.ini
  */
 #include "lhsim.h"
 
@@ -88,7 +91,16 @@ int main(int argc, char **argv)
 		t += 50;
 	}
 	g_string_append(s, "\n]}\n");
-	g_autofree char *dir = g_dir_make_tmp("lhsim-bench-XXXXXX", NULL);
+	const char *keep = argc > 2 ? argv[2] : NULL;
+	g_autofree char *dir = keep ? g_strdup(keep) : g_dir_make_tmp("lhsim-bench-XXXXXX", NULL);
+	if (keep) {
+		g_mkdir_with_parents(keep, 0755);
+		g_autofree char *gp = g_build_filename(keep, "graph.json", NULL);
+		if (!lh_graph_write_json_file(g, gp, &e)) {
+			fprintf(stderr, "bench-measured: %s\n", e->message);
+			return 1;
+		}
+	}
 	g_autofree char *path = g_build_filename(dir, "trace.json", NULL);
 	g_file_set_contents(path, s->str, (gssize)s->len, NULL);
 	double mib = (double)s->len / (1 << 20);
@@ -134,8 +146,10 @@ int main(int argc, char **argv)
 	printf("validate = read + match + validate: %.3f s; calibrate --from = read + match + fit: "
 	       "%.3f s\n",
 	       best[0] + best[1] + best[2], best[0] + best[1] + best[3]);
-	g_unlink(path);
-	g_rmdir(dir);
+	if (!keep) {
+		g_unlink(path);
+		g_rmdir(dir);
+	}
 	lh_trace_free(pred);
 	lh_plan_free(plan);
 	lh_graph_free(g);
