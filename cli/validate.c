@@ -424,19 +424,23 @@ int cli_validate(int argc, char **argv)
 		return cli_measured_fail(e);
 	LhValidation v;
 	lh_validate_measured(g, pred, x, &v);
+	/* The picture first, then the CSV; if the CSV cannot be written the picture goes too, so
+	 * that a failed run leaves no output behind. */
 	int rc = 0;
-	if (csv_path) {
+	if (out_path && !lh_viz_validation(out_path, g, hw, plan, pred, x->median, &e)) {
+		fprintf(stderr, "lhsim: %s\n", e->message);
+		g_error_free(e);
+		rc = LH_EXIT_FAILED;
+	}
+	if (!rc && csv_path) {
 		g_autofree char *c = to_csv(g, x, &v);
 		if (!lh_write_file_atomic(csv_path, c, strlen(c), &e)) {
 			fprintf(stderr, "lhsim: %s\n", e->message);
 			g_error_free(e);
+			if (out_path)
+				g_unlink(out_path);
 			rc = LH_EXIT_FAILED;
 		}
-	}
-	if (!rc && out_path && !lh_viz_validation(out_path, g, hw, plan, pred, x->median, &e)) {
-		fprintf(stderr, "lhsim: %s\n", e->message);
-		g_error_free(e);
-		rc = LH_EXIT_FAILED;
 	}
 	if (!rc) {
 		if (json) {

@@ -740,6 +740,17 @@ Test(measured, cli_errors)
 	cr_assert(strstr(err, "matches an op"), "%s", err);
 	cr_assert_not(g_file_test(csv, G_FILE_TEST_EXISTS));
 	g_free(err);
+	/* An unwritable CSV is a failed run (1), and the picture drawn before it goes too. */
+	g_autofree char *own = g_build_filename(dir, "own.json", NULL);
+	g_autofree char *png = g_build_filename(dir, "v.png", NULL);
+	st = t_lhsim(NULL, &err, "run", "--trace", own, NULL);
+	cr_assert_eq(st, 0, "%s", err);
+	g_free(err);
+	st = t_lhsim(NULL, &err, "validate", "--measured", own, "-o", png, "--csv",
+		     "/nonexistent/dir/v.csv", NULL);
+	cr_assert_eq(st, 1, "%s", err);
+	cr_assert_not(g_file_test(png, G_FILE_TEST_EXISTS));
+	g_free(err);
 	st = t_lhsim(NULL, &err, "validate", NULL);
 	cr_assert_eq(st, 2);
 	g_free(err);
