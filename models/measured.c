@@ -2,6 +2,7 @@
  * Nsight Systems' SQLite export on libsqlite3. */
 #include "models/measured.h"
 
+#include <gio/gio.h>
 #include <json-glib/json-glib.h>
 #include <math.h>
 #include <sqlite3.h>
@@ -914,5 +915,31 @@ LhMeasured *lh_measured_load(const char *path, GError **error)
 	}
 	if (len >= 16 && memcmp(data, "SQLite format 3", 16) == 0)
 		return load_sqlite(path, error);
+	if (len >= 2 && (guchar)data[0] == 0x1f && (guchar)data[1] == 0x8b) {
+		/* gzip (.json.gz, as PyTorch and xprof write them). */
+		GBytes *raw = g_bytes_new_take(g_steal_pointer(&data), len);
+		g_autoptr(GInputStream) mem = g_memory_input_stream_new_from_bytes(raw);
+		g_bytes_unref(raw);
+		g_autoptr(GZlibDecompressor) z = g_zlib_decompressor_new(G_ZLIB_COMPRESSOR_FORMAT_GZIP);
+		g_autoptr(GInputStream) in = g_converter_input_stream_new(mem, G_CONVERTER(z));
+		g_autoptr(GByteArray) out = g_byte_array_new();
+		guint8 buf[65536];
+		gssize n;
+		while ((n = g_input_stream_read(in, buf, sizeof buf, NULL, &e)) > 0) {
+			if (out->len + (guint64)n > G_MAXINT32) {
+				g_set_error(error, LH_MEASURED_ERROR, LH_MEASURED_ERROR_INVALID,
+					    "%s: more than 2 GiB once decompressed", path);
+				return NULL;
+			}
+			g_byte_array_append(out, buf, (guint)n);
+		}
+		if (n < 0) {
+			g_set_error(error, LH_MEASURED_ERROR, LH_MEASURED_ERROR_PARSE,
+				    "%s: gzip: %s (truncated or corrupt)", path, e->message);
+			g_error_free(e);
+			return NULL;
+		}
+		return lh_measured_new_from_json((const char *)out->data, out->len, path, error);
+	}
 	return lh_measured_new_from_json(data, len, path, error);
 }

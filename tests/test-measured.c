@@ -3,6 +3,7 @@
  * annotation, token and order, split steps with median and spread, the round trip of lhsim's
  * own trace, calibration that recovers perturbed hardware numbers, and bad inputs. */
 #include <criterion/criterion.h>
+#include <gio/gio.h>
 #include <glib/gstdio.h>
 #include <math.h>
 #include <sqlite3.h>
@@ -193,6 +194,32 @@ Test(measured, kineto_profiler_steps)
 	cr_assert_eq(x->span[0], 4000);
 	cr_assert_eq(x->span[1], 4000);
 	fix_clear(&f);
+}
+
+/* The Kineto trace above, gzipped as PyTorch writes it (.pt.trace.json.gz): the same events;
+ * cut short, an error naming the file. */
+Test(measured, gzip)
+{
+	g_autoptr(GOutputStream) mem = g_memory_output_stream_new_resizable();
+	g_autoptr(GZlibCompressor) z = g_zlib_compressor_new(G_ZLIB_COMPRESSOR_FORMAT_GZIP, -1);
+	g_autoptr(GOutputStream) out = g_converter_output_stream_new(mem, G_CONVERTER(z));
+	cr_assert(g_output_stream_write_all(out, kineto, strlen(kineto), NULL, NULL, NULL));
+	cr_assert(g_output_stream_close(out, NULL, NULL));
+	gsize n = g_memory_output_stream_get_data_size(G_MEMORY_OUTPUT_STREAM(mem));
+	const char *gz = g_memory_output_stream_get_data(G_MEMORY_OUTPUT_STREAM(mem));
+	g_autofree char *dir = t_tmpdir();
+	g_autofree char *p = g_build_filename(dir, "k.pt.trace.json.gz", NULL);
+	cr_assert(g_file_set_contents(p, gz, (gssize)n, NULL));
+	g_autoptr(LhMeasured) m = load_ok(p);
+	cr_assert_str_eq(m->format, "chrome (kineto)");
+	cr_assert_eq(m->events->len, 6);
+	g_autofree char *q = g_build_filename(dir, "cut.json.gz", NULL);
+	cr_assert(g_file_set_contents(q, gz, (gssize)(n / 2), NULL));
+	GError *e = NULL;
+	cr_assert_null(lh_measured_load(q, &e));
+	cr_assert(g_str_has_prefix(e->message, q), "%s", e->message);
+	cr_assert(strstr(e->message, "gzip"), "%s", e->message);
+	g_error_free(e);
 }
 
 /* ---- the gap's parts, by hand ---- */
