@@ -322,11 +322,24 @@ LhMatch *lh_match(const LhMeasured *m, const LhGraph *g, const LhPlan *plan, con
 			}
 		}
 	} else {
-		/* Occurrences: k = the most common number of name matches per op. */
-		g_autofree guint32 *count = g_new0(guint32, MAX(n_ops, 1));
+		/* Occurrences: k = the most common number of times an op is named. A run of
+		 * name matches to one op, consecutive in start order over the device (an op that
+		 * launches several kernels), counts once. */
+		g_autoptr(GArray) order = g_array_new(FALSE, FALSE, sizeof(EvT));
 		for (guint32 i = 0; i < ne; i++)
-			if (use[i] && op_of[i] != LH_NO_OP)
-				count[op_of[i]]++;
+			if (use[i] && op_of[i] != LH_NO_OP) {
+				EvT t = {i, g_array_index(evs, LhMeasEvent, i).start};
+				g_array_append_val(order, t);
+			}
+		g_array_sort(order, evt_cmp);
+		g_autofree guint32 *count = g_new0(guint32, MAX(n_ops, 1));
+		guint32 prev = LH_NO_OP;
+		for (guint j = 0; j < order->len; j++) {
+			guint32 o = op_of[g_array_index(order, EvT, j).ev];
+			if (o != prev)
+				count[o]++;
+			prev = o;
+		}
 		g_autoptr(GHashTable) freq = g_hash_table_new(g_direct_hash, g_direct_equal);
 		guint32 k = 1, best = 0;
 		for (guint32 i = 0; i < n_ops; i++) {
@@ -344,20 +357,20 @@ LhMatch *lh_match(const LhMeasured *m, const LhGraph *g, const LhPlan *plan, con
 		for (guint32 s = 0; s < k; s++)
 			bound[s] = G_MAXINT64;
 		if (k > 1) {
-			/* Step s starts at the earliest s-th occurrence among ops seen k times. */
+			/* Step s starts at the earliest s-th occurrence among ops named k times. */
 			g_autofree guint32 *seen = g_new0(guint32, MAX(n_ops, 1));
-			g_autoptr(GArray) order = g_array_new(FALSE, FALSE, sizeof(EvT));
-			for (guint32 i = 0; i < ne; i++)
-				if (use[i] && op_of[i] != LH_NO_OP && count[op_of[i]] == k) {
-					EvT t = {i, g_array_index(evs, LhMeasEvent, i).start};
-					g_array_append_val(order, t);
-				}
-			g_array_sort(order, evt_cmp);
+			prev = LH_NO_OP;
 			for (guint j = 0; j < order->len; j++) {
 				const EvT *t = &g_array_index(order, EvT, j);
-				guint32 s = seen[op_of[t->ev]]++;
-				bound[s] = MIN(bound[s], t->t);
+				guint32 o = op_of[t->ev];
+				if (o != prev && count[o] == k) {
+					guint32 s = seen[o]++;
+					bound[s] = MIN(bound[s], t->t);
+				}
+				prev = o;
 			}
+			for (guint32 s = 1; s < k; s++)
+				bound[s] = MAX(bound[s], bound[s - 1]);
 			x->step_rule = g_strdup_printf("%u steps: ops named %u times in the trace "
 						       "(the most common count)",
 						       k, k);
@@ -365,16 +378,21 @@ LhMatch *lh_match(const LhMeasured *m, const LhGraph *g, const LhPlan *plan, con
 			bound[0] = G_MININT64;
 			x->step_rule = g_strdup("one step: no step ranges, each op named at most once");
 		}
+		/* Each event in the last step starting at or before it (bounds ascend). */
 		for (guint32 i = 0; i < ne; i++) {
 			step_of[i] = -1;
 			if (!use[i])
 				continue;
 			gint64 t = g_array_index(evs, LhMeasEvent, i).start;
-			for (guint32 s = k; s-- > 0;)
-				if (bound[s] <= t) {
-					step_of[i] = (gint32)s;
-					break;
-				}
+			guint32 lo = 0, hi = k; /* first bound > t */
+			while (lo < hi) {
+				guint32 mid = lo + (hi - lo) / 2;
+				if (bound[mid] <= t)
+					lo = mid + 1;
+				else
+					hi = mid;
+			}
+			step_of[i] = (gint32)lo - 1;
 		}
 	}
 	for (guint32 i = 0; i < ne; i++)

@@ -222,6 +222,38 @@ Test(measured, gzip)
 	g_error_free(e);
 }
 
+/* fusion.12 launches two kernels per step ("fusion_12_a" 1 us, "fusion_12_b" 1 us, back to
+ * back): each run counts as one occurrence, so fusion.1 and fusion.12 are both named twice and
+ * the trace has two steps (counting kernels would give fusion.12 four). The op's interval is
+ * from its first kernel's start to its last one's end: 2000 ns, the prediction. */
+static const char *twokernels =
+	"{\"traceEvents\": [\n"
+	"{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"fusion.1\", \"ts\": 10, \"dur\": 1, \"args\": {\"device\": 0, \"stream\": 7}},\n"
+	"{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"fusion_12_a\", \"ts\": 11, \"dur\": 1, \"args\": {\"device\": 0, \"stream\": 7}},\n"
+	"{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"fusion_12_b\", \"ts\": 12, \"dur\": 1, \"args\": {\"device\": 0, \"stream\": 7}},\n"
+	"{\"ph\": \"X\", \"cat\": \"gpu_memcpy\", \"name\": \"Memcpy HtoD\", \"ts\": 13, \"dur\": 1, \"args\": {\"device\": 0, \"stream\": 7}},\n"
+	"{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"fusion.1\", \"ts\": 30, \"dur\": 1, \"args\": {\"device\": 0, \"stream\": 7}},\n"
+	"{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"fusion_12_a\", \"ts\": 31, \"dur\": 1, \"args\": {\"device\": 0, \"stream\": 7}},\n"
+	"{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"fusion_12_b\", \"ts\": 32, \"dur\": 1, \"args\": {\"device\": 0, \"stream\": 7}},\n"
+	"{\"ph\": \"X\", \"cat\": \"gpu_memcpy\", \"name\": \"Memcpy HtoD\", \"ts\": 33, \"dur\": 1, \"args\": {\"device\": 0, \"stream\": 7}}\n"
+	"]}\n";
+
+Test(measured, op_of_two_kernels)
+{
+	Fix f;
+	fix_init(&f);
+	g_autofree char *p = write_tmp("two.json", twokernels);
+	g_autoptr(LhMeasured) m = load_ok(p);
+	g_autoptr(LhMatch) x = match_ok(m, &f);
+	cr_assert_eq(x->n_steps, 2, "%s", x->step_rule);
+	cr_assert_eq(x->by[LH_MATCH_TOKEN], 4);
+	cr_assert_eq(x->by[LH_MATCH_ORDER], 2);
+	cr_assert_float_eq(x->dur_med[t_id(f.g, "fusion.12")], 2000, 1e-9);
+	cr_assert_eq(x->span[0], 4000);
+	cr_assert_eq(x->span[1], 4000);
+	fix_clear(&f);
+}
+
 /* ---- the gap's parts, by hand ---- */
 
 /* One step (ns after rebasing at 10 us): fusion.1 0 .. 1000; the device idles 1000 .. 1500;
