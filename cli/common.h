@@ -38,7 +38,7 @@ int cli_calibrate(int argc, char **argv);
 int cli_validate(int argc, char **argv);
 
 /* Measured timelines (cli/validate.c, cli/calibrate-from.c). */
-int cli_measured_fail(GError *e); /* unreadable file: 1; bad file: 2 */
+int cli_measured_fail(GError *e); /* 2: an input that cannot be read or parsed */
 void cli_measured_phase(guint32 n_events, const char *what);
 void cli_measured_reading(const char *path); /* NULL clears the line */
 LhPlan *cli_measured_plan(const char *sched, const char *plan_path, char **params,

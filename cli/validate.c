@@ -7,14 +7,10 @@
 #include <stdio.h>
 #include <string.h>
 
-/* Measured-file errors: unreadable is a failed run (1), a bad file is bad input (2). */
+/* Measured-file errors are bad input (2), a file that cannot be read included, as for every
+ * input file of lhsim. */
 int cli_measured_fail(GError *e)
 {
-	if (e->domain == LH_MEASURED_ERROR && e->code == LH_MEASURED_ERROR_IO) {
-		fprintf(stderr, "lhsim: %s\n", e->message);
-		g_error_free(e);
-		return LH_EXIT_FAILED;
-	}
 	return cli_fail(e);
 }
 

@@ -781,9 +781,10 @@ Test(measured, bad_sqlite_inputs)
 Test(measured, cli_errors)
 {
 	char *err = NULL;
-	/* An unreadable file is a failed run (1), not bad input. */
+	/* An input that cannot be read is bad input (2), as for every input of lhsim. */
 	int st = t_lhsim(NULL, &err, "validate", "--measured", "/nonexistent/t.json", NULL);
-	cr_assert_eq(st, 1, "%s", err);
+	cr_assert_eq(st, 2, "%s", err);
+	cr_assert(strstr(err, "/nonexistent/t.json"), "%s", err);
 	g_free(err);
 	/* A trace whose events match nothing in the graph: bad input, and no output files. */
 	g_autofree char *dir = t_tmpdir();
