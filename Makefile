@@ -2,7 +2,7 @@
 # then run the default workload or the test suite. Everything else is meson.
 BUILD ?= build
 PKGS := libglib2.0-dev libjson-glib-dev libcairo2-dev libpango1.0-dev libcriterion-dev \
-        meson ninja-build pkg-config fonts-dejavu-core
+        libsqlite3-dev meson ninja-build pkg-config fonts-dejavu-core
 LHSIM := $(BUILD)/cli/lhsim
 
 .PHONY: all deps setup build demo test bench clean
@@ -14,7 +14,7 @@ deps:
 	@missing=""; \
 	for t in meson ninja pkg-config; do command -v $$t >/dev/null 2>&1 || missing=1; done; \
 	if [ -z "$$missing" ]; then \
-	  pkg-config --exists glib-2.0 gmodule-2.0 json-glib-1.0 cairo pangocairo criterion || missing=1; \
+	  pkg-config --exists glib-2.0 gmodule-2.0 json-glib-1.0 cairo pangocairo sqlite3 criterion || missing=1; \
 	  [ -d /usr/share/fonts/truetype/dejavu ] || missing=1; \
 	fi; \
 	if [ -n "$$missing" ]; then \

@@ -14,6 +14,8 @@
 #include "models/stg.h"
 #include "models/hlo.h"
 #include "models/pgle.h"
+#include "models/measured.h"
+#include "models/fit.h"
 #include "schedulers/scheduler.h"
 #include "backends/backend.h"
 #include "viz/viz.h"

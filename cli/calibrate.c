@@ -7,29 +7,55 @@
 int cli_calibrate(int argc, char **argv)
 {
 	g_autofree char *backend = NULL, *hw_name = NULL, *out_path = NULL;
-	int device = 0;
+	g_autofree char *sched = NULL, *plan_path = NULL, *step = NULL;
+	g_auto(GStrv) from = NULL, params = NULL;
+	int device = -1;
 	GOptionEntry entries[] = {
-		{"backend", 'b', 0, G_OPTION_ARG_STRING, &backend, "what to measure: cuda (required)", "B"},
+		{"backend", 'b', 0, G_OPTION_ARG_STRING, &backend, "what to measure: cuda (required unless --from)", "B"},
 		{"output", 'o', 0, G_OPTION_ARG_FILENAME, &out_path, "the .ini to write (required)", "FILE"},
-		{"hw", 0, 0, G_OPTION_ARG_STRING, &hw_name, "base model for what one device cannot measure (the collective link; default h100-sxm)", "H"},
-		{"device", 0, 0, G_OPTION_ARG_INT, &device, "cuda: device ordinal (default 0)", "N"},
+		{"hw", 0, 0, G_OPTION_ARG_STRING, &hw_name, "base model for what one device cannot measure (the collective link), or where the --from fit starts (default h100-sxm)", "H"},
+		{"device", 0, 0, G_OPTION_ARG_INT, &device, "cuda: device ordinal (default 0); --from: the device to read (default: the lowest in each file)", "N"},
+		{"from", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &from, "fit to this measured timeline instead of measuring (Chrome trace or Nsight SQLite), repeatable; takes the GRAPH it measured", "FILE"},
+		{"sched", 's', 0, G_OPTION_ARG_STRING, &sched, "--from: scheduler that gives each op its stream (default serial)", "S"},
+		{"param", 'p', 0, G_OPTION_ARG_STRING_ARRAY, &params, "--from: scheduler parameter, repeatable", "K=V"},
+		{"plan", 0, 0, G_OPTION_ARG_FILENAME, &plan_path, "--from: the plan instead of a scheduler", "P"},
+		{"step", 0, 0, G_OPTION_ARG_STRING, &step, "--from: glob naming step ranges (see 'lhsim validate --help')", "GLOB"},
 		{NULL, 0, 0, 0, NULL, NULL, NULL},
 	};
-	g_autoptr(GOptionContext) ctx = g_option_context_new(NULL);
+	g_autoptr(GOptionContext) ctx = g_option_context_new("[GRAPH]");
 	g_option_context_set_summary(
 		ctx, "Measures the GPU with the replay's own kernels and copies: HBM bandwidth (a large\n"
 		     "device-to-device copy), PCIe bandwidth each way alone and duplex, copy latency,\n"
 		     "launch and event cost, FMA rate, kernel overhead, copy engines, and how two\n"
 		     "concurrent kernels share (sm_sharing). Writes an .ini that --hw reads, each value\n"
-		     "commented with how it was measured. Takes a few seconds.");
+		     "commented with how it was measured. Takes a few seconds.\n"
+		     "With --from FILE [--from FILE ...] GRAPH it measures nothing: it fits the keys that\n"
+		     "the measured timelines of GRAPH determine (docs/measured.md) by least squares,\n"
+		     "starting from --hw, and keeps every key no measurement touches.");
 	g_option_context_add_main_entries(ctx, entries, NULL);
 	int status;
 	if (!cli_parse(ctx, &argc, &argv, &status))
 		return status;
+	if (from) {
+		if (backend)
+			return cli_usage("calibrate", "--from and --backend exclude each other");
+		if (argc > 2)
+			return cli_usage("calibrate", "expected at most one GRAPH, got %d", argc - 1);
+		if (!out_path)
+			return cli_usage("calibrate", "-o FILE.ini is required");
+		if (plan_path && (sched || params))
+			return cli_usage("calibrate", "--plan replaces the scheduler: drop --sched and -p");
+		return cli_calibrate_from(from, argc > 1 ? argv[1] : NULL, hw_name, sched, params,
+					  plan_path, step, device, out_path);
+	}
 	if (argc > 1)
 		return cli_usage("calibrate", "unexpected argument '%s'", argv[1]);
+	if (sched || plan_path || params || step)
+		return cli_usage("calibrate", "--sched, --plan, -p and --step go with --from");
+	if (device < 0)
+		device = 0;
 	if (!backend)
-		return cli_usage("calibrate", "--backend is required (cuda)");
+		return cli_usage("calibrate", "--backend (cuda) or --from FILE is required");
 	if (!out_path)
 		return cli_usage("calibrate", "-o FILE.ini is required");
 

@@ -95,3 +95,14 @@ int cli_gen(int argc, char **argv);
 int cli_replay(int argc, char **argv);
 int cli_calibrate(int argc, char **argv);
 int cli_export_pgle(int argc, char **argv);
+int cli_validate(int argc, char **argv);
+
+/* Measured timelines (cli/validate.c, cli/calibrate-from.c). */
+int cli_measured_fail(GError *e); /* 2: an input that cannot be read or parsed */
+void cli_measured_phase(guint32 n_events, const char *what);
+void cli_measured_reading(const char *path); /* NULL clears the line */
+LhPlan *cli_measured_plan(const char *sched, const char *plan_path, char **params,
+			  const LhGraph *g, const LhHw *hw, GError **error);
+int cli_calibrate_from(char **from, const char *graph, const char *hw_name, const char *sched,
+		       char **params, const char *plan_path, const char *step, int device,
+		       const char *out_path);

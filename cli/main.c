@@ -22,6 +22,7 @@ static const Sub subs[] = {
 	{"replay", cli_replay, "replay plans on a backend (cpu, cuda) and compare with the prediction"},
 	{"calibrate", cli_calibrate, "measure a GPU and write its hardware model (.ini) for --hw"},
 	{"export-pgle", cli_export_pgle, "write a graph's op costs as an XLA PGLE profile (.pbtxt) for XLA"},
+	{"validate", cli_validate, "compare a prediction with a measured trace (Kineto, XLA, Nsight)"},
 };
 
 static void usage(FILE *f)
