@@ -860,6 +860,10 @@ int grid_resume(const Grid *g, const char *path, char **header, const GArray *se
 	gsize len = 0;
 	if (!lh_read_file(path, &data, &len, &e))
 		return cli_fail(e);
+	if (len == 0) {
+		fprintf(stderr, "lhsim sweep: --resume %s: empty; every point runs\n", path);
+		return 0;
+	}
 	g_autoptr(SweepRows) r = sweep_rows_parse(data, len, path, &e);
 	if (!r)
 		return cli_fail(e);
@@ -952,12 +956,15 @@ static double agg_sd(const Agg *a, int k)
 	return v > 0 ? sqrt(v) : 0;
 }
 
-static char *mean_sd(const Agg *a, int k, gboolean bytes)
+/* "mean ± sd", right-aligned in @w characters (not bytes: "±" takes two). */
+static char *mean_sd(const Agg *a, int k, gboolean bytes, int w)
 {
 	double m = agg_mean(a, k), sd = agg_sd(a, k);
 	g_autofree char *ms = bytes ? lh_format_bytes(m) : lh_format_ns(m);
 	g_autofree char *ss = bytes ? lh_format_bytes(sd) : lh_format_ns(sd);
-	return g_strdup_printf("%s ± %s", ms, ss);
+	g_autofree char *t = g_strdup_printf("%s ± %s", ms, ss);
+	int pad = w - (int)g_utf8_strlen(t, -1);
+	return g_strdup_printf("%*s%s", MAX(pad, 0), "", t);
 }
 
 static guint n_seeds(const Grid *g)
@@ -1035,7 +1042,7 @@ guint grid_report(const Grid *g, char **header, char ***rows, const GArray *sel,
 		for (guint c = 0; c < cols->len; c++)
 			fprintf(f, " %-*s ", w[c], header[g_array_index(cols, guint, c)]);
 		if (seeds)
-			fprintf(f, " %5s  %22s  %7s  %22s  %22s\n", "seeds", "makespan (mean ± sd)",
+			fprintf(f, " %5s  %23s  %7s  %24s  %23s\n", "seeds", "makespan (mean ± sd)",
 				"ratio", "peak memory (mean ± sd)", "exposed (mean ± sd)");
 		else
 			fprintf(f, " %12s  %7s  %11s  %16s\n", "makespan", "ratio", "peak memory",
@@ -1059,10 +1066,10 @@ guint grid_report(const Grid *g, char **header, char ***rows, const GArray *sel,
 		if (!a.n_ok) {
 			fprintf(f, " failed: %s\n", a.error);
 		} else if (seeds) {
-			g_autofree char *ms = mean_sd(&a, 0, FALSE), *pk = mean_sd(&a, 2, TRUE),
-					*ex = mean_sd(&a, 3, FALSE);
+			g_autofree char *ms = mean_sd(&a, 0, FALSE, 22), *pk = mean_sd(&a, 2, TRUE, 23),
+					*ex = mean_sd(&a, 3, FALSE, 22);
 			g_autofree char *cnt = g_strdup_printf("%u/%u", a.n_ok, a.n);
-			fprintf(f, " %5s  %22s  %7.3f  %22s  %22s%s%s", cnt, ms, agg_mean(&a, 1), pk, ex,
+			fprintf(f, " %5s  %s  %7.3f  %s  %s%s%s", cnt, ms, agg_mean(&a, 1), pk, ex,
 				a.over ? "  over memory" : "", a.na ? "  (no such parameter: same run)" : "");
 			if (a.error)
 				fprintf(f, "  %u failed: %s", a.n - a.n_ok, a.error);

@@ -89,6 +89,10 @@ int cli_sweep_merge(int argc, char **argv)
 			rows[pt - 1] = g_ptr_array_index(r->rows, i);
 		}
 	}
+	if (!total) {
+		fprintf(stderr, "lhsim: the files hold no points\n");
+		return LH_EXIT_BAD_INPUT;
+	}
 	guint missing = 0, first = 0;
 	for (guint i = 0; i < total; i++)
 		if (!from[i] && !missing++)
@@ -116,7 +120,8 @@ int cli_sweep_merge(int argc, char **argv)
 		g_autofree char *j = sweep_json_text(header, all, NULL, 0);
 		fputs(j, stdout);
 	}
-	fprintf(stderr, "lhsim sweep-merge: %u points from %d files%s\n", total, argc - 1,
-		failed ? "; some failed (their rows say why)" : "");
+	if (failed)
+		fprintf(stderr, "lhsim sweep-merge: %u of the %u points failed (their rows say why)\n",
+			failed, total);
 	return failed ? LH_EXIT_FAILED : LH_EXIT_OK;
 }

@@ -1,7 +1,6 @@
 /* lhsim sweep — a sweep's rows as text: CSV in and out, JSON out (cli/sweep.h). */
 #include "cli/sweep.h"
 
-#include <json-glib/json-glib.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -213,38 +212,31 @@ static gboolean double_column(const char *name)
 
 char *sweep_json_text(char **header, GPtrArray *rows, const guint *points, guint total)
 {
-	g_autoptr(JsonBuilder) b = json_builder_new();
-	json_builder_begin_object(b);
-	json_builder_set_member_name(b, "points");
-	json_builder_begin_array(b);
+	/* By hand, so that numbers are the CSV's text, digit for digit. */
+	GString *s = g_string_new("{\n  \"points\": [");
 	for (guint r = 0; r < rows->len; r++) {
 		char **f = g_ptr_array_index(rows, r);
-		json_builder_begin_object(b);
+		g_string_append(s, r ? ",\n    {" : "\n    {");
+		gboolean first = TRUE;
 		if (points) {
-			g_autofree char *pt = g_strdup_printf("%u/%u", points[r], total);
-			json_builder_set_member_name(b, "point");
-			json_builder_add_string_value(b, pt);
+			g_string_append_printf(s, "\"point\": \"%u/%u\"", points[r], total);
+			first = FALSE;
 		}
 		for (guint c = 0; header[c] && f[c]; c++) {
-			json_builder_set_member_name(b, header[c]);
-			if (!*f[c] && (int_column(header[c]) || double_column(header[c]) ||
-				       !strcmp(header[c], "error")))
-				json_builder_add_null_value(b);
-			else if (int_column(header[c]))
-				json_builder_add_int_value(b, g_ascii_strtoll(f[c], NULL, 10));
-			else if (double_column(header[c]))
-				json_builder_add_double_value(b, g_ascii_strtod(f[c], NULL));
+			g_string_append(s, first ? "" : ", ");
+			first = FALSE;
+			lh_json_append_string(s, header[c]);
+			g_string_append(s, ": ");
+			gboolean num = int_column(header[c]) || double_column(header[c]);
+			if (!*f[c] && (num || !strcmp(header[c], "error")))
+				g_string_append(s, "null");
+			else if (num)
+				g_string_append(s, f[c]);
 			else
-				json_builder_add_string_value(b, f[c]);
+				lh_json_append_string(s, f[c]);
 		}
-		json_builder_end_object(b);
+		g_string_append_c(s, '}');
 	}
-	json_builder_end_array(b);
-	json_builder_end_object(b);
-	g_autoptr(JsonGenerator) gen = json_generator_new();
-	g_autoptr(JsonNode) root = json_builder_get_root(b);
-	json_generator_set_root(gen, root);
-	json_generator_set_pretty(gen, TRUE);
-	g_autofree char *text = json_generator_to_data(gen, NULL);
-	return g_strconcat(text, "\n", NULL);
+	g_string_append(s, rows->len ? "\n  ]\n}\n" : "]\n}\n");
+	return g_string_free(s, FALSE);
 }

@@ -544,7 +544,7 @@ static void heat_layout(Heat *H, LhPen *p)
 	for (guint i = 0; i < H->nx; i++)
 		xw = MAX(xw, lh__text_w(p, LH__FONT_LABEL, H->xv[i], -1));
 	H->x_every = MAX(1, (guint)ceil((xw + 8) / H->cw));
-	H->bar_x = H->x0 + H->cw * H->nx + 30;
+	H->bar_x = H->w - S_RIGHT - 90 - H_BAR_W;
 	H->y_top = S_MARGIN + p->font_h[LH__FONT_TITLE] + 4 + p->font_h[LH__FONT_SUBTITLE] + 10;
 	if (H->n_failed)
 		H->y_top += p->font_h[LH__FONT_LABEL] + 4;
@@ -616,8 +616,9 @@ static void heat_panel(Heat *H, LhPen *p, guint pi)
 		g_autofree char *v = heat_format(H, best->value);
 		g_autofree char *t = g_strdup_printf("best: %s = %s, %s = %s: %s", H->x_name,
 						     H->xv[best->x], H->y_name, H->yv[best->y], v);
-		lh__text(p, LH__FONT_LABEL, H->x0 + lh__text_w(p, LH__FONT_HEADER, name, -1) + 16,
-			 gy - p->font_h[LH__FONT_LABEL] - 5, 0, t, -1, lh__rgb_hex(INK_SOFT));
+		double tx = H->x0 + lh__text_w(p, LH__FONT_HEADER, name, -1) + 16;
+		lh__text_fit(p, LH__FONT_LABEL, tx, gy - p->font_h[LH__FONT_HEADER] - 6,
+			     H->bar_x - 20 - tx, 8, t, lh__rgb_hex(INK_SOFT));
 	}
 	/* Row labels, column labels, axis names. */
 	for (guint j = 0; j < H->ny; j++)
