@@ -548,7 +548,8 @@ int grid_new(const GridSpec *sp, Grid **out)
 			g_ptr_array_add(g->scheds, en);
 		}
 		if (!g->scheds->len) {
-			cli_usage("sweep", "no scheduler has parameter '%s' (see 'lhsim list')",
+			cli_usage("sweep", "%s: no scheduler has parameter '%s' (see 'lhsim list')",
+				  ((Axis *)g_ptr_array_index(pax, 0))->arg,
 				  ((Axis *)g_ptr_array_index(pax, 0))->key);
 			goto fail;
 		}
@@ -568,8 +569,9 @@ int grid_new(const GridSpec *sp, Grid **out)
 		for (guint i = 0; i < g->scheds->len; i++)
 			any = any || cli_has_param(((CliSched *)g_ptr_array_index(g->scheds, i))->s, *q);
 		if (!any) {
-			cli_usage("sweep", "no listed scheduler has parameter '%.*s' (see 'lhsim list')",
-				  (int)strcspn(*q, "="), *q);
+			cli_usage("sweep", "-p %s: no listed scheduler has parameter '%.*s' (see "
+					   "'lhsim list')",
+				  *q, (int)strcspn(*q, "="), *q);
 			goto fail;
 		}
 	}
@@ -811,7 +813,7 @@ char **grid_row(const Grid *g, guint i, const Result *r)
 	for (guint k = 0; k < g->axes->len; k++)
 		if ((ax(g, k)->kind == AX_PARAM || ax(g, k)->kind == AX_SEED) &&
 		    !depends(g, s, ax(g, k)))
-			g_string_append_printf(lacks, "%s'%s'", lacks->len ? ", " : "", ax(g, k)->key);
+			g_string_append_printf(lacks, "%s'%s'", lacks->len ? " or " : "", ax(g, k)->key);
 	if (!r->ok) {
 		g_ptr_array_add(f, g_strdup("failed"));
 		for (int k = 0; k < 6; k++)
