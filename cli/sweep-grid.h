@@ -66,3 +66,37 @@ int grid_resume(const Grid *g, const char *path, char **header, const GArray *se
 /* Prints the table of the rows of @sel to @f (NULL: nothing); returns how many failed. */
 guint grid_report(const Grid *g, char **header, char ***rows, const GArray *sel, FILE *f);
 int grid_plot(const Grid *g, char **header, char ***rows, const char *path, Metric m);
+
+/* The points one process runs: a queue of jobs (point indexes) that local threads and, under
+ * MPI, the other ranks take from; each result lands at its point's index. */
+typedef struct {
+	const Grid *grid;
+	gboolean strict;
+	Result *res;            /* by point */
+	gboolean *finished;     /* by point: its result is in (read under lock) */
+	const guint *jobs;
+	guint n_jobs, next, done;
+	GMutex lock;
+	GCond cond;
+} SweepRun;
+
+/* Takes the next job; FALSE when none is left. */
+gboolean sweep_run_take(SweepRun *r, guint *i);
+/* Marks point @i's result as in, and wakes the thread that waits for it. */
+void sweep_run_finish(SweepRun *r, guint i);
+
+/* MPI (cli/sweep-mpi.c). The size and rank come from the environment mpirun sets, so that
+ * they are known before MPI starts: size 1 and rank 0 without mpirun. */
+guint sweep_mpi_size(void);
+guint sweep_mpi_rank(void);
+gboolean sweep_mpi_built(void);
+/* Starts MPI; 0, or the exit status after a message. */
+int sweep_mpi_init(void);
+void sweep_mpi_finalize(void);
+/* Rank 0: hands the jobs out to the other ranks, one at a time as each asks for the next
+ * (dynamic: a rank that finishes early asks again), and stores the results they send back,
+ * until every job is done and every rank has been told to stop. Calls @tick about every
+ * millisecond while it waits. */
+int sweep_mpi_serve(SweepRun *r, void (*tick)(gpointer), gpointer data);
+/* The other ranks: runs the points rank 0 hands out until it says stop. */
+int sweep_mpi_work(const Grid *g, gboolean strict);

@@ -11,31 +11,71 @@
 #include "cli/sweep.h"
 #include "cli/sweep-grid.h"
 
+#include <fcntl.h>
 #include <glob.h>
+#include <unistd.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
-typedef struct {
-	Grid *grid;
-	gboolean strict;
-	Result *res;
-	GMutex lock;
-	GCond cond;
-	guint done;
-	gboolean *finished; /* by point: its result is in (read under lock) */
-} Ctx;
-
-static void run_job(gpointer data, gpointer user)
+static gpointer local_worker(gpointer data)
 {
-	guint i = GPOINTER_TO_UINT(data) - 1;
-	Ctx *c = user;
-	grid_run_point(c->grid, i, c->strict, &c->res[i]);
-	g_mutex_lock(&c->lock);
-	c->finished[i] = TRUE;
-	c->done++;
-	g_cond_signal(&c->cond);
-	g_mutex_unlock(&c->lock);
+	SweepRun *r = data;
+	guint i;
+	while (sweep_run_take(r, &i)) {
+		grid_run_point(r->grid, i, r->strict, &r->res[i]);
+		sweep_run_finish(r, i);
+	}
+	return NULL;
+}
+
+/* What the thread that waits does now and then: progress on a terminal, and checkpoints of
+ * the --resume file. */
+typedef struct {
+	SweepRun *run;
+	const Grid *grid;
+	char **header;
+	char ***rows;
+	const GArray *sel;
+	const char *resume;
+	gboolean sharded, tty;
+	guint resumed;
+	gint64 t0, last_save, last_show;
+} Tick;
+
+static char *csv_text(const Grid *g, char **header, char ***rows, const GArray *sel,
+		      gboolean shard);
+
+static void tick(gpointer data)
+{
+	Tick *t = data;
+	gint64 now = g_get_monotonic_time();
+	g_mutex_lock(&t->run->lock);
+	guint done = t->run->done, n = t->run->n_jobs;
+	if (t->tty && now - t->last_show >= G_TIME_SPAN_SECOND / 4) {
+		fprintf(stderr, "\rlhsim sweep: %u/%u points, %.0f s", done + t->resumed,
+			n + t->resumed, (now - t->t0) / 1e6);
+		t->last_show = now;
+	}
+	if (!t->resume || now - t->last_save < 5 * G_TIME_SPAN_SECOND) {
+		g_mutex_unlock(&t->run->lock);
+		return;
+	}
+	/* A checkpoint: the rows known so far, so that a killed sweep resumes. */
+	for (guint k = 0; k < t->sel->len; k++) {
+		guint i = g_array_index(t->sel, guint, k);
+		guint c = grid_canonical(t->grid, i);
+		if (!t->rows[i] && t->run->finished[c])
+			t->rows[i] = grid_row(t->grid, i, &t->run->res[c]);
+	}
+	g_mutex_unlock(&t->run->lock);
+	g_autofree char *text = csv_text(t->grid, t->header, t->rows, t->sel, t->sharded);
+	GError *e = NULL;
+	if (!lh_write_file_atomic(t->resume, text, strlen(text), &e)) {
+		fprintf(stderr, "\nlhsim: warning: %s\n", e->message);
+		g_error_free(e);
+	}
+	t->last_save = g_get_monotonic_time();
 }
 
 /* The CSV of the rows in @sel (point indexes, grid order) that have fields. */
@@ -155,6 +195,19 @@ int cli_sweep(int argc, char **argv)
 	if ((status = expand_graphs(argc, argv, files)))
 		return status;
 
+	/* Under mpirun every rank gets here with the same arguments and builds the same grid;
+	 * only rank 0 speaks, reads and writes files. */
+	guint mpi_rank = sweep_mpi_rank();
+	gboolean mpi = sweep_mpi_size() > 1;
+	if (mpi && mpi_rank > 0) {
+		int null = open("/dev/null", O_WRONLY);
+		if (null >= 0) {
+			dup2(null, 2);
+			close(null);
+		}
+	}
+	if (mpi && !sweep_mpi_built())
+		return sweep_mpi_init(); /* says how to build it, exits 2 */
 	GError *e = NULL;
 	if (!cli_load_plugins(plugins, &e))
 		return cli_fail(e);
@@ -165,6 +218,13 @@ int cli_sweep(int argc, char **argv)
 		return status;
 	if (out_path && (status = grid_check_plot(grid)))
 		return status;
+	if (mpi && mpi_rank > 0) {
+		if ((status = sweep_mpi_init()))
+			return status;
+		status = sweep_mpi_work(grid, strict);
+		sweep_mpi_finalize();
+		return status;
+	}
 
 	/* Unwritable outputs fail now, not after every point has run. */
 	if (!cli_claim_stdout("--csv", csv_path, &e) || !cli_claim_stdout("--output", out_path, &e))
@@ -205,48 +265,47 @@ int cli_sweep(int argc, char **argv)
 			g_array_append_val(jobs_a, c);
 		}
 	}
-	Ctx c = {.grid = grid, .strict = strict, .res = res, .finished = finished};
-	g_mutex_init(&c.lock);
-	g_cond_init(&c.cond);
-	guint n_jobs = jobs_a->len;
-	if (n_jobs) {
-		guint threads = jobs > 0 ? (guint)jobs : MAX(g_get_num_processors(), 1u);
-		threads = MIN(threads, n_jobs);
-		GThreadPool *pool = g_thread_pool_new(run_job, &c, (gint)threads, FALSE, NULL);
-		for (guint k = 0; k < n_jobs; k++)
-			g_thread_pool_push(pool, GUINT_TO_POINTER(g_array_index(jobs_a, guint, k) + 1),
-					   NULL);
-		gboolean tty = cli_stderr_is_tty();
-		gint64 t0 = g_get_monotonic_time(), last_save = t0;
-		g_mutex_lock(&c.lock);
-		while (c.done < n_jobs) {
-			if (tty)
-				fprintf(stderr, "\rlhsim sweep: %u/%u points, %.0f s", c.done + resumed,
-					n_jobs + resumed, (g_get_monotonic_time() - t0) / 1e6);
-			g_cond_wait_until(&c.cond, &c.lock, g_get_monotonic_time() + G_TIME_SPAN_SECOND);
-			/* A checkpoint: the rows known so far, so that a killed sweep resumes. */
-			if (resume && g_get_monotonic_time() - last_save > 5 * G_TIME_SPAN_SECOND) {
-				for (guint k = 0; k < sel->len; k++) {
-					guint i = g_array_index(sel, guint, k);
-					guint cn = grid_canonical(grid, i);
-					if (!rows[i] && finished[cn])
-						rows[i] = grid_row(grid, i, &res[cn]);
-				}
-				g_mutex_unlock(&c.lock);
-				g_autofree char *t = csv_text(grid, header, rows, sel, sharded);
-				if (!lh_write_file_atomic(resume, t, strlen(t), &e)) {
-					fprintf(stderr, "\nlhsim: warning: %s\n", e->message);
-					g_clear_error(&e);
-				}
-				last_save = g_get_monotonic_time();
-				g_mutex_lock(&c.lock);
-			}
-		}
-		g_mutex_unlock(&c.lock);
-		if (tty)
-			fprintf(stderr, "\r\033[K");
-		g_thread_pool_free(pool, FALSE, TRUE);
+	if (mpi && (rc = sweep_mpi_init())) {
+		for (guint i = 0; i < n; i++)
+			g_strfreev(rows[i]);
+		return rc;
 	}
+	SweepRun run = {.grid = grid, .strict = strict, .res = res, .finished = finished,
+			.jobs = (const guint *)jobs_a->data, .n_jobs = jobs_a->len};
+	g_mutex_init(&run.lock);
+	g_cond_init(&run.cond);
+	Tick tk = {.run = &run, .grid = grid, .header = header, .rows = rows, .sel = sel,
+		   .resume = resume, .sharded = sharded, .tty = cli_stderr_is_tty(),
+		   .resumed = resumed, .t0 = g_get_monotonic_time()};
+	tk.last_save = tk.t0;
+	if (mpi) {
+		/* Rank 0 runs points on one thread of its own while it serves the other ranks. */
+		GThread *th = g_thread_new("sweep", local_worker, &run);
+		rc = sweep_mpi_serve(&run, tick, &tk);
+		g_thread_join(th);
+		sweep_mpi_finalize();
+	} else if (run.n_jobs) {
+		guint threads = jobs > 0 ? (guint)jobs : MAX(g_get_num_processors(), 1u);
+		threads = MIN(threads, run.n_jobs);
+		GThread **th = g_new(GThread *, threads);
+		for (guint t = 0; t < threads; t++)
+			th[t] = g_thread_new("sweep", local_worker, &run);
+		g_mutex_lock(&run.lock);
+		while (run.done < run.n_jobs) {
+			g_mutex_unlock(&run.lock);
+			tick(&tk);
+			g_mutex_lock(&run.lock);
+			if (run.done < run.n_jobs)
+				g_cond_wait_until(&run.cond, &run.lock,
+						  g_get_monotonic_time() + G_TIME_SPAN_SECOND / 4);
+		}
+		g_mutex_unlock(&run.lock);
+		for (guint t = 0; t < threads; t++)
+			g_thread_join(th[t]);
+		g_free(th);
+	}
+	if (tk.tty && run.n_jobs)
+		fprintf(stderr, "\r\033[K");
 	for (guint k = 0; k < sel->len; k++) {
 		guint i = g_array_index(sel, guint, k);
 		if (!rows[i])
@@ -275,8 +334,8 @@ int cli_sweep(int argc, char **argv)
 		rc = grid_plot(grid, header, rows, out_path, met);
 	for (guint i = 0; i < n; i++)
 		g_free(res[i].error);
-	g_mutex_clear(&c.lock);
-	g_cond_clear(&c.cond);
+	g_mutex_clear(&run.lock);
+	g_cond_clear(&run.cond);
 	if (!rc && failed)
 		rc = LH_EXIT_FAILED;
 	for (guint i = 0; i < n; i++)
