@@ -20,12 +20,12 @@ static guint env_uint(const char *name, guint dflt)
 
 guint sweep_mpi_size(void)
 {
-	return MAX(env_uint("OMPI_COMM_WORLD_SIZE", env_uint("PMIX_SIZE", 1)), 1u);
+	return MAX(env_uint("OMPI_COMM_WORLD_SIZE", 1), 1u);
 }
 
 guint sweep_mpi_rank(void)
 {
-	return env_uint("OMPI_COMM_WORLD_RANK", env_uint("PMIX_RANK", 0));
+	return env_uint("OMPI_COMM_WORLD_RANK", 0);
 }
 
 gboolean sweep_run_take(SweepRun *r, guint *i)

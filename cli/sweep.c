@@ -189,6 +189,8 @@ int cli_sweep(int argc, char **argv)
 					  "(-o needs every point)");
 	if (json && csv_path && lh_path_is_std(csv_path))
 		return cli_usage("sweep", "--json prints on standard output: give --csv a file");
+	if (json && out_path && (!strcmp(out_path, "-") || g_str_has_suffix(out_path, ":-")))
+		return cli_usage("sweep", "--json prints on standard output: give -o a file");
 	if (gens && argc > 1)
 		return cli_usage("sweep", "give either GRAPH files or --gen, not both");
 	g_autoptr(GPtrArray) files = g_ptr_array_new_with_free_func(g_free);
