@@ -455,15 +455,16 @@ int grid_new(const GridSpec *sp, Grid **out)
 		g_ptr_array_add(g->axes, g_ptr_array_steal_index(gax, i--));
 	if (g->gen_seed)
 		g_ptr_array_add(g->axes, seed_ax); /* for now: the graph coordinates */
-	guint ng = 1;
-	for (guint k = 0; k < g->axes->len; k++)
+	guint64 ng = 1;
+	for (guint k = 0; k < g->axes->len && ng <= MAX_GRAPHS; k++)
 		ng *= ax(g, k)->values->len;
 	if (ng > MAX_GRAPHS) {
-		cli_usage("sweep", "%u graphs to generate or load; a sweep takes at most %d", ng,
-			  MAX_GRAPHS);
+		cli_usage("sweep", "more than %d graphs to generate or load; a sweep takes at most "
+				   "%d",
+			  MAX_GRAPHS, MAX_GRAPHS);
 		goto fail;
 	}
-	for (guint gi = 0; gi < ng; gi++) {
+	for (guint gi = 0; gi < (guint)ng; gi++) {
 		guint idx[64];
 		coords(g, gi, idx);
 		LhGraph *gr = NULL;
@@ -605,7 +606,7 @@ int grid_new(const GridSpec *sp, Grid **out)
 		goto fail;
 	}
 	guint64 n = 1;
-	for (guint k = 0; k < g->axes->len; k++)
+	for (guint k = 0; k < g->axes->len && n <= MAX_POINTS; k++)
 		n *= ax(g, k)->values->len;
 	gboolean any_swept = FALSE;
 	for (guint k = 0; k < g->axes->len; k++)
@@ -616,8 +617,9 @@ int grid_new(const GridSpec *sp, Grid **out)
 		goto fail;
 	}
 	if (n > MAX_POINTS) {
-		cli_usage("sweep", "%" G_GUINT64_FORMAT " points; a sweep takes at most %d", n,
-			  MAX_POINTS);
+		cli_usage("sweep", "more than %d points: a sweep takes at most %d (cut the grid, or "
+				   "sweep parts of it)",
+			  MAX_POINTS, MAX_POINTS);
 		goto fail;
 	}
 	g->n = (guint)n;

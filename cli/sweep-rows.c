@@ -115,7 +115,7 @@ static gboolean parse_point(const char *s, guint *i, guint *total)
 		return FALSE;
 	const char *t = end + 1;
 	guint64 b = g_ascii_strtoull(t, &end, 10);
-	if (end == t || *end || a < 1 || a > b || b > G_MAXUINT32)
+	if (end == t || *end || a < 1 || a > b || b > 1000000) /* a sweep's most points */
 		return FALSE;
 	*i = (guint)a;
 	*total = (guint)b;
