@@ -357,8 +357,13 @@ int grid_new(const GridSpec *sp, Grid **out)
 		g_autofree char *col = g_strdup_printf("hw.%s", key);
 		g_ptr_array_add(hax, axis_new(AX_HW, col, key, arg, v));
 	}
-	if (sp->hw_sets && !hax->len && !lh_hw_validate(base, "--hw-set", &e))
-		goto fail_e;
+	if (hw_fixed->len && !hax->len) {
+		g_ptr_array_add(hw_fixed, NULL);
+		g_autofree char *where = g_strjoinv(" ", (char **)hw_fixed->pdata);
+		g_ptr_array_remove_index(hw_fixed, hw_fixed->len - 1);
+		if (!lh_hw_validate(base, where, &e))
+			goto fail_e;
+	}
 
 	/* --gen */
 	g_ptr_array_set_size(seen, 0);
