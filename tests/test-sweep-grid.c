@@ -395,7 +395,7 @@ Test(sweep_grid, bad_grids_exit_2_naming_the_argument)
 	g_autofree char *dir = t_tmpdir();
 	g_autofree char *g = put(dir, "g.json", graph_json);
 	struct {
-		const char *args[10];
+		const char *args[14];
 		const char *msg;
 	} cases[] = {
 		{{"-p", "no-such=1:2"}, "-p no-such=1:2: no scheduler has parameter 'no-such'"},
