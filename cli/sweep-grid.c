@@ -200,7 +200,7 @@ static gboolean depends(const Grid *g, const CliSched *s, const Axis *a)
 
 guint grid_canonical(const Grid *g, guint i)
 {
-	guint idx[64];
+	guint idx[64] = {0};
 	coords(g, i, idx);
 	const CliSched *s = sched_of(g, idx);
 	for (guint k = 0; k < g->axes->len; k++)
@@ -470,7 +470,7 @@ int grid_new(const GridSpec *sp, Grid **out)
 		goto fail;
 	}
 	for (guint gi = 0; gi < (guint)ng; gi++) {
-		guint idx[64];
+		guint idx[64] = {0};
 		coords(g, gi, idx);
 		LhGraph *gr = NULL;
 		if (workload) {
@@ -665,7 +665,7 @@ int grid_new(const GridSpec *sp, Grid **out)
 	/* Every scheduler's parameters at every value, before anything runs, so that a value out
 	 * of range is a usage error rather than a column of failures. */
 	for (guint i = 0; i < g->n; i++) {
-		guint idx[64];
+		guint idx[64] = {0};
 		coords(g, i, idx);
 		gboolean first = TRUE;
 		for (guint k = 0; k < g->axes->len; k++)
@@ -763,7 +763,7 @@ char **grid_header(const Grid *g)
 
 void grid_run_point(const Grid *g, guint i, gboolean strict, Result *r)
 {
-	guint idx[64];
+	guint idx[64] = {0};
 	coords(g, i, idx);
 	const CliSched *s = sched_of(g, idx);
 	const LhGraph *gr = g_ptr_array_index(g->graphs, graph_index(g, idx));
@@ -812,7 +812,7 @@ static GPtrArray *coord_fields(const Grid *g, const guint *idx)
 
 char **grid_row(const Grid *g, guint i, const Result *r)
 {
-	guint idx[64];
+	guint idx[64] = {0};
 	coords(g, i, idx);
 	GPtrArray *f = coord_fields(g, idx);
 	const CliSched *s = sched_of(g, idx);
@@ -888,7 +888,7 @@ int grid_resume(const Grid *g, const char *path, char **header, const GArray *se
 	for (guint k = 0; k < sel->len; k++)
 		in_sel[g_array_index(sel, guint, k)] = TRUE;
 	for (guint i = 0; i < g->n; i++) {
-		guint idx[64];
+		guint idx[64] = {0};
 		coords(g, i, idx);
 		GPtrArray *f = coord_fields(g, idx);
 		g_ptr_array_add(f, NULL);
@@ -1125,7 +1125,7 @@ int grid_plot(const Grid *g, char **header, char ***rows, const char *path, Metr
 		g_autofree LhSweepPoint *sp = g_new0(LhSweepPoint, ngroups);
 		g_autofree LhSweepSpread *sd = g_new0(LhSweepSpread, ngroups);
 		for (guint j = 0; j < ngroups; j++) {
-			guint idx[64];
+			guint idx[64] = {0};
 			coords(g, j * ns, idx);
 			Agg a = {0};
 			double bsum = 0;
@@ -1152,7 +1152,7 @@ int grid_plot(const Grid *g, char **header, char ***rows, const char *path, Metr
 		g_autofree LhHeatCell *cells = g_new0(LhHeatCell, ngroups);
 		static const int mk[] = {0, 2, 3};
 		for (guint j = 0; j < ngroups; j++) {
-			guint idx[64];
+			guint idx[64] = {0};
 			coords(g, j * ns, idx);
 			Agg a = {0};
 			for (guint s = 0; s < ns; s++)
