@@ -636,3 +636,69 @@ const char *lh_sm_sharing_name(LhSmSharing s)
 {
 	return s == LH_SHARING_FAIR ? "fair" : "fifo";
 }
+
+const char *const *lh_hw_key_names(void)
+{
+	static const char *names[G_N_ELEMENTS(keys) + 2];
+	static gsize done;
+	if (g_once_init_enter(&done)) {
+		gsize n = 0;
+		for (gsize i = 0; i < G_N_ELEMENTS(keys); i++)
+			if (keys[i].need != KEY_OLD)
+				names[n++] = keys[i].key;
+		names[n++] = "sm_sharing";
+		names[n] = NULL;
+		g_once_init_leave(&done, 1);
+	}
+	return names;
+}
+
+gboolean lh_hw_set_key(LhHw *hw, const char *key, const char *value, GError **error)
+{
+	g_return_val_if_fail(hw && key && value, FALSE);
+	g_autofree char *v = g_strstrip(g_strdup(value));
+	if (!strcmp(key, "sm_sharing")) {
+		if (!strcmp(v, "fifo") || !strcmp(v, "fair")) {
+			hw->sm_sharing = !strcmp(v, "fair") ? LH_SHARING_FAIR : LH_SHARING_FIFO;
+			return TRUE;
+		}
+		g_set_error(error, LH_HW_ERROR, LH_HW_ERROR_RANGE,
+			    "key 'sm_sharing': '%s' is not one of fifo, fair", v);
+		return FALSE;
+	}
+	gsize i = 0;
+	while (i < G_N_ELEMENTS(keys) && strcmp(keys[i].key, key) != 0)
+		i++;
+	if (i == G_N_ELEMENTS(keys)) {
+		g_autofree char *list = g_strjoinv(", ", (char **)lh_hw_key_names());
+		g_set_error(error, LH_HW_ERROR, LH_HW_ERROR_NOT_FOUND,
+			    "unknown hardware key '%s' (keys: %s)", key, list);
+		return FALSE;
+	}
+	char *end = NULL;
+	double d = g_ascii_strtod(v, &end);
+	if (!*v || end == v || *end) {
+		g_set_error(error, LH_HW_ERROR, LH_HW_ERROR_PARSE, "key '%s': '%s' is not a number",
+			    key, v);
+		return FALSE;
+	}
+	if (keys[i].type == K_UINT && (d != floor(d) || d < 0 || d > G_MAXUINT32)) {
+		g_set_error(error, LH_HW_ERROR, LH_HW_ERROR_RANGE,
+			    "key '%s': '%s' must be a whole number", key, v);
+		return FALSE;
+	}
+	gboolean low = keys[i].min_open ? d <= keys[i].min : d < keys[i].min;
+	if (!isfinite(d) || low || d > keys[i].max) {
+		g_set_error(error, LH_HW_ERROR, LH_HW_ERROR_RANGE,
+			    "key '%s' = %g is out of range: it must be %s %g and <= %g %s", key, d,
+			    keys[i].min_open ? ">" : ">=", keys[i].min, keys[i].max, keys[i].unit);
+		return FALSE;
+	}
+	if (keys[i].type == K_UINT)
+		G_STRUCT_MEMBER(guint32, hw, keys[i].offset) = (guint32)d;
+	else
+		G_STRUCT_MEMBER(double, hw, keys[i].offset) = d;
+	if (keys[i].need == KEY_OLD) /* the old single duplex rate stands for both directions */
+		hw->pcie_duplex_h2d_gbs = hw->pcie_duplex_d2h_gbs = d;
+	return TRUE;
+}

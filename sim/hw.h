@@ -88,6 +88,13 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(LhHw, lh_hw_free)
 
 /* Checks ranges; the error names the key. */
 gboolean lh_hw_validate(const LhHw *hw, const char *where, GError **error);
+/* Sets one key of @hw by its .ini name (docs/hw-format.md) from text, as a file would give it:
+ * a number of the key's type and range, or fifo/fair for sm_sharing. The old key
+ * pcie_duplex_gbs sets both duplex directions. Errors (LH_HW_ERROR_PARSE, _RANGE, _NOT_FOUND for
+ * an unknown key) name the key; the whole description is not re-checked (lh_hw_validate). */
+gboolean lh_hw_set_key(LhHw *hw, const char *key, const char *value, GError **error);
+/* NULL-terminated list of the keys lh_hw_set_key knows, in file order; static. */
+const char *const *lh_hw_key_names(void);
 /* Writes the description as an .ini (the keys of docs/hw-format.md). */
 char *lh_hw_to_data(const LhHw *hw);
 
