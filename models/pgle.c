@@ -730,14 +730,14 @@ static void append_quoted(GString *s, const char *str)
 static void append_us(GString *s, gint64 ns)
 {
 	g_string_append_printf(s, "%" G_GINT64_FORMAT, ns / 1000);
-	int frac = (int)(ns % 1000);
+	int frac = (int)(ns % 1000), digits = 3;
 	if (frac) {
-		char buf[8];
-		g_snprintf(buf, sizeof buf, ".%03d", frac);
-		gsize l = strlen(buf);
-		while (buf[l - 1] == '0')
-			buf[--l] = '\0';
-		g_string_append(s, buf);
+		/* Drop trailing zeros arithmetically: 120 -> ".12", 5 -> ".005". */
+		while (frac % 10 == 0) {
+			frac /= 10;
+			digits--;
+		}
+		g_string_append_printf(s, ".%0*d", digits, frac);
 	}
 }
 
