@@ -201,7 +201,7 @@ static void build_graph(Lhs *s, const LhHw *hw, gboolean xla)
 		if (op->kind == LH_OP_INPUT)
 			continue;
 		guint32 a = s->first[i];
-		double t = lh_op_standalone_ns(op, hw);
+		double t = lh_op_standalone_ns_in(g, op, hw);
 		if (is_async(op)) {
 			s->node_op[a] = s->node_op[a + 1] = i;
 			s->node_type[a] = NODE_START;
@@ -252,7 +252,7 @@ static void build_graph(Lhs *s, const LhHw *hw, gboolean xla)
 			continue;
 		const LhOp *op = lh_graph_op(g, i);
 		if (s->first[i] != s->last[i]) {
-			double lat = xla ? 5000 : lh_op_standalone_ns(op, hw);
+			double lat = xla ? 5000 : lh_op_standalone_ns_in(g, op, hw);
 			guint32 a = s->first[i], b = s->last[i];
 			s->pred[pf[b]] = a;
 			s->pred_lat[pf[b]++] = lat;

@@ -24,6 +24,8 @@ struct _LhGraph {
 	GHashTable *index;    /* name -> index + 1 */
 	guint32 *schedule;    /* XLA's sequence (lh_graph_schedule), or NULL */
 	guint32 n_schedule;
+	GArray *msets;        /* of LhMemberSet; dev arrays owned here */
+	guint32 devices;      /* lh_graph_devices */
 };
 
 static const char *const kind_names[LH_OP_N_KINDS] = {
@@ -56,6 +58,11 @@ void lh_graph_free(LhGraph *g)
 	g_free(g->succ_at);
 	g_free(g->succs);
 	g_free(g->topo);
+	if (g->msets) {
+		for (guint i = 0; i < g->msets->len; i++)
+			g_free((gpointer)g_array_index(g->msets, LhMemberSet, i).dev);
+		g_array_unref(g->msets);
+	}
 	if (g->index)
 		g_hash_table_unref(g->index);
 	g_mutex_clear(&g->index_lock);
@@ -585,4 +592,50 @@ const LhOp *lh__graph_ops(const LhGraph *g)
 const guint32 *lh__graph_dep_array(const LhGraph *g)
 {
 	return g->deps;
+}
+
+guint32 lh_graph_add_member_set(LhGraph *g, guint32 n_groups, guint32 group_size, gboolean pairs,
+				const guint32 *dev)
+{
+	if (!g->msets)
+		g->msets = g_array_new(FALSE, FALSE, sizeof(LhMemberSet));
+	gsize n = (gsize)n_groups * group_size;
+	/* Modules repeat the same replica groups on many collectives: share one copy. */
+	for (guint i = 0; i < g->msets->len; i++) {
+		const LhMemberSet *m = &g_array_index(g->msets, LhMemberSet, i);
+		if (m->n_groups == n_groups && m->group_size == group_size && m->pairs == pairs &&
+		    (n == 0 || memcmp(m->dev, dev, n * sizeof *dev) == 0))
+			return i;
+	}
+	LhMemberSet m = {n_groups, group_size, pairs, g_memdup2(dev, n * sizeof *dev)};
+	g_array_append_val(g->msets, m);
+	return g->msets->len - 1;
+}
+
+guint32 lh_graph_n_member_sets(const LhGraph *g)
+{
+	return g->msets ? g->msets->len : 0;
+}
+
+const LhMemberSet *lh_graph_member_set(const LhGraph *g, guint32 index)
+{
+	g_return_val_if_fail(g->msets && index < g->msets->len, NULL);
+	return &g_array_index(g->msets, LhMemberSet, index);
+}
+
+const LhMemberSet *lh_graph_op_members(const LhGraph *g, const LhOp *op)
+{
+	if (!g || !op->members || !g->msets || op->members > g->msets->len)
+		return NULL;
+	return &g_array_index(g->msets, LhMemberSet, op->members - 1);
+}
+
+void lh_graph_set_devices(LhGraph *g, guint32 devices)
+{
+	g->devices = devices;
+}
+
+guint32 lh_graph_devices(const LhGraph *g)
+{
+	return g->devices;
 }
