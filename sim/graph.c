@@ -144,6 +144,25 @@ static gboolean fail(GError **error, int code, const char *where, const char *fm
 	return FALSE;
 }
 
+/* A member set: a collective's, in the table, of the op's group size (pairs: 2). */
+static gboolean check_members(const LhGraph *g, const LhOp *op, const char *where,
+			      GError **error)
+{
+	if (!op->members)
+		return TRUE;
+	if (!lh_op_kind_is_collective(op->kind) || op->members > lh_graph_n_member_sets(g))
+		return fail(error, LH_GRAPH_ERROR_INVALID, where,
+			    "op '%s': member set %u is not a collective's set of the graph",
+			    op->name, op->members - 1);
+	const LhMemberSet *m = lh_graph_member_set(g, op->members - 1);
+	guint32 want = m->pairs ? 2 : m->group_size;
+	if (op->group != want)
+		return fail(error, LH_GRAPH_ERROR_INVALID, where,
+			    "op '%s': group %u disagrees with its members' groups of %u", op->name,
+			    op->group, want);
+	return TRUE;
+}
+
 static gboolean check_op(const LhOp *op, const char *where, GError **error)
 {
 	const char *n = op->name;
@@ -287,7 +306,7 @@ gboolean lh_graph_finish(LhGraph *g, const char *where, GError **error)
 	LhOp *ops = (LhOp *)g->ops->data;
 
 	for (guint32 i = 0; i < n; i++)
-		if (!check_op(&ops[i], where, error))
+		if (!check_op(&ops[i], where, error) || !check_members(g, &ops[i], where, error))
 			return FALSE;
 
 	/* Duplicate names, found by sorting instead of a hash table to keep finished graphs
