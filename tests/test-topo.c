@@ -492,3 +492,181 @@ Test(topo, hw_cluster_keys)
 	g_autofree char *t2 = lh_hw_to_data(old);
 	cr_expect_null(strstr(t2, "gpus_per_node"), "%s", t2);
 }
+
+/* ---- lhs: scale-up and network collectives in separate resources ---- */
+
+/* A copy of @src whose collectives get member sets drawn from intra-node and cross-node
+ * choices on 8-GPU nodes (16 devices). */
+static LhGraph *with_members(const LhGraph *src, guint64 seed)
+{
+	static const struct {
+		guint32 ng, gs;
+		guint32 dev[8];
+	} choice[] = {
+		{1, 4, {0, 1, 2, 3}},             /* node 0 */
+		{1, 4, {4, 5, 6, 7}},             /* node 0 */
+		{1, 8, {0, 1, 2, 3, 4, 5, 6, 7}}, /* node 0 */
+		{2, 2, {8, 9, 10, 11}},           /* node 1 */
+		{1, 2, {0, 8}},                   /* across */
+		{1, 4, {0, 1, 8, 9}},             /* across */
+		{2, 2, {3, 11, 4, 12}},           /* across */
+	};
+	GRand *rnd = g_rand_new_with_seed((guint32)seed);
+	guint32 n = lh_graph_n_ops(src);
+	LhGraph *g = lh_graph_new(lh_graph_name(src));
+	lh_graph_set_devices(g, 16);
+	for (guint32 i = 0; i < n; i++) {
+		const LhOp *o = lh_graph_op(src, i);
+		guint32 k = lh_graph_add_op(g, o->name, o->kind);
+		LhOp *c = lh_graph_op_mut(g, k);
+		c->flops = o->flops;
+		c->bytes = o->bytes;
+		c->sm = o->sm;
+		c->size = o->size;
+		c->out_bytes = o->out_bytes;
+		c->duration_ns = o->duration_ns;
+		c->group = o->group;
+		c->async = o->async;
+		c->out_space = o->out_space;
+		c->dtype = o->dtype;
+		gboolean p2p = o->kind == LH_OP_COLLECTIVE_PERMUTE || o->kind == LH_OP_SEND ||
+			       o->kind == LH_OP_RECV;
+		if (lh_op_kind_is_collective(o->kind) && !p2p) {
+			guint32 j = (guint32)g_rand_int_range(rnd, 0, G_N_ELEMENTS(choice));
+			c->members = 1 + lh_graph_add_member_set(g, choice[j].ng, choice[j].gs, FALSE,
+								 choice[j].dev);
+			c->group = choice[j].gs;
+		}
+	}
+	for (guint32 i = 0; i < n; i++) {
+		guint32 nd;
+		const guint32 *d = lh_graph_deps(src, i, &nd);
+		for (guint32 k = 0; k < nd; k++)
+			lh_graph_add_dep(g, i, d[k]);
+	}
+	g_rand_free(rnd);
+	t_finish(g);
+	return g;
+}
+
+Test(topo, lhs_scale_up_and_network_collectives_apart, .timeout = 300)
+{
+	g_autoptr(LhHw) hw = h100();
+	GError *e = NULL;
+	const LhScheduler *s = lh_scheduler_lookup("lhs", &e);
+	cr_assert(s);
+	const char *kvs[][3] = {
+		{NULL},
+		{"collective-limit=2", "scale-up-collective-limit=3", NULL},
+		{"collective-limit=3", "scale-up-collective-limit=0", NULL},
+	};
+	const guint32 lim_net[] = {1, 2, 3}, lim_up[] = {1, 3, 0};
+	guint32 seen_up = 0, seen_net = 0, most_up = 0;
+	for (gsize k = 0; k < G_N_ELEMENTS(kvs); k++)
+		for (guint64 seed = 1; seed <= 60; seed++) {
+			LhRandomDagOptions o;
+			lh_random_dag_options_init(&o);
+			o.seed = seed;
+			o.n_ops = 40 + (guint32)(seed % 5) * 20;
+			o.width = 2 + (guint32)(seed % 7);
+			o.p_copy = 0.1;
+			o.p_collective = 0.3;
+			o.p_async = 0.2;
+			g_autoptr(LhGraph) g0 = lh_gen_random_dag(&o);
+			g_autoptr(LhGraph) g = with_members(g0, seed);
+			g_autoptr(LhPlan) p = lh_scheduler_run(s, g, hw, kvs[k], NULL, &e);
+			cr_assert(p, "seed %lu: %s", (unsigned long)seed, e ? e->message : "?");
+			g_autoptr(LhTrace) t = t_sim(g, hw, p);
+			/* Every async collective runs on a stream of its resource. */
+			guint32 n = lh_graph_n_ops(g);
+			for (guint32 i = 0; i < n; i++) {
+				const LhOp *op = lh_graph_op(g, i);
+				if (!op->members || !op->async || t->ops[i].stream < 0)
+					continue;
+				const char *sn = lh_plan_stream(p, (guint32)t->ops[i].stream)->name;
+				gboolean up = lh_op_is_scale_up(g, op, hw);
+				cr_assert(g_str_has_prefix(sn, up ? "scaleup" : "collective"),
+					  "seed %lu: '%s' (%s) on %s", (unsigned long)seed, op->name,
+					  up ? "scale-up" : "network", sn);
+				seen_up += up;
+				seen_net += !up;
+			}
+			/* At every start, the collectives of each resource running then are within
+			 * its limit, and none that shares two devices with it. */
+			for (guint32 i = 0; i < n; i++) {
+				const LhOp *a = lh_graph_op(g, i);
+				if (!a->members || !a->async || t->ops[i].start < 0)
+					continue;
+				gboolean up = lh_op_is_scale_up(g, a, hw);
+				guint32 same = 0;
+				for (guint32 j = 0; j < n; j++) {
+					const LhOp *b = lh_graph_op(g, j);
+					if (!b->members || !b->async || t->ops[j].start < 0 ||
+					    !(t->ops[j].start <= t->ops[i].start &&
+					      t->ops[i].start < t->ops[j].end))
+						continue;
+					same += lh_op_is_scale_up(g, b, hw) == up;
+					if (j != i)
+						cr_assert(!lh_ops_share_devices(g, a, b),
+							  "seed %lu: '%s' and '%s' share devices and "
+							  "overlap",
+							  (unsigned long)seed, a->name, b->name);
+				}
+				if (up)
+					most_up = MAX(most_up, same);
+				guint32 lim = up ? lim_up[k] : lim_net[k];
+				if (lim)
+					cr_assert_leq(same, lim, "seed %lu: %u %s collectives at once",
+						      (unsigned long)seed, same,
+						      up ? "scale-up" : "network");
+			}
+		}
+	cr_expect_gt(seen_up, 0);
+	cr_expect_gt(seen_net, 0);
+	/* The limits above 1 are used: scale-up collectives did overlap. */
+	cr_expect_gt(most_up, 1);
+	cr_log_info("scale-up %u, network %u collectives; at most %u scale-up at once", seen_up,
+		    seen_net, most_up);
+}
+
+Test(topo, lhs_does_not_overlap_collectives_sharing_devices)
+{
+	g_autoptr(LhHw) hw = h100();
+	const LhScheduler *s = lh_scheduler_lookup("lhs", NULL);
+	cr_assert(s);
+	/* k0 feeds a, b, c (all-reduces of 1 MiB) and a long kernel k (1 ms); k2 joins them.
+	 * a and b both run on {0,1,2,3}; c on {4,5,6,7}. All three sit in node 0: scale-up
+	 * collectives. With scale-up-collective-limit=3 the limit would let all three overlap k,
+	 * but a and b share 4 devices: XLA's rule keeps them apart; c may overlap either. */
+	g_autoptr(LhGraph) g = lh_graph_new("g");
+	guint32 k0 = t_kernel(g, "k0", 1000, 1.0);
+	guint32 d1[] = {0, 1, 2, 3}, d2[] = {4, 5, 6, 7};
+	guint32 a = add_coll(g, "a", LH_OP_ALL_REDUCE, 1048576, 4, d1);
+	guint32 b = add_coll(g, "b", LH_OP_ALL_REDUCE, 1048576, 4, d1);
+	guint32 c = add_coll(g, "c", LH_OP_ALL_REDUCE, 1048576, 4, d2);
+	guint32 k = t_kernel(g, "k", 1000000, 1.0);
+	guint32 k2 = t_kernel(g, "k2", 1000, 1.0);
+	guint32 all[] = {a, b, c, k};
+	for (guint32 i = 0; i < 4; i++) {
+		t_dep(g, all[i], k0);
+		t_dep(g, k2, all[i]);
+	}
+	t_finish(g);
+	const char *kv[] = {"scale-up-collective-limit=3", NULL};
+	char *text = NULL;
+	size_t len = 0;
+	FILE *ex = open_memstream(&text, &len);
+	g_autoptr(LhPlan) p = lh_scheduler_run(s, g, hw, kv, ex, NULL);
+	fclose(ex);
+	cr_assert(p);
+	g_autoptr(LhTrace) t = t_sim(g, hw, p);
+	gboolean ab = t->ops[a].start < t->ops[b].end && t->ops[b].start < t->ops[a].end;
+	cr_expect(!ab, "a [%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT ") and b [%" G_GINT64_FORMAT
+		       ", %" G_GINT64_FORMAT ") overlap",
+		  t->ops[a].start, t->ops[a].end, t->ops[b].start, t->ops[b].end);
+	/* --explain names the resource and the wait. */
+	cr_expect(strstr(text, "(scale-up collective)"), "%s", text);
+	cr_expect(strstr(text, "scale-up collective 3"), "%s", text);
+	cr_expect(strstr(text, "shares more than one device"), "%s", text);
+	free(text);
+}
