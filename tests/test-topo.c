@@ -19,6 +19,7 @@
 
 #include "helpers.h"
 #include "models/hlo.h"
+#include "viz/layout.h"
 
 #define MIB64 67108864ull
 
@@ -669,4 +670,35 @@ Test(topo, lhs_does_not_overlap_collectives_sharing_devices)
 	cr_expect(strstr(text, "scale-up collective 3"), "%s", text);
 	cr_expect(strstr(text, "shares more than one device"), "%s", text);
 	free(text);
+}
+
+Test(topo, network_lanes_in_timeline_and_chrome_trace)
+{
+	g_autoptr(LhHw) hw = net_hw();
+	g_autoptr(LhGraph) g = lh_graph_new("g");
+	guint32 x[] = {0, 2}, y[] = {0, 1};
+	guint32 a = add_coll(g, "a", LH_OP_REDUCE_SCATTER, 2000, 2, x);
+	guint32 b = add_coll(g, "b", LH_OP_REDUCE_SCATTER, 2000, 2, x);
+	guint32 c = add_coll(g, "c", LH_OP_ALL_REDUCE, 2000, 2, y);
+	t_finish(g);
+	g_autoptr(LhPlan) p = lh_plan_new();
+	lh_plan_run(p, lh_plan_add_stream(p, "s0", LH_ROLE_COLLECTIVE), a);
+	lh_plan_run(p, lh_plan_add_stream(p, "s1", LH_ROLE_COLLECTIVE), b);
+	lh_plan_run(p, lh_plan_add_stream(p, "s2", LH_ROLE_COLLECTIVE), c);
+	g_autoptr(LhTrace) t = t_sim(g, hw, p);
+	/* Lanes: 3 streams, one link row (c), two network rows (a and b overlap). */
+	LhLaneMap *m = lh_lanes_new(p, t);
+	cr_assert_eq(m->n_lanes, 3 + 1 + 2);
+	cr_expect_eq(m->lanes[3].kind, LH_LANE_LINK);
+	cr_expect_str_eq(m->lanes[3].label, "link");
+	cr_expect_eq(m->lanes[4].kind, LH_LANE_NET);
+	cr_expect_str_eq(m->lanes[4].label, "network 1");
+	cr_expect_str_eq(m->lanes[5].label, "network 2");
+	cr_expect_eq(m->engine_lane[a], 4);
+	cr_expect_eq(m->engine_lane[b], 5);
+	cr_expect_eq(m->engine_lane[c], 3);
+	lh_lanes_free(m);
+	/* The Chrome trace has a "network" track for a and b. */
+	g_autofree char *json = lh_trace_to_chrome_json(t, g, p);
+	cr_expect(strstr(json, "\"name\":\"network\""), "%s", json);
 }
