@@ -208,6 +208,11 @@ gboolean hlo_members(Parser *ps, const Instr *in, LhOpKind kind, LhGraph *g, gui
 				   in->name, key);
 	}
 	/* The domain the ids number: replicas, partitions, or all devices. */
+	if ((guint64)P * R > MAX_MEMBERS)
+		return hlo_fail_at(ps, value_at(in, "replica_groups"),
+				   "'%s': num_partitions x replica_count = %" G_GUINT64_FORMAT
+				   " devices is more than lhsim takes (%u)",
+				   in->name, (guint64)P * R, MAX_MEMBERS);
 	guint32 domain = mode == MODE_REPLICA || mode == MODE_REPLICA_AND_PARTITION ? R
 			 : mode == MODE_PARTITION				    ? P
 										    : P * R;

@@ -1,6 +1,7 @@
 /* lhsim — the cluster and member sets (docs/engine.md, "Collectives on a cluster"). */
 #include "sim/topo.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 gboolean lh_hw_has_cluster(const LhHw *hw)
@@ -13,23 +14,33 @@ guint32 lh_hw_node_of(const LhHw *hw, guint32 dev)
 	return hw->gpus_per_node ? dev / hw->gpus_per_node : 0;
 }
 
-/* Nodes and the most members in one node of one group of @k devices. */
+static int u64_cmp(const void *a, const void *b)
+{
+	guint64 x = *(const guint64 *)a, y = *(const guint64 *)b;
+	return (x > y) - (x < y);
+}
+
+static int u32_cmp(const void *a, const void *b)
+{
+	guint32 x = *(const guint32 *)a, y = *(const guint32 *)b;
+	return (x > y) - (x < y);
+}
+
+/* Nodes and the most members in one node of one group of @k devices: the group's nodes,
+ * sorted, counted in runs (O(k log k)). */
 static void group_span(const LhHw *hw, const guint32 *dev, guint32 k, guint32 *nodes,
 		       guint32 *per_node)
 {
+	g_autofree guint32 *nd = g_new(guint32, MAX(k, 1u));
+	for (guint32 i = 0; i < k; i++)
+		nd[i] = lh_hw_node_of(hw, dev[i]);
+	qsort(nd, k, sizeof *nd, u32_cmp);
 	*nodes = 0;
 	*per_node = 0;
-	for (guint32 i = 0; i < k; i++) {
-		guint32 nd = lh_hw_node_of(hw, dev[i]), same = 0;
-		gboolean seen = FALSE;
-		for (guint32 j = 0; j < k; j++)
-			if (lh_hw_node_of(hw, dev[j]) == nd) {
-				same++;
-				seen |= j < i;
-			}
-		if (!seen)
-			(*nodes)++;
-		*per_node = MAX(*per_node, same);
+	for (guint32 i = 0, run = 0; i < k; i++) {
+		run = i > 0 && nd[i] == nd[i - 1] ? run + 1 : 1;
+		*nodes += run == 1;
+		*per_node = MAX(*per_node, run);
 	}
 }
 
@@ -71,43 +82,50 @@ gboolean lh_op_is_scale_up(const LhGraph *g, const LhOp *op, const LhHw *hw)
 	return lh_op_kind_is_collective(op->kind) && lh_op_span(g, op, hw).nodes <= 1;
 }
 
-/* Marks the devices of @op in @mark (size @n). */
-static void mark_devices(const LhGraph *g, const LhOp *op, guint8 *mark, guint32 n)
+/* The devices of @op, sorted, without repeats (*n of them; caller frees). */
+static guint32 *op_devices(const LhGraph *g, const LhOp *op, guint32 *n)
 {
 	const LhMemberSet *m = lh_graph_op_members(g, op);
+	guint32 *d;
 	if (!m) {
 		guint32 k = op->kind == LH_OP_COLLECTIVE_PERMUTE || op->kind == LH_OP_SEND ||
 				    op->kind == LH_OP_RECV
 			    ? 2
 			    : MAX(op->group, 1u);
-		for (guint32 i = 0; i < k && i < n; i++)
-			mark[i] = 1;
-		return;
+		d = g_new(guint32, k);
+		for (guint32 i = 0; i < k; i++)
+			d[i] = i;
+		*n = k;
+		return d;
 	}
-	for (gsize i = 0; i < (gsize)m->n_groups * m->group_size; i++)
-		if (m->dev[i] < n)
-			mark[m->dev[i]] = 1;
-}
-
-static guint32 max_device(const LhGraph *g, const LhOp *op)
-{
-	const LhMemberSet *m = lh_graph_op_members(g, op);
-	guint32 mx = MAX(op->group, 2u);
-	for (gsize i = 0; m && i < (gsize)m->n_groups * m->group_size; i++)
-		mx = MAX(mx, m->dev[i] + 1);
-	return mx;
+	gsize k = (gsize)m->n_groups * m->group_size;
+	d = g_memdup2(m->dev, MAX(k, 1) * sizeof *d);
+	qsort(d, k, sizeof *d, u32_cmp);
+	guint32 w = 0;
+	for (gsize i = 0; i < k; i++)
+		if (!w || d[i] != d[w - 1])
+			d[w++] = d[i];
+	*n = w;
+	return d;
 }
 
 gboolean lh_ops_share_devices(const LhGraph *g, const LhOp *a, const LhOp *b)
 {
-	guint32 n = MAX(max_device(g, a), max_device(g, b));
-	g_autofree guint8 *ma = g_new0(guint8, n);
-	g_autofree guint8 *mb = g_new0(guint8, n);
-	mark_devices(g, a, ma, n);
-	mark_devices(g, b, mb, n);
+	guint32 na, nb;
+	g_autofree guint32 *da = op_devices(g, a, &na);
+	g_autofree guint32 *db = op_devices(g, b, &nb);
 	guint32 both = 0;
-	for (guint32 i = 0; i < n; i++)
-		both += ma[i] && mb[i];
+	for (guint32 i = 0, j = 0; i < na && j < nb && both < 2;) {
+		if (da[i] == db[j]) {
+			both++;
+			i++;
+			j++;
+		} else if (da[i] < db[j]) {
+			i++;
+		} else {
+			j++;
+		}
+	}
 	return both > 1;
 }
 
@@ -147,21 +165,19 @@ gboolean lh_member_set_check(guint32 n_groups, guint32 group_size, gboolean pair
 			}
 		return TRUE;
 	}
-	guint32 mx = 0;
+	/* A device twice: sort (id, position) pairs and compare neighbours. */
+	g_autofree guint64 *key = g_new(guint64, n);
 	for (gsize i = 0; i < n; i++)
-		mx = MAX(mx, dev[i]);
-	g_autofree gint64 *first = g_new(gint64, (gsize)mx + 1);
-	for (gsize i = 0; i <= mx; i++)
-		first[i] = -1;
-	for (gsize i = 0; i < n; i++) {
-		if (first[dev[i]] >= 0) {
-			*bad = (guint32)i;
-			*why = g_strdup_printf("device %u appears twice (groups %" G_GINT64_FORMAT
+		key[i] = (guint64)dev[i] << 32 | (guint64)i;
+	qsort(key, n, sizeof *key, u64_cmp);
+	for (gsize i = 1; i < n; i++)
+		if (key[i] >> 32 == key[i - 1] >> 32) {
+			gsize a = (gsize)(key[i - 1] & 0xffffffffu), b = (gsize)(key[i] & 0xffffffffu);
+			*bad = (guint32)b;
+			*why = g_strdup_printf("device %u appears twice (groups %" G_GSIZE_FORMAT
 					       " and %" G_GSIZE_FORMAT ")",
-					       dev[i], first[dev[i]] / group_size, i / group_size);
+					       dev[b], a / group_size, b / group_size);
 			return FALSE;
 		}
-		first[dev[i]] = (gint64)i;
-	}
 	return TRUE;
 }
