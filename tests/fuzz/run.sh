@@ -15,7 +15,7 @@ cflags="-std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined -fno-s
 libs="$(pkg-config --libs glib-2.0 json-glib-1.0) -lm"
 # The sources the readers need: the sim core (graph, util) and the two readers.
 [ -f "$out/lh-config.h" ] || echo '#pragma once' > "$out/lh-config.h"
-core="$src/sim/graph.c $src/sim/util.c $src/models/graph-json.c $src/models/hlo-read.c $src/models/hlo-cost.c $src/models/hlo-lower.c"
+core="$src/sim/graph.c $src/sim/util.c $src/sim/topo.c $src/models/graph-json.c $src/models/hlo-read.c $src/models/hlo-cost.c $src/models/hlo-lower.c $src/models/hlo-groups.c"
 clang $cflags -o "$out/fuzz-hlo" "$here/fuzz-hlo.c" $core $libs
 clang $cflags -o "$out/fuzz-json" "$here/fuzz-json.c" $core $libs
 [ "$what" = build ] && exit 0
