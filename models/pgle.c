@@ -698,7 +698,7 @@ double lh_pgle_share(const LhGraph *g, const LhHw *hw, const LhPgleReport *repor
 {
 	double in = 0, all = 0;
 	for (guint32 i = 0; i < lh_graph_n_ops(g); i++) {
-		double t = lh_op_standalone_ns(lh_graph_op(g, i), hw);
+		double t = lh_op_standalone_ns_in(g, lh_graph_op(g, i), hw);
 		all += t;
 		if (report && report->from_profile && report->from_profile[i])
 			in += t;
@@ -759,7 +759,7 @@ static char *export_text(const LhGraph *g, const LhHw *hw, guint32 *n_averaged, 
 		const LhOp *op = lh_graph_op(g, i);
 		if (op->kind == LH_OP_INPUT)
 			continue;
-		double t = lh_op_standalone_ns(op, hw);
+		double t = lh_op_standalone_ns_in(g, op, hw);
 		if (!(t <= MAX_NS)) {
 			g_set_error(error, LH_GRAPH_ERROR, LH_GRAPH_ERROR_INVALID,
 				    "op '%s': its standalone duration on %s, %.3g ns, is beyond the "

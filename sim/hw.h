@@ -66,6 +66,15 @@ typedef struct {
 	double link_latency_ns;    /* fixed latency of one collective, ns */
 	double collective_sm;      /* fraction of SMs a collective kernel occupies, (0, 1] */
 	double step_overhead_ns;   /* host cost of launching the executable, once per step, ns */
+	/* The cluster (docs/hw-format.md, "Cluster"): all six keys or none. gpus_per_node 0 = not
+	 * given: one node holding every device, collectives priced by link_gbs and
+	 * link_latency_ns as before these keys existed. */
+	guint32 gpus_per_node;      /* GPUs in one NVLink domain (a node) */
+	double nvlink_busbw_gbs;    /* achieved NCCL ring bus bandwidth per GPU inside a node, GB/s */
+	double net_gbs;             /* network bandwidth per GPU leaving the node, one way, GB/s */
+	double coll_base_latency_ns; /* NCCL base latency of a collective (ring, Simple), ns */
+	double nvlink_latency_ns;   /* NCCL latency per algorithm step over NVLink (Simple), ns */
+	double net_latency_ns;      /* NCCL latency per algorithm step over the network (Simple), ns */
 	LhSmSharing sm_sharing;
 } LhHw;
 
