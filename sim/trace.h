@@ -66,6 +66,10 @@ typedef struct {
 	double d2h_work;
 	double link_work;     /* sum of collective standalone times (link is shared) */
 	double host_issue;    /* commands * launch_ns; at least non-input ops * launch_ns */
+	/* Per engine class, what cannot overlap: for the ops that use it and start no earlier
+	 * than some h, h + their work on it + the shortest chain after any of them (and the
+	 * mirror image by chains after), the best h. */
+	double class_sm, class_hbm, class_h2d, class_d2h, class_link;
 	double bound;         /* the maximum of the above */
 	const char *binding;  /* name of the bound that binds */
 } LhBounds;
