@@ -15,6 +15,7 @@ static const LhScheduler *const builtin[] = {
 	&lh_sched_heft,
 	&lh_sched_cpath,
 	&lh_sched_xla,
+	&lh_sched_search,
 };
 
 static GMutex plugin_lock;
