@@ -431,6 +431,111 @@ static gboolean regions_cost(const LhIreeCtx *c, GPtrArray *regions, GError **er
 }
 
 const LhIreeRegionStep lh_iree_regions_cost = {"split", regions_cost};
+
+/* ---- regions=list -------------------------------------------------------------------- */
+
+typedef struct {
+	double start;
+	guint32 proc, seq;
+} Start;
+
+static int by_start(const void *a, const void *b)
+{
+	const Start *x = a, *y = b;
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return (x->seq > y->seq) - (x->seq < y->seq);
+}
+
+/* List scheduling on `lanes` tracks (ready ops in decreasing b-level, each on the track that
+ * frees first, at its estimated start), then each track's ops cut into regions where an op
+ * has a dep on another track: a region awaits its deps only when it starts. */
+static gboolean regions_list(const LhIreeCtx *c, GPtrArray *regions, GError **error)
+{
+	(void)error;
+	const LhGraph *g = c->g;
+	guint32 n = lh_graph_n_ops(g), P = MAX(c->lanes, 1);
+	const guint32 *topo = lh_graph_topo(g);
+	g_autofree guint32 *pos = g_new0(guint32, MAX(n, 1));
+	g_autofree guint32 *pending = g_new0(guint32, MAX(n, 1));
+	for (guint32 k = 0; k < n; k++)
+		pos[topo[k]] = k;
+	GArray *ready = g_array_new(FALSE, FALSE, sizeof(guint32));
+	guint32 m = 0;
+	for (guint32 v = 0; v < n; v++) {
+		if (lh_graph_op(g, v)->kind == LH_OP_INPUT)
+			continue;
+		m++;
+		guint32 nd;
+		const guint32 *d = lh_graph_deps(g, v, &nd);
+		for (guint32 j = 0; j < nd; j++)
+			pending[v] += lh_graph_op(g, d[j])->kind != LH_OP_INPUT;
+		if (!pending[v])
+			g_array_append_val(ready, v);
+	}
+	g_autofree double *fin = g_new0(double, MAX(n, 1));
+	g_autofree double *free_at = g_new0(double, P);
+	g_autofree guint32 *proc = g_new0(guint32, MAX(n, 1));
+	g_autofree guint32 *cur = g_new(guint32, P); /* current region of each track */
+	for (guint32 k = 0; k < P; k++)
+		cur[k] = G_MAXUINT32;
+	GArray *starts = g_array_new(FALSE, FALSE, sizeof(Start));
+	GPtrArray *parts = g_ptr_array_new();
+	Order ord = {c->blevel, pos};
+	for (guint32 placed = 0; placed < m; placed++) {
+		g_array_sort_with_data(ready, by_blevel, &ord);
+		guint32 v = g_array_index(ready, guint32, 0), nd, ns;
+		g_array_remove_index(ready, 0);
+		const guint32 *d = lh_graph_deps(g, v, &nd);
+		double rdy = 0;
+		for (guint32 j = 0; j < nd; j++)
+			rdy = MAX(rdy, fin[d[j]]);
+		guint32 best = 0;
+		double best_s = G_MAXDOUBLE;
+		for (guint32 k = 0; k < P; k++) {
+			double s = MAX(rdy, free_at[k]);
+			if (s < best_s) {
+				best_s = s;
+				best = k;
+			}
+		}
+		fin[v] = best_s + c->cost[v];
+		free_at[best] = fin[v];
+		proc[v] = best;
+		gboolean cross = cur[best] == G_MAXUINT32;
+		for (guint32 j = 0; j < nd && !cross; j++)
+			if (lh_graph_op(g, d[j])->kind != LH_OP_INPUT && proc[d[j]] != best)
+				cross = TRUE;
+		if (cross) {
+			cur[best] = parts->len;
+			g_ptr_array_add(parts, g_array_new(FALSE, FALSE, sizeof(guint32)));
+			Start st = {best_s, best, parts->len - 1};
+			g_array_append_val(starts, st);
+		}
+		g_array_append_val((GArray *)g_ptr_array_index(parts, cur[best]), v);
+		const guint32 *sc = lh_graph_succs(g, v, &ns);
+		for (guint32 j = 0; j < ns; j++)
+			if (--pending[sc[j]] == 0)
+				g_array_append_val(ready, sc[j]);
+	}
+	/* Regions by estimated start (ties: creation order), which is a topological order:
+	 * a region's deps from other tracks end before it starts. */
+	g_array_sort(starts, by_start);
+	for (guint32 k = 0; k < starts->len; k++) {
+		const Start *st = &g_array_index(starts, Start, k);
+		g_ptr_array_add(regions, g_ptr_array_index(parts, st->seq));
+		if (c->tracks)
+			g_array_append_val(c->tracks, st->proc);
+	}
+	lh_params_explain(c->p, "iree-cost: regions=list: %u region(s) on %u track(s)",
+			  starts->len, P);
+	g_array_free(starts, TRUE);
+	g_ptr_array_free(parts, TRUE);
+	g_array_free(ready, TRUE);
+	return TRUE;
+}
+
+const LhIreeRegionStep lh_iree_regions_list = {"list", regions_list};
 const LhIreeWaveStep lh_iree_waves_cost = {"cost", waves_cost};
 
 /* ---- the driver ---------------------------------------------------------------------- */
@@ -480,7 +585,8 @@ LhPlan *lh_iree_partition(const LhGraph *g, const LhHw *hw, const LhParams *p,
 	g_autofree guint32 *region_of = g_new(guint32, MAX(n, 1));
 	for (guint32 i = 0; i < n; i++)
 		region_of[i] = G_MAXUINT32;
-	LhIreeCtx c = {g, hw, p, cost, bl, region_of, budget, MAX(lanes, 1)};
+	g_autoptr(GArray) hint = g_array_new(FALSE, FALSE, sizeof(guint32));
+	LhIreeCtx c = {g, hw, p, cost, bl, region_of, budget, MAX(lanes, 1), hint};
 
 	g_autoptr(GPtrArray) regions = g_ptr_array_new_with_free_func(free_part);
 	if (!rstep->regions(&c, regions, error))
@@ -546,7 +652,11 @@ LhPlan *lh_iree_partition(const LhGraph *g, const LhHw *hw, const LhParams *p,
 	}
 
 	LhPlan *plan = lh_plan_new();
-	Track track[MAX_TRACKS];
+	gboolean hinted = hint->len == R;
+	guint32 max_tracks = MAX_TRACKS;
+	for (guint32 r = 0; hinted && r < R; r++)
+		max_tracks = MAX(max_tracks, g_array_index(hint, guint32, r) + 1);
+	g_autofree Track *track = g_new0(Track, max_tracks);
 	guint32 n_tracks = 0;
 	g_autofree guint32 *track_of = g_new(guint32, MAX(R, 1));
 	/* Done events of each region: (stream, event) pairs. */
@@ -565,7 +675,14 @@ LhPlan *lh_iree_partition(const LhGraph *g, const LhHw *hw, const LhParams *p,
 		for (guint32 k = 0; k < reg->len && xfer; k++)
 			xfer = is_transfer(lh_graph_op(g, g_array_index(reg, guint32, k)));
 		guint32 ti = G_MAXUINT32, best_len = 0;
-		for (guint32 k = 0; k < dl->len; k++) {
+		if (hinted) {
+			ti = g_array_index(hint, guint32, r);
+			while (n_tracks <= ti) {
+				track[n_tracks].lanes = g_array_new(FALSE, FALSE, sizeof(guint32));
+				track[n_tracks++].xfer = FALSE;
+			}
+		}
+		for (guint32 k = 0; k < dl->len && !hinted; k++) {
 			guint32 q = g_array_index(dl, guint32, k);
 			guint32 ql = ((GArray *)g_ptr_array_index(regions, q))->len;
 			Track *t = &track[track_of[q]];
@@ -574,7 +691,7 @@ LhPlan *lh_iree_partition(const LhGraph *g, const LhHw *hw, const LhParams *p,
 				best_len = ql;
 			}
 		}
-		if (ti == G_MAXUINT32 && n_tracks < MAX_TRACKS) {
+		if (ti == G_MAXUINT32 && n_tracks < max_tracks) {
 			ti = n_tracks++;
 			track[ti].lanes = g_array_new(FALSE, FALSE, sizeof(guint32));
 			track[ti].xfer = xfer;
@@ -730,8 +847,9 @@ LhPlan *lh_iree_partition(const LhGraph *g, const LhHw *hw, const LhParams *p,
 /* ---- the scheduler ------------------------------------------------------------------- */
 
 static const LhParamSpec cost_params[] = {
-	{"regions", LH_PARAM_CHOICE, "auto", 0, 0, "auto|split|reference",
-	 "execution regions: transfers split off, IREE's reference, or (auto) the faster"},
+	{"regions", LH_PARAM_CHOICE, "auto", 0, 0, "auto|split|list|reference",
+	 "execution regions: transfers split off, by list scheduling, IREE's reference, or "
+	 "(auto) the fastest"},
 	{"concurrency", LH_PARAM_CHOICE, "cost", 0, 0, "cost|reference",
 	 "concurrency (wave) step"},
 	{"favor", LH_PARAM_CHOICE, "min-peak-memory", 0, 0,
@@ -777,14 +895,17 @@ static LhPlan *cost_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GE
 	gboolean has_limit = lh_params_is_set(p, "memory-limit");
 	double limit = has_limit ? lh_params_get_double(p, "memory-limit") * 1073741824.0 : 0;
 	/* regions=auto: both region steps, the plan the engine finds faster. */
-	const LhIreeRegionStep *rsteps[2] = {NULL, NULL};
+	const LhIreeRegionStep *rsteps[3] = {NULL, NULL, NULL};
 	if (strcmp(rname, "split") == 0)
 		rsteps[0] = &lh_iree_regions_cost;
+	else if (strcmp(rname, "list") == 0)
+		rsteps[0] = &lh_iree_regions_list;
 	else if (strcmp(rname, "reference") == 0)
 		rsteps[0] = &lh_iree_regions_reference;
 	else {
 		rsteps[0] = &lh_iree_regions_cost;
 		rsteps[1] = &lh_iree_regions_reference;
+		rsteps[2] = &lh_iree_regions_list;
 	}
 	if (!has_limit && !rsteps[1])
 		return lh_iree_partition(g, hw, p, rsteps[0], ws, lanes, 0, submit, error);
@@ -799,7 +920,7 @@ static LhPlan *cost_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GE
 		gboolean last = k == G_N_ELEMENTS(factor);
 		LhPlan *best = NULL;
 		gint64 best_mk = G_MAXINT64;
-		for (int r = 0; r < 2 && (r == 0 || !last); r++) {
+		for (int r = 0; r < 3 && (r == 0 || !last); r++) {
 			if (!rsteps[r])
 				continue;
 			LhPlan *plan = last ? lh_iree_partition(g, hw, p, &lh_iree_regions_reference,

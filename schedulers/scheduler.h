@@ -113,6 +113,9 @@ typedef struct {
 	                             filled by the driver after the region step */
 	double memory_budget;     /* device bytes the waves may keep live; 0 = no bound */
 	guint32 lanes;            /* most lanes a wave runs on */
+	GArray *tracks;           /* of guint32: a region step may append one track (a group of
+	                             lanes regions run on, in order) per region; when it leaves
+	                             it empty, the driver picks them */
 } LhIreeCtx;
 
 typedef struct {
@@ -134,7 +137,8 @@ typedef struct {
 /* Reference steps (schedulers/iree.c; they read "favor") and cost-aware ones
  * (schedulers/iree-cost.c; they read nothing from @p). */
 extern const LhIreeRegionStep lh_iree_regions_reference;
-extern const LhIreeRegionStep lh_iree_regions_cost;
+extern const LhIreeRegionStep lh_iree_regions_cost; /* "split" */
+extern const LhIreeRegionStep lh_iree_regions_list;
 extern const LhIreeWaveStep lh_iree_waves_reference;
 extern const LhIreeWaveStep lh_iree_waves_cost;
 
