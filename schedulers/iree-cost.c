@@ -20,9 +20,9 @@
  *                 regions; the compute ops are cut into regions where a transfer must start
  *                 (after its producers) or must have ended (before its consumers).
  *
- * With memory-limit, each plan is simulated; over the limit, the waves' memory budget shrinks
- * and, last, one region with one op per wave is tried; none within: an error giving the
- * smallest peak found.
+ * With memory-limit, each plan is simulated: first without a memory budget, then with the
+ * waves' budget shrinking and, last, one region with one op per wave; none within: an error
+ * giving the smallest peak found.
  */
 #include "schedulers/sched-util.h"
 #include "sim/cost.h"
@@ -318,20 +318,28 @@ static gboolean regions_cost(const LhIreeCtx *c, GPtrArray *regions, GError **er
 	const LhGraph *g = c->g;
 	guint32 n = lh_graph_n_ops(g);
 	const guint32 *topo = lh_graph_topo(g);
-	/* Levels: hops from a root, inputs left out. */
+	/* Levels: the waves the cost step gives the whole graph as one region (they respect
+	 * every dep, the transfers' included); the compute regions are runs of them. */
 	g_autofree guint32 *lvl = g_new0(guint32, MAX(n, 1));
 	g_autofree guint8 *aside = g_new0(guint8, MAX(n, 1));
 	guint32 top = 0;
-	for (guint32 k = 0; k < n; k++) {
-		guint32 v = topo[k], nd;
-		if (lh_graph_op(g, v)->kind == LH_OP_INPUT)
-			continue;
-		const guint32 *d = lh_graph_deps(g, v, &nd);
-		for (guint32 j = 0; j < nd; j++)
-			if (lh_graph_op(g, d[j])->kind != LH_OP_INPUT)
-				lvl[v] = MAX(lvl[v], lvl[d[j]] + 1);
-		top = MAX(top, lvl[v]);
-		aside[v] = goes_aside(c, v);
+	{
+		GArray *all = g_array_new(FALSE, FALSE, sizeof(guint32));
+		for (guint32 k = 0; k < n; k++)
+			if (lh_graph_op(g, topo[k])->kind != LH_OP_INPUT)
+				g_array_append_val(all, topo[k]);
+		GPtrArray *w = g_ptr_array_new_with_free_func(free_part_);
+		waves_cost(c, all, 0, w, NULL);
+		for (guint32 k = 0; k < w->len; k++) {
+			GArray *wv = g_ptr_array_index(w, k);
+			for (guint32 j = 0; j < wv->len; j++)
+				lvl[g_array_index(wv, guint32, j)] = k;
+		}
+		top = w->len ? w->len - 1 : 0;
+		g_ptr_array_free(w, TRUE);
+		g_array_free(all, TRUE);
+		for (guint32 v = 0; v < n; v++)
+			aside[v] = lh_graph_op(g, v)->kind != LH_OP_INPUT && goes_aside(c, v);
 	}
 	/* Cuts between compute levels: after the last producer of a transfer aside, before the
 	 * first consumer. */
@@ -910,10 +918,11 @@ static LhPlan *cost_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GE
 	if (!has_limit && !rsteps[1])
 		return lh_iree_partition(g, hw, p, rsteps[0], ws, lanes, 0, submit, error);
 
-	/* With memory-limit, the waves' budget shrinks until a plan's simulated peak is within
-	 * it; last, one region whose waves each hold one op. */
-	static const double factor[] = {1.0,  0.98, 0.96, 0.94, 0.92, 0.9, 0.85, 0.8,
-					0.75, 0.7,  0.6,  0.5,  0.4,  0.3, 0.2,  0.1};
+	/* With memory-limit: first the plans without a budget; then the waves' budget shrinks
+	 * until a plan's simulated peak is within the limit; last, one region whose waves each
+	 * hold one op (the serial schedule). */
+	static const double factor[] = {0,    1.0, 0.98, 0.96, 0.94, 0.92, 0.9, 0.85, 0.8,
+					0.75, 0.7, 0.6,  0.5,  0.4,  0.3,  0.2, 0.1};
 	gsize n_factor = has_limit ? G_N_ELEMENTS(factor) + 1 : 1;
 	gint64 best_peak = G_MAXINT64;
 	for (gsize k = 0; k < n_factor; k++) {
@@ -927,8 +936,9 @@ static LhPlan *cost_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GE
 								&lh_iree_waves_cost, 1, 1e-9, submit,
 								error)
 					    : lh_iree_partition(g, hw, p, rsteps[r], ws, lanes,
-								has_limit ? MAX(limit * factor[k], 1e-9)
-									  : 0,
+								has_limit && factor[k] > 0
+									? MAX(limit * factor[k], 1e-9)
+									: 0,
 								submit, error);
 			gint64 mk, peak;
 			if (!plan || !sim_plan(g, hw, plan, &mk, &peak, error)) {
