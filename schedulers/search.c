@@ -318,7 +318,10 @@ static LhPlan *search_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, 
 	GRand *rng = g_rand_new_with_seed((guint32)lh_params_get_int(p, "seed"));
 	guint32 W = (guint32)lh_params_get_int(p, "window");
 	guint32 accepted = 0, improved = 0;
-	while (m > 1 && n_evals < evals) {
+	/* Draws that give no move (an op pinned between its dep and its consumer, on the only
+	 * stream of its class) in a row; past 10 m + 1000 of them, no move is left to try. */
+	guint32 idle = 0;
+	while (m > 1 && n_evals < evals && idle <= 10 * m + 1000) {
 		if (use_clock && (g_get_monotonic_time() - t0) >= (gint64)(budget * 1e6))
 			break;
 		guint32 i = g_rand_int_range(rng, 0, (gint32)m), v = order[i];
@@ -344,13 +347,17 @@ static LhPlan *search_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, 
 					lo = MAX(lo, (gint64)pos[d[k]] + 1);
 			for (guint32 k = 0; k < nsc; k++)
 				hi = MIN(hi, (gint64)pos[sc[k]] - 1);
-			if (hi <= lo)
+			if (hi <= lo) {
+				idle++;
 				continue;
+			}
 			j = (guint32)g_rand_int_range(rng, (gint32)lo, (gint32)hi);
 			if (j >= i)
 				j++;
-			if (j > (guint32)hi)
+			if (j > (guint32)hi) {
+				idle++;
 				continue;
+			}
 			/* Shift v from i to j. */
 			if (j < i)
 				memmove(order + j + 1, order + j, (i - j) * sizeof(guint32));
@@ -360,6 +367,7 @@ static LhPlan *search_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, 
 			for (guint32 k = MIN(i, j); k <= MAX(i, j); k++)
 				pos[order[k]] = k;
 		}
+		idle = 0;
 		LhPlan *cand = emit(&c, order, stream);
 		gint64 mk = evaluate(&c, cand, TRUE, &peak);
 		n_evals++;

@@ -330,3 +330,22 @@ Test(search, stg_against_the_optima, .timeout = 300)
 	cr_assert_leq(gap_search / count, 0.005);
 	cr_assert_leq(gap_cost / count, 0.10);
 }
+
+/* A chain on one stream leaves no move: the search ends (it used to draw forever). */
+Test(search, ends_when_no_move_is_left, .timeout = 20)
+{
+	lh_models_init();
+	g_autoptr(LhHw) hw = t_hw(LH_SHARING_FIFO);
+	g_autoptr(LhGraph) g = lh_graph_new("chain");
+	guint32 a = t_kernel(g, "a", 100, 1), b = t_kernel(g, "b", 100, 1),
+		c = t_kernel(g, "c", 100, 1);
+	t_dep(g, b, a);
+	t_dep(g, c, b);
+	t_finish(g);
+	const char *kv[] = {"start=serial", "evals=100", NULL};
+	GError *e = NULL;
+	g_autoptr(LhPlan) p = plan_of("search", g, hw, kv, &e);
+	cr_assert(p, "%s", e ? e->message : "?");
+	g_autoptr(LhTrace) t = sim_valid(g, hw, p, "chain", 0);
+	cr_assert_eq(makespan(t), 300);
+}
