@@ -734,8 +734,9 @@ static void append_us(GString *s, gint64 ns)
 	if (frac) {
 		char buf[8];
 		g_snprintf(buf, sizeof buf, ".%03d", frac);
+		/* frac != 0: a digit after the point is not 0, so l stays above 1. */
 		gsize l = strlen(buf);
-		while (buf[l - 1] == '0')
+		while (l > 1 && buf[l - 1] == '0')
 			buf[--l] = '\0';
 		g_string_append(s, buf);
 	}
