@@ -76,6 +76,49 @@ static inline gboolean slice_is(Slice v, const char *lit)
 	return v.len == n && memcmp(v.s, lit, n) == 0;
 }
 
+/* A decimal number whose digits, as an integer, are below 2^53 and whose power of ten is at
+ * most 22 either way is the exact quotient or product of two doubles: one IEEE operation,
+ * correctly rounded, so the same double as strtod's (Clinger's fast path). FALSE otherwise. */
+static gboolean exact_double(const char *s, const char *end, double *out)
+{
+	static const double p10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+				     1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+				     1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+	guint64 m = 0;
+	int digits = 0, e10 = 0;
+	const char *q = s;
+	for (; q < end && (g_ascii_isdigit(*q) || *q == '.'); q++) {
+		if (*q == '.') {
+			for (q++; q < end && g_ascii_isdigit(*q); q++) {
+				if (++digits > 15 && (m || *q != '0'))
+					return FALSE;
+				m = m * 10 + (guint)(*q - '0');
+				e10--;
+			}
+			break;
+		}
+		if (++digits > 15 && (m || *q != '0'))
+			return FALSE;
+		m = m * 10 + (guint)(*q - '0');
+	}
+	if (q < end && (*q == 'e' || *q == 'E')) {
+		q++;
+		int sign = 1, x = 0;
+		if (*q == '+' || *q == '-')
+			sign = *q++ == '-' ? -1 : 1;
+		for (; q < end && g_ascii_isdigit(*q); q++) {
+			if (x > 1000)
+				return FALSE;
+			x = x * 10 + (*q - '0');
+		}
+		e10 += sign * x;
+	}
+	if (m > (G_GUINT64_CONSTANT(1) << 53) || e10 < -22 || e10 > 22)
+		return FALSE;
+	*out = e10 < 0 ? (double)m / p10[-e10] : (double)m * p10[e10];
+	return TRUE;
+}
+
 /* A JSON number that is not negative: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)? without
  * the sign. An integer (no fraction or exponent) must fit 63 bits and reads as json-glib's
  * int64 does, the rest as a double (g_ascii_strtod, correctly rounded as json-glib's). */
@@ -126,7 +169,7 @@ static gboolean num(Rd *r, double *out, gboolean *integer, gint64 *ival)
 			return FALSE;
 		*ival = (gint64)v;
 		*out = (double)(gint64)v;
-	} else {
+	} else if (!exact_double(s, q, out)) {
 		char buf[64];
 		if (q - s >= (gssize)sizeof buf)
 			return FALSE;

@@ -65,8 +65,16 @@ Test(json_fast, random_graphs_read_the_same)
 			o->out_bytes = (guint64)g_rand_double_range(r, 0, 9e18);
 			if (kind == LH_OP_KERNEL) {
 				o->flops = g_rand_double_range(r, 0, 1e29) * g_rand_double(r);
-				o->bytes = g_rand_int_range(r, 0, 2) ? g_rand_double(r) * 1e6
-								     : (double)g_rand_int(r);
+				/* Short decimals (read without strtod) and full-length ones. */
+				static const double scale[] = {1, 0.1, 1e-3, 1e-7, 1e5, 1e14, 1e-22, 3e-30};
+				int pick = g_rand_int_range(r, 0, 3);
+				o->bytes = pick == 0   ? g_rand_double(r) * 1e6
+					   : pick == 1 ? (double)g_rand_int(r)
+						       : (double)g_rand_int_range(r, 0, 1 << 30) *
+								 scale[g_rand_int_range(r, 0, 8)];
+				if (g_rand_int_range(r, 0, 3) == 0)
+					o->flops = (double)g_rand_int_range(r, 0, 99999) *
+						   scale[g_rand_int_range(r, 0, 6)];
 				o->sm = g_rand_double_range(r, 1e-3, 1);
 				o->dtype = (guint8)g_rand_int_range(r, 0, LH_DTYPE_N);
 				o->transpose = g_rand_boolean(r);
