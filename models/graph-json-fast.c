@@ -231,8 +231,17 @@ typedef struct {
 
 typedef struct {
 	LhGraph *g;
-	GHashTable *names; /* the graph's own name strings -> index + 1 */
-	GString *key;      /* scratch: a slice with its NUL */
+	/* Op names -> index + 1: open addressing over the graph's own (interned) name strings,
+	 * looked up by slice, without a copy. */
+	guint32 *tab;      /* index + 1, 0 for empty */
+	guint32 tab_mask;
+	guint32 n_names;
+	const char **name; /* per op: its name in the graph */
+	guint32 *name_len;
+	guint32 *name_hash;
+	guint32 name_cap;
+	char *key;         /* scratch: a slice with its NUL */
+	gsize key_cap;
 	GArray *deps;      /* of Slice: the current op's deps */
 	GArray *pending;   /* of Pending */
 	GArray *pending_alias; /* of Pending */
@@ -240,15 +249,70 @@ typedef struct {
 
 static const char *cstr(Fast *f, Slice s)
 {
-	g_string_truncate(f->key, 0);
-	g_string_append_len(f->key, s.s, s.len);
-	return f->key->str;
+	if (s.len + 1 > f->key_cap) {
+		f->key_cap = MAX(2 * f->key_cap, s.len + 1);
+		f->key = g_realloc(f->key, f->key_cap);
+	}
+	memcpy(f->key, s.s, s.len);
+	f->key[s.len] = 0;
+	return f->key;
+}
+
+static inline guint32 slice_hash(Slice s)
+{
+	guint32 h = 2166136261u; /* FNV-1a */
+	for (guint32 i = 0; i < s.len; i++)
+		h = (h ^ (guchar)s.s[i]) * 16777619u;
+	return h;
 }
 
 /* The index + 1 of the op named @s, or 0. */
+static guint32 lookup_h(Fast *f, Slice s, guint32 h)
+{
+	for (guint32 i = h & f->tab_mask;; i = (i + 1) & f->tab_mask) {
+		guint32 v = f->tab[i];
+		if (!v)
+			return 0;
+		if (f->name_hash[v - 1] == h && f->name_len[v - 1] == s.len &&
+		    memcmp(f->name[v - 1], s.s, s.len) == 0)
+			return v;
+	}
+}
+
 static guint32 lookup(Fast *f, Slice s)
 {
-	return GPOINTER_TO_UINT(g_hash_table_lookup(f->names, cstr(f, s)));
+	return lookup_h(f, s, slice_hash(s));
+}
+
+/* Adds op @idx's name (not there yet) with hash @h. */
+static void name_add(Fast *f, guint32 idx, const char *name, guint32 len, guint32 h)
+{
+	if (idx >= f->name_cap) {
+		f->name_cap = MAX(2 * f->name_cap, 1024);
+		f->name = g_renew(const char *, f->name, f->name_cap);
+		f->name_len = g_renew(guint32, f->name_len, f->name_cap);
+		f->name_hash = g_renew(guint32, f->name_hash, f->name_cap);
+	}
+	f->name[idx] = name;
+	f->name_len[idx] = len;
+	f->name_hash[idx] = h;
+	if (2 * (f->n_names + 1) > f->tab_mask + 1) { /* at most half full */
+		guint32 size = 2 * (f->tab_mask + 1);
+		g_free(f->tab);
+		f->tab = g_new0(guint32, size);
+		f->tab_mask = size - 1;
+		for (guint32 k = 0; k < f->n_names; k++) {
+			guint32 i = f->name_hash[k] & f->tab_mask;
+			while (f->tab[i])
+				i = (i + 1) & f->tab_mask;
+			f->tab[i] = k + 1;
+		}
+	}
+	guint32 i = h & f->tab_mask;
+	while (f->tab[i])
+		i = (i + 1) & f->tab_mask;
+	f->tab[i] = idx + 1;
+	f->n_names++;
 }
 
 static gboolean read_op(Fast *f, Rd *r, guint32 idx)
@@ -377,13 +441,14 @@ static gboolean read_op(Fast *f, Rd *r, guint32 idx)
 	LhOpKind kind;
 	if (!lh_op_kind_from_name(cstr(f, kind_s), &kind))
 		return FALSE;
-	if (lookup(f, name))
+	guint32 nh = slice_hash(name);
+	if (lookup_h(f, name, nh))
 		return FALSE; /* a duplicate name */
 	guint32 i = lh_graph_add_op(f->g, cstr(f, name), kind);
 	if (i != idx)
 		return FALSE;
 	LhOp *op = lh_graph_op_mut(f->g, i);
-	g_hash_table_insert(f->names, (gpointer)op->name, GUINT_TO_POINTER(idx + 1));
+	name_add(f, idx, op->name, name.len, nh);
 	if (seen & F_FLOPS)
 		op->flops = flops;
 	if (seen & F_BYTES)
@@ -490,8 +555,8 @@ LhGraph *lh__graph_json_fast(const char *data, gsize len)
 	Rd r = {data, data + len};
 	Fast f = {0};
 	f.g = lh_graph_new("graph");
-	f.names = g_hash_table_new(g_str_hash, g_str_equal);
-	f.key = g_string_sized_new(64);
+	f.tab = g_new0(guint32, 1024);
+	f.tab_mask = 1023;
 	f.deps = g_array_new(FALSE, FALSE, sizeof(Slice));
 	f.pending = g_array_new(FALSE, FALSE, sizeof(Pending));
 	f.pending_alias = g_array_new(FALSE, FALSE, sizeof(Pending));
@@ -579,8 +644,11 @@ LhGraph *lh__graph_json_fast(const char *data, gsize len)
 		lh_graph_set_name(f.g, cstr(&f, gname));
 	ok = lh_graph_finish(f.g, NULL, NULL);
 out:
-	g_hash_table_unref(f.names);
-	g_string_free(f.key, TRUE);
+	g_free(f.tab);
+	g_free(f.name);
+	g_free(f.name_len);
+	g_free(f.name_hash);
+	g_free(f.key);
 	g_array_unref(f.deps);
 	g_array_unref(f.pending);
 	g_array_unref(f.pending_alias);
