@@ -35,18 +35,7 @@ typedef struct {
 	double s, e;
 } Busy;
 
-typedef struct {
-	double rank;
-	guint32 topo, op;
-} Rank;
-
-static int rank_cmp(const void *pa, const void *pb)
-{
-	const Rank *a = pa, *b = pb;
-	if (a->rank != b->rank)
-		return a->rank > b->rank ? -1 : 1;
-	return (a->topo > b->topo) - (a->topo < b->topo);
-}
+typedef LhSortRec Rank; /* d: rank_u, u: topological position, op */
 
 /* A processor's busy intervals, sorted and disjoint, in blocks of at most BLK_MAX (issue 12:
  * an insertion moves one block, not the whole list). Each block keeps the longest gap before
@@ -229,7 +218,7 @@ static LhPlan *heft_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GE
 		rank[v] = w[v] + best;
 		order[k] = (Rank){rank[v], k, v};
 	}
-	qsort(order, n, sizeof(Rank), rank_cmp);
+	lh__sort_f64_u32(order, n, TRUE); /* rank_u descending, then topological position */
 
 	/* Processors: busy lists per virtual stream. */
 	Proc *busy[K_N];
