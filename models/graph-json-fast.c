@@ -53,21 +53,20 @@ static gboolean str(Rd *r, Slice *out)
 	if (r->p >= r->end || *r->p != '"')
 		return FALSE;
 	const char *s = ++r->p;
-	const char *q = memchr(s, '"', (gsize)(r->end - s));
-	if (!q)
-		return FALSE;
-	/* No early exit: the compiler can check many bytes at once. */
-	gboolean bad = FALSE, high = FALSE;
-	for (const char *c = s; c < q; c++) {
-		unsigned char u = (unsigned char)*c;
-		bad |= (u < 0x20) | (u == '\\');
-		high |= u >= 0x80;
+	gboolean high = FALSE;
+	for (; r->p < r->end; r->p++) {
+		unsigned char c = (unsigned char)*r->p;
+		if (c == '"')
+			break;
+		if (c < 0x20 || c == '\\')
+			return FALSE;
+		high |= c >= 0x80;
 	}
-	if (bad)
+	if (r->p >= r->end)
 		return FALSE;
 	out->s = s;
-	out->len = (guint32)(q - s);
-	r->p = q + 1;
+	out->len = (guint32)(r->p - s);
+	r->p++;
 	return !high || g_utf8_validate(s, out->len, NULL);
 }
 
