@@ -159,7 +159,7 @@ Test(ticks, bytes_and_integers)
 
 static LhBar bar(double x0, double x1, guint32 op, LhOpKind k)
 {
-	LhBar b = {x0, x1, op, 1, (guint8)k, 0, {0}};
+	LhBar b = {x0, x1, op, 1, (guint8)k, 0, {0}, 1};
 	return b;
 }
 
@@ -689,4 +689,22 @@ Test(pictures, timeline_size_dpi_and_window)
 	g_clear_error(&e);
 	cr_assert_not(g_file_test(bad, G_FILE_TEST_EXISTS));
 	run_clear(&r);
+}
+
+/* Merged bars carry how much of their width their ops cover (issue 12: density). */
+Test(bars, merged_bars_carry_their_density)
+{
+	LhBar sparse[4], dense[10], out[10];
+	for (guint i = 0; i < 4; i++)
+		sparse[i] = bar(0.5 * i, 0.5 * i + 0.2, i, LH_OP_KERNEL);
+	cr_assert_eq(lh_bars_merge(sparse, 4, 1.0, out), 1);
+	cr_assert_eq(out[0].n, 4);
+	cr_assert_float_eq(out[0].density, 0.8 / 1.7, 1e-6);
+	for (guint i = 0; i < 10; i++)
+		dense[i] = bar(0.2 * i, 0.2 * i + 0.2, i, LH_OP_KERNEL);
+	cr_assert_eq(lh_bars_merge(dense, 10, 1.0, out), 1);
+	cr_assert_float_eq(out[0].density, 1.0, 1e-6);
+	LhBar wide = bar(0, 10, 0, LH_OP_KERNEL);
+	cr_assert_eq(lh_bars_merge(&wide, 1, 1.0, out), 1);
+	cr_assert_float_eq(out[0].density, 1.0, 1e-6);
 }

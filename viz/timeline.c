@@ -339,7 +339,7 @@ static void draw_lanes(Fig *f, LhPen *p, Block *k)
 		/* Cut at the window's edges. */
 		LhBar b = {MAX(lh_axis_to_px(&f->axis, (double)tm->start), f->x0),
 			   MIN(lh_axis_to_px(&f->axis, (double)tm->end), f->x1), i, 1,
-			   lh_graph_op(k->g, i)->kind, 0, {0}};
+			   lh_graph_op(k->g, i)->kind, 0, {0}, 1};
 		if (m->stream_lane[i] >= 0 && (guint32)m->stream_lane[i] < m->n_lanes)
 			bars[fill[m->stream_lane[i]]++] = b;
 		if (m->engine_lane[i] >= 0)
@@ -355,8 +355,16 @@ static void draw_lanes(Fig *f, LhPen *p, Block *k)
 			const LhBar *b = &lb[j];
 			double w = b->x1 - b->x0;
 			LhRgb c = lh__kind_rgb(b->kind);
-			/* A hairline of white between wide neighbours shows where one op ends. */
-			rect(cr, b->x0, y, w > 4 ? w - 0.75 : MAX(w, 1), h, c);
+			/* A hairline of white between wide neighbours shows where one op ends. Bars
+			 * merged from ops narrower than a pixel are as opaque as the ops are dense
+			 * in them, so that 10^6 ops still show where a lane is busy. */
+			if (b->n > 1 && b->density < 1) {
+				cairo_set_source_rgba(cr, c.r, c.g, c.b, 0.25 + 0.75 * b->density);
+				cairo_rectangle(cr, b->x0, y, MAX(w, 1), h);
+				cairo_fill(cr);
+			} else {
+				rect(cr, b->x0, y, w > 4 ? w - 0.75 : MAX(w, 1), h, c);
+			}
 			if (b->n == 1 && w >= 36 && h >= p->font_h[LH__FONT_SMALL]) {
 				const char *name = lh_graph_op(k->g, b->op)->name;
 				lh__text_fit(p, LH__FONT_SMALL, b->x0 + 4,
