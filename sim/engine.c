@@ -53,8 +53,8 @@ typedef struct {
 typedef struct {
 	double first;     /* work of the first phase: T, or the copy's or collective's latency */
 	double a;         /* SM share at rate 1 */
-	double b;         /* HBM share at rate 1 (kernels) */
-	double main_work; /* work of the main phase after a latency phase, else 0 */
+	double x;         /* kernels (the SM engine): HBM share at rate 1; copies and collectives:
+			     work of the main phase after a latency phase, else 0 */
 } OpCost;
 
 #define COST_LATENCY 1u   /* the op starts with a latency phase */
@@ -370,28 +370,28 @@ static guint8 op_cost(const LhOp *o, const LhHw *hw, OpCost *c)
 	double alone = hbm > 1 ? T * hbm : T;
 	/* Beyond this, nanosecond event times would overflow (or a phase would never end). */
 	guint8 f = !(alone <= (double)LH_MAX_OP_NS) ? COST_TOO_LONG : 0;
-	c->a = c->b = c->main_work = 0;
+	c->a = c->x = 0;
 	switch (eng) {
 	case LH_ENGINE_SM:
 		c->a = lh_op_sm_share(o, hw);
-		c->b = hbm;
+		c->x = hbm;
 		c->first = T;
 		break;
 	case LH_ENGINE_H2D:
 	case LH_ENGINE_D2H:
 		c->first = dur ? T : hw->copy_latency_ns;
-		c->main_work = dur ? 0 : (double)o->size / hw->pcie_gbs;
+		c->x = dur ? 0 : (double)o->size / hw->pcie_gbs;
 		f |= dur ? 0 : COST_LATENCY;
 		break;
 	default:
 		c->a = lh_op_sm_share(o, hw);
 		c->first = dur ? T : hw->link_latency_ns;
-		c->main_work = dur ? 0 : lh_op_wire_bytes(o) / hw->link_gbs;
+		c->x = dur ? 0 : lh_op_wire_bytes(o) / hw->link_gbs;
 		f |= dur ? 0 : COST_LATENCY;
 		break;
 	}
-	/* The error message wants the standalone time: keep it in main_work's place for a run
-	 * that will fail anyway (first and main_work are not used then). */
+	/* The error message wants the standalone time: keep it in first's place for a run that
+	 * will fail anyway (its work is not used then). */
 	if (f & COST_TOO_LONG)
 		c->first = alone;
 	return f;
@@ -438,10 +438,10 @@ static void start_act(Sim *x, guint32 c, LhEngine eng, guint8 idx)
 	a->rate = -1; /* forces a fresh eta at the next rate computation */
 	a->is_coll = eng == LH_ENGINE_LINK;
 	a->a = k->a;
-	a->b = k->b;
+	a->b = eng == LH_ENGINE_SM ? k->x : 0;
 	a->phase = f & COST_LATENCY ? PH_LATENCY : PH_MAIN;
 	a->rem = k->first;
-	a->main_work = k->main_work;
+	a->main_work = eng == LH_ENGINE_SM ? 0 : k->x;
 	/* Append to the running list (start order). */
 	a->next = NONE;
 	a->prev = x->run_tail;
