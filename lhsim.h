@@ -4,6 +4,7 @@
 #include "sim/graph.h"
 #include "sim/hw.h"
 #include "sim/cost.h"
+#include "sim/topo.h"
 #include "sim/plan.h"
 #include "sim/trace.h"
 #include "sim/engine.h"

@@ -66,6 +66,17 @@ int cli_list(int argc, char **argv)
 			printf("  %-10s GEMMs: %g of peak when large, %ux%u tiles, K in %u-byte "
 			       "steps\n",
 			       "", h->gemm_eff, h->gemm_tile_m, h->gemm_tile_n, h->gemm_tile_k_bytes);
+		/* The topology (docs/hw-format.md, "Cluster"). */
+		if (h->gpus_per_node)
+			printf("  %-10s nodes of %u GPUs: NVLink %g GB/s bus bandwidth per GPU, "
+			       "network %g GB/s per GPU; NCCL latency %g us + %g us per NVLink "
+			       "step, %g us per network step\n",
+			       "", h->gpus_per_node, h->nvlink_busbw_gbs, h->net_gbs,
+			       h->coll_base_latency_ns / 1e3, h->nvlink_latency_ns / 1e3,
+			       h->net_latency_ns / 1e3);
+		else
+			printf("  %-10s one node: collectives on one link of %g GB/s, %g us latency\n",
+			       "", h->link_gbs, h->link_latency_ns / 1e3);
 	}
 	printf("\nworkloads (lhsim gen NAME):\n");
 	for (const char *const *w = lh_gen_workload_names(); *w; w++)

@@ -1,5 +1,6 @@
 /* lhsim — the command: `lhsim SUBCOMMAND ...`. One file per subcommand. */
 #include "cli/common.h"
+#include "cli/sweep.h"
 
 #include <locale.h>
 #include <signal.h>
@@ -15,7 +16,8 @@ typedef struct {
 static const Sub subs[] = {
 	{"run", cli_run, "schedule a graph and simulate it: table, JSON, trace, picture"},
 	{"compare", cli_compare, "compare schedulers on one graph: makespan, bound, transfer, memory"},
-	{"sweep", cli_sweep, "sweep one scheduler parameter: table, CSV and plot, in parallel"},
+	{"sweep", cli_sweep, "sweep a grid of parameters, hardware keys, workloads, seeds: table, CSV, plot"},
+	{"sweep-merge", cli_sweep_merge, "merge the shards of a sweep (--shard K/N) into one CSV"},
 	{"list", cli_list, "list schedulers with their parameters, hardware and workloads"},
 	{"import", cli_import, "import an XLA HLO module or an STG task graph as graph JSON"},
 	{"gen", cli_gen, "generate a built-in workload (transformer, moe-offload, ...) as JSON"},

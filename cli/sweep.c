@@ -1,322 +1,231 @@
-/* lhsim sweep — run schedulers over the values of one parameter: table, CSV, plot.
+/* lhsim sweep — run schedulers over a grid of scheduler parameters, hardware keys, generator
+ * options, graphs and seeds: table, CSV, JSON, plot; in slices (--shard) and resumable.
  *
- * Every point (scheduler x value) is planned and simulated on its own in a GLib thread pool.
- * The graph and hardware are shared read-only; each point builds its own parameters, plan,
- * trace and metrics, and its result is stored at its index, so nothing the sweep prints or
- * writes depends on -j or on which thread finished first. */
-#include "cli/common.h"
+ * The grid is the cartesian product of its axes, in a fixed order (outermost first): the
+ * graphs, the generator options, the hardware keys, the schedulers, the scheduler parameters,
+ * the seeds. Point i is the i-th combination in that order. Every point is planned and
+ * simulated on its own in a GLib thread pool; the graphs and hardware are built once, before
+ * any point runs, and shared read-only; each point's result is stored at its index, so that
+ * nothing the sweep prints or writes depends on -j, on which thread finished first, on the
+ * shards it was cut into, or on how often it was resumed. */
+#include "cli/sweep.h"
+#include "cli/sweep-grid.h"
 
+#include <fcntl.h>
+#include <glob.h>
+#include <unistd.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
-#define MAX_POINTS 10000
-
-typedef struct {
-	const LhScheduler *s;
-	const char *label; /* the --sched entry: "iree:favor=max-concurrency" */
-	char **kv;       /* NULL-terminated "name=value": the fixed -p it has, its own values,
-			    then the swept one when it has that */
-	guint sched, value;
-	gboolean run;    /* FALSE: the scheduler lacks the swept parameter; copies point same_as */
-	gboolean has_param; /* the scheduler has the swept parameter */
-	guint same_as;
-	/* Results, written by the worker that ran the point. */
-	gboolean ok, over_memory;
-	char *error;
-	gint64 makespan, peak_device, exposed;
-	double bound, ratio, overlap;
-} Point;
-
-typedef struct {
-	const LhGraph *g;
-	const LhHw *hw;
-	gboolean strict;
-	GMutex lock;
-	GCond cond;
-	guint done;
-} Ctx;
-
-static void run_point(gpointer data, gpointer user)
+static gpointer local_worker(gpointer data)
 {
-	Point *pt = data;
-	Ctx *c = user;
-	GError *e = NULL;
-	LhPlan *plan = lh_scheduler_run(pt->s, c->g, c->hw, (const char *const *)pt->kv, NULL, &e);
-	if (plan && lh_plan_validate(plan, c->g, NULL, &e)) {
-		LhSimOptions opt = {.strict_memory = c->strict, .skip_validate = TRUE};
-		LhTrace *tr = lh_simulate(c->g, c->hw, plan, &opt, &pt->over_memory, &e);
-		if (tr) {
-			LhMetrics m;
-			lh_metrics_compute(tr, c->g, c->hw, plan, &m);
-			pt->ok = TRUE;
-			pt->makespan = m.makespan;
-			pt->peak_device = m.peak_device;
-			pt->exposed = m.exposed_transfer;
-			pt->bound = m.bounds.bound;
-			pt->ratio = m.ratio;
-			pt->overlap = m.overlap;
-			lh_metrics_clear(&m);
-			lh_trace_free(tr);
-		}
+	SweepRun *r = data;
+	guint i;
+	while (sweep_run_take(r, &i)) {
+		grid_run_point(r->grid, i, r->strict, &r->res[i]);
+		sweep_run_finish(r, i);
 	}
-	if (plan && !pt->ok)
-		cli_blame_scheduler(pt->s, &e);
-	if (!pt->ok)
-		pt->error = g_strdup(e ? e->message : "the run failed and gave no reason");
-	g_clear_error(&e);
-	lh_plan_free(plan);
-	g_mutex_lock(&c->lock);
-	c->done++;
-	g_cond_signal(&c->cond);
-	g_mutex_unlock(&c->lock);
-}
-
-static gboolean parse_number(const char *s, double *out)
-{
-	char *end = NULL;
-	g_autofree char *t = g_strstrip(g_strdup(s));
-	if (!*t)
-		return FALSE;
-	*out = g_ascii_strtod(t, &end);
-	return *end == '\0' && isfinite(*out);
-}
-
-static gboolean integral(double v)
-{
-	return v == floor(v) && fabs(v) < 9007199254740992.0; /* 2^53 */
-}
-
-static GPtrArray *fail(GPtrArray *vals)
-{
-	g_ptr_array_free(vals, TRUE);
 	return NULL;
 }
 
-/* "a:b[:step]" or "v1,v2,...": the values as text, in the order given. */
-static GPtrArray *parse_values(const char *name, const char *spec, GError **error)
-{
-	GPtrArray *vals = g_ptr_array_new_with_free_func(g_free);
-	if (strchr(spec, ':')) {
-		g_auto(GStrv) f = g_strsplit(spec, ":", -1);
-		guint nf = g_strv_length(f);
-		double a, b, step = 1;
-		if (nf < 2 || nf > 3 || !parse_number(f[0], &a) || !parse_number(f[1], &b) ||
-		    (nf == 3 && !parse_number(f[2], &step))) {
-			g_set_error(error, LH_SCHED_ERROR, LH_SCHED_ERROR_PARAM,
-				    "-p %s=%s: a range is FIRST:LAST or FIRST:LAST:STEP, in numbers",
-				    name, spec);
-			return fail(vals);
-		}
-		if (step <= 0 || b < a) {
-			g_set_error(error, LH_SCHED_ERROR, LH_SCHED_ERROR_PARAM,
-				    "-p %s=%s: the range must go up (FIRST <= LAST) with a positive "
-				    "STEP",
-				    name, spec);
-			return fail(vals);
-		}
-		double count = floor((b - a) / step + 1e-9) + 1;
-		if (count > MAX_POINTS) {
-			g_set_error(error, LH_SCHED_ERROR, LH_SCHED_ERROR_PARAM,
-				    "-p %s=%s: %.0f values; a sweep takes at most %d", name, spec,
-				    count, MAX_POINTS);
-			return fail(vals);
-		}
-		gboolean ints = integral(a) && integral(b) && integral(step);
-		for (guint i = 0; i < (guint)count; i++) {
-			double v = a + (double)i * step;
-			if (ints) {
-				g_ptr_array_add(vals, g_strdup_printf("%" G_GINT64_FORMAT, (gint64)v));
-			} else {
-				char buf[G_ASCII_DTOSTR_BUF_SIZE];
-				/* 12 digits drop the residue of a + i * step (0.30000000000000004). */
-				g_ascii_formatd(buf, sizeof buf, "%.12g", v);
-				g_ptr_array_add(vals, g_strdup(buf));
-			}
-		}
-		return vals;
-	}
-	g_auto(GStrv) items = g_strsplit(spec, ",", -1);
-	for (guint i = 0; items[i]; i++) {
-		char *v = g_strstrip(items[i]);
-		if (!*v) {
-			g_set_error(error, LH_SCHED_ERROR, LH_SCHED_ERROR_PARAM,
-				    "-p %s=%s: value %u of the list is empty", name, spec, i + 1);
-			return fail(vals);
-		}
-		for (guint k = 0; k < vals->len; k++)
-			if (!strcmp(g_ptr_array_index(vals, k), v)) {
-				g_set_error(error, LH_SCHED_ERROR, LH_SCHED_ERROR_PARAM,
-					    "-p %s=%s: value '%s' is listed twice", name, spec, v);
-				return fail(vals);
-			}
-		g_ptr_array_add(vals, g_strdup(v));
-	}
-	return vals;
-}
+/* What the thread that waits does now and then: progress on a terminal, and checkpoints of
+ * the --resume file. */
+typedef struct {
+	SweepRun *run;
+	const Grid *grid;
+	char **header;
+	char ***rows;
+	const GArray *sel;
+	const char *resume;
+	gboolean sharded, tty;
+	guint resumed;
+	gint64 t0, last_save, last_show;
+} Tick;
 
-static gsize key_len(const char *kv)
-{
-	const char *eq = strchr(kv, '=');
-	return eq ? (gsize)(eq - kv) : strlen(kv);
-}
+static char *csv_text(const Grid *g, char **header, char ***rows, const GArray *sel,
+		      gboolean shard);
 
-static void csv_field(GString *s, const char *f)
+static void tick(gpointer data)
 {
-	if (!strpbrk(f, ",\"\n\r")) {
-		g_string_append(s, f);
+	Tick *t = data;
+	gint64 now = g_get_monotonic_time();
+	g_mutex_lock(&t->run->lock);
+	guint done = t->run->done, n = t->run->n_jobs;
+	if (t->tty && now - t->last_show >= G_TIME_SPAN_SECOND / 4) {
+		fprintf(stderr, "\rlhsim sweep: %u/%u points, %.0f s", done + t->resumed,
+			n + t->resumed, (now - t->t0) / 1e6);
+		t->last_show = now;
+	}
+	if (!t->resume || now - t->last_save < 5 * G_TIME_SPAN_SECOND) {
+		g_mutex_unlock(&t->run->lock);
 		return;
 	}
-	g_string_append_c(s, '"');
-	for (const char *p = f; *p; p++) {
-		if (*p == '"')
-			g_string_append_c(s, '"');
-		g_string_append_c(s, *p);
+	/* A checkpoint: the rows known so far, so that a killed sweep resumes. */
+	for (guint k = 0; k < t->sel->len; k++) {
+		guint i = g_array_index(t->sel, guint, k);
+		guint c = grid_canonical(t->grid, i);
+		if (!t->rows[i] && t->run->finished[c])
+			t->rows[i] = grid_row(t->grid, i, &t->run->res[c]);
 	}
-	g_string_append_c(s, '"');
+	g_mutex_unlock(&t->run->lock);
+	g_autofree char *text = csv_text(t->grid, t->header, t->rows, t->sel, t->sharded);
+	GError *e = NULL;
+	if (!lh_write_file_atomic(t->resume, text, strlen(text), &e)) {
+		fprintf(stderr, "\nlhsim: warning: %s\n", e->message);
+		g_error_free(e);
+	}
+	t->last_save = g_get_monotonic_time();
 }
 
-/* One row per point. A scheduler without the swept parameter ran once: its rows say "n/a"
- * with the reason, and carry that one run's numbers, the same on every row. */
-static char *csv_text(const Point *pts, guint n, const char *graph, const char *hw,
-		      const char *param, GPtrArray *values)
+/* The CSV of the rows in @sel (point indexes, grid order) that have fields. */
+static char *csv_text(const Grid *g, char **header, char ***rows, const GArray *sel,
+		      gboolean shard)
 {
-	GString *s = g_string_new("graph,hw,scheduler,");
-	csv_field(s, param);
-	g_string_append(s, ",status,makespan_ns,lower_bound_ns,ratio,peak_device_bytes,"
-			   "exposed_transfer_ns,overlap,error\n");
-	for (guint i = 0; i < n; i++) {
-		const Point *p = &pts[i];
-		csv_field(s, graph);
-		g_string_append_c(s, ',');
-		csv_field(s, hw);
-		g_string_append_c(s, ',');
-		csv_field(s, p->label);
-		g_string_append_c(s, ',');
-		csv_field(s, g_ptr_array_index(values, p->value));
-		gboolean na = !p->has_param;
-		if (p->ok) {
-			g_string_append_printf(s,
-					       ",%s,%" G_GINT64_FORMAT ",%.3f,%.6f,%" G_GINT64_FORMAT
-					       ",%" G_GINT64_FORMAT ",%.6f,",
-					       na ? "n/a" : p->over_memory ? "over-memory" : "ok",
-					       p->makespan, p->bound, p->ratio, p->peak_device,
-					       p->exposed, p->overlap);
-			if (na) {
-				g_autofree char *why = g_strdup_printf(
-					"%s has no parameter '%s' (one run repeated for every value)%s",
-					p->s->name, param, p->over_memory ? " (over memory)" : "");
-				csv_field(s, why);
-			}
-			g_string_append_c(s, '\n');
-		} else {
-			g_string_append(s, ",failed,,,,,,,");
-			csv_field(s, p->error);
-			g_string_append_c(s, '\n');
-		}
+	GString *s = g_string_new(NULL);
+	if (shard)
+		g_string_append(s, "point,");
+	sweep_csv_line(s, 0, 0, header);
+	for (guint k = 0; k < sel->len; k++) {
+		guint i = g_array_index(sel, guint, k);
+		if (rows[i])
+			sweep_csv_line(s, shard ? i + 1 : 0, g->n, rows[i]);
 	}
 	return g_string_free(s, FALSE);
+}
+
+static int parse_shard(const char *spec, guint *k, guint *n)
+{
+	char *end = NULL;
+	guint64 a = g_ascii_strtoull(spec, &end, 10);
+	if (end == spec || *end != '/')
+		return cli_usage("sweep", "--shard '%s': give K/N, the K-th of N slices", spec);
+	const char *t = end + 1;
+	guint64 b = g_ascii_strtoull(t, &end, 10);
+	if (end == t || *end || b < 1 || b > 1000000)
+		return cli_usage("sweep", "--shard '%s': give K/N, the K-th of N slices (N >= 1)",
+				 spec);
+	if (a < 1 || a > b)
+		return cli_usage("sweep", "--shard '%s': K must be from 1 to N = %" G_GUINT64_FORMAT,
+				 spec, b);
+	*k = (guint)a;
+	*n = (guint)b;
+	return 0;
+}
+
+/* GRAPH arguments: a name with a wildcard that names no file is expanded (sorted). */
+static int expand_graphs(int argc, char **argv, GPtrArray *out)
+{
+	for (int a = 1; a < argc; a++) {
+		const char *p = argv[a];
+		if (strpbrk(p, "*?[") && !g_file_test(p, G_FILE_TEST_EXISTS)) {
+			glob_t gl;
+			int r = glob(p, 0, NULL, &gl);
+			if (r != 0 || gl.gl_pathc == 0) {
+				if (r == 0)
+					globfree(&gl);
+				return cli_usage("sweep", "GRAPH '%s': the pattern matches no file", p);
+			}
+			for (gsize k = 0; k < gl.gl_pathc; k++)
+				g_ptr_array_add(out, g_strdup(gl.gl_pathv[k]));
+			globfree(&gl);
+		} else {
+			g_ptr_array_add(out, g_strdup(p));
+		}
+	}
+	return 0;
 }
 
 int cli_sweep(int argc, char **argv)
 {
 	g_autofree char *hw_name = NULL, *sched = NULL, *csv_path = NULL, *out_path = NULL,
-			*profile = NULL;
-	g_auto(GStrv) params = NULL, plugins = NULL;
-	gboolean strict = FALSE;
+			*profile = NULL, *seeds = NULL, *shard = NULL, *resume = NULL,
+			*metric = NULL;
+	g_auto(GStrv) params = NULL, plugins = NULL, hw_sets = NULL, gens = NULL;
+	gboolean strict = FALSE, json = FALSE;
 	int jobs = 0;
 	GOptionEntry entries[] = {
 		{"hw", 0, 0, G_OPTION_ARG_STRING, &hw_name, "hardware: a built-in name or an .ini file (default h100-sxm)", "H"},
-		{"sched", 's', 0, G_OPTION_ARG_STRING, &sched, "schedulers, comma-separated (default: every scheduler that has the swept parameter)", "A,B,..."},
-		{"param", 'p', 0, G_OPTION_ARG_STRING_ARRAY, &params, "the swept parameter, NAME=FIRST:LAST[:STEP] or NAME=V1,V2,...; other -p K=V are fixed", "K=V"},
+		{"sched", 's', 0, G_OPTION_ARG_STRING, &sched, "schedulers, comma-separated (default: every scheduler that has a swept parameter)", "A,B,..."},
+		{"param", 'p', 0, G_OPTION_ARG_STRING_ARRAY, &params, "a scheduler parameter: NAME=FIRST:LAST[:STEP] or NAME=V1,V2,... is swept, NAME=V fixed; repeatable (a grid)", "K=V"},
+		{"hw-set", 0, 0, G_OPTION_ARG_STRING_ARRAY, &hw_sets, "a hardware key (docs/hw-format.md), swept or fixed like -p: pcie_gbs=55,64; repeatable", "KEY=V"},
+		{"gen", 0, 0, G_OPTION_ARG_STRING_ARRAY, &gens, "generate the graph: a workload with options, swept or fixed like -p: moe-offload:offload=0:2:layers=2; repeatable", "W:K=V"},
+		{"seeds", 0, 0, G_OPTION_ARG_STRING, &seeds, "seeds for a generated workload's or a scheduler's 'seed': FIRST:LAST or a list; the table shows mean and spread", "A:B"},
+		{"shard", 0, 0, G_OPTION_ARG_STRING, &shard, "run only the K-th of N slices of the points (1 <= K <= N); merge the files with sweep-merge", "K/N"},
+		{"resume", 0, 0, G_OPTION_ARG_FILENAME, &resume, "skip the points FILE already has, keep FILE up to date as points finish, leave the whole CSV in it", "FILE"},
 		{"plugin", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &plugins, "load a scheduler plugin (.so), repeatable", "F.so"},
 		{"jobs", 'j', 0, G_OPTION_ARG_INT, &jobs, "points run in parallel (default: the number of cores)", "N"},
 		{"csv", 0, 0, G_OPTION_ARG_FILENAME, &csv_path, "write every point as CSV", "FILE"},
-		{"output", 'o', 0, G_OPTION_ARG_FILENAME, &out_path, "plot makespan and peak memory against the value (.png, .svg or .pdf)", "FILE"},
+		{"json", 0, 0, G_OPTION_ARG_NONE, &json, "print every point as JSON instead of the table", NULL},
+		{"output", 'o', 0, G_OPTION_ARG_FILENAME, &out_path, "plot: one swept axis, lines; two, a heat map per scheduler (.png, .svg or .pdf)", "FILE"},
+		{"metric", 0, 0, G_OPTION_ARG_STRING, &metric, "the heat map's metric: makespan (default), peak or exposed", "M"},
 		{"profile", 0, 0, G_OPTION_ARG_FILENAME, &profile, "XLA PGLE profile (ProfiledInstructionsProto text): measured op costs replace the model's", "P.pbtxt"},
 		{"strict-memory", 0, 0, G_OPTION_ARG_NONE, &strict, "a point that exceeds device memory fails", NULL},
 		{NULL, 0, 0, 0, NULL, NULL, NULL},
 	};
-	g_autoptr(GOptionContext) ctx = g_option_context_new("[GRAPH]");
+	g_autoptr(GOptionContext) ctx = g_option_context_new("[GRAPH...]");
 	g_option_context_set_summary(
-		ctx, "Schedules GRAPH (default: the built-in workload) with each scheduler at each value\n"
-		     "of one parameter, simulates every point and prints a table. A scheduler that\n"
-		     "lacks the swept parameter runs once and appears as a flat line. The exit status\n"
-		     "is 1 when any point failed (its row says why), after the table and files are\n"
-		     "written.");
+		ctx, "Schedules each GRAPH (default: the built-in workload; a quoted pattern such as\n"
+		     "'graphs/*.json' is expanded) with each scheduler at each point of a grid of\n"
+		     "scheduler parameters (-p), hardware keys (--hw-set), generator options (--gen)\n"
+		     "and seeds (--seeds), simulates every point and prints a table. A scheduler that\n"
+		     "lacks a swept parameter runs once and its rows say n/a. The exit status is 1\n"
+		     "when any point failed (its row says why), after the table and files are written.");
 	g_option_context_add_main_entries(ctx, entries, NULL);
 	int status;
 	if (!cli_parse(ctx, &argc, &argv, &status))
 		return status;
-	if (argc > 2)
-		return cli_usage("sweep", "expected at most one GRAPH, got %d", argc - 1);
 	if (jobs < 0)
 		return cli_usage("sweep", "-j must be at least 1 (0 means the number of cores)");
+	Metric met = METRIC_MAKESPAN;
+	if (metric && !grid_parse_metric(metric, &met))
+		return cli_usage("sweep", "--metric '%s': one of makespan, peak, exposed", metric);
+	guint shard_k = 1, shard_n = 1;
+	if (shard && (status = parse_shard(shard, &shard_k, &shard_n)))
+		return status;
+	gboolean sharded = shard != NULL;
+	if (sharded && out_path)
+		return cli_usage("sweep", "--shard writes rows only: draw the merged sweep instead "
+					  "(-o needs every point)");
+	if (json && csv_path && lh_path_is_std(csv_path))
+		return cli_usage("sweep", "--json prints on standard output: give --csv a file");
+	if (json && out_path && (!strcmp(out_path, "-") || g_str_has_suffix(out_path, ":-")))
+		return cli_usage("sweep", "--json prints on standard output: give -o a file");
+	if (gens && argc > 1)
+		return cli_usage("sweep", "give either GRAPH files or --gen, not both");
+	g_autoptr(GPtrArray) files = g_ptr_array_new_with_free_func(g_free);
+	if ((status = expand_graphs(argc, argv, files)))
+		return status;
 
-	/* The swept parameter: the one -p whose value is a range or a list. */
-	const char *swept = NULL;
-	for (char **q = params; q && *q; q++) {
-		const char *eq = strchr(*q, '=');
-		if (!eq || eq == *q)
-			return cli_usage("sweep", "-p '%s' is not of the form NAME=VALUE", *q);
-		if (!strpbrk(eq + 1, ":,"))
-			continue;
-		if (swept)
-			return cli_usage("sweep", "only one parameter can be swept; got '%s' and '%s'",
-					 swept, *q);
-		swept = *q;
+	/* Under mpirun every rank gets here with the same arguments and builds the same grid;
+	 * only rank 0 speaks, reads and writes files. */
+	guint mpi_rank = sweep_mpi_rank();
+	gboolean mpi = sweep_mpi_size() > 1;
+	if (mpi && mpi_rank > 0) {
+		int null = open("/dev/null", O_WRONLY);
+		if (null >= 0) {
+			dup2(null, 2);
+			close(null);
+		}
 	}
-	if (!swept)
-		return cli_usage("sweep", "give the swept parameter as -p NAME=FIRST:LAST[:STEP] or "
-					  "-p NAME=V1,V2,...");
-	gsize nlen = key_len(swept);
-	g_autofree char *name = g_strndup(swept, nlen);
+	if (mpi && !sweep_mpi_built())
+		return sweep_mpi_init(); /* says how to build it, exits 2 */
 	GError *e = NULL;
-	g_autoptr(GPtrArray) values = parse_values(name, swept + nlen + 1, &e);
-	if (!values)
-		return cli_fail(e);
-
 	if (!cli_load_plugins(plugins, &e))
 		return cli_fail(e);
-	g_autoptr(GPtrArray) scheds = NULL; /* of CliSched */
-	if (sched) {
-		scheds = cli_sched_parse(sched, &e);
-		if (!scheds)
-			return cli_fail(e);
-		for (guint i = 0; i < scheds->len; i++) {
-			const CliSched *en = g_ptr_array_index(scheds, i);
-			if (cli_sched_own(en, name))
-				return cli_usage("sweep", "--sched '%s' fixes '%s', the swept parameter",
-						 en->label, name);
-			for (guint k = 0; k < i; k++)
-				if (!strcmp(((CliSched *)g_ptr_array_index(scheds, k))->label,
-					    en->label))
-					return cli_usage("sweep", "--sched lists '%s' twice",
-							 en->label);
-		}
-	} else {
-		scheds = g_ptr_array_new_with_free_func((GDestroyNotify)cli_sched_free);
-		g_autofree const LhScheduler **all = lh_scheduler_list();
-		for (guint i = 0; all[i]; i++)
-			if (cli_has_param(all[i], name)) {
-				CliSched *en = g_new0(CliSched, 1);
-				en->label = g_strdup(all[i]->name);
-				en->s = all[i];
-				en->own = g_new0(char *, 1);
-				g_ptr_array_add(scheds, en);
-			}
-		if (!scheds->len)
-			return cli_usage("sweep", "no scheduler has parameter '%s' (see 'lhsim list')",
-					 name);
-	}
-	for (char **q = params; q && *q; q++) {
-		gboolean any = FALSE;
-		for (guint i = 0; i < scheds->len; i++)
-			any = any || cli_has_param(((CliSched *)g_ptr_array_index(scheds, i))->s, *q);
-		if (!any)
-			return cli_usage("sweep", "no listed scheduler has parameter '%.*s' (see "
-						  "'lhsim list')",
-					 (int)key_len(*q), *q);
+	GridSpec spec = {.files = files, .params = params, .hw_sets = hw_sets, .gens = gens,
+			 .seeds = seeds, .sched = sched, .hw_name = hw_name, .profile = profile};
+	g_autoptr(Grid) grid = NULL;
+	if ((status = grid_new(&spec, &grid)))
+		return status;
+	if (out_path && (status = grid_check_plot(grid)))
+		return status;
+	if (mpi && mpi_rank > 0) {
+		if ((status = sweep_mpi_init()))
+			return status;
+		status = sweep_mpi_work(grid, strict);
+		sweep_mpi_finalize();
+		return status;
 	}
 
 	/* Unwritable outputs fail now, not after every point has run. */
@@ -326,172 +235,112 @@ int cli_sweep(int argc, char **argv)
 		return cli_fail(e);
 	if (csv_path && !lh_output_check(csv_path, &e))
 		return cli_fail(e);
-	g_autoptr(LhGraph) g = cli_load_graph(argc > 1 ? argv[1] : NULL, &e);
-	if (!g)
+	if (resume && lh_path_is_std(resume))
+		return cli_usage("sweep", "--resume needs a file, not standard input or output");
+	if (resume && !lh_output_check(resume, &e))
 		return cli_fail(e);
-	g_autoptr(LhHw) hw = cli_load_hw(hw_name, &e);
-	if (!hw)
-		return cli_fail(e);
-	if (!cli_apply_profile(g, profile, hw, &e))
-		return cli_fail(e);
-	/* Without --sched, `xla` joins only when the graph has XLA's sequence to replay. */
-	guint32 n_seq;
-	if (!sched && scheds->len > 1 && !lh_graph_schedule(g, &n_seq))
-		for (guint i = scheds->len; i-- > 0;)
-			if (((CliSched *)g_ptr_array_index(scheds, i))->s == &lh_sched_xla)
-				g_ptr_array_remove_index(scheds, i);
 
-	/* The points, scheduler-major; their parameters are checked here, before anything runs,
-	 * so that a value out of range is a usage error rather than a column of failures. */
-	guint nv = values->len, n = scheds->len * nv;
-	if (n > MAX_POINTS)
-		return cli_usage("sweep", "%u points; a sweep takes at most %d", n, MAX_POINTS);
-	g_autofree Point *pts = g_new0(Point, n);
+	guint n = grid->n;
+	g_auto(GStrv) header = grid_header(grid);
+	g_autofree char ***rows = g_new0(char **, n); /* by point: its fields once known */
+	g_autoptr(GArray) sel = g_array_new(FALSE, FALSE, sizeof(guint)); /* this shard's points */
+	for (guint i = shard_k - 1; i < n; i += shard_n)
+		g_array_append_val(sel, i);
 	int rc = 0;
-	for (guint s = 0; s < scheds->len; s++) {
-		const CliSched *en = g_ptr_array_index(scheds, s);
-		const LhScheduler *sc = en->s;
-		gboolean has = cli_has_param(sc, name);
-		if (!has && nv > 1)
-			fprintf(stderr, "lhsim sweep: note: %s has no parameter '%s': it runs once and "
-					"is drawn flat\n",
-				sc->name, name);
-		for (guint v = 0; v < nv; v++) {
-			Point *p = &pts[s * nv + v];
-			p->s = sc;
-			p->label = en->label;
-			p->sched = s;
-			p->value = v;
-			p->run = has || v == 0;
-			p->has_param = has;
-			p->same_as = has ? s * nv + v : s * nv;
-			g_autofree char *last =
-				has ? g_strdup_printf("%s=%s", name,
-						      (char *)g_ptr_array_index(values, v))
-				    : NULL;
-			p->kv = cli_sched_params(en, params, last);
-			if (!p->run || rc)
-				continue;
-			g_autoptr(LhParams) pp = lh_params_new(sc->params, (const char *const *)p->kv,
-							       &e);
-			if (!pp) {
-				g_prefix_error(&e, "%s: ", en->label);
-				rc = cli_fail(e);
-			}
-		}
+	guint resumed = 0;
+	if (resume && (rc = grid_resume(grid, resume, header, sel, rows, &resumed))) {
+		for (guint i = 0; i < n; i++)
+			g_strfreev(rows[i]);
+		return rc;
 	}
 
-	Ctx c = {.g = g, .hw = hw, .strict = strict};
-	g_mutex_init(&c.lock);
-	g_cond_init(&c.cond);
-	guint n_run = 0;
-	for (guint i = 0; i < n; i++)
-		n_run += pts[i].run;
-	if (!rc) {
+	/* The jobs: the point each selected row takes its numbers from, once each. */
+	g_autofree Result *res = g_new0(Result, n);
+	g_autofree gboolean *finished = g_new0(gboolean, n);
+	g_autofree gboolean *queued = g_new0(gboolean, n);
+	g_autoptr(GArray) jobs_a = g_array_new(FALSE, FALSE, sizeof(guint));
+	for (guint k = 0; k < sel->len; k++) {
+		guint i = g_array_index(sel, guint, k);
+		guint c = grid_canonical(grid, i);
+		if (!rows[i] && !queued[c]) {
+			queued[c] = TRUE;
+			g_array_append_val(jobs_a, c);
+		}
+	}
+	if (mpi && (rc = sweep_mpi_init())) {
+		for (guint i = 0; i < n; i++)
+			g_strfreev(rows[i]);
+		return rc;
+	}
+	SweepRun run = {.grid = grid, .strict = strict, .res = res, .finished = finished,
+			.jobs = (const guint *)jobs_a->data, .n_jobs = jobs_a->len};
+	g_mutex_init(&run.lock);
+	g_cond_init(&run.cond);
+	Tick tk = {.run = &run, .grid = grid, .header = header, .rows = rows, .sel = sel,
+		   .resume = resume, .sharded = sharded, .tty = cli_stderr_is_tty(),
+		   .resumed = resumed, .t0 = g_get_monotonic_time()};
+	tk.last_save = tk.t0;
+	if (mpi) {
+		/* Rank 0 runs points on one thread of its own while it serves the other ranks. */
+		GThread *th = g_thread_new("sweep", local_worker, &run);
+		rc = sweep_mpi_serve(&run, tick, &tk);
+		g_thread_join(th);
+		sweep_mpi_finalize();
+	} else if (run.n_jobs) {
 		guint threads = jobs > 0 ? (guint)jobs : MAX(g_get_num_processors(), 1u);
-		threads = MIN(threads, MAX(n_run, 1u));
-		GThreadPool *pool = g_thread_pool_new(run_point, &c, (gint)threads, FALSE, NULL);
-		for (guint i = 0; i < n; i++)
-			if (pts[i].run)
-				g_thread_pool_push(pool, &pts[i], NULL);
-		gboolean tty = cli_stderr_is_tty();
-		g_mutex_lock(&c.lock);
-		while (c.done < n_run) {
-			if (tty)
-				fprintf(stderr, "\rlhsim sweep: %u/%u points", c.done, n_run);
-			g_cond_wait(&c.cond, &c.lock);
+		threads = MIN(threads, run.n_jobs);
+		GThread **th = g_new(GThread *, threads);
+		for (guint t = 0; t < threads; t++)
+			th[t] = g_thread_new("sweep", local_worker, &run);
+		g_mutex_lock(&run.lock);
+		while (run.done < run.n_jobs) {
+			g_mutex_unlock(&run.lock);
+			tick(&tk);
+			g_mutex_lock(&run.lock);
+			if (run.done < run.n_jobs)
+				g_cond_wait_until(&run.cond, &run.lock,
+						  g_get_monotonic_time() + G_TIME_SPAN_SECOND / 4);
 		}
-		g_mutex_unlock(&c.lock);
-		if (tty)
-			fprintf(stderr, "\r\033[K");
-		g_thread_pool_free(pool, FALSE, TRUE);
+		g_mutex_unlock(&run.lock);
+		for (guint t = 0; t < threads; t++)
+			g_thread_join(th[t]);
+		g_free(th);
+	}
+	if (tk.tty && run.n_jobs)
+		fprintf(stderr, "\r\033[K");
+	for (guint k = 0; k < sel->len; k++) {
+		guint i = g_array_index(sel, guint, k);
+		if (!rows[i])
+			rows[i] = grid_row(grid, i, &res[grid_canonical(grid, i)]);
 	}
 
-	guint failed = 0, over = 0;
-	/* The fixed parameters, for the titles. */
-	GString *fx = g_string_new(NULL);
-	for (char **q = params; q && *q; q++)
-		if (*q != swept)
-			g_string_append_printf(fx, "%s%s", fx->len ? " " : "", *q);
-	g_autofree char *fixed = g_string_free(fx, FALSE);
-	if (!rc) {
-		for (guint i = 0; i < n; i++) {
-			Point *p = &pts[i];
-			if (!p->run) {
-				const Point *q = &pts[p->same_as];
-				p->ok = q->ok;
-				p->over_memory = q->over_memory;
-				p->error = g_strdup(q->error);
-				p->makespan = q->makespan;
-				p->peak_device = q->peak_device;
-				p->exposed = q->exposed;
-				p->bound = q->bound;
-				p->ratio = q->ratio;
-				p->overlap = q->overlap;
-			}
-			failed += !p->ok;
-			over += p->ok && p->over_memory;
+	guint failed = grid_report(grid, header, rows, sel, json ? NULL : cli_report_stream());
+	g_autofree char *text = csv_text(grid, header, rows, sel, sharded);
+	if (resume && !lh_write_file_atomic(resume, text, strlen(text), &e))
+		rc = cli_fail(e);
+	if (!rc && csv_path && (!resume || strcmp(csv_path, resume) != 0) &&
+	    !lh_write_file_atomic(csv_path, text, strlen(text), &e))
+		rc = cli_fail(e);
+	if (!rc && json) {
+		g_autoptr(GPtrArray) rs = g_ptr_array_new();
+		g_autofree guint *pts = g_new0(guint, MAX(sel->len, 1));
+		for (guint k = 0; k < sel->len; k++) {
+			guint i = g_array_index(sel, guint, k);
+			g_ptr_array_add(rs, rows[i]);
+			pts[k] = i + 1;
 		}
-
-		/* The table (on stderr when standard output takes a file). */
-		FILE *rep = cli_report_stream();
-		int ws = 9, wv = (int)strlen(name);
-		for (guint i = 0; i < n; i++)
-			ws = MAX(ws, (int)strlen(pts[i].label));
-		for (guint v = 0; v < nv; v++)
-			wv = MAX(wv, (int)strlen(g_ptr_array_index(values, v)));
-		fprintf(rep, "%s (%u ops) on %s: %s over %u value%s%s%s\n", lh_graph_name(g),
-		       lh_graph_n_ops(g), hw->name, name, nv, nv == 1 ? "" : "s", *fixed ? ", " : "",
-		       fixed);
-		fprintf(rep, "  %-*s  %-*s  %12s  %7s  %11s  %16s\n", ws, "scheduler", wv, name, "makespan",
-		       "ratio", "peak memory", "exposed transfer");
-		for (guint i = 0; i < n; i++) {
-			const Point *p = &pts[i];
-			const char *val = g_ptr_array_index(values, p->value);
-			if (!p->ok) {
-				fprintf(rep, "  %-*s  %-*s  failed: %s\n", ws, p->label, wv, val, p->error);
-				continue;
-			}
-			g_autofree char *ms = lh_format_ns((double)p->makespan);
-			g_autofree char *pk = lh_format_bytes((double)p->peak_device);
-			g_autofree char *ex = lh_format_ns((double)p->exposed);
-			fprintf(rep, "  %-*s  %-*s  %12s  %7.3f  %11s  %16s%s%s\n", ws, p->label, wv, val, ms,
-			       p->ratio, pk, ex, p->over_memory ? "  over memory" : "",
-			       p->run ? "" : "  (no such parameter: same run)");
-		}
-		if (over)
-			fprintf(stderr, "lhsim: warning: %u point%s exceed %s's %.1f GiB of device "
-					"memory (use --strict-memory to make this an error)\n",
-				over, over == 1 ? "" : "s", hw->name, hw->memory_gib);
+		g_autofree char *j = sweep_json_text(header, rs, sharded ? pts : NULL, n);
+		fputs(j, stdout);
 	}
-	if (!rc && csv_path) {
-		g_autofree char *t = csv_text(pts, n, lh_graph_name(g), hw->name, name, values);
-		if (!lh_write_file_atomic(csv_path, t, strlen(t), &e))
-			rc = cli_fail(e);
-	}
-	if (!rc && out_path) {
-		g_autofree LhSweepPoint *sp = g_new0(LhSweepPoint, n);
-		for (guint i = 0; i < n; i++) {
-			sp[i].scheduler = pts[i].label;
-			sp[i].value = g_ptr_array_index(values, pts[i].value);
-			sp[i].ok = pts[i].ok;
-			sp[i].makespan = pts[i].makespan;
-			sp[i].peak_device = pts[i].peak_device;
-			sp[i].bound = pts[i].bound;
-		}
-		g_autofree char *title = g_strdup_printf("%s (%u ops) on %s%s%s", lh_graph_name(g),
-							 lh_graph_n_ops(g), hw->name,
-							 *fixed ? ", " : "", fixed);
-		if (!lh_viz_sweep(out_path, title, name, sp, n, hw->memory_gib * 1073741824.0, &e))
-			rc = cli_fail(e);
-	}
-	for (guint i = 0; i < n; i++) {
-		g_strfreev(pts[i].kv);
-		g_free(pts[i].error);
-	}
-	g_mutex_clear(&c.lock);
-	g_cond_clear(&c.cond);
+	if (!rc && out_path)
+		rc = grid_plot(grid, header, rows, out_path, met);
+	for (guint i = 0; i < n; i++)
+		g_free(res[i].error);
+	g_mutex_clear(&run.lock);
+	g_cond_clear(&run.cond);
 	if (!rc && failed)
 		rc = LH_EXIT_FAILED;
+	for (guint i = 0; i < n; i++)
+		g_strfreev(rows[i]);
 	return rc;
 }

@@ -724,3 +724,13 @@ LhGraph *lh_gen_workload(const char *name, const char *const *kv, GError **error
 	g_string_free(l, TRUE);
 	return NULL;
 }
+
+gboolean lh_gen_workload_has_option(const char *name, const char *option)
+{
+	for (gsize i = 0; i < G_N_ELEMENTS(workloads); i++)
+		if (!strcmp(workloads[i].name, name))
+			for (const GenOpt *o = workloads[i].opts; o->name; o++)
+				if (!strcmp(o->name, option))
+					return TRUE;
+	return FALSE;
+}

@@ -32,6 +32,8 @@ LhGraph *lh_gen_random_dag(const LhRandomDagOptions *o);
 LhGraph *lh_gen_workload(const char *name, const char *const *kv, GError **error);
 /* NULL-terminated list of workload names; static. */
 const char *const *lh_gen_workload_names(void);
+/* Whether workload @name has option @option (FALSE for an unknown workload). */
+gboolean lh_gen_workload_has_option(const char *name, const char *option);
 /* Help text for a workload's options; static. NULL if unknown. */
 const char *lh_gen_workload_help(const char *name);
 

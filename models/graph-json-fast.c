@@ -12,7 +12,8 @@
  * What it gives up on (the full reader accepts some of these, rejects the others): a backslash
  * or a control character in a string, a byte sequence that is not UTF-8, comments, negative
  * numbers, null, an unknown or repeated key, a value of the wrong type or range, a dep or alias
- * that does not resolve, a graph lh_graph_finish() refuses.
+ * that does not resolve, a graph lh_graph_finish() refuses, and a collective's "members" (the
+ * full reader checks and stores member sets). It reads the top-level "devices".
  */
 #include "models/graph-json-private.h"
 #include "sim/engine.h"
@@ -562,7 +563,8 @@ LhGraph *lh__graph_json_fast(const char *data, gsize len)
 	f.pending_alias = g_array_new(FALSE, FALSE, sizeof(Pending));
 	GArray *sched = g_array_new(FALSE, FALSE, sizeof(Pending));
 	gboolean ok = FALSE, has_format = FALSE, has_version = FALSE, has_name = FALSE,
-		 has_ops = FALSE, has_sched = FALSE;
+		 has_ops = FALSE, has_sched = FALSE, has_devices = FALSE;
+	gint64 devices = 0;
 	Slice gname = {0};
 	if (!lit(&r, '{'))
 		goto out;
@@ -604,6 +606,15 @@ LhGraph *lh__graph_json_fast(const char *data, gsize len)
 				if (has_sched || !read_schedule(&r, sched))
 					goto out;
 				has_sched = TRUE;
+			} else if (slice_is(k, "devices")) {
+				/* As the full reader's: a whole number (an integer literal) from 1 to
+				 * 10^6. */
+				double v;
+				gboolean in;
+				if (has_devices || !num(&r, &v, &in, &devices) || !in || devices < 1 ||
+				    devices > 1000000)
+					goto out;
+				has_devices = TRUE;
 			} else {
 				goto out;
 			}
@@ -629,6 +640,8 @@ LhGraph *lh__graph_json_fast(const char *data, gsize len)
 			goto out;
 		lh_graph_op_mut(f.g, pd->op)->alias = di - 1;
 	}
+	if (has_devices)
+		lh_graph_set_devices(f.g, (guint32)devices);
 	if (has_sched) {
 		g_autofree guint32 *seq = g_new(guint32, sched->len);
 		for (guint j = 0; j < sched->len; j++) {

@@ -14,6 +14,7 @@
 #include "models/graph-json-private.h"
 #include "models/hlo.h"
 #include "sim/engine.h"
+#include "sim/topo.h"
 #include "sim/util.h"
 
 #include <errno.h>
@@ -220,7 +221,7 @@ static const char *const op_fields[] = {"name",	       "kind",	       "deps",	  
 					"bytes",       "sm",	       "size",	      "group",
 					"duration_ns", "out_bytes",    "out_space",   "async",
 					"opcode",      "dtype",	       "gemm",	      "transpose",
-					"alias",       NULL};
+					"alias",       "members",     NULL};
 
 /* Reads a number member: must be finite, >= 0, <= @max, integral when @integral. */
 static gboolean num(Rd *r, JsonObject *o, const char *op, const char *m, gboolean integral,
@@ -435,7 +436,7 @@ static gboolean read_op(Rd *r, LhGraph *g, JsonArray *ops, guint idx, GHashTable
 		return at(r, ek, "op '%s': missing required field 'size' (bytes moved)", name);
 	if ((kind == LH_OP_ALL_REDUCE || kind == LH_OP_ALL_GATHER || kind == LH_OP_REDUCE_SCATTER ||
 	     kind == LH_OP_ALL_TO_ALL) &&
-	    !has_group && !has_dur)
+	    !has_group && !has_dur && !json_object_has_member(o, "members"))
 		return at(r, ek, "op '%s': missing required field 'group' (devices)", name);
 	return TRUE;
 }
@@ -492,6 +493,96 @@ static gboolean read_deps(Rd *r, LhGraph *g, JsonArray *ops, GHashTable *names)
 		if (!in_deps)
 			return at(r, k, "op '%s': alias '%s' is not one of its deps", name, dep);
 		lh_graph_op_mut(g, idx)->alias = GPOINTER_TO_UINT(g_hash_table_lookup(names, dep)) - 1;
+	}
+	return TRUE;
+}
+
+/* A whole number in [lo, hi] at @key, or an error naming @what. */
+static gboolean uint_at(Rd *r, JsonNode *n, const char *key, guint64 lo, guint64 hi,
+			const char *what, guint32 *out)
+{
+	if (JSON_NODE_TYPE(n) != JSON_NODE_VALUE || json_node_get_value_type(n) != G_TYPE_INT64 ||
+	    json_node_get_int(n) < (gint64)lo || json_node_get_int(n) > (gint64)hi)
+		return at(r, key, "%s must be a whole number from %" G_GUINT64_FORMAT
+			  " to %" G_GUINT64_FORMAT, what, lo, hi);
+	*out = (guint32)json_node_get_int(n);
+	return TRUE;
+}
+
+/* The optional top-level "devices" and each collective's optional "members": its groups
+ * (docs/graph-format.md, "members"), checked and stored in the graph's member-set table. */
+static gboolean read_members(Rd *r, LhGraph *g, JsonObject *top, JsonArray *ops)
+{
+	guint32 devices = 0;
+	JsonNode *dn = json_object_get_member(top, "devices");
+	if (dn) {
+		g_autofree char *k = mkey(top, "devices");
+		if (!uint_at(r, dn, k, 1, 1000000, "\"devices\"", &devices))
+			return FALSE;
+		lh_graph_set_devices(g, devices);
+	}
+	g_autoptr(GArray) ids = g_array_new(FALSE, FALSE, sizeof(guint32));
+	for (guint i = 0; i < json_array_get_length(ops); i++) {
+		JsonObject *o = json_array_get_object_element(ops, i);
+		JsonNode *mn = json_object_get_member(o, "members");
+		if (!mn)
+			continue;
+		LhOp *op = lh_graph_op_mut(g, i);
+		g_autofree char *mk = mkey(o, "members");
+		if (!lh_op_kind_is_collective(op->kind))
+			return at(r, mk, "op '%s': only collectives, send and recv have 'members'",
+				  op->name);
+		gboolean pairs = op->kind == LH_OP_COLLECTIVE_PERMUTE || op->kind == LH_OP_SEND ||
+				 op->kind == LH_OP_RECV;
+		if (JSON_NODE_TYPE(mn) != JSON_NODE_ARRAY || !json_array_get_length(json_node_get_array(mn)))
+			return at(r, mk, "op '%s': 'members' must be a non-empty array of groups, "
+					 "e.g. [[0,1,2,3],[4,5,6,7]]",
+				  op->name);
+		JsonArray *ga = json_node_get_array(mn);
+		g_array_set_size(ids, 0);
+		g_autoptr(GPtrArray) keys = g_ptr_array_new_with_free_func(g_free);
+		guint32 gsz = 0, ng = json_array_get_length(ga);
+		for (guint k = 0; k < ng; k++) {
+			JsonNode *gn = json_array_get_element(ga, k);
+			g_autofree char *gk = ekey(ga, k);
+			if (JSON_NODE_TYPE(gn) != JSON_NODE_ARRAY)
+				return at(r, gk, "op '%s': members[%u] must be an array of devices",
+					  op->name, k);
+			JsonArray *da = json_node_get_array(gn);
+			guint32 len = json_array_get_length(da);
+			if (k == 0)
+				gsz = len;
+			else if (len != gsz)
+				return at(r, gk, "op '%s': uneven groups: members[0] has %u devices, "
+						 "members[%u] has %u",
+					  op->name, gsz, k, len);
+			for (guint j = 0; j < len; j++) {
+				g_autofree char *dk = ekey(da, j);
+				guint32 d;
+				if (!uint_at(r, json_array_get_element(da, j), dk, 0, G_MAXUINT32 - 1,
+					     "a device id", &d))
+					return FALSE;
+				g_array_append_val(ids, d);
+				g_ptr_array_add(keys, g_steal_pointer(&dk));
+			}
+		}
+		g_autofree char *why = NULL;
+		guint32 bad;
+		if (!lh_member_set_check(ng, gsz, pairs, (const guint32 *)ids->data, devices, &why,
+					 &bad))
+			return at(r, bad < keys->len ? keys->pdata[bad] : mk, "op '%s': members: %s",
+				  op->name, why);
+		if (pairs) {
+			op->group = 2;
+		} else if (json_object_has_member(o, "group") && op->group != gsz) {
+			g_autofree char *gk = mkey(o, "group");
+			return at(r, gk, "op '%s': group %u disagrees with its members' groups of %u",
+				  op->name, op->group, gsz);
+		} else {
+			op->group = gsz;
+		}
+		op->members = 1 + lh_graph_add_member_set(g, ng, gsz, pairs,
+							  (const guint32 *)ids->data);
 	}
 	return TRUE;
 }
@@ -593,7 +684,7 @@ LhGraph *lh__graph_json_full(const char *data, gssize len, const char *where, GE
 		/* Unknown top-level fields are errors too: a typo ("shedule") must not silently
 		 * drop what it was meant to say. */
 		static const char *const top_fields[] = {"format", "version", "name", "ops",
-							 "schedule", NULL};
+							 "schedule", "devices", NULL};
 		g_autoptr(GList) members = json_object_get_members(top);
 		for (GList *l = members; l; l = l->next) {
 			if (g_strv_contains(top_fields, l->data))
@@ -645,6 +736,8 @@ LhGraph *lh__graph_json_full(const char *data, gssize len, const char *where, GE
 		if (!read_op(&r, g, ops, i, names))
 			goto out;
 	if (!read_deps(&r, g, ops, names))
+		goto out;
+	if (!read_members(&r, g, top, ops))
 		goto out;
 	if (!read_schedule(&r, g, top, names))
 		goto out;
@@ -698,6 +791,8 @@ char *lh_graph_to_json(const LhGraph *g)
 	GString *s = g_string_sized_new(64 + (gsize)n * 120);
 	g_string_append(s, "{\"format\": \"lhsim-graph\", \"version\": 1, \"name\": ");
 	lh_json_append_string(s, lh_graph_name(g));
+	if (lh_graph_devices(g))
+		g_string_append_printf(s, ", \"devices\": %u", lh_graph_devices(g));
 	g_string_append(s, ",\n \"ops\": [");
 	for (guint32 i = 0; i < n; i++) {
 		const LhOp *op = lh_graph_op(g, i);
@@ -754,6 +849,18 @@ char *lh_graph_to_json(const LhGraph *g)
 		if (op->alias != LH_NO_OP) {
 			g_string_append(s, ", \"alias\": ");
 			lh_json_append_string(s, lh_graph_op(g, op->alias)->name);
+		}
+		const LhMemberSet *ms = lh_graph_op_members(g, op);
+		if (ms) {
+			g_string_append(s, ", \"members\": [");
+			for (guint32 k = 0; k < ms->n_groups; k++) {
+				g_string_append(s, k ? ", [" : "[");
+				for (guint32 j = 0; j < ms->group_size; j++)
+					g_string_append_printf(s, j ? ",%u" : "%u",
+							       ms->dev[k * ms->group_size + j]);
+				g_string_append_c(s, ']');
+			}
+			g_string_append_c(s, ']');
 		}
 		g_string_append_c(s, '}');
 	}

@@ -601,6 +601,15 @@ static EmitResult emit_call(Ins *x)
 	return EMIT_DONE;
 }
 
+/* A collective's group is its member set's group size, where the module says who takes part
+ * (the two agree but for cross-replica-and-partition groups, which hold every partition). */
+static void group_from_members(const LhGraph *g, LhOp *o)
+{
+	const LhMemberSet *m = lh_graph_op_members(g, o);
+	if (m && !m->pairs)
+		o->group = m->group_size;
+}
+
 /* Collectives (synchronous or *-start), send and recv. */
 static EmitResult emit_collective(Ins *x)
 {
@@ -618,6 +627,10 @@ static EmitResult emit_collective(Ins *x)
 		LhOp *o = lh_graph_op_mut(x->em->g, id);
 		o->size = to_u64(collective_size(x->c, in, ck, &in->shape));
 		o->group = group_size(x->em->ps, in, ck);
+		if (!hlo_members(x->em->ps, in, ck, x->em->g, &o->members))
+			return EMIT_FAIL;
+		o = lh_graph_op_mut(x->em->g, id);
+		group_from_members(x->em->g, o);
 		const Shape *os = g_str_has_suffix(op, "-start") ? hlo_shape_largest(&in->shape)
 								 : &in->shape;
 		o->out_bytes = to_u64(os ? os->bytes : 0);
@@ -631,6 +644,10 @@ static EmitResult emit_collective(Ins *x)
 		const Shape *data = hlo_shape_first_array(&in->shape);
 		o->size = to_u64(data ? data->bytes : 0);
 		o->group = 2;
+		if (!hlo_members(x->em->ps, in, send ? LH_OP_SEND : LH_OP_RECV, x->em->g,
+				 &o->members))
+			return EMIT_FAIL;
+		o = lh_graph_op_mut(x->em->g, id);
 		o->out_bytes = send ? 0 : o->size;
 		return EMIT_DONE;
 	}
@@ -681,6 +698,10 @@ static EmitResult emit_async_start(Ins *x)
 		LhOp *o = lh_graph_op_mut(em->g, id);
 		o->size = to_u64(collective_size(f, root, ck, out));
 		o->group = group_size(ps, root, ck);
+		if (!hlo_members(ps, root, ck, em->g, &o->members))
+			return EMIT_FAIL;
+		o = lh_graph_op_mut(em->g, id);
+		group_from_members(em->g, o);
 		o->out_bytes = to_u64(out->bytes);
 		return EMIT_DONE;
 	}
@@ -1106,6 +1127,19 @@ LhGraph *lh_hlo_import_data(const char *data, gsize len, const char *where, GPtr
 		lh_graph_free(em.g);
 		return NULL;
 	}
+	/* The devices: num_partitions x replica_count where the module says, else the most any
+	 * member set names. */
+	guint32 devices = 0;
+	if (ps.num_partitions > 0 || ps.replica_count > 0)
+		devices = (guint32)MIN((guint64)MAX(ps.num_partitions, 1) *
+					       (guint64)MAX(ps.replica_count, 1),
+				       G_MAXUINT32);
+	for (guint32 k = 0; k < lh_graph_n_member_sets(em.g); k++) {
+		const LhMemberSet *m = lh_graph_member_set(em.g, k);
+		for (gsize i = 0; i < (gsize)m->n_groups * m->group_size; i++)
+			devices = MAX(devices, m->dev[i] + 1);
+	}
+	lh_graph_set_devices(em.g, devices);
 	hlo_parser_clear(&ps);
 	if (!lh_graph_finish(em.g, where, error)) {
 		lh_graph_free(em.g);

@@ -129,6 +129,14 @@ G_GNUC_INTERNAL void hlo_parser_clear(Parser *ps);
  * appended to @out; a malformed one is an error at its position. */
 G_GNUC_INTERNAL gboolean hlo_parse_aliases(Parser *ps, const char *v, gsize at, GArray *out);
 
+/* ---- hlo-groups.c ---- */
+
+/* The member set of collective @in of kind @kind (docs/hlo.md, "Collectives: who takes
+ * part"), added to @g: *members = 1 + its index, or 0 when the module does not say who takes
+ * part. A malformed, uneven or out-of-range group is an error at its attribute (FALSE). */
+G_GNUC_INTERNAL gboolean hlo_members(Parser *ps, const Instr *in, LhOpKind kind, LhGraph *g,
+				     guint32 *members);
+
 /* ---- hlo-cost.c ---- */
 
 /* The computation named by attribute @key (the first of a list); NULL if none. */

@@ -698,7 +698,7 @@ double lh_pgle_share(const LhGraph *g, const LhHw *hw, const LhPgleReport *repor
 {
 	double in = 0, all = 0;
 	for (guint32 i = 0; i < lh_graph_n_ops(g); i++) {
-		double t = lh_op_standalone_ns(lh_graph_op(g, i), hw);
+		double t = lh_op_standalone_ns_in(g, lh_graph_op(g, i), hw);
 		all += t;
 		if (report && report->from_profile && report->from_profile[i])
 			in += t;
@@ -730,15 +730,14 @@ static void append_quoted(GString *s, const char *str)
 static void append_us(GString *s, gint64 ns)
 {
 	g_string_append_printf(s, "%" G_GINT64_FORMAT, ns / 1000);
-	int frac = (int)(ns % 1000);
+	int frac = (int)(ns % 1000), digits = 3;
 	if (frac) {
-		char buf[8];
-		g_snprintf(buf, sizeof buf, ".%03d", frac);
-		/* frac != 0: a digit after the point is not 0, so l stays above 1. */
-		gsize l = strlen(buf);
-		while (l > 1 && buf[l - 1] == '0')
-			buf[--l] = '\0';
-		g_string_append(s, buf);
+		/* Drop trailing zeros arithmetically: 120 -> ".12", 5 -> ".005". */
+		while (frac % 10 == 0) {
+			frac /= 10;
+			digits--;
+		}
+		g_string_append_printf(s, ".%0*d", digits, frac);
 	}
 }
 
@@ -760,7 +759,7 @@ static char *export_text(const LhGraph *g, const LhHw *hw, guint32 *n_averaged, 
 		const LhOp *op = lh_graph_op(g, i);
 		if (op->kind == LH_OP_INPUT)
 			continue;
-		double t = lh_op_standalone_ns(op, hw);
+		double t = lh_op_standalone_ns_in(g, op, hw);
 		if (!(t <= MAX_NS)) {
 			g_set_error(error, LH_GRAPH_ERROR, LH_GRAPH_ERROR_INVALID,
 				    "op '%s': its standalone duration on %s, %.3g ns, is beyond the "

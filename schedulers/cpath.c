@@ -130,7 +130,7 @@ static LhPlan *cpath_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, G
 	g_autofree guint8 *pool = g_new0(guint8, n);
 	for (guint32 i = 0; i < n; i++) {
 		const LhOp *op = lh_graph_op(g, i);
-		cost[i] = lh_op_standalone_ns(op, hw);
+		cost[i] = lh_op_standalone_ns_in(g, op, hw);
 		pool[i] = op->async ? (guint8)lh_op_class(op) : LH_CLASS_NONE;
 	}
 	g_autofree double *bl = lh__blevel(g, cost);

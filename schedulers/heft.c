@@ -204,7 +204,7 @@ static LhPlan *heft_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GE
 
 	g_autofree double *w = g_new0(double, n);
 	for (guint32 i = 0; i < n; i++)
-		w[i] = lh_op_standalone_ns(lh_graph_op(g, i), hw);
+		w[i] = lh_op_standalone_ns_in(g, lh_graph_op(g, i), hw);
 	/* Upward rank. */
 	const guint32 *topo = lh_graph_topo(g);
 	g_autofree double *rank = g_new0(double, n);

@@ -61,9 +61,16 @@
  *   kDecreaseMemory                  implemented.
  *   kOriginalOrder                   implemented: the later op in program order first
  *                                    (bottom-up), so ties keep the source order.
- * GPU overlap-limit rule: XLA also forbids two collectives with overlapping replica groups in
- * flight; lhsim ops carry a group size, not replica groups, so only the per-class limit
- * applies (collective-limit 2 does let two collectives overlap here).
+ * GPU overlap-limit rules (xla/service/gpu/gpu_latency_hiding_scheduler.cc; openxla/xla#19026
+ * and #47467): collectives whose every group sits in one NVLink domain occupy their own
+ * resource, limited by scale-up-collective-limit (XLA's
+ * xla_gpu_experimental_parallel_scale_up_collective_overlap_limit, default 1, 0 = unlimited);
+ * the others keep collective-limit. lhsim counts a collective as scale-up when the hardware
+ * has a cluster (gpus_per_node) and the graph gives its member set. Across both resources,
+ * a collective that shares more than one device with one in flight is not overlapped with
+ * it (its done is held back: two NCCL kernels launched in different orders on two shared
+ * ranks could wait on each other). Collectives without member sets are not compared (a group
+ * size says nothing of which devices): collective-limit 2 does let two of them overlap.
  *
  * Costs. estimator=model: a node costs the op's standalone time on the hardware model and an
  * async pair's latency is the async op's standalone time. estimator=xla: XLA's
@@ -89,15 +96,31 @@
  */
 #include "schedulers/sched-util.h"
 #include "sim/cost.h"
+#include "sim/topo.h"
 
 #include <math.h>
 #include <string.h>
 
 enum { NODE_KERNEL, NODE_START, NODE_DONE };
 
+/* lhs's resources: XLA's classes (LhOpClass) and, after them, the scale-up collectives
+ * (XLA's kGpuAsyncStreamScaleUpCollectives, openxla/xla#47467): collectives whose every group
+ * sits in one NVLink domain, on hardware with a cluster, in a graph that says who takes part. */
+#define LHS_SCALE_UP LH_CLASS_N
+#define LHS_NCLASS (LH_CLASS_N + 1)
+
+static const char *lhs_class_name(guint c)
+{
+	return c == LHS_SCALE_UP ? "scale-up collective" : lh_op_class_name((LhOpClass)c);
+}
+
 static const LhParamSpec lhs_params[] = {
 	{"collective-limit", LH_PARAM_INT, "1", 1, 64, NULL,
 	 "collectives in flight at once (XLA: kGpuAsyncStreamCollectives)"},
+	{"scale-up-collective-limit", LH_PARAM_INT, "1", 0, 64, NULL,
+	 "collectives inside one NVLink domain in flight at once, a resource apart from "
+	 "collective-limit; 0 = unlimited "
+	 "(xla_gpu_experimental_parallel_scale_up_collective_overlap_limit)"},
 	{"p2p-limit", LH_PARAM_INT, "4", 1, 64, NULL, "send/recv in flight at once"},
 	{"async-compute-limit", LH_PARAM_INT, "2", 1, 64, NULL,
 	 "async compute in flight: host-offload copies and async kernels "
@@ -139,9 +162,11 @@ typedef struct {
 	guint32 *outdeg;
 	double *ready_time;
 	double now;
-	guint32 in_flight[LH_CLASS_N];
-	guint32 limit[LH_CLASS_N];
-	guint32 waiting_dones[LH_CLASS_N]; /* dones of each class in the ready set */
+	guint32 in_flight[LHS_NCLASS];
+	guint32 limit[LHS_NCLASS];
+	guint32 waiting_dones[LHS_NCLASS]; /* dones of each class in the ready set */
+	GArray *coll_in_flight; /* ops of the collectives in flight (a done scheduled, not its
+	                           start), for XLA's rule on shared devices */
 	/* Memory (bytes), see mem_model(). Per buffer: 0 = not live yet, 1 = live, 2 = freed. */
 	guint8 *buf;
 	double *buf_bytes;       /* per buffer: bytes allocated by the op that starts it */
@@ -189,6 +214,17 @@ static double xla_node_cost(const LhOp *op)
 	return 1;
 }
 
+/* The resource an async op occupies: its class, or the scale-up collectives (see
+ * LHS_SCALE_UP). */
+static guint8 lhs_class(const LhGraph *g, const LhOp *op, const LhHw *hw)
+{
+	LhOpClass c = lh_op_class(op);
+	if (c == LH_CLASS_COLLECTIVE && lh_hw_has_cluster(hw) && lh_graph_op_members(g, op) &&
+	    lh_op_is_scale_up(g, op, hw))
+		return LHS_SCALE_UP;
+	return (guint8)c;
+}
+
 static gboolean is_async(const LhOp *op)
 {
 	return op->kind != LH_OP_INPUT && op->async && lh_op_class(op) != LH_CLASS_NONE;
@@ -222,12 +258,12 @@ static void build_graph(Lhs *s, const LhHw *hw, gboolean xla)
 		if (op->kind == LH_OP_INPUT)
 			continue;
 		guint32 a = s->first[i];
-		double t = lh_op_standalone_ns(op, hw);
+		double t = lh_op_standalone_ns_in(g, op, hw);
 		if (is_async(op)) {
 			s->node_op[a] = s->node_op[a + 1] = i;
 			s->node_type[a] = NODE_START;
 			s->node_type[a + 1] = NODE_DONE;
-			s->node_class[a] = s->node_class[a + 1] = (guint8)lh_op_class(op);
+			s->node_class[a] = s->node_class[a + 1] = lhs_class(g, op, hw);
 			s->cost[a] = s->cost[a + 1] = xla ? 1 : 0;
 			s->position[a] = 2 * (guint64)i;
 			s->position[a + 1] = 2 * (guint64)i + 1;
@@ -273,7 +309,7 @@ static void build_graph(Lhs *s, const LhHw *hw, gboolean xla)
 			continue;
 		const LhOp *op = lh_graph_op(g, i);
 		if (s->first[i] != s->last[i]) {
-			double lat = xla ? 5000 : lh_op_standalone_ns(op, hw);
+			double lat = xla ? 5000 : lh_op_standalone_ns_in(g, op, hw);
 			guint32 a = s->first[i], b = s->last[i];
 			s->pred[pf[b]] = a;
 			s->pred_lat[pf[b]++] = lat;
@@ -590,13 +626,13 @@ static gboolean prefer(const Lhs *s, const Cand *ca, const Cand *cb, const char 
  * starts with depth 0 in a list, and every ready-now start also in a list of its class. */
 typedef struct {
 	guint32 n;               /* ready nodes in all */
-	GTree *dnow[LH_CLASS_N];  /* ready-now dones by class, key node+1, by (depth, node) */
-	GArray *dheap[LH_CLASS_N]; /* dones not ready yet, min-heap by ready time (lazy) */
+	GTree *dnow[LHS_NCLASS];  /* ready-now dones by class, key node+1, by (depth, node) */
+	GArray *dheap[LHS_NCLASS]; /* dones not ready yet, min-heap by ready time (lazy) */
 	GArray *fd;              /* force-delayed */
 	GArray *heap;            /* of guint32, min ready_time then node */
 	GTree *deep;             /* ready now: kernels, starts with depth > 0; key node+1 */
 	GArray *zero;            /* ready now: starts with async depth 0 */
-	GArray *starts[LH_CLASS_N]; /* ready now: starts by class */
+	GArray *starts[LHS_NCLASS]; /* ready now: starts by class */
 	double early_t;          /* ready time of nodes moved in before it came, or -1 */
 	GArray *later;           /* min-heap of dones and fd nodes by ready time (lazy) */
 	double stale_t;          /* ready time of nodes moved in ahead of time and not picked
@@ -608,7 +644,7 @@ typedef struct {
 	 * force-delayed, by (mem_inc, deepest, node): kernels and starts in one tree, dones in
 	 * one per class; and the same nodes in a list. */
 	GTree *by_inc;
-	GTree *dones_by_inc[LH_CLASS_N];
+	GTree *dones_by_inc[LHS_NCLASS];
 	GArray *plain;           /* ready, not force-delayed */
 	guint32 *pslot;          /* position in plain */
 	/* And a min-tree over deep's order (async depth, deepest first, then node) of all
@@ -744,7 +780,7 @@ static void ready_init(Ready *r, const Lhs *s)
 {
 	memset(r, 0, sizeof *r);
 	r->s = s;
-	for (guint c = 0; c < LH_CLASS_N; c++) {
+	for (guint c = 0; c < LHS_NCLASS; c++) {
 		r->dnow[c] = g_tree_new_full(deep_cmp, (gpointer)s, NULL, NULL);
 		r->dheap[c] = g_array_new(FALSE, FALSE, sizeof(guint32));
 		r->starts[c] = g_array_new(FALSE, FALSE, sizeof(guint32));
@@ -762,7 +798,7 @@ static void ready_init(Ready *r, const Lhs *s)
 
 static void ready_clear(Ready *r)
 {
-	for (guint c = 0; c < LH_CLASS_N; c++) {
+	for (guint c = 0; c < LHS_NCLASS; c++) {
 		g_tree_destroy(r->dnow[c]);
 		g_array_free(r->dheap[c], TRUE);
 		g_array_free(r->starts[c], TRUE);
@@ -777,7 +813,7 @@ static void ready_clear(Ready *r)
 	g_free(r->sslot);
 	if (r->by_inc) {
 		g_tree_destroy(r->by_inc);
-		for (guint c = 0; c < LH_CLASS_N; c++)
+		for (guint c = 0; c < LHS_NCLASS; c++)
 			g_tree_destroy(r->dones_by_inc[c]);
 		g_array_free(r->plain, TRUE);
 		g_free(r->pslot);
@@ -956,7 +992,7 @@ static void ready_advance(Ready *r, const Lhs *s)
 	 * kScheduleDone over everything else). */
 	gboolean done_now = FALSE, done_later = FALSE;
 	double dt = G_MAXDOUBLE;
-	for (guint c = 0; c < LH_CLASS_N; c++) {
+	for (guint c = 0; c < LHS_NCLASS; c++) {
 		dheap_clean(r, s, c);
 		while (r->dheap[c]->len &&
 		       s->ready_time[g_array_index(r->dheap[c], guint32, 0)] <= s->now)
@@ -971,7 +1007,7 @@ static void ready_advance(Ready *r, const Lhs *s)
 		}
 	}
 	if (!done_now && done_later) {
-		for (guint c = 0; c < LH_CLASS_N; c++)
+		for (guint c = 0; c < LHS_NCLASS; c++)
 			while (class_free(s, c) && r->dheap[c]->len &&
 			       s->ready_time[g_array_index(r->dheap[c], guint32, 0)] == dt)
 				dnow_add(r, s, c);
@@ -1070,7 +1106,7 @@ static gboolean collect_tree(gpointer key, gpointer value, gpointer data)
 static void ready_all(const Ready *r, const Lhs *s, GArray *out)
 {
 	g_array_set_size(out, 0);
-	for (guint c = 0; c < LH_CLASS_N; c++) {
+	for (guint c = 0; c < LHS_NCLASS; c++) {
 		g_tree_foreach(r->dnow[c], collect_tree, out);
 		for (guint32 k = 0; k < r->dheap[c]->len; k++)
 			if (r->where[g_array_index(r->dheap[c], guint32, k)] == W_DONE)
@@ -1095,12 +1131,12 @@ static const char *ready_candidates(const Ready *r, const Lhs *s, GArray *out)
 	/* kScheduleDone: dones with a free slot, all ready now (ready_advance); kLessStall ties;
 	 * kAsyncDepth: the deepest. */
 	double best = -1;
-	for (guint c = 0; c < LH_CLASS_N; c++)
+	for (guint c = 0; c < LHS_NCLASS; c++)
 		if (class_free(s, c) && g_tree_nnodes(r->dnow[c]) > 0) {
 			guint32 v = GPOINTER_TO_UINT(g_tree_node_key(g_tree_node_first(r->dnow[c]))) - 1;
 			best = MAX(best, s->async_depth[v]);
 		}
-	for (guint c = 0; c < LH_CLASS_N && best >= 0; c++) {
+	for (guint c = 0; c < LHS_NCLASS && best >= 0; c++) {
 		if (!class_free(s, c))
 			continue;
 		for (GTreeNode *nd = g_tree_node_first(r->dnow[c]); nd; nd = g_tree_node_next(nd)) {
@@ -1116,7 +1152,7 @@ static const char *ready_candidates(const Ready *r, const Lhs *s, GArray *out)
 			/* kLessStall ties at 0; kFreeBackedupResource: starts of a backed-up
 			 * class (they also pass kStartAtZeroDepth). */
 			rule = r->heap->len ? "kLessStall" : "kFreeBackedupResource";
-			for (guint c = 0; c < LH_CLASS_N; c++)
+			for (guint c = 0; c < LHS_NCLASS; c++)
 				if (s->in_flight[c] >= s->limit[c] && s->waiting_dones[c] > 0)
 					g_array_append_vals(out, r->starts[c]->data,
 							    r->starts[c]->len);
@@ -1252,10 +1288,10 @@ static gboolean over_top(const Lhs *s, guint32 v)
  * so the walk stops there. */
 static const char *mem_over_candidates(const Ready *r, const Lhs *s, GArray *out)
 {
-	GTree *t[1 + LH_CLASS_N];
+	GTree *t[1 + LHS_NCLASS];
 	guint nt = 0;
 	t[nt++] = r->by_inc;
-	for (guint c = 0; c < LH_CLASS_N; c++)
+	for (guint c = 0; c < LHS_NCLASS; c++)
 		if (class_free(s, c))
 			t[nt++] = r->dones_by_inc[c];
 	gboolean any = FALSE;
@@ -1338,18 +1374,18 @@ static const char *mem_fit_candidates(const Ready *r, const Lhs *s, GArray *out)
 {
 	Lead l = {.out = out, .why = "kMemoryPeakOverLimit"};
 	g_array_set_size(out, 0);
-	for (guint c = 0; c < LH_CLASS_N; c++) /* 1 */
+	for (guint c = 0; c < LHS_NCLASS; c++) /* 1 */
 		if (class_free(s, c))
 			fit_walk_tree(&l, s, r->dnow[c]);
 	if (l.have)
 		goto found;
-	for (guint c = 0; c < LH_CLASS_N; c++) /* 2 */
+	for (guint c = 0; c < LHS_NCLASS; c++) /* 2 */
 		for (guint32 k = 0; class_free(s, c) && k < r->dheap[c]->len; k++)
 			if (r->where[g_array_index(r->dheap[c], guint32, k)] == W_DONE)
 				lead_add_fit(&l, s, g_array_index(r->dheap[c], guint32, k));
 	if (l.have)
 		goto found;
-	for (guint c = 0; c < LH_CLASS_N; c++) /* 3 */
+	for (guint c = 0; c < LHS_NCLASS; c++) /* 3 */
 		if (s->in_flight[c] >= s->limit[c] && s->waiting_dones[c] > 0)
 			for (guint32 k = 0; k < r->starts[c]->len; k++)
 				lead_add_fit(&l, s, g_array_index(r->starts[c], guint32, k));
@@ -1390,7 +1426,7 @@ static void index_build(Ready *r, Lhs *s)
 	s->mem_inc = g_new0(double, s->n_nodes);
 	s->mem_peak = g_new0(double, s->n_nodes);
 	r->by_inc = g_tree_new_full(inc_cmp, (gpointer)s, NULL, NULL);
-	for (guint c = 0; c < LH_CLASS_N; c++)
+	for (guint c = 0; c < LHS_NCLASS; c++)
 		r->dones_by_inc[c] = g_tree_new_full(inc_cmp, (gpointer)s, NULL, NULL);
 	r->plain = g_array_new(FALSE, FALSE, sizeof(guint32));
 	r->pslot = g_new0(guint32, s->n_nodes);
@@ -1629,6 +1665,64 @@ done:
 	return v;
 }
 
+static gboolean is_coll_class(guint8 c)
+{
+	return c == LH_CLASS_COLLECTIVE || c == LHS_SCALE_UP;
+}
+
+/* Whether the done @v of a collective shares more than one device with a collective in
+ * flight. Only collectives whose graph says who takes part are compared (without members a
+ * group is a count, and lhs keeps its old per-class limits). */
+static gboolean shares_devices(const Lhs *s, guint32 v)
+{
+	if (s->node_type[v] != NODE_DONE || !is_coll_class(s->node_class[v]))
+		return FALSE;
+	const LhOp *a = lh_graph_op(s->g, s->node_op[v]);
+	if (!lh_graph_op_members(s->g, a))
+		return FALSE;
+	for (guint32 k = 0; k < s->coll_in_flight->len; k++) {
+		const LhOp *b = lh_graph_op(s->g, g_array_index(s->coll_in_flight, guint32, k));
+		if (lh_graph_op_members(s->g, b) && lh_ops_share_devices(s->g, a, b))
+			return TRUE;
+	}
+	return FALSE;
+}
+
+/* Removes from @cand the dones shares_devices() holds back; returns how many are left. */
+static guint32 drop_shared(const Lhs *s, GArray *cand)
+{
+	guint32 w = 0;
+	for (guint32 k = 0; k < cand->len; k++) {
+		guint32 v = g_array_index(cand, guint32, k);
+		if (shares_devices(s, v)) {
+			lh_params_explain(s->p, "lhs: done '%s' waits: it shares more than one "
+						"device with a collective in flight",
+					  lh_graph_op(s->g, s->node_op[v])->name);
+			continue;
+		}
+		g_array_index(cand, guint32, w++) = v;
+	}
+	g_array_set_size(cand, w);
+	return w;
+}
+
+/* Keeps coll_in_flight: a collective's done puts its op in, its start takes it out. */
+static void coll_track(Lhs *s, guint32 v)
+{
+	if (!is_coll_class(s->node_class[v]))
+		return;
+	guint32 op = s->node_op[v];
+	if (s->node_type[v] == NODE_DONE) {
+		g_array_append_val(s->coll_in_flight, op);
+		return;
+	}
+	for (guint32 k = 0; k < s->coll_in_flight->len; k++)
+		if (g_array_index(s->coll_in_flight, guint32, k) == op) {
+			g_array_remove_index(s->coll_in_flight, k);
+			return;
+		}
+}
+
 /* Compares the candidates in order with XLA's rules; returns the winner. */
 static guint32 pick(const Lhs *s, const GArray *cand, const char **why)
 {
@@ -1672,6 +1766,9 @@ static LhPlan *lhs_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GEr
 	Lhs s = {.g = g, .p = p, .n_ops = lh_graph_n_ops(g)};
 	build_graph(&s, hw, xla);
 	lh__class_limits(p, s.limit);
+	gint64 su = lh_params_get_int(p, "scale-up-collective-limit");
+	s.limit[LHS_SCALE_UP] = su == 0 ? G_MAXUINT32 : (guint32)su;
+	s.coll_in_flight = g_array_new(FALSE, FALSE, sizeof(guint32));
 	guint32 m = s.n_nodes;
 	s.limit_bytes = (lh_params_is_set(p, "memory-limit") ? lh_params_get_double(p, "memory-limit")
 							     : hw->memory_gib) *
@@ -1701,10 +1798,14 @@ static LhPlan *lhs_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GEr
 		if (s.outdeg[v] == 0)
 			ready_add(&r, &s, v);
 	}
-	lh_params_explain(p, "lhs: %u ops -> %u nodes; estimator %s; limits: collective %u, p2p %u, "
+	g_autofree char *su_text = su == 0 ? g_strdup("unlimited")
+					   : g_strdup_printf("%" G_GINT64_FORMAT, su);
+	lh_params_explain(p, "lhs: %u ops -> %u nodes; estimator %s; limits: collective %u, "
+			     "scale-up collective %s, p2p %u, "
 			     "async-compute %u, memcpy %s; memory limit %.3f GiB; scheduling "
 			     "bottom-up (the last op first)",
 			  s.n_ops, m, xla ? "xla" : "model", s.limit[LH_CLASS_COLLECTIVE],
+			  su_text,
 			  s.limit[LH_CLASS_P2P], s.limit[LH_CLASS_ASYNC_COMPUTE],
 			  s.limit[LH_CLASS_MEMCPY] == G_MAXUINT32 ? "unlimited" : "limited",
 			  s.limit_bytes / 1073741824.0);
@@ -1741,6 +1842,14 @@ static LhPlan *lhs_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GEr
 		}
 		if (r.n == 1)
 			why = "only candidate";
+		/* XLA's rule (openxla/xla#19026, #47467): a collective that shares more than one
+		 * device with one in flight waits; the start of the one in flight is always
+		 * ready, so some node is left. */
+		if (s.coll_in_flight->len && !drop_shared(&s, cand)) {
+			ready_all(&r, &s, cand);
+			drop_shared(&s, cand);
+			why = "a collective sharing devices is in flight";
+		}
 		guint32 v = pick(&s, cand, &why);
 		if (s.guard)
 			v = guard_check(&s, r.where, v, &why);
@@ -1752,6 +1861,7 @@ static LhPlan *lhs_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GEr
 			s.in_flight[s.node_class[v]]++;
 		else if (s.node_type[v] == NODE_START)
 			s.in_flight[s.node_class[v]]--;
+		coll_track(&s, v);
 		memory_schedule(&r, &s, v);
 		order[step] = v;
 		if (lh_params_explaining(p))
@@ -1775,6 +1885,7 @@ static LhPlan *lhs_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GEr
 		}
 	}
 	g_array_free(cand, TRUE);
+	g_array_free(s.coll_in_flight, TRUE);
 	ready_clear(&r);
 	lh_params_explain(p, "lhs: memory rules at %u of %u steps, %u of them at or over the limit",
 			  n_mem, m, n_over);
@@ -1789,9 +1900,11 @@ static LhPlan *lhs_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GEr
 	guint32 cstreams = lh_params_is_set(p, "compute-streams")
 				   ? (guint32)lh_params_get_int(p, "compute-streams")
 				   : s.limit[LH_CLASS_ASYNC_COMPUTE];
-	LhStreamPool pool[LH_CLASS_N];
+	LhStreamPool pool[LHS_NCLASS];
 	lh__pool_init(&pool[LH_CLASS_COLLECTIVE], "collective", LH_ROLE_COLLECTIVE,
 		      s.limit[LH_CLASS_COLLECTIVE]);
+	lh__pool_init(&pool[LHS_SCALE_UP], "scaleup", LH_ROLE_COLLECTIVE,
+		      s.limit[LHS_SCALE_UP] == G_MAXUINT32 ? 0 : s.limit[LHS_SCALE_UP]);
 	lh__pool_init(&pool[LH_CLASS_P2P], "p2p", LH_ROLE_P2P, s.limit[LH_CLASS_P2P]);
 	lh__pool_init(&pool[LH_CLASS_ASYNC_COMPUTE], "compute", LH_ROLE_ASYNC_COMPUTE, cstreams);
 	lh__pool_init(&pool[LH_CLASS_MEMCPY], "memcpy", LH_ROLE_MEMCPY,
@@ -1812,7 +1925,7 @@ static LhPlan *lhs_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GEr
 			lh_params_explain(p, "lhs: %s '%s' runs on %s (%s)",
 					  lh_op_kind_name(lh_graph_op(g, op)->kind),
 					  lh_graph_op(g, op)->name, lh_plan_stream(plan, side)->name,
-					  lh_op_class_name(s.node_class[v]));
+					  lhs_class_name(s.node_class[v]));
 			break;
 		}
 		case NODE_DONE: {
@@ -1823,7 +1936,7 @@ static LhPlan *lhs_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GEr
 		}
 		}
 	}
-	for (guint32 c = 0; c < LH_CLASS_N; c++)
+	for (guint32 c = 0; c < LHS_NCLASS; c++)
 		if (c != LH_CLASS_NONE)
 			lh__pool_clear(&pool[c]);
 	g_free(order);

@@ -1,7 +1,8 @@
 /* lhsim — the scheduler interface, its parameters and the registry (docs/design.md#scheduler-interface).
  *
  * A scheduler turns a finished graph into a plan. It is a versioned method table; new slots
- * go at the end and bump LH_SCHEDULER_ABI. Plugins export
+ * go at the end and bump LH_SCHEDULER_ABI, and so does any change to the layout of a struct a
+ * plugin reads (LhOp, LhHw, LhPlan). Plugins export
  *     const LhScheduler *lh_scheduler_plugin(void);
  * and are loaded with lh_scheduler_load_plugin().
  */
@@ -15,7 +16,10 @@
 
 G_BEGIN_DECLS
 
-#define LH_SCHEDULER_ABI 1u
+/* 2: LhOp and LhHw grew fields (dtype, GEMM shape, transpose, alias, member sets; per-dtype
+ * peaks, the GEMM model, the cluster), so a plugin built against 1 reads them at the wrong
+ * offsets and is refused. */
+#define LH_SCHEDULER_ABI 2u
 
 #define LH_SCHED_ERROR (lh_sched_error_quark())
 GQuark lh_sched_error_quark(void);

@@ -1,6 +1,7 @@
 /* lhsim — standalone costs (docs/design.md#standalone-costs; the formulas and their sources are in docs/engine.md,
  * "Durations and phases", and docs/hw-format.md). */
 #include "sim/cost.h"
+#include "sim/topo.h"
 
 #include <math.h>
 
@@ -67,7 +68,29 @@ static double mem_bytes(const LhOp *op, double *eff, const LhHw *hw)
 	return bytes;
 }
 
+void lh_op_link_phases(const LhGraph *g, const LhOp *op, const LhHw *hw, double *latency_ns,
+		       double *wire_ns, double *link_use, double *net_use)
+{
+	if (!lh_hw_has_cluster(hw)) {
+		*latency_ns = hw->link_latency_ns;
+		*wire_ns = lh_op_wire_bytes(op) / hw->link_gbs;
+		*link_use = 1;
+		*net_use = 0;
+		return;
+	}
+	LhCollCost c = lh_coll_cost(op, lh_op_span(g, op, hw), hw);
+	*latency_ns = c.latency_ns;
+	*wire_ns = c.wire_ns;
+	*link_use = c.wire_ns > 0 ? c.nvl_ns / c.wire_ns : 0;
+	*net_use = c.wire_ns > 0 ? c.net_ns / c.wire_ns : 0;
+}
+
 double lh_op_standalone_ns(const LhOp *op, const LhHw *hw)
+{
+	return lh_op_standalone_ns_in(NULL, op, hw);
+}
+
+double lh_op_standalone_ns_in(const LhGraph *g, const LhOp *op, const LhHw *hw)
 {
 	if (op->kind == LH_OP_INPUT)
 		return 0;
@@ -92,8 +115,11 @@ double lh_op_standalone_ns(const LhOp *op, const LhHw *hw)
 	case LH_OP_COPY_H2D:
 	case LH_OP_COPY_D2H:
 		return hw->copy_latency_ns + (double)op->size / hw->pcie_gbs;
-	default: /* collectives */
-		return hw->link_latency_ns + lh_op_wire_bytes(op) / hw->link_gbs;
+	default: { /* collectives */
+		double lat, wire, lu, nu;
+		lh_op_link_phases(g, op, hw, &lat, &wire, &lu, &nu);
+		return lat + wire;
+	}
 	}
 }
 

@@ -12,6 +12,15 @@ G_BEGIN_DECLS
  * latency + size / pcie_gbs, collectives latency + wire / link_gbs; duration_ns when set; 0 for
  * inputs (docs/engine.md, "Durations and phases"). */
 double lh_op_standalone_ns(const LhOp *op, const LhHw *hw);
+/* The same for op @op of graph @g (NULL: no member sets), whose member set places a
+ * collective on the cluster of @hw (docs/engine.md, "Collectives on a cluster"). */
+double lh_op_standalone_ns_in(const LhGraph *g, const LhOp *op, const LhHw *hw);
+
+/* A collective's two phases (docs/engine.md): a latency phase of *latency_ns, then a wire
+ * phase of *wire_ns that uses *link_use of the NVLink and *net_use of the network at rate 1.
+ * Without a cluster: link_latency_ns, wire / link_gbs, link 1 and network 0, as always. */
+void lh_op_link_phases(const LhGraph *g, const LhOp *op, const LhHw *hw, double *latency_ns,
+		       double *wire_ns, double *link_use, double *net_use);
 
 /* The GEMM model's terms for one kernel (docs/engine.md). */
 typedef struct {

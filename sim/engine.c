@@ -36,11 +36,13 @@ typedef struct {
 	guint8 engine;    /* LhEngine */
 	guint8 eng_idx;   /* copy engine index */
 	guint8 phase;     /* Phase */
-	guint8 is_coll;   /* a collective: SM share plus the link in its main phase */
+	guint8 is_coll;   /* a collective: SM share plus the link and/or network in its main phase */
 	double a;         /* SM share at rate 1 */
 	double b;         /* HBM share at rate 1 */
 	double rem;       /* standalone ns left in this phase, as of t_upd */
 	double main_work; /* standalone ns of the main phase (after latency) */
+	double lk;        /* collectives' main phase: NVLink (the link) use at rate 1 */
+	double nt;        /* collectives' main phase: network use at rate 1 */
 	double rate;
 	gint64 t_upd;
 	gint64 eta;       /* end of this phase at the current rate, or NEVER */
@@ -59,6 +61,15 @@ typedef struct {
 
 #define COST_LATENCY 1u   /* the op starts with a latency phase */
 #define COST_TOO_LONG 2u  /* its standalone time is beyond LH_MAX_OP_NS: an error if it starts */
+#define COST_NET 4u       /* a collective that leaves the node: the network's lane */
+#define COST_USE 8u       /* a collective whose link and network use in its main phase are not
+			     the link's alone (1 and 0): they are in Sim.use */
+
+/* A collective's link and network use in its main phase (docs/engine.md, "Collectives on a
+ * cluster"), kept apart from OpCost: only collectives on a cluster have other than 1 and 0. */
+typedef struct {
+	double lk, nt;
+} OpUse;
 
 /* A FIFO of u32 (engine lines). */
 typedef struct {
@@ -127,9 +138,12 @@ typedef struct {
 	guint32 run_head, run_tail; /* the running list in start order */
 	guint32 append_from;  /* first SM/link activity appended since the last full rating, or
 	                         NONE (fifo: only those need a rate) */
-	double tail_sm, tail_hbm, tail_link; /* fifo: capacity left after the last rated one */
+	double tail_sm, tail_hbm, tail_link, tail_net; /* fifo: capacity left after the last
+	                         rated one */
 	OpCost *cost;         /* per op */
 	guint8 *cflags;       /* per op: COST_* */
+	GHashTable *use_at;   /* ops with COST_USE -> 1 + their index in use */
+	GArray *use;          /* OpUse */
 	Fifo sm_line, h2d_line, d2h_line;
 	guint32 resident;
 	guint8 *h2d_busy, *d2h_busy;
@@ -347,23 +361,42 @@ static gboolean dispatch(Sim *x)
 
 /* ---- engines ---- */
 
-/* The engine an op runs on (admit's choice: the SM line holds kernels and collectives). */
-static LhEngine op_engine(const LhOp *o)
+/* The engine an op runs on: the admission line's choice (the SM line holds kernels and
+ * collectives), and the network for a collective whose main phase uses the network (@nt > 0),
+ * as a start records it in the trace (its lane). */
+static LhEngine op_engine(const LhOp *o, double nt)
 {
 	if (o->kind == LH_OP_COPY_H2D)
 		return LH_ENGINE_H2D;
 	if (o->kind == LH_OP_COPY_D2H)
 		return LH_ENGINE_D2H;
-	return lh_op_kind_is_collective(o->kind) ? LH_ENGINE_LINK : LH_ENGINE_SM;
+	if (!lh_op_kind_is_collective(o->kind))
+		return LH_ENGINE_SM;
+	return nt > 0 ? LH_ENGINE_NET : LH_ENGINE_LINK;
 }
 
-/* Fills @c with op @o's costs on @hw, exactly as a start computed them before (the same calls
- * in the same order, so the same doubles). Returns COST_* flags. */
-static guint8 op_cost(const LhOp *o, const LhHw *hw, OpCost *c)
+/* Fills @c with op @o's costs on @hw in graph @g, and *@lk, *@nt with a collective's link and
+ * network use (1 and 0 for anything else), exactly as a start computed them before (the same
+ * calls in the same order, so the same doubles). Returns COST_* flags (COST_USE is the
+ * caller's). */
+static guint8 op_cost(const LhGraph *g, const LhOp *o, const LhHw *hw, OpCost *c, double *lk,
+		      double *nt)
 {
-	LhEngine eng = op_engine(o);
-	double T = lh_op_standalone_ns(o, hw);
+	double T = lh_op_standalone_ns_in(g, o, hw);
 	gboolean dur = o->duration_ns >= 0;
+	gboolean coll = lh_op_kind_is_collective(o->kind);
+	double lat = 0, wire = 0;
+	*lk = 1;
+	*nt = 0;
+	if (coll) {
+		lh_op_link_phases(g, o, hw, &lat, &wire, lk, nt);
+		if (dur) { /* a measured duration holds the link as before, or the network */
+			gboolean net = *nt > 0;
+			*lk = net ? 0 : 1;
+			*nt = net ? 1 : 0;
+		}
+	}
+	LhEngine eng = op_engine(o, *nt);
 	/* A kernel whose bytes need more than T at full HBM bandwidth (duration_ns with huge
 	 * bytes) runs at 1 / hbm_use even alone: that is its real standalone time. */
 	double hbm = eng == LH_ENGINE_SM ? lh_op_hbm_use(o, hw, T) : 0;
@@ -383,11 +416,12 @@ static guint8 op_cost(const LhOp *o, const LhHw *hw, OpCost *c)
 		c->x = dur ? 0 : (double)o->size / hw->pcie_gbs;
 		f |= dur ? 0 : COST_LATENCY;
 		break;
-	default:
+	default: /* collectives: on the link, or leaving the node on the network */
 		c->a = lh_op_sm_share(o, hw);
-		c->first = dur ? T : hw->link_latency_ns;
-		c->x = dur ? 0 : lh_op_wire_bytes(o) / hw->link_gbs;
+		c->first = dur ? T : lat;
+		c->x = dur ? 0 : wire;
 		f |= dur ? 0 : COST_LATENCY;
+		f |= eng == LH_ENGINE_NET ? COST_NET : 0;
 		break;
 	}
 	/* The error message wants the standalone time: keep it in first's place for a run that
@@ -442,6 +476,17 @@ static void start_act(Sim *x, guint32 c, LhEngine eng, guint8 idx)
 	a->phase = f & COST_LATENCY ? PH_LATENCY : PH_MAIN;
 	a->rem = k->first;
 	a->main_work = eng == LH_ENGINE_SM ? 0 : k->x;
+	if (a->is_coll) {
+		if (f & COST_USE) {
+			guint i = GPOINTER_TO_UINT(g_hash_table_lookup(x->use_at,
+								      GUINT_TO_POINTER(op))) - 1;
+			const OpUse *u = &g_array_index(x->use, OpUse, i);
+			a->lk = u->lk;
+			a->nt = u->nt;
+		} else {
+			a->lk = 1;
+		}
+	}
 	/* Append to the running list (start order). */
 	a->next = NONE;
 	a->prev = x->run_tail;
@@ -452,14 +497,14 @@ static void start_act(Sim *x, guint32 c, LhEngine eng, guint8 idx)
 	x->run_tail = si;
 	LhOpTiming *tm = &x->tr->ops[op];
 	tm->start = x->t;
-	tm->engine = eng;
+	tm->engine = f & COST_NET ? LH_ENGINE_NET : eng; /* it leaves the node: the network's lane */
 	tm->engine_index = idx;
 	if (x->ops[op].alias == LH_NO_OP) /* an alias writes into its dep's buffer */
 		mem_alloc(x, op);
 	if (eng == LH_ENGINE_SM || eng == LH_ENGINE_LINK) {
-		/* Under fifo a new last activity that uses no link share leaves every earlier
-		 * rate as it is: only it needs a rate, from what the earlier ones left. */
-		if (!(a->is_coll && a->phase == PH_MAIN) &&
+		/* Under fifo a new last activity that uses no link or network share leaves every
+		 * earlier rate as it is: only it needs a rate, from what the earlier ones left. */
+		if (!(a->is_coll && a->phase == PH_MAIN && (a->lk > 0 || a->nt > 0)) &&
 		    x->hw->sm_sharing != LH_SHARING_FAIR && !(x->dirty & DIRTY_SM_FULL)) {
 			if (x->append_from == NONE)
 				x->append_from = si;
@@ -537,20 +582,34 @@ static void set_rate(Sim *x, Act *a, double r)
 	for (Act *a = (x)->run_head == NONE ? NULL : &(x)->acts[(x)->run_head]; a; \
 	     a = a->next == NONE ? NULL : &(x)->acts[a->next])
 
-/* fifo: one activity's rate from the capacity the earlier ones left, *m the wire-phase
- * collectives not yet served. */
+/* fifo: one activity's rate from the capacity the earlier ones left; *m and *mn the
+ * wire-phase collectives on the link and on the network not yet served. */
 static inline void fifo_one(Sim *x, Act *a, double *free_sm, double *free_hbm, double *link,
-			    guint32 *m)
+			    double *net, guint32 *m, guint32 *mn)
 {
 	double r = 1;
 	if (a->a > 0)
 		r = MIN(r, MAX(*free_sm, 0) / a->a);
 	if (a->b > 0)
 		r = MIN(r, MAX(*free_hbm, 0) / a->b);
-	if (a->is_coll && a->phase == PH_MAIN) {
-		r = MIN(r, MAX(*link, 0) / *m);
-		*link -= r;
+	/* The link (NVLink) and the network are split evenly among the collectives in their
+	 * wire phase that use them; one that uses a level at lk < 1 of its capacity (it is held
+	 * back by the other level) takes up to 1/m of it. */
+	if (a->is_coll && a->phase == PH_MAIN && a->lk > 0 && a->nt > 0) {
+		r = MIN(r, MAX(*link, 0) / (*m * a->lk));
+		r = MIN(r, MAX(*net, 0) / (*mn * a->nt));
+		*link -= r * a->lk;
+		*net -= r * a->nt;
 		(*m)--;
+		(*mn)--;
+	} else if (a->is_coll && a->phase == PH_MAIN && a->lk > 0) {
+		r = MIN(r, MAX(*link, 0) / (*m * a->lk));
+		*link -= r * a->lk;
+		(*m)--;
+	} else if (a->is_coll && a->phase == PH_MAIN && a->nt > 0) {
+		r = MIN(r, MAX(*net, 0) / (*mn * a->nt));
+		*net -= r * a->nt;
+		(*mn)--;
 	}
 	*free_sm -= r * a->a;
 	*free_hbm -= r * a->b;
@@ -559,37 +618,40 @@ static inline void fifo_one(Sim *x, Act *a, double *free_sm, double *free_hbm, d
 
 static void rates_fifo(Sim *x)
 {
-	guint32 m = 0;
-	FOR_RUNNING(x, a)
-		m += a->is_coll && a->phase == PH_MAIN;
-	double free_sm = 1, free_hbm = 1, link = 1;
+	guint32 m = 0, mn = 0;
+	FOR_RUNNING(x, a) {
+		m += a->is_coll && a->phase == PH_MAIN && a->lk > 0;
+		mn += a->is_coll && a->phase == PH_MAIN && a->nt > 0;
+	}
+	double free_sm = 1, free_hbm = 1, link = 1, net = 1;
 	FOR_RUNNING(x, a) {
 		if (a->engine != LH_ENGINE_SM && !a->is_coll)
 			continue;
-		fifo_one(x, a, &free_sm, &free_hbm, &link, &m);
+		fifo_one(x, a, &free_sm, &free_hbm, &link, &net, &m, &mn);
 	}
 	x->tail_sm = free_sm;
 	x->tail_hbm = free_hbm;
 	x->tail_link = link;
+	x->tail_net = net;
 }
 
-/* fifo, only starts since the last rating, none of them on the link: they come last in start
- * order, so the earlier rates stand and the new ones take what the earlier ones left, as in a
- * full pass. Their etas may lower the earliest one. */
+/* fifo, only starts since the last rating, none of them on the link or the network: they come
+ * last in start order, so the earlier rates stand and the new ones take what the earlier ones
+ * left, as in a full pass. Their etas may lower the earliest one. */
 static void rates_fifo_appended(Sim *x)
 {
-	guint32 m = 0; /* none of the new ones is a wire-phase collective */
+	guint32 m = 0, mn = 0; /* none of the new ones is a wire-phase collective on either */
 	for (guint32 i = x->append_from; i != NONE; i = x->acts[i].next) {
 		Act *a = &x->acts[i];
 		if (a->engine != LH_ENGINE_SM && !a->is_coll)
 			continue;
-		fifo_one(x, a, &x->tail_sm, &x->tail_hbm, &x->tail_link, &m);
+		fifo_one(x, a, &x->tail_sm, &x->tail_hbm, &x->tail_link, &x->tail_net, &m, &mn);
 		if (a->eta < x->next_eta)
 			x->next_eta = a->eta;
 	}
 }
 
-/* Max-min fair rates over SM, HBM and link capacity by progressive filling: every unfrozen
+/* Max-min fair rates over SM, HBM, link and network capacity by progressive filling: every unfrozen
  * activity's rate rises together until a capacity it uses saturates (it freezes) or it
  * reaches 1. */
 static void rates_fair(Sim *x)
@@ -603,7 +665,7 @@ static void rates_fair(Sim *x)
 		acts[n++] = a;
 	g_autofree double *r = g_new0(double, n ? n : 1);
 	g_autofree guint8 *frozen = g_new0(guint8, n ? n : 1);
-	double used[3] = {0, 0, 0};
+	double used[4] = {0, 0, 0, 0};
 	guint32 live = 0;
 	for (guint32 i = 0; i < n; i++) {
 		if (acts[i]->engine != LH_ENGINE_SM && !acts[i]->is_coll)
@@ -613,22 +675,24 @@ static void rates_fair(Sim *x)
 	}
 	double level = 0;
 	while (live) {
-		double coef[3] = {0, 0, 0};
+		double coef[4] = {0, 0, 0, 0};
 		for (guint32 i = 0; i < n; i++)
 			if (!frozen[i]) {
+				gboolean wire = acts[i]->is_coll && acts[i]->phase == PH_MAIN;
 				coef[0] += acts[i]->a;
 				coef[1] += acts[i]->b;
-				coef[2] += acts[i]->is_coll && acts[i]->phase == PH_MAIN;
+				coef[2] += wire ? acts[i]->lk : 0;
+				coef[3] += wire ? acts[i]->nt : 0;
 			}
 		double d = 1 - level;
-		for (int k = 0; k < 3; k++)
+		for (int k = 0; k < 4; k++)
 			if (coef[k] > 0)
 				d = MIN(d, MAX(1 - used[k], 0) / coef[k]);
 		level += d;
-		for (int k = 0; k < 3; k++)
+		for (int k = 0; k < 4; k++)
 			used[k] += d * coef[k];
-		gboolean sat[3];
-		for (int k = 0; k < 3; k++)
+		gboolean sat[4];
+		for (int k = 0; k < 4; k++)
 			sat[k] = coef[k] > 0 && used[k] >= 1 - 1e-12;
 		for (guint32 i = 0; i < n; i++) {
 			if (frozen[i])
@@ -636,7 +700,10 @@ static void rates_fair(Sim *x)
 			r[i] = level;
 			gboolean f = level >= 1 - 1e-12 || (sat[0] && acts[i]->a > 0) ||
 				     (sat[1] && acts[i]->b > 0) ||
-				     (sat[2] && acts[i]->is_coll && acts[i]->phase == PH_MAIN);
+				     (sat[2] && acts[i]->is_coll && acts[i]->phase == PH_MAIN &&
+				      acts[i]->lk > 0) ||
+				     (sat[3] && acts[i]->is_coll && acts[i]->phase == PH_MAIN &&
+				      acts[i]->nt > 0);
 			if (f) {
 				frozen[i] = 1;
 				live--;
@@ -974,9 +1041,19 @@ LhTrace *lh_simulate(const LhGraph *g, const LhHw *hw, const LhPlan *plan,
 	x.run_head = x.run_tail = x.free_slot = x.append_from = NONE;
 	x.cost = g_new(OpCost, MAX(n_ops, 1));
 	x.cflags = g_new(guint8, MAX(n_ops, 1));
-	for (guint32 i = 0; i < n_ops; i++)
-		x.cflags[i] = op_cost(&x.ops[i], hw, &x.cost[i]);
-	x.tail_sm = x.tail_hbm = x.tail_link = 1;
+	x.use_at = g_hash_table_new(g_direct_hash, g_direct_equal);
+	x.use = g_array_new(FALSE, FALSE, sizeof(OpUse));
+	for (guint32 i = 0; i < n_ops; i++) {
+		OpUse u;
+		x.cflags[i] = op_cost(g, &x.ops[i], hw, &x.cost[i], &u.lk, &u.nt);
+		if (lh_op_kind_is_collective(x.ops[i].kind) && (u.lk != 1 || u.nt != 0)) {
+			g_array_append_val(x.use, u);
+			g_hash_table_insert(x.use_at, GUINT_TO_POINTER(i),
+					    GUINT_TO_POINTER(x.use->len));
+			x.cflags[i] |= COST_USE;
+		}
+	}
+	x.tail_sm = x.tail_hbm = x.tail_link = x.tail_net = 1;
 	x.h2d_busy = g_new0(guint8, hw->copy_engines_h2d);
 	x.d2h_busy = g_new0(guint8, hw->copy_engines_d2h);
 	x.free_eng[0] = hw->copy_engines_h2d;
@@ -1058,6 +1135,8 @@ LhTrace *lh_simulate(const LhGraph *g, const LhHw *hw, const LhPlan *plan,
 	g_free(x.acts);
 	g_free(x.cost);
 	g_free(x.cflags);
+	g_hash_table_destroy(x.use_at);
+	g_array_free(x.use, TRUE);
 	g_free(x.sm_line.v);
 	g_free(x.h2d_line.v);
 	g_free(x.d2h_line.v);

@@ -24,6 +24,8 @@ struct _LhGraph {
 	GHashTable *index;    /* name -> index + 1 */
 	guint32 *schedule;    /* XLA's sequence (lh_graph_schedule), or NULL */
 	guint32 n_schedule;
+	GArray *msets;        /* of LhMemberSet; dev arrays owned here */
+	guint32 devices;      /* lh_graph_devices */
 };
 
 static const char *const kind_names[LH_OP_N_KINDS] = {
@@ -56,6 +58,11 @@ void lh_graph_free(LhGraph *g)
 	g_free(g->succ_at);
 	g_free(g->succs);
 	g_free(g->topo);
+	if (g->msets) {
+		for (guint i = 0; i < g->msets->len; i++)
+			g_free((gpointer)g_array_index(g->msets, LhMemberSet, i).dev);
+		g_array_unref(g->msets);
+	}
 	if (g->index)
 		g_hash_table_unref(g->index);
 	g_mutex_clear(&g->index_lock);
@@ -197,6 +204,25 @@ static gboolean fail(GError **error, int code, const char *where, const char *fm
 	g_set_error(error, LH_GRAPH_ERROR, code, "%s%s%s", where ? where : "", where ? ": " : "",
 		    msg);
 	return FALSE;
+}
+
+/* A member set: a collective's, in the table, of the op's group size (pairs: 2). */
+static gboolean check_members(const LhGraph *g, const LhOp *op, const char *where,
+			      GError **error)
+{
+	if (!op->members)
+		return TRUE;
+	if (!lh_op_kind_is_collective(op->kind) || op->members > lh_graph_n_member_sets(g))
+		return fail(error, LH_GRAPH_ERROR_INVALID, where,
+			    "op '%s': member set %u is not a collective's set of the graph",
+			    op->name, op->members - 1);
+	const LhMemberSet *m = lh_graph_member_set(g, op->members - 1);
+	guint32 want = m->pairs ? 2 : m->group_size;
+	if (op->group != want)
+		return fail(error, LH_GRAPH_ERROR_INVALID, where,
+			    "op '%s': group %u disagrees with its members' groups of %u", op->name,
+			    op->group, want);
+	return TRUE;
 }
 
 static gboolean check_op(const LhOp *op, const char *where, GError **error)
@@ -342,7 +368,7 @@ gboolean lh_graph_finish(LhGraph *g, const char *where, GError **error)
 	LhOp *ops = (LhOp *)g->ops->data;
 
 	for (guint32 i = 0; i < n; i++)
-		if (!check_op(&ops[i], where, error))
+		if (!check_op(&ops[i], where, error) || !check_members(g, &ops[i], where, error))
 			return FALSE;
 
 	/* Duplicate names, found by sorting instead of a hash table to keep finished graphs
@@ -649,4 +675,50 @@ const LhOp *lh__graph_ops(const LhGraph *g)
 const guint32 *lh__graph_dep_array(const LhGraph *g)
 {
 	return g->deps;
+}
+
+guint32 lh_graph_add_member_set(LhGraph *g, guint32 n_groups, guint32 group_size, gboolean pairs,
+				const guint32 *dev)
+{
+	if (!g->msets)
+		g->msets = g_array_new(FALSE, FALSE, sizeof(LhMemberSet));
+	gsize n = (gsize)n_groups * group_size;
+	/* Modules repeat the same replica groups on many collectives: share one copy. */
+	for (guint i = 0; i < g->msets->len; i++) {
+		const LhMemberSet *m = &g_array_index(g->msets, LhMemberSet, i);
+		if (m->n_groups == n_groups && m->group_size == group_size && m->pairs == pairs &&
+		    (n == 0 || memcmp(m->dev, dev, n * sizeof *dev) == 0))
+			return i;
+	}
+	LhMemberSet m = {n_groups, group_size, pairs, g_memdup2(dev, n * sizeof *dev)};
+	g_array_append_val(g->msets, m);
+	return g->msets->len - 1;
+}
+
+guint32 lh_graph_n_member_sets(const LhGraph *g)
+{
+	return g->msets ? g->msets->len : 0;
+}
+
+const LhMemberSet *lh_graph_member_set(const LhGraph *g, guint32 index)
+{
+	g_return_val_if_fail(g->msets && index < g->msets->len, NULL);
+	return &g_array_index(g->msets, LhMemberSet, index);
+}
+
+const LhMemberSet *lh_graph_op_members(const LhGraph *g, const LhOp *op)
+{
+	if (!g || !op->members || !g->msets || op->members > g->msets->len)
+		return NULL;
+	return &g_array_index(g->msets, LhMemberSet, op->members - 1);
+}
+
+void lh_graph_set_devices(LhGraph *g, guint32 devices)
+{
+	g->devices = devices;
+}
+
+guint32 lh_graph_devices(const LhGraph *g)
+{
+	return g->devices;
 }

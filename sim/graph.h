@@ -89,6 +89,8 @@ typedef struct {
 	guint32 alias;      /* the op (a dep) whose output buffer this op's output reuses in place
 	                       (docs/graph-format.md, "Buffers"); LH_NO_OP when it allocates */
 	guint32 group;      /* collectives: participating devices (>= 1) */
+	guint32 members;    /* collectives: 1 + index of its member set (lh_graph_member_set);
+	                       0 = not given: a group of `group` devices 0 .. group-1 */
 	guint32 n_deps;     /* number of deps, see lh_graph_deps() */
 	guint32 deps_at;    /* internal: offset into the graph's dep array */
 	guint8 kind;        /* LhOpKind */
@@ -140,6 +142,32 @@ const guint32 *lh_graph_topo(const LhGraph *g);
 void lh_graph_set_schedule(LhGraph *g, const guint32 *seq, guint32 n);
 const guint32 *lh_graph_schedule(const LhGraph *g, guint32 *n);
 #define LH_SCHED_DONE 1u
+
+/* Who takes part in a collective (docs/graph-format.md, "members"). A member set is the list
+ * of groups of one collective, every group of the same size, stored once in the graph and
+ * shared by every op that names it (LhOp.members = 1 + its index). In a `pairs` set (a
+ * collective-permute's source_target_pairs, a send's or recv's peers) each group is a
+ * (source, target) pair and a device may appear in several pairs; otherwise the groups are
+ * disjoint. Device ids are the module's global device ids, 0 .. devices - 1. */
+typedef struct {
+	guint32 n_groups;
+	guint32 group_size;
+	gboolean pairs;
+	const guint32 *dev; /* n_groups * group_size ids, group after group */
+} LhMemberSet;
+
+/* Adds a member set (copied; an identical set already in the table is shared) and returns
+ * its index. The caller has checked it (lh_member_set_check in sim/topo.h). */
+guint32 lh_graph_add_member_set(LhGraph *g, guint32 n_groups, guint32 group_size, gboolean pairs,
+				const guint32 *dev);
+guint32 lh_graph_n_member_sets(const LhGraph *g);
+const LhMemberSet *lh_graph_member_set(const LhGraph *g, guint32 index);
+/* The member set of op @op, or NULL when the op has none. */
+const LhMemberSet *lh_graph_op_members(const LhGraph *g, const LhOp *op);
+/* The number of devices the module runs on (num_partitions x replica_count, or the graph's
+ * "devices"); 0 = not given. */
+void lh_graph_set_devices(LhGraph *g, guint32 devices);
+guint32 lh_graph_devices(const LhGraph *g);
 
 /* Kinds. */
 const char *lh_op_kind_name(LhOpKind k);               /* "copy-h2d" */

@@ -63,6 +63,17 @@ static const struct {
 	D(link_latency_ns, 0, 1e9, FALSE, "ns"),
 	D(collective_sm, 1e-3, 1, FALSE, "fraction"),
 	DO(step_overhead_ns, 0, 1e9, "ns", KEY_OPT),
+	/* The cluster. The network's upper bound, 10 TB/s per GPU, is ten times the fastest NIC
+	 * bandwidth any GPU has (8 x 800 Gb/s ConnectX-8 per 8-GPU node is 100 GB/s per GPU):
+	 * more is a unit mistake (Gb/s for GB/s, or a node's total given per GPU many times). */
+	{"gpus_per_node", K_UINT, G_STRUCT_OFFSET(LhHw, gpus_per_node), 1, 1000000, FALSE, "GPUs",
+	 KEY_OPT},
+	{"nvlink_busbw_gbs", K_DOUBLE, G_STRUCT_OFFSET(LhHw, nvlink_busbw_gbs), 1e-3, 1e5, TRUE,
+	 "GB/s", KEY_OPT},
+	{"net_gbs", K_DOUBLE, G_STRUCT_OFFSET(LhHw, net_gbs), 1e-3, 1e4, TRUE, "GB/s", KEY_OPT},
+	DO(coll_base_latency_ns, 0, 1e9, "ns", KEY_OPT),
+	DO(nvlink_latency_ns, 0, 1e9, "ns", KEY_OPT),
+	DO(net_latency_ns, 0, 1e9, "ns", KEY_OPT),
 #undef D
 #undef U
 #undef DO
@@ -74,6 +85,9 @@ static const char *const peak_group[] = {"peak_f64_tflops", "peak_f32_tflops", "
 					 "peak_fp8_tflops", "peak_int8_tops", NULL};
 static const char *const gemm_group[] = {"gemm_eff", "gemm_tile_m", "gemm_tile_n",
 					 "gemm_tile_k_bytes", NULL};
+static const char *const cluster_group[] = {"gpus_per_node", "nvlink_busbw_gbs", "net_gbs",
+					    "coll_base_latency_ns", "nvlink_latency_ns",
+					    "net_latency_ns", NULL};
 
 static gsize key_index(const char *key)
 {
@@ -310,6 +324,7 @@ static gboolean check_value(const LhHw *hw, gsize i, const char *where, const ch
 					  : G_STRUCT_MEMBER(double, hw, keys[i].offset);
 	if (keys[i].need != KEY_REQ && (given ? !given[i] : v == 0))
 		return TRUE;
+
 	gboolean low = keys[i].min_open ? v <= keys[i].min : v < keys[i].min;
 	if (!isfinite(v) || low || v > keys[i].max) {
 		range_err(i, v, where, data, error);
@@ -354,6 +369,11 @@ static gboolean validate(const LhHw *hw, const char *where, const char *data,
 			hw->hbm_transpose_eff, hw->hbm_eff);
 		return FALSE;
 	}
+	if (hw->gpus_per_node && (!(hw->nvlink_busbw_gbs > 0) || !(hw->net_gbs > 0))) {
+		set_err(error, LH_HW_ERROR_RANGE, where, data, NULL,
+			"a cluster (gpus_per_node) needs nvlink_busbw_gbs and net_gbs > 0");
+		return FALSE;
+	}
 	if (hw->gemm_eff > 0 && (!hw->gemm_tile_m || !hw->gemm_tile_n || !hw->gemm_tile_k_bytes)) {
 		set_err(error, LH_HW_ERROR_RANGE, where, data, NULL,
 			"the GEMM model needs gemm_tile_m, gemm_tile_n and gemm_tile_k_bytes >= 1 "
@@ -367,8 +387,8 @@ static gboolean validate(const LhHw *hw, const char *where, const char *data,
 static gboolean resolve_optional(LhHw *hw, const gboolean *given, const char *where,
 				 const char *data, GError **error)
 {
-	const char *const *groups[] = {peak_group, gemm_group};
-	const char *why[] = {"any per-dtype peak", "any GEMM model key"};
+	const char *const *groups[] = {peak_group, gemm_group, cluster_group};
+	const char *why[] = {"any per-dtype peak", "any GEMM model key", "any cluster key"};
 	for (gsize g = 0; g < G_N_ELEMENTS(groups); g++) {
 		guint n = 0, have = 0;
 		const char *missing = NULL, *present = NULL;
@@ -617,7 +637,8 @@ char *lh_hw_to_data(const LhHw *hw)
 	g_string_append_printf(s, "name = %s\n", hw->name ? hw->name : "hw");
 	for (gsize i = 0; i < G_N_ELEMENTS(keys); i++) {
 		char buf[G_ASCII_DTOSTR_BUF_SIZE];
-		if (keys[i].need == KEY_OLD || (e.gemm_eff <= 0 && in_group(gemm_group, keys[i].key)))
+		if (keys[i].need == KEY_OLD || (e.gemm_eff <= 0 && in_group(gemm_group, keys[i].key)) ||
+		    (!e.gpus_per_node && in_group(cluster_group, keys[i].key)))
 			continue;
 		if (keys[i].type == K_UINT)
 			g_string_append_printf(s, "%s = %u\n", keys[i].key,
@@ -635,4 +656,70 @@ char *lh_hw_to_data(const LhHw *hw)
 const char *lh_sm_sharing_name(LhSmSharing s)
 {
 	return s == LH_SHARING_FAIR ? "fair" : "fifo";
+}
+
+const char *const *lh_hw_key_names(void)
+{
+	static const char *names[G_N_ELEMENTS(keys) + 2];
+	static gsize done;
+	if (g_once_init_enter(&done)) {
+		gsize n = 0;
+		for (gsize i = 0; i < G_N_ELEMENTS(keys); i++)
+			if (keys[i].need != KEY_OLD)
+				names[n++] = keys[i].key;
+		names[n++] = "sm_sharing";
+		names[n] = NULL;
+		g_once_init_leave(&done, 1);
+	}
+	return names;
+}
+
+gboolean lh_hw_set_key(LhHw *hw, const char *key, const char *value, GError **error)
+{
+	g_return_val_if_fail(hw && key && value, FALSE);
+	g_autofree char *v = g_strstrip(g_strdup(value));
+	if (!strcmp(key, "sm_sharing")) {
+		if (!strcmp(v, "fifo") || !strcmp(v, "fair")) {
+			hw->sm_sharing = !strcmp(v, "fair") ? LH_SHARING_FAIR : LH_SHARING_FIFO;
+			return TRUE;
+		}
+		g_set_error(error, LH_HW_ERROR, LH_HW_ERROR_RANGE,
+			    "key 'sm_sharing': '%s' is not one of fifo, fair", v);
+		return FALSE;
+	}
+	gsize i = 0;
+	while (i < G_N_ELEMENTS(keys) && strcmp(keys[i].key, key) != 0)
+		i++;
+	if (i == G_N_ELEMENTS(keys)) {
+		g_autofree char *list = g_strjoinv(", ", (char **)lh_hw_key_names());
+		g_set_error(error, LH_HW_ERROR, LH_HW_ERROR_NOT_FOUND,
+			    "unknown hardware key '%s' (keys: %s)", key, list);
+		return FALSE;
+	}
+	char *end = NULL;
+	double d = g_ascii_strtod(v, &end);
+	if (!*v || end == v || *end) {
+		g_set_error(error, LH_HW_ERROR, LH_HW_ERROR_PARSE, "key '%s': '%s' is not a number",
+			    key, v);
+		return FALSE;
+	}
+	if (keys[i].type == K_UINT && (d != floor(d) || d < 0 || d > G_MAXUINT32)) {
+		g_set_error(error, LH_HW_ERROR, LH_HW_ERROR_RANGE,
+			    "key '%s': '%s' must be a whole number", key, v);
+		return FALSE;
+	}
+	gboolean low = keys[i].min_open ? d <= keys[i].min : d < keys[i].min;
+	if (!isfinite(d) || low || d > keys[i].max) {
+		g_set_error(error, LH_HW_ERROR, LH_HW_ERROR_RANGE,
+			    "key '%s' = %g is out of range: it must be %s %g and <= %g %s", key, d,
+			    keys[i].min_open ? ">" : ">=", keys[i].min, keys[i].max, keys[i].unit);
+		return FALSE;
+	}
+	if (keys[i].type == K_UINT)
+		G_STRUCT_MEMBER(guint32, hw, keys[i].offset) = (guint32)d;
+	else
+		G_STRUCT_MEMBER(double, hw, keys[i].offset) = d;
+	if (keys[i].need == KEY_OLD) /* the old single duplex rate stands for both directions */
+		hw->pcie_duplex_h2d_gbs = hw->pcie_duplex_d2h_gbs = d;
+	return TRUE;
 }

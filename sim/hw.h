@@ -66,6 +66,15 @@ typedef struct {
 	double link_latency_ns;    /* fixed latency of one collective, ns */
 	double collective_sm;      /* fraction of SMs a collective kernel occupies, (0, 1] */
 	double step_overhead_ns;   /* host cost of launching the executable, once per step, ns */
+	/* The cluster (docs/hw-format.md, "Cluster"): all six keys or none. gpus_per_node 0 = not
+	 * given: one node holding every device, collectives priced by link_gbs and
+	 * link_latency_ns as before these keys existed. */
+	guint32 gpus_per_node;      /* GPUs in one NVLink domain (a node) */
+	double nvlink_busbw_gbs;    /* achieved NCCL ring bus bandwidth per GPU inside a node, GB/s */
+	double net_gbs;             /* network bandwidth per GPU leaving the node, one way, GB/s */
+	double coll_base_latency_ns; /* NCCL base latency of a collective (ring, Simple), ns */
+	double nvlink_latency_ns;   /* NCCL latency per algorithm step over NVLink (Simple), ns */
+	double net_latency_ns;      /* NCCL latency per algorithm step over the network (Simple), ns */
 	LhSmSharing sm_sharing;
 } LhHw;
 
@@ -88,6 +97,13 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(LhHw, lh_hw_free)
 
 /* Checks ranges; the error names the key. */
 gboolean lh_hw_validate(const LhHw *hw, const char *where, GError **error);
+/* Sets one key of @hw by its .ini name (docs/hw-format.md) from text, as a file would give it:
+ * a number of the key's type and range, or fifo/fair for sm_sharing. The old key
+ * pcie_duplex_gbs sets both duplex directions. Errors (LH_HW_ERROR_PARSE, _RANGE, _NOT_FOUND for
+ * an unknown key) name the key; the whole description is not re-checked (lh_hw_validate). */
+gboolean lh_hw_set_key(LhHw *hw, const char *key, const char *value, GError **error);
+/* NULL-terminated list of the keys lh_hw_set_key knows, in file order; static. */
+const char *const *lh_hw_key_names(void);
 /* Writes the description as an .ini (the keys of docs/hw-format.md). */
 char *lh_hw_to_data(const LhHw *hw);
 

@@ -17,7 +17,7 @@ void lh_bounds(const LhGraph *g, const LhHw *hw, const LhPlan *plan, LhBounds *o
 	for (guint32 k = 0; k < n; k++) {
 		guint32 i = topo[k];
 		const LhOp *op = lh_graph_op(g, i);
-		double T = lh_op_standalone_ns(op, hw);
+		double T = lh_op_standalone_ns_in(g, op, hw);
 		guint32 nd;
 		const guint32 *deps = lh_graph_deps(g, i, &nd);
 		double ready = 0;
@@ -43,7 +43,9 @@ void lh_bounds(const LhGraph *g, const LhHw *hw, const LhPlan *plan, LhBounds *o
 				d2h_lat += lat;
 			}
 		} else if (lh_op_kind_is_collective(op->kind)) {
-			out->link_work += dur ? T : lh_op_wire_bytes(op) / hw->link_gbs;
+			double lat, wire, lu, nu;
+			lh_op_link_phases(g, op, hw, &lat, &wire, &lu, &nu);
+			out->link_work += dur ? T : wire * lu;
 		}
 	}
 	out->h2d_work = h2d_bytes + h2d_lat / hw->copy_engines_h2d;
@@ -156,7 +158,7 @@ static void sweep_engines(const LhTrace *t, LhMetrics *m, gint64 host_end, gint6
 		gint64 dt = x->t - last;
 		if (dt > 0) {
 			gboolean transfer = depth[LH_ENGINE_H2D] || depth[LH_ENGINE_D2H] ||
-					    depth[LH_ENGINE_LINK];
+					    depth[LH_ENGINE_LINK] || depth[LH_ENGINE_NET];
 			for (int k = LH_ENGINE_SM; k < LH_ENGINE_N; k++)
 				if (depth[k])
 					m->engine_busy[k] += dt;

@@ -34,7 +34,7 @@ void lh_trace_free(LhTrace *t)
 const char *lh_engine_name(LhEngine e)
 {
 	static const char *const names[LH_ENGINE_N] = {"none", "sm", "copy-h2d", "copy-d2h",
-						       "link"};
+						       "link", "network"};
 	return e < LH_ENGINE_N ? names[e] : "?";
 }
 
@@ -82,10 +82,12 @@ static void thread_name(GString *s, int pid, int tid, const char *name, gboolean
 			       pid, tid, tid);
 }
 
-/* Engine tracks: 0 = SM, 1 = link, 2.. = H2D engines, then D2H engines. */
-static int engine_tid(const LhOpTiming *tm, guint32 n_h2d)
+/* Engine tracks: 0 = SM, 1 = link, 2.. = H2D engines, then D2H engines, then the network. */
+static int engine_tid(const LhOpTiming *tm, guint32 n_h2d, guint32 n_d2h)
 {
 	switch (tm->engine) {
+	case LH_ENGINE_NET:
+		return 2 + (int)(n_h2d + n_d2h);
 	case LH_ENGINE_SM:
 		return 0;
 	case LH_ENGINE_LINK:
@@ -138,13 +140,18 @@ char *lh_trace_to_chrome_json(const LhTrace *t, const LhGraph *g, const LhPlan *
 		g_autofree char *nm = g_strdup_printf("copy D2H %u", e);
 		thread_name(s, 2, 2 + (int)(n_h2d + e), nm, &first);
 	}
+	gboolean any_net = FALSE;
+	for (guint32 i = 0; i < t->n_ops; i++)
+		any_net |= t->ops[i].engine == LH_ENGINE_NET;
+	if (any_net)
+		thread_name(s, 2, 2 + (int)(n_h2d + n_d2h), "network", &first);
 	for (guint32 i = 0; i < t->n_ops; i++) {
 		const LhOpTiming *tm = &t->ops[i];
 		if (tm->start < 0 || tm->end < 0)
 			continue;
 		const LhOp *op = lh_graph_op(g, i);
 		for (int pid = 1; pid <= 2; pid++) {
-			int tid = pid == 1 ? tm->stream : engine_tid(tm, n_h2d);
+			int tid = pid == 1 ? tm->stream : engine_tid(tm, n_h2d, n_d2h);
 			if (tid < 0)
 				continue;
 			g_string_append(s, ",\n{\"ph\":\"X\",\"name\":");

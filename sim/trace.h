@@ -21,6 +21,7 @@ typedef enum {
 	LH_ENGINE_H2D,  /* copy engines, host to device */
 	LH_ENGINE_D2H,  /* copy engines, device to host */
 	LH_ENGINE_LINK, /* collectives, send/recv (they also hold an SM share) */
+	LH_ENGINE_NET,  /* collectives and send/recv that leave the node (docs/engine.md) */
 	LH_ENGINE_N
 } LhEngine;
 

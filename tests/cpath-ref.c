@@ -1,7 +1,7 @@
 /* lhsim tests — the reference `cpath`: schedulers/cpath.c as it was before issue 12 (a linear
- * scan per step), kept as an oracle for test-sched-ref, which checks that the indexed version
- * plans the same. Built only into that test (tests/meson.build renames lh_sched_cpath). The
- * original comment follows. */
+ * scan per step; costs by lh_op_standalone_ns_in, as on main since member sets), kept as an
+ * oracle for test-sched-ref, which checks that the indexed version plans the same. Built only
+ * into that test (tests/meson.build renames lh_sched_cpath). The original comment follows. */
 /* lhsim — `cpath`: critical-path list scheduling (docs/design.md#cpath).
  *
  * Priority: the b-level, the longest chain of standalone durations from an op to an exit,
@@ -55,7 +55,7 @@ static LhPlan *cpath_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, G
 	g_autofree guint8 *pool = g_new0(guint8, n);
 	for (guint32 i = 0; i < n; i++) {
 		const LhOp *op = lh_graph_op(g, i);
-		cost[i] = lh_op_standalone_ns(op, hw);
+		cost[i] = lh_op_standalone_ns_in(g, op, hw);
 		pool[i] = op->async ? (guint8)lh_op_class(op) : LH_CLASS_NONE;
 	}
 	g_autofree double *bl = lh__blevel(g, cost);

@@ -1,4 +1,5 @@
-/* lhsim tests — the reference engine: sim/engine.c as it was before issue 12 (a scan of the
+/* lhsim tests — the reference engine: sim/engine.c of branch main as merged into the faster
+ * engine (the network as a resource, NCCL-style collective costs on a cluster; a scan of the
  * running set, rates recomputed over the whole running set, costs computed at every start),
  * kept as an oracle. Built only into test-engine-ref (tests/meson.build renames lh_simulate to
  * lh_ref_simulate), which checks that the engine gives the same traces, bit for bit.
@@ -41,6 +42,8 @@ typedef struct {
 	double b;         /* HBM share at rate 1 */
 	double rem;       /* standalone ns left in this phase, as of t_upd */
 	double main_work; /* standalone ns of the main phase (after latency) */
+	double lk;        /* collectives' main phase: NVLink (the link) use at rate 1 */
+	double nt;        /* collectives' main phase: network use at rate 1 */
 	double rate;
 	gint64 t_upd;
 	gint64 eta;       /* end of this phase at the current rate, or NEVER */
@@ -342,7 +345,7 @@ static void start_act(Sim *x, guint32 c, LhEngine eng, guint8 idx)
 	a.t_upd = x->t;
 	a.eta = NEVER;
 	a.rate = -1; /* forces a fresh eta at the next rate computation */
-	double T = lh_op_standalone_ns(o, x->hw);
+	double T = lh_op_standalone_ns_in(x->g, o, x->hw);
 	gboolean dur = o->duration_ns >= 0;
 	/* A kernel whose bytes need more than T at full HBM bandwidth (duration_ns with huge
 	 * bytes) runs at 1 / hbm_use even alone: that is its real standalone time. */
@@ -374,8 +377,19 @@ static void start_act(Sim *x, guint32 c, LhEngine eng, guint8 idx)
 		a.is_coll = 1;
 		a.a = lh_op_sm_share(o, x->hw);
 		a.phase = dur ? PH_MAIN : PH_LATENCY;
-		a.rem = dur ? T : x->hw->link_latency_ns;
-		a.main_work = dur ? 0 : lh_op_wire_bytes(o) / x->hw->link_gbs;
+		{
+			double lat, wire;
+			lh_op_link_phases(x->g, o, x->hw, &lat, &wire, &a.lk, &a.nt);
+			a.rem = dur ? T : lat;
+			a.main_work = dur ? 0 : wire;
+			if (dur) { /* a measured duration holds the link as before, or the network */
+				gboolean net = a.nt > 0;
+				a.lk = net ? 0 : 1;
+				a.nt = net ? 1 : 0;
+			}
+		}
+		if (a.nt > 0) /* it leaves the node: the network's lane */
+			eng = LH_ENGINE_NET;
 		break;
 	}
 	LhOpTiming *tm = &x->tr->ops[op];
@@ -385,7 +399,8 @@ static void start_act(Sim *x, guint32 c, LhEngine eng, guint8 idx)
 	g_array_append_val(x->running, a);
 	if (o->alias == LH_NO_OP) /* an alias writes into its dep's buffer */
 		mem_alloc(x, op);
-	x->dirty |= eng == LH_ENGINE_SM || eng == LH_ENGINE_LINK ? DIRTY_SM : DIRTY_COPY;
+	x->dirty |= eng == LH_ENGINE_SM || eng == LH_ENGINE_LINK || eng == LH_ENGINE_NET ? DIRTY_SM
+											: DIRTY_COPY;
 }
 
 /* Engine admissions in line order. Returns TRUE if any op started. */
@@ -452,10 +467,12 @@ static void set_rate(Sim *x, Act *a, double r)
 static void rates_fifo(Sim *x)
 {
 	Act *acts = (Act *)x->running->data;
-	guint32 n = x->running->len, m = 0;
-	for (guint32 i = 0; i < n; i++)
-		m += acts[i].is_coll && acts[i].phase == PH_MAIN;
-	double free_sm = 1, free_hbm = 1, link = 1;
+	guint32 n = x->running->len, m = 0, mn = 0;
+	for (guint32 i = 0; i < n; i++) {
+		m += acts[i].is_coll && acts[i].phase == PH_MAIN && acts[i].lk > 0;
+		mn += acts[i].is_coll && acts[i].phase == PH_MAIN && acts[i].nt > 0;
+	}
+	double free_sm = 1, free_hbm = 1, link = 1, net = 1;
 	for (guint32 i = 0; i < n; i++) {
 		Act *a = &acts[i];
 		if (a->engine != LH_ENGINE_SM && !a->is_coll)
@@ -465,10 +482,24 @@ static void rates_fifo(Sim *x)
 			r = MIN(r, MAX(free_sm, 0) / a->a);
 		if (a->b > 0)
 			r = MIN(r, MAX(free_hbm, 0) / a->b);
-		if (a->is_coll && a->phase == PH_MAIN) {
-			r = MIN(r, MAX(link, 0) / m);
-			link -= r;
+		/* The link (NVLink) and the network are split evenly among the collectives in
+		 * their wire phase that use them; one that uses a level at lk < 1 of its
+		 * capacity (it is held back by the other level) takes up to 1/m of it. */
+		if (a->is_coll && a->phase == PH_MAIN && a->lk > 0 && a->nt > 0) {
+			r = MIN(r, MAX(link, 0) / (m * a->lk));
+			r = MIN(r, MAX(net, 0) / (mn * a->nt));
+			link -= r * a->lk;
+			net -= r * a->nt;
 			m--;
+			mn--;
+		} else if (a->is_coll && a->phase == PH_MAIN && a->lk > 0) {
+			r = MIN(r, MAX(link, 0) / (m * a->lk));
+			link -= r * a->lk;
+			m--;
+		} else if (a->is_coll && a->phase == PH_MAIN && a->nt > 0) {
+			r = MIN(r, MAX(net, 0) / (mn * a->nt));
+			net -= r * a->nt;
+			mn--;
 		}
 		free_sm -= r * a->a;
 		free_hbm -= r * a->b;
@@ -485,7 +516,7 @@ static void rates_fair(Sim *x)
 	guint32 n = x->running->len;
 	g_autofree double *r = g_new0(double, n ? n : 1);
 	g_autofree guint8 *frozen = g_new0(guint8, n ? n : 1);
-	double used[3] = {0, 0, 0};
+	double used[4] = {0, 0, 0, 0};
 	guint32 live = 0;
 	for (guint32 i = 0; i < n; i++) {
 		if (acts[i].engine != LH_ENGINE_SM && !acts[i].is_coll)
@@ -495,22 +526,24 @@ static void rates_fair(Sim *x)
 	}
 	double level = 0;
 	while (live) {
-		double coef[3] = {0, 0, 0};
+		double coef[4] = {0, 0, 0, 0};
 		for (guint32 i = 0; i < n; i++)
 			if (!frozen[i]) {
+				gboolean wire = acts[i].is_coll && acts[i].phase == PH_MAIN;
 				coef[0] += acts[i].a;
 				coef[1] += acts[i].b;
-				coef[2] += acts[i].is_coll && acts[i].phase == PH_MAIN;
+				coef[2] += wire ? acts[i].lk : 0;
+				coef[3] += wire ? acts[i].nt : 0;
 			}
 		double d = 1 - level;
-		for (int k = 0; k < 3; k++)
+		for (int k = 0; k < 4; k++)
 			if (coef[k] > 0)
 				d = MIN(d, MAX(1 - used[k], 0) / coef[k]);
 		level += d;
-		for (int k = 0; k < 3; k++)
+		for (int k = 0; k < 4; k++)
 			used[k] += d * coef[k];
-		gboolean sat[3];
-		for (int k = 0; k < 3; k++)
+		gboolean sat[4];
+		for (int k = 0; k < 4; k++)
 			sat[k] = coef[k] > 0 && used[k] >= 1 - 1e-12;
 		for (guint32 i = 0; i < n; i++) {
 			if (frozen[i])
@@ -518,7 +551,10 @@ static void rates_fair(Sim *x)
 			r[i] = level;
 			gboolean f = level >= 1 - 1e-12 || (sat[0] && acts[i].a > 0) ||
 				     (sat[1] && acts[i].b > 0) ||
-				     (sat[2] && acts[i].is_coll && acts[i].phase == PH_MAIN);
+				     (sat[2] && acts[i].is_coll && acts[i].phase == PH_MAIN &&
+				      acts[i].lk > 0) ||
+				     (sat[3] && acts[i].is_coll && acts[i].phase == PH_MAIN &&
+				      acts[i].nt > 0);
 			if (f) {
 				frozen[i] = 1;
 				live--;
@@ -581,7 +617,7 @@ static void end_act(Sim *x, guint32 i)
 	g_array_remove_index(x->running, i); /* keeps start order */
 	LhOpTiming *tm = &x->tr->ops[a.op];
 	tm->end = x->t;
-	if (a.engine == LH_ENGINE_SM || a.engine == LH_ENGINE_LINK) {
+	if (a.engine == LH_ENGINE_SM || a.engine == LH_ENGINE_LINK || a.engine == LH_ENGINE_NET) {
 		x->resident--;
 		x->dirty |= DIRTY_SM;
 	} else {
@@ -616,7 +652,8 @@ static void process_due(Sim *x)
 			a->rem = a->main_work;
 			a->t_upd = x->t;
 			a->rate = -1;
-			x->dirty |= a->engine == LH_ENGINE_SM || a->engine == LH_ENGINE_LINK
+			x->dirty |= a->engine == LH_ENGINE_SM || a->engine == LH_ENGINE_LINK ||
+					    a->engine == LH_ENGINE_NET
 					    ? DIRTY_SM
 					    : DIRTY_COPY;
 			if (a->rem > 0) {

@@ -1,7 +1,7 @@
 /* lhsim tests — the reference `heft`: schedulers/heft.c as it was before issue 12 (a linear
- * scan per step), kept as an oracle for test-sched-ref, which checks that the indexed version
- * plans the same. Built only into that test (tests/meson.build renames lh_sched_heft). The
- * original comment follows. */
+ * scan per step; costs by lh_op_standalone_ns_in, as on main since member sets), kept as an
+ * oracle for test-sched-ref, which checks that the indexed version plans the same. Built only
+ * into that test (tests/meson.build renames lh_sched_heft). The original comment follows. */
 /* lhsim — `heft`: Heterogeneous Earliest Finish Time (Topcuoglu, Hariri and Wu, "Performance-
  * effective and low-complexity task scheduling for heterogeneous computing", IEEE TPDS 13(3),
  * 2002), over `streams` streams.
@@ -105,7 +105,7 @@ static LhPlan *heft_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GE
 
 	g_autofree double *w = g_new0(double, n);
 	for (guint32 i = 0; i < n; i++)
-		w[i] = lh_op_standalone_ns(lh_graph_op(g, i), hw);
+		w[i] = lh_op_standalone_ns_in(g, lh_graph_op(g, i), hw);
 	/* Upward rank. */
 	const guint32 *topo = lh_graph_topo(g);
 	g_autofree double *rank = g_new0(double, n);

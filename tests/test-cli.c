@@ -49,24 +49,29 @@ Test(cli, json_metrics_parse_and_match_the_engine)
 	 * k1: 1000 ns -> 19000-20000.
 	 * c: latency 2000 + 10000 B / 55 B/ns = 181.818 -> 2181.818, issued at 23000: runs
 	 *    23000-25182 (ceil).
-	 * r: all-reduce of 8192 B over 8: wire 2*7/8*8192 = 14336 B / 750 B/ns = 19.115 ns,
-	 *    latency 5000: 5019.115 -> issued 27000, runs 27000-32020 (ceil).
-	 * k2: issued 31000, waits for r: 32020-32520. */
-	cr_expect_eq(json_object_get_int_member(o, "makespan_ns"), 32520);
+	 * r: all-reduce of 8192 B over group 8 = devices 0..7, one node of h100-sxm's 8: NCCL's
+	 *    ring (docs/engine.md, "Collectives on a cluster"), 2*7 = 14 steps, none on the
+	 *    network; bus bytes 2*7/8*8192 = 14336 B.
+	 *    LL:     6600 + 14*600  = 15000 ns + 14336 / (370/4 = 92.5 B/ns) = 154.98 -> 15154.98
+	 *    LL128: 14000 + 14*1900 = 40600 ns + ...                          > 40600
+	 *    Simple: 8400 + 14*3400 = 56000 ns + ...                          > 56000
+	 *    LL wins: latency 15000, wire 154.98 -> issued 27000, runs 27000-42155 (ceil).
+	 * k2: issued 31000, waits for r: 42155-42655. */
+	cr_expect_eq(json_object_get_int_member(o, "makespan_ns"), 42655);
 	cr_expect_str_eq(json_object_get_string_member(o, "scheduler"), "serial");
-	/* transfer: c 23000-25182 and r 27000-32020 with no kernel running: all exposed,
-	 * 2182 + 5020 = 7202 ns. */
-	cr_expect_eq(json_object_get_int_member(o, "exposed_transfer_ns"), 7202);
-	cr_expect_eq(json_object_get_int_member(o, "transfer_time_ns"), 7202);
+	/* transfer: c 23000-25182 and r 27000-42155 with no kernel running: all exposed,
+	 * 2182 + 15155 = 17337 ns. */
+	cr_expect_eq(json_object_get_int_member(o, "exposed_transfer_ns"), 17337);
+	cr_expect_eq(json_object_get_int_member(o, "transfer_time_ns"), 17337);
 	cr_expect_float_eq(json_object_get_double_member(o, "overlap"), 0.0, 1e-9);
 	/* Memory: k1's 4096 B output is allocated when k1 starts (19000) and freed when its last
-	 * consumer, r, ends (32020); no other op has an output. Peak 4096 B at 19000. */
+	 * consumer, r, ends (42155); no other op has an output. Peak 4096 B at 19000. */
 	cr_expect_eq(json_object_get_int_member(o, "peak_device_bytes"), 4096);
 	cr_expect_eq(json_object_get_int_member(o, "peak_device_at_ns"), 19000);
-	/* Bounds: host issue = 15000 (the step's launch) + 4 commands * 4000 = 31000 > critical
-	 * path (15000 + 1000 + 5019.1 + 500). */
-	cr_expect_str_eq(json_object_get_string_member(o, "binding_bound"), "host issue");
-	cr_expect_eq(json_object_get_int_member(o, "lower_bound_ns"), 31000);
+	/* Bounds: critical path = 15000 (the step's launch) + 1000 + 15154.98 + 500 = 31654.98
+	 * -> 31655 > host issue = 15000 + 4 commands * 4000 = 31000. */
+	cr_expect_str_eq(json_object_get_string_member(o, "binding_bound"), "critical path");
+	cr_expect_eq(json_object_get_int_member(o, "lower_bound_ns"), 31655);
 }
 
 Test(cli, trace_is_chrome_json_with_tracks)
@@ -212,7 +217,7 @@ Test(cli, compare_writes_csv_and_json_for_several_graphs)
 	int st = t_lhsim(&out, &err, "compare", g1, g2, "--sched", "serial,lhs", "--csv", csv,
 			 "--json", NULL);
 	cr_assert_eq(st, 0, "%s", err);
-	/* serial on h100-sxm: small 32520 ns (see json_metrics_parse_and_match_the_engine);
+	/* serial on h100-sxm: small 42655 ns (see json_metrics_parse_and_match_the_engine);
 	 * two: after the 15000 ns step overhead the host issues a at 19000 and b at 23000
 	 * (launch 4000 ns each); a runs 19000-21000, b 23000-26000: 26000 ns. */
 	g_autoptr(JsonParser) p = json_parser_new();
@@ -222,7 +227,7 @@ Test(cli, compare_writes_csv_and_json_for_several_graphs)
 	JsonArray *gs = json_object_get_array_member(o, "graphs");
 	cr_assert_eq(json_array_get_length(gs), 2);
 	const char *names[] = {"small", "two"};
-	const gint64 serial[] = {32520, 26000};
+	const gint64 serial[] = {42655, 26000};
 	for (guint k = 0; k < 2; k++) {
 		JsonObject *g = json_array_get_object_element(gs, k);
 		cr_assert_str_eq(json_object_get_string_member(g, "graph"), names[k]);
@@ -239,7 +244,7 @@ Test(cli, compare_writes_csv_and_json_for_several_graphs)
 	cr_assert_eq(g_strv_length(lines), 1 + 4 + 1, "%s", text);
 	cr_assert_str_eq(lines[0], "graph,hw,scheduler,status,makespan_ns,lower_bound_ns,ratio,"
 				   "exposed_transfer_ns,peak_device_bytes,streams,error");
-	cr_assert(g_str_has_prefix(lines[1], "small,H100 SXM,serial,ok,32520,"), "%s", lines[1]);
+	cr_assert(g_str_has_prefix(lines[1], "small,H100 SXM,serial,ok,42655,"), "%s", lines[1]);
 	cr_assert(g_str_has_prefix(lines[2], "small,H100 SXM,lhs,ok,"), "%s", lines[2]);
 	cr_assert(g_str_has_prefix(lines[3], "two,H100 SXM,serial,ok,26000,"), "%s", lines[3]);
 	/* A picture is of one graph. */

@@ -164,6 +164,6 @@ Test(graph, json_unknown_top_level_field)
 	cr_assert_null(g);
 	cr_assert(g_str_has_prefix(e->message, "x.json:3:"), "%s", e->message);
 	cr_assert(strstr(e->message, "unknown top-level field 'shedule' (fields: format, version, "
-				     "name, ops, schedule)"),
+				     "name, ops, schedule, devices)"),
 		  "%s", e->message);
 }

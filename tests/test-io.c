@@ -15,7 +15,7 @@
 #include "helpers.h"
 
 /* k1 (1000 ns) -> d2h copy c (10 kB) -> k2 (500 ns), and an all-reduce r after k1: the graph
- * of test-cli.c, whose serial makespan on h100-sxm is 32520 ns (worked out there). */
+ * of test-cli.c, whose serial makespan on h100-sxm is 42655 ns (worked out there). */
 static const char *small_json =
 	"{\"format\": \"lhsim-graph\", \"version\": 1, \"name\": \"small\", \"ops\": [\n"
 	" {\"name\": \"k1\", \"kind\": \"kernel\", \"duration_ns\": 1000, \"out_bytes\": 4096},\n"
@@ -209,20 +209,22 @@ Test(io, dash_is_standard_input_for_graph_plan_and_hw)
 	g_autofree char *dir = t_tmpdir();
 	g_autofree char *g = write_tmp(dir, "g.json", small_json);
 	g_autofree char *out = NULL, *err = NULL;
-	/* The graph: the same makespan as from the file (32520 ns, see small_json). */
+	/* The graph: the same makespan as from the file (42655 ns, test-cli.c's
+	 * json_metrics_parse_and_match_the_engine). */
 	cr_assert_eq(t_lhsim_io(small_json, NULL, &out, &err, "run", "-", "--json", NULL), 0, "%s",
 		     err);
-	cr_assert_eq(makespan_of(out), 32520);
+	cr_assert_eq(makespan_of(out), 42655);
 	g_clear_pointer(&out, g_free);
 	g_clear_pointer(&err, g_free);
 	/* A plan: k1, r, c, k2 in that order on one stream. After the 15000 ns step overhead
 	 * the host issues at 19000, 23000, 27000, 31000 (4000 ns each); k1 19000-20000; r
-	 * 23000-28020 (5019.115 ns); c after r on the same stream, 28020-30202 (2181.818 ns);
-	 * k2 issued at 31000, 31000-31500. */
+	 * 23000-38155 (NCCL's LL ring on one node: 15000 latency + 154.98 wire, worked out in
+	 * test-cli.c); c after r on the same stream, 38155-40337 (2181.818 ns); k2 issued at
+	 * 31000, waits for c: 40337-40837. */
 	const char *plan = "lhsim-plan 1\nstream s compute\nrun s k1\nrun s r\nrun s c\nrun s k2\n";
 	cr_assert_eq(t_lhsim_io(plan, NULL, &out, &err, "run", g, "--plan", "-", "--json", NULL), 0,
 		     "%s", err);
-	cr_assert_eq(makespan_of(out), 31500);
+	cr_assert_eq(makespan_of(out), 40837);
 	g_clear_pointer(&out, g_free);
 	g_clear_pointer(&err, g_free);
 	/* Errors in it are placed in <stdin>. */
@@ -238,7 +240,7 @@ Test(io, dash_is_standard_input_for_graph_plan_and_hw)
 	cr_assert(ini);
 	cr_assert_eq(t_lhsim_io(ini, NULL, &out, &err, "run", g, "--hw", "-", "--json", NULL), 0,
 		     "%s", err);
-	cr_assert_eq(makespan_of(out), 32520);
+	cr_assert_eq(makespan_of(out), 42655);
 	g_clear_pointer(&out, g_free);
 	g_clear_pointer(&err, g_free);
 	/* HLO text is recognised by its first word. */

@@ -104,6 +104,8 @@ Test(json_fast, random_graphs_read_the_same)
 					o->alias = d;
 			}
 		}
+		if (trial % 3 == 1) /* the top-level "devices" (the writer prints it) */
+			lh_graph_set_devices(g, (guint32)(trial % 7 == 1 ? 1000000 : 1 + trial));
 		if (trial % 5 == 0) {
 			g_autofree guint32 *seq = g_new(guint32, n);
 			for (guint i = 0; i < n; i++)
@@ -157,6 +159,17 @@ Test(json_fast, gives_up_on_what_it_does_not_handle)
 		"{\"name\": \"a\", \"kind\": \"input\", \"members\": 1}]}",
 		"{\"name\": \"a\", \"kind\": \"copy-h2d\"}]}",
 		"{\"name\": \"a\", \"kind\": \"input\"}, {\"name\": \"a\", \"kind\": \"input\"}]}",
+		/* members on a collective (the full reader reads them): not handled */
+		"{\"name\": \"a\", \"kind\": \"all-reduce\", \"size\": 8, \"members\": [[0, 1]]}]}",
+		"{\"name\": \"a\", \"kind\": \"send\", \"size\": 8, \"members\": [[0, 9]]}]}",
+		/* devices out of range, not an integer literal, repeated */
+		"{\"name\": \"a\", \"kind\": \"input\"}], \"devices\": 0}",
+		"{\"name\": \"a\", \"kind\": \"input\"}], \"devices\": 1000001}",
+		"{\"name\": \"a\", \"kind\": \"input\"}], \"devices\": 8.0}",
+		"{\"name\": \"a\", \"kind\": \"input\"}], \"devices\": 1e1}",
+		"{\"name\": \"a\", \"kind\": \"input\"}], \"devices\": \"8\"}",
+		"{\"name\": \"a\", \"kind\": \"input\"}], \"devices\": 8, \"devices\": 8}",
+		"{\"name\": \"a\", \"kind\": \"input\"}], \"devicez\": 8}",
 	};
 	for (guint i = 0; i < G_N_ELEMENTS(bad); i++) {
 		g_autofree char *text = g_strconcat(head, bad[i], NULL);
@@ -167,4 +180,48 @@ Test(json_fast, gives_up_on_what_it_does_not_handle)
 			   "\"kind\": \"input\"}]}";
 	g_autoptr(LhGraph) g = lh__graph_json_fast(good, strlen(good));
 	cr_assert_not_null(g);
+}
+
+/* A graph with member sets and devices: the fast path leaves it to the full reader, which
+ * keeps every member set; the same graph without members is the fast path's, devices and all. */
+Test(json_fast, members_go_to_the_full_reader)
+{
+	const char *text =
+		"{\"format\": \"lhsim-graph\", \"version\": 1, \"devices\": 16, \"ops\": [\n"
+		"{\"name\": \"x\", \"kind\": \"input\", \"out_bytes\": 64},\n"
+		"{\"name\": \"ar\", \"kind\": \"all-reduce\", \"size\": 1048576, \"deps\": [\"x\"], "
+		"\"members\": [[0, 8], [1, 9]]},\n"
+		"{\"name\": \"p\", \"kind\": \"collective-permute\", \"size\": 64, \"deps\": [\"ar\"], "
+		"\"members\": [[0, 15], [15, 0]]}]}";
+	g_autoptr(LhGraph) fast = lh__graph_json_fast(text, strlen(text));
+	cr_assert_null(fast);
+	g_autoptr(GError) e = NULL;
+	g_autoptr(LhGraph) g = lh_graph_new_from_json_data(text, -1, "t.json", &e);
+	cr_assert_not_null(g, "%s", e ? e->message : "");
+	cr_expect_eq(lh_graph_devices(g), 16);
+	const LhMemberSet *m = lh_graph_op_members(g, lh_graph_op(g, 1));
+	cr_assert_not_null(m);
+	cr_expect_eq(m->n_groups, 2);
+	cr_expect_eq(m->group_size, 2);
+	cr_expect_eq(lh_graph_op(g, 1)->group, 2);
+	m = lh_graph_op_members(g, lh_graph_op(g, 2));
+	cr_assert_not_null(m);
+	cr_expect(m->pairs);
+	/* Written back it still has its members: the fast path gives up again, the full reader
+	 * reads the same graph. */
+	g_autofree char *w = lh_graph_to_json(g);
+	cr_assert_null(lh__graph_json_fast(w, strlen(w)));
+	g_autoptr(LhGraph) g2 = lh_graph_new_from_json_data(w, -1, "w.json", &e);
+	cr_assert_not_null(g2, "%s", e ? e->message : "");
+	g_autofree char *w2 = lh_graph_to_json(g2);
+	cr_expect_str_eq(w, w2);
+	/* Without members (and with a group instead), devices and all: the fast path's. */
+	const char *plain =
+		"{\"format\": \"lhsim-graph\", \"version\": 1, \"devices\": 16, \"ops\": [\n"
+		"{\"name\": \"x\", \"kind\": \"input\", \"out_bytes\": 64},\n"
+		"{\"name\": \"ar\", \"kind\": \"all-reduce\", \"size\": 1048576, \"group\": 16, "
+		"\"deps\": [\"x\"]}]}";
+	same(plain, TRUE, "devices without members");
+	g_autoptr(LhGraph) pf = lh__graph_json_fast(plain, strlen(plain));
+	cr_expect_eq(lh_graph_devices(pf), 16);
 }

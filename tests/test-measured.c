@@ -560,6 +560,12 @@ Test(measured, calibration_recovers_perturbed_hw)
 	GError *e = NULL;
 	g_autoptr(LhHw) base = lh_hw_lookup("h100-sxm", &e);
 	cr_assert(base);
+	/* The built-in describes a DGX node (a cluster), whose collectives are costed by NVLink
+	 * bus bandwidth and NCCL's latencies, not by link_gbs: take the cluster out, so that
+	 * link_gbs and link_latency_ns decide the collectives (checked with the cluster below). */
+	base->gpus_per_node = 0;
+	base->nvlink_busbw_gbs = base->net_gbs = 0;
+	base->coll_base_latency_ns = base->nvlink_latency_ns = base->net_latency_ns = 0;
 	g_autoptr(LhHw) truth = lh_hw_copy(base);
 	truth->hbm_eff = 0.6;              /* base 0.85 */
 	truth->compute_eff = 0.5;          /* base 0.7 */
@@ -598,6 +604,21 @@ Test(measured, calibration_recovers_perturbed_hw)
 		cr_assert(fabs(v - want[i].want) <= 0.02 * want[i].want, "%s: fitted %g, want %g",
 			  want[i].key, v, want[i].want);
 	}
+	/* With the cluster the link keys decide nothing: calibration keeps them and says why. */
+	g_autoptr(LhHw) dgx = lh_hw_lookup("h100-sxm", &e);
+	cr_assert(dgx);
+	g_autoptr(GArray) keys2 = g_array_new(FALSE, FALSE, sizeof(LhFitKey));
+	g_autoptr(LhHw) fit2 = lh_calibrate_from(g, dgx, plan, xs, 1, keys2, &e);
+	cr_assert(fit2, "%s", e ? e->message : "");
+	for (guint i = 0; i < keys2->len; i++) {
+		const LhFitKey *f = &g_array_index(keys2, LhFitKey, i);
+		if (strcmp(f->key, "link_gbs") && strcmp(f->key, "link_latency_ns"))
+			continue;
+		cr_assert_not(f->fitted, "%s fitted on a cluster", f->key);
+		cr_assert(f->note && strstr(f->note, "cluster model"), "%s", f->key);
+	}
+	cr_assert_eq(fit2->link_gbs, dgx->link_gbs);
+	lh_fit_keys_clear(keys2);
 	/* No GEMM shapes and no transposes: those keys are refused and keep the base. */
 	gboolean fitted = TRUE;
 	cr_assert_eq(key_value(keys, "gemm_eff", &fitted), base->gemm_eff);

@@ -206,7 +206,7 @@ Test(sweep, entries_carry_their_own_parameters)
 	cr_assert_eq(t_lhsim(NULL, &err, "sweep", g, "--sched", "lhs:async-compute-limit=2", "-p",
 			     "async-compute-limit=1,2", NULL),
 		     2);
-	cr_assert(strstr(err, "fixes 'async-compute-limit', the swept parameter"), "%s", err);
+	cr_assert(strstr(err, "fixes 'async-compute-limit', a swept parameter"), "%s", err);
 	g_free(err);
 	err = NULL;
 	cr_assert_eq(t_lhsim(NULL, &err, "sweep", g, "--sched", "lhs,cpath,lhs", "-p",
@@ -264,7 +264,7 @@ Test(sweep, bad_input_is_exit_2)
 		const char *p, *p2, *sched, *msg;
 	} cases[] = {
 		{"async-compute-limit=2", NULL, "lhs", "give the swept parameter"},
-		{"async-compute-limit=1:3", "p2p-limit=1,2", "lhs", "only one parameter"},
+		{"async-compute-limit=1:3", "async-compute-limit=1,2", "lhs", "-p 'async-compute-limit' is given twice"},
 		{"async-compute-limit=8:1", NULL, "lhs", "must go up"},
 		{"async-compute-limit=a:b", NULL, "lhs", "FIRST:LAST"},
 		{"async-compute-limit=1:3:0", NULL, "lhs", "positive"},

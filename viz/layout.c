@@ -31,12 +31,49 @@ static gboolean ran(const LhOpTiming *tm)
 	return tm->start >= 0 && tm->end >= tm->start;
 }
 
+/* Rows of one level (link or network), first fit in start order. */
+static void link_rows(GArray *lanes, LhLaneMap *m, const LhTrace *t, GArray *ops,
+		      LhLaneKind kind, const char *name)
+{
+	char buf[64];
+	guint32 at = lanes->len;
+	gint64 row_end[LH_LANES_MAX_LINK_ROWS];
+	guint32 n_rows = 0;
+	g_array_sort(ops, link_op_cmp);
+	for (guint k = 0; k < ops->len; k++) {
+		const LinkOp *l = &g_array_index(ops, LinkOp, k);
+		guint32 r = 0;
+		while (r < n_rows && row_end[r] > l->start)
+			r++;
+		if (r == n_rows) {
+			if (n_rows < LH_LANES_MAX_LINK_ROWS) {
+				n_rows++;
+			} else {
+				r = 0;
+				for (guint32 q = 1; q < n_rows; q++)
+					if (row_end[q] < row_end[r])
+						r = q;
+			}
+		}
+		row_end[r] = t->ops[l->op].end;
+		m->engine_lane[l->op] = (gint32)(at + r);
+	}
+	for (guint32 r = 0; r < n_rows; r++) {
+		if (n_rows == 1)
+			g_strlcpy(buf, name, sizeof buf);
+		else
+			g_snprintf(buf, sizeof buf, "%s %u", name, r + 1);
+		lane_add(lanes, kind, r, buf);
+	}
+}
+
 LhLaneMap *lh_lanes_new(const LhPlan *plan, const LhTrace *t)
 {
 	g_return_val_if_fail(t != NULL, NULL);
 	guint32 n_streams = plan ? lh_plan_n_streams(plan) : 0;
 	guint32 n_h2d = 0, n_d2h = 0;
 	g_autoptr(GArray) link = g_array_new(FALSE, FALSE, sizeof(LinkOp));
+	g_autoptr(GArray) net = g_array_new(FALSE, FALSE, sizeof(LinkOp));
 	for (guint32 i = 0; i < t->n_ops; i++) {
 		const LhOpTiming *tm = &t->ops[i];
 		if (!ran(tm))
@@ -47,9 +84,9 @@ LhLaneMap *lh_lanes_new(const LhPlan *plan, const LhTrace *t)
 			n_h2d = MAX(n_h2d, tm->engine_index + 1u);
 		else if (tm->engine == LH_ENGINE_D2H)
 			n_d2h = MAX(n_d2h, tm->engine_index + 1u);
-		else if (tm->engine == LH_ENGINE_LINK) {
+		else if (tm->engine == LH_ENGINE_LINK || tm->engine == LH_ENGINE_NET) {
 			LinkOp l = {tm->start, i};
-			g_array_append_val(link, l);
+			g_array_append_val(tm->engine == LH_ENGINE_NET ? net : link, l);
 		}
 	}
 
@@ -86,38 +123,10 @@ LhLaneMap *lh_lanes_new(const LhPlan *plan, const LhTrace *t)
 		lane_add(lanes, LH_LANE_D2H, e, buf);
 	}
 
-	/* Link rows, first fit in start order. */
-	guint32 link_at = lanes->len;
-	gint64 row_end[LH_LANES_MAX_LINK_ROWS];
-	guint32 n_rows = 0;
-	g_array_sort(link, link_op_cmp);
 	for (guint32 i = 0; i < t->n_ops; i++)
 		m->engine_lane[i] = -1;
-	for (guint k = 0; k < link->len; k++) {
-		const LinkOp *l = &g_array_index(link, LinkOp, k);
-		guint32 r = 0;
-		while (r < n_rows && row_end[r] > l->start)
-			r++;
-		if (r == n_rows) {
-			if (n_rows < LH_LANES_MAX_LINK_ROWS) {
-				n_rows++;
-			} else {
-				r = 0;
-				for (guint32 q = 1; q < n_rows; q++)
-					if (row_end[q] < row_end[r])
-						r = q;
-			}
-		}
-		row_end[r] = t->ops[l->op].end;
-		m->engine_lane[l->op] = (gint32)(link_at + r);
-	}
-	for (guint32 r = 0; r < n_rows; r++) {
-		if (n_rows == 1)
-			g_strlcpy(buf, "link", sizeof buf);
-		else
-			g_snprintf(buf, sizeof buf, "link %u", r + 1);
-		lane_add(lanes, LH_LANE_LINK, r, buf);
-	}
+	link_rows(lanes, m, t, link, LH_LANE_LINK, "link");
+	link_rows(lanes, m, t, net, LH_LANE_NET, "network");
 
 	for (guint32 i = 0; i < t->n_ops; i++) {
 		const LhOpTiming *tm = &t->ops[i];

@@ -20,6 +20,7 @@ typedef enum {
 	LH_LANE_H2D,    /* one per host-to-device copy engine that ran a copy */
 	LH_LANE_D2H,    /* one per device-to-host copy engine that ran a copy */
 	LH_LANE_LINK,   /* the link; one row per concurrent collective (see below) */
+	LH_LANE_NET,    /* the network: collectives that leave the node, rows as the link's */
 } LhLaneKind;
 
 typedef struct {

@@ -19,6 +19,7 @@ static const guint32 INK = 0x222222, INK_SOFT = 0x666666, GRID = 0xe3e3e3, FRAME
 
 typedef struct {
 	const LhSweepPoint *pts;
+	const LhSweepSpread *spread; /* NULL or n */
 	guint n;
 	const char *title, *param;
 	double capacity;
@@ -113,8 +114,11 @@ static void plot_prepare(Plot *P)
 			continue;
 		}
 		for (int k = 0; k < 2; k++) {
-			P->lo[k] = MIN(P->lo[k], point_val(p, k));
-			P->hi[k] = MAX(P->hi[k], point_val(p, k));
+			double sd = P->spread ? (k == 0 ? P->spread[i].makespan_sd
+							: P->spread[i].peak_sd)
+					      : 0;
+			P->lo[k] = MIN(P->lo[k], point_val(p, k) - MAX(sd, 0));
+			P->hi[k] = MAX(P->hi[k], point_val(p, k) + MAX(sd, 0));
 		}
 		if (bound < 0)
 			bound = p->bound;
@@ -320,6 +324,7 @@ static void draw_panel(Plot *P, LhPen *p, int k)
 		const char *name = g_ptr_array_index(P->scheds, s);
 		GArray *xs = g_array_new(FALSE, FALSE, sizeof(double));
 		GArray *ys = g_array_new(FALSE, FALSE, sizeof(double));
+		GPtrArray *pps = g_ptr_array_new(); /* the point drawn at each x */
 		/* In x order: walk the values and find this scheduler's point for each. */
 		for (guint v = 0; v < P->values->len; v++) {
 			const char *val = g_ptr_array_index(P->values, v);
@@ -333,6 +338,7 @@ static void draw_panel(Plot *P, LhPen *p, int k)
 				continue;
 			g_array_append_val(xs, x);
 			g_array_append_val(ys, y);
+			g_ptr_array_add(pps, (gpointer)pt);
 		}
 		lh__rgb(cr, P->rgb[s]);
 		cairo_set_line_width(cr, 2.2);
@@ -360,6 +366,23 @@ static void draw_panel(Plot *P, LhPen *p, int k)
 				draw_cross(cr, P->rgb[s], x, y0 + 8);
 				continue;
 			}
+			const LhSweepPoint *pt = g_ptr_array_index(pps, i);
+			const LhSweepSpread *spr = P->spread ? &P->spread[pt - P->pts] : NULL;
+			double sd = spr ? (k == 0 ? spr->makespan_sd : spr->peak_sd) : 0;
+			if (sd > 0) {
+				/* The spread over seeds: +- one standard deviation, with caps. */
+				double ya = lh_axis_to_px(&ay, point_val(pt, k) - sd);
+				double yb = lh_axis_to_px(&ay, point_val(pt, k) + sd);
+				lh__rgb(cr, P->rgb[s]);
+				cairo_set_line_width(cr, 1.5);
+				cairo_move_to(cr, x, ya);
+				cairo_line_to(cr, x, yb);
+				cairo_move_to(cr, x - 5, ya);
+				cairo_line_to(cr, x + 5, ya);
+				cairo_move_to(cr, x - 5, yb);
+				cairo_line_to(cr, x + 5, yb);
+				cairo_stroke(cr);
+			}
 			lh__marker(cr, s, x, y, P->numeric ? MARKER_R : 1.5 * MARKER_R);
 			lh__rgb(cr, P->rgb[s]);
 			cairo_fill_preserve(cr);
@@ -369,6 +392,7 @@ static void draw_panel(Plot *P, LhPen *p, int k)
 		}
 		g_array_free(xs, TRUE);
 		g_array_free(ys, TRUE);
+		g_ptr_array_free(pps, TRUE);
 	}
 	lh__rgb(cr, lh__rgb_hex(FRAME));
 	cairo_set_line_width(cr, 1);
@@ -383,10 +407,14 @@ static void plot_draw(LhPen *p, gpointer data)
 	double avail = P->w - 2 * S_MARGIN;
 	lh__text_fit(p, LH__FONT_TITLE, S_MARGIN, S_MARGIN, avail, 1, P->title,
 		     lh__rgb_hex(0x111111));
+	gboolean spread = FALSE;
+	for (guint i = 0; P->spread && i < P->n; i++)
+		spread = spread || P->spread[i].makespan_sd > 0 || P->spread[i].peak_sd > 0;
 	g_autofree char *sub = g_strdup_printf(
-		"makespan and peak device memory against %s; %u scheduler%s, %u value%s%s", P->param,
+		"makespan and peak device memory against %s; %u scheduler%s, %u value%s%s%s", P->param,
 		P->scheds->len, P->scheds->len == 1 ? "" : "s", P->values->len,
-		P->values->len == 1 ? "" : "s", P->numeric ? "" : " (categories)");
+		P->values->len == 1 ? "" : "s", P->numeric ? "" : " (categories)",
+		spread ? "; mean over seeds, bars +- one standard deviation" : "");
 	lh__text_fit(p, LH__FONT_SUBTITLE, S_MARGIN, S_MARGIN + p->font_h[LH__FONT_TITLE] + 4, avail,
 		     1, sub, lh__rgb_hex(0x444444));
 	lh__legend(p, S_MARGIN, P->y_legend, P->w - S_MARGIN, P->names, P->rgb, P->scheds->len,
@@ -410,6 +438,13 @@ static void plot_draw(LhPen *p, gpointer data)
 gboolean lh_viz_sweep(const char *path, const char *title, const char *param,
 		      const LhSweepPoint *points, guint n, double capacity_bytes, GError **error)
 {
+	return lh_viz_sweep_spread(path, title, param, points, NULL, n, capacity_bytes, error);
+}
+
+gboolean lh_viz_sweep_spread(const char *path, const char *title, const char *param,
+			     const LhSweepPoint *points, const LhSweepSpread *spread, guint n,
+			     double capacity_bytes, GError **error)
+{
 	g_return_val_if_fail(path && title && param && (points || !n), FALSE);
 	if (!lh__viz_check_path(path, error))
 		return FALSE;
@@ -418,7 +453,7 @@ gboolean lh_viz_sweep(const char *path, const char *title, const char *param,
 			    path);
 		return FALSE;
 	}
-	Plot P = {.pts = points, .n = n, .title = title, .param = param, .capacity = capacity_bytes};
+	Plot P = {.pts = points, .spread = spread, .n = n, .title = title, .param = param, .capacity = capacity_bytes};
 	plot_prepare(&P);
 	LhPen pen;
 	lh__pen_init(&pen, NULL);
@@ -426,5 +461,266 @@ gboolean lh_viz_sweep(const char *path, const char *title, const char *param,
 	lh__pen_clear(&pen);
 	gboolean ok = lh__viz_write(path, P.w, P.h, plot_draw, &P, error);
 	plot_clear(&P);
+	return ok;
+}
+
+/* ---- heat maps ---- */
+
+enum { H_CELL_MAX_W = 90, H_CELL_MIN_W = 14, H_CELL_H = 28, H_BAR_W = 18, H_PANEL_GAP = 30 };
+
+typedef struct {
+	const char *title, *metric, *x_name, *y_name;
+	LhTickUnit unit;
+	const char *const *xv, *const *yv;
+	guint nx, ny;
+	const LhHeatCell *cells;
+	guint n;
+	GPtrArray *panels; /* of const char *, first-seen order */
+	double lo, hi;     /* colour scale */
+	guint n_failed;
+	/* Geometry. */
+	double w, h, x0, cw, ch, y_top, panel_h, bar_x, ylab_w;
+	guint x_every;
+} Heat;
+
+/* A perceptually ordered scale (viridis at five stops), @t in [0, 1]. */
+static LhRgb heat_rgb(double t)
+{
+	static const guint32 stops[] = {0x440154, 0x3b528b, 0x21918c, 0x5ec962, 0xfde725};
+	t = CLAMP(t, 0, 1) * (G_N_ELEMENTS(stops) - 1);
+	guint i = MIN((guint)t, G_N_ELEMENTS(stops) - 2);
+	double f = t - i;
+	LhRgb a = lh__rgb_hex(stops[i]), b = lh__rgb_hex(stops[i + 1]);
+	return (LhRgb){a.r + f * (b.r - a.r), a.g + f * (b.g - a.g), a.b + f * (b.b - a.b)};
+}
+
+static char *heat_format(const Heat *H, double v)
+{
+	if (H->unit == LH_TICKS_BYTES)
+		return lh_format_bytes(v);
+	if (H->unit == LH_TICKS_TIME)
+		return lh_format_ns(v);
+	return g_strdup_printf("%.4g", v);
+}
+
+static void heat_prepare(Heat *H)
+{
+	H->panels = g_ptr_array_new();
+	H->lo = INFINITY;
+	H->hi = -INFINITY;
+	for (guint i = 0; i < H->n; i++) {
+		const LhHeatCell *c = &H->cells[i];
+		if (index_of(H->panels, c->panel) == G_MAXUINT)
+			g_ptr_array_add(H->panels, (gpointer)c->panel);
+		if (!c->ok) {
+			H->n_failed++;
+			continue;
+		}
+		H->lo = MIN(H->lo, c->value);
+		H->hi = MAX(H->hi, c->value);
+	}
+	if (H->lo > H->hi) {
+		H->lo = 0;
+		H->hi = 1;
+	}
+	if (H->hi <= H->lo)
+		H->hi = H->lo + MAX(fabs(H->lo) * 0.01, 1);
+}
+
+static void heat_layout(Heat *H, LhPen *p)
+{
+	H->ylab_w = lh__text_w(p, LH__FONT_LABEL, H->y_name, -1);
+	for (guint i = 0; i < H->ny; i++)
+		H->ylab_w = MAX(H->ylab_w, lh__text_w(p, LH__FONT_LABEL, H->yv[i], -1));
+	H->w = S_WIDTH;
+	H->x0 = S_MARGIN + H->ylab_w + 10;
+	double bar_room = 30 + H_BAR_W + 90;
+	double avail = H->w - H->x0 - S_RIGHT - bar_room;
+	H->cw = CLAMP(floor(avail / MAX(H->nx, 1)), H_CELL_MIN_W, H_CELL_MAX_W);
+	if (H->cw * H->nx > avail) /* many columns: widen the picture */
+		H->w = H->x0 + H->cw * H->nx + bar_room + S_RIGHT;
+	H->ch = H->ny > 30 ? 16 : H_CELL_H;
+	double xw = 0;
+	for (guint i = 0; i < H->nx; i++)
+		xw = MAX(xw, lh__text_w(p, LH__FONT_LABEL, H->xv[i], -1));
+	H->x_every = MAX(1, (guint)ceil((xw + 8) / H->cw));
+	H->bar_x = H->w - S_RIGHT - 90 - H_BAR_W;
+	H->y_top = S_MARGIN + p->font_h[LH__FONT_TITLE] + 4 + p->font_h[LH__FONT_SUBTITLE] + 10;
+	if (H->n_failed)
+		H->y_top += p->font_h[LH__FONT_LABEL] + 4;
+	H->panel_h = p->font_h[LH__FONT_HEADER] + 6 + H->ch * H->ny + 6 +
+		     p->font_h[LH__FONT_LABEL] + 4 + p->font_h[LH__FONT_HEADER] + H_PANEL_GAP;
+	H->h = H->y_top + H->panels->len * H->panel_h + S_MARGIN;
+	H->h = MAX(H->h, H->y_top + 260);
+}
+
+static void heat_cross(cairo_t *cr, double x, double y, double w, double h)
+{
+	lh__rgb(cr, lh__rgb_hex(0x888888));
+	cairo_set_line_width(cr, 1.2);
+	cairo_move_to(cr, x + 3, y + 3);
+	cairo_line_to(cr, x + w - 3, y + h - 3);
+	cairo_move_to(cr, x + w - 3, y + 3);
+	cairo_line_to(cr, x + 3, y + h - 3);
+	cairo_stroke(cr);
+}
+
+static void heat_panel(Heat *H, LhPen *p, guint pi)
+{
+	cairo_t *cr = p->cr;
+	const char *name = g_ptr_array_index(H->panels, pi);
+	double y = H->y_top + pi * H->panel_h;
+	lh__text(p, LH__FONT_HEADER, H->x0, y, 0, name, -1, lh__rgb_hex(0x111111));
+	y += p->font_h[LH__FONT_HEADER] + 6;
+	double gy = y;
+	/* The best (lowest) successful cell of this map. */
+	const LhHeatCell *best = NULL;
+	for (guint i = 0; i < H->n; i++) {
+		const LhHeatCell *c = &H->cells[i];
+		if (strcmp(c->panel, name) != 0 || c->x >= H->nx || c->y >= H->ny)
+			continue;
+		double cx = H->x0 + c->x * H->cw, cy = gy + c->y * H->ch;
+		if (!c->ok) {
+			lh__rgb(cr, lh__rgb_hex(0xeeeeee));
+			cairo_rectangle(cr, cx, cy, H->cw, H->ch);
+			cairo_fill(cr);
+			heat_cross(cr, cx, cy, H->cw, H->ch);
+			continue;
+		}
+		if (!best || c->value < best->value)
+			best = c;
+		LhRgb col = heat_rgb((c->value - H->lo) / (H->hi - H->lo));
+		lh__rgb(cr, col);
+		cairo_rectangle(cr, cx, cy, H->cw, H->ch);
+		cairo_fill(cr);
+		g_autofree char *t = heat_format(H, c->value);
+		if (lh__text_w(p, LH__FONT_SMALL, t, -1) + 6 <= H->cw)
+			lh__text(p, LH__FONT_SMALL, cx + H->cw / 2,
+				 cy + (H->ch - p->font_h[LH__FONT_SMALL]) / 2, 0.5, t, -1,
+				 lh__text_on(col));
+	}
+	lh__rgb(cr, lh__rgb_hex(FRAME));
+	cairo_set_line_width(cr, 1);
+	cairo_rectangle(cr, H->x0 - 0.5, gy - 0.5, H->cw * H->nx + 1, H->ch * H->ny + 1);
+	cairo_stroke(cr);
+	if (best) {
+		double cx = H->x0 + best->x * H->cw, cy = gy + best->y * H->ch;
+		cairo_set_source_rgb(cr, 0, 0, 0);
+		cairo_set_line_width(cr, 3);
+		cairo_rectangle(cr, cx + 1.5, cy + 1.5, H->cw - 3, H->ch - 3);
+		cairo_stroke(cr);
+		cairo_set_source_rgb(cr, 1, 1, 1);
+		cairo_set_line_width(cr, 1);
+		cairo_rectangle(cr, cx + 3.5, cy + 3.5, H->cw - 7, H->ch - 7);
+		cairo_stroke(cr);
+		g_autofree char *v = heat_format(H, best->value);
+		g_autofree char *t = g_strdup_printf("best: %s = %s, %s = %s: %s", H->x_name,
+						     H->xv[best->x], H->y_name, H->yv[best->y], v);
+		double tx = H->x0 + lh__text_w(p, LH__FONT_HEADER, name, -1) + 16;
+		lh__text_fit(p, LH__FONT_LABEL, tx, gy - p->font_h[LH__FONT_HEADER] - 6,
+			     H->bar_x - 20 - tx, 8, t, lh__rgb_hex(INK_SOFT));
+	}
+	/* Row labels, column labels, axis names. */
+	for (guint j = 0; j < H->ny; j++)
+		lh__text(p, LH__FONT_LABEL, H->x0 - 6,
+			 gy + j * H->ch + (H->ch - p->font_h[LH__FONT_LABEL]) / 2, 1, H->yv[j], -1,
+			 lh__rgb_hex(INK));
+	lh__text(p, LH__FONT_LABEL, H->x0 - 6, gy - p->font_h[LH__FONT_LABEL] - 4, 1, H->y_name, -1,
+		 lh__rgb_hex(INK_SOFT));
+	double ly = gy + H->ch * H->ny + 4;
+	for (guint i = 0; i < H->nx; i += H->x_every)
+		lh__text(p, LH__FONT_LABEL, H->x0 + (i + 0.5) * H->cw, ly, 0.5, H->xv[i], -1,
+			 lh__rgb_hex(INK));
+	lh__text(p, LH__FONT_HEADER, H->x0 + H->cw * H->nx / 2, ly + p->font_h[LH__FONT_LABEL] + 2,
+		 0.5, H->x_name, -1, lh__rgb_hex(INK));
+}
+
+static void heat_bar(Heat *H, LhPen *p)
+{
+	cairo_t *cr = p->cr;
+	double y0 = H->y_top + p->font_h[LH__FONT_HEADER] + 6;
+	double bh = MAX(MIN(H->ch * H->ny, 400), 160);
+	lh__text(p, LH__FONT_LABEL, H->bar_x, y0 - p->font_h[LH__FONT_LABEL] - 4, 0, H->metric, -1,
+		 lh__rgb_hex(INK));
+	/* Low (best) at the bottom, high at the top. */
+	for (int k = 0; k < (int)bh; k++) {
+		lh__rgb(cr, heat_rgb(1.0 - (k + 0.5) / bh));
+		cairo_rectangle(cr, H->bar_x, y0 + k, H_BAR_W, 1.2);
+		cairo_fill(cr);
+	}
+	lh__rgb(cr, lh__rgb_hex(FRAME));
+	cairo_set_line_width(cr, 1);
+	cairo_rectangle(cr, H->bar_x - 0.5, y0 - 0.5, H_BAR_W + 1, bh + 1);
+	cairo_stroke(cr);
+	LhAxis a = {H->lo, H->hi, y0 + bh, y0};
+	LhTicks tk;
+	lh_ticks(H->lo, H->hi, 6, H->unit, FALSE, &tk);
+	char buf[64];
+	for (guint i = 0; i < tk.n; i++) {
+		double v = tk.first + i * tk.step;
+		double y = round(lh_axis_to_px(&a, v)) + 0.5;
+		lh__rgb(cr, lh__rgb_hex(INK));
+		cairo_move_to(cr, H->bar_x + H_BAR_W, y);
+		cairo_line_to(cr, H->bar_x + H_BAR_W + 4, y);
+		cairo_stroke(cr);
+		lh__text(p, LH__FONT_LABEL, H->bar_x + H_BAR_W + 7, y - p->font_h[LH__FONT_LABEL] / 2,
+			 0, lh_tick_label(&tk, i, buf, sizeof buf), -1, lh__rgb_hex(INK_SOFT));
+	}
+	/* The ends, when no tick marks them. */
+	g_autofree char *lo = heat_format(H, H->lo), *hi = heat_format(H, H->hi);
+	g_autofree char *tl = g_strdup_printf("min %s", lo), *th = g_strdup_printf("max %s", hi);
+	lh__text(p, LH__FONT_SMALL, H->bar_x, y0 + bh + 4, 0, tl, -1, lh__rgb_hex(INK_SOFT));
+	lh__text(p, LH__FONT_SMALL, H->bar_x, y0 + bh + 4 + p->font_h[LH__FONT_SMALL], 0, th, -1,
+		 lh__rgb_hex(INK_SOFT));
+}
+
+static void heat_draw(LhPen *p, gpointer data)
+{
+	Heat *H = data;
+	double avail = H->w - 2 * S_MARGIN;
+	lh__text_fit(p, LH__FONT_TITLE, S_MARGIN, S_MARGIN, avail, 1, H->title,
+		     lh__rgb_hex(0x111111));
+	g_autofree char *sub = g_strdup_printf(
+		"%s over %s (%u) and %s (%u); lower is better, the best cell of each map outlined",
+		H->metric, H->x_name, H->nx, H->y_name, H->ny);
+	lh__text_fit(p, LH__FONT_SUBTITLE, S_MARGIN, S_MARGIN + p->font_h[LH__FONT_TITLE] + 4, avail,
+		     1, sub, lh__rgb_hex(0x444444));
+	if (H->n_failed) {
+		double y = H->y_top - p->font_h[LH__FONT_LABEL] - 4;
+		heat_cross(p->cr, S_MARGIN, y, 16, p->font_h[LH__FONT_LABEL]);
+		g_autofree char *t = g_strdup_printf(
+			"%u failed point%s, grey and crossed: no value (the table or CSV says why)",
+			H->n_failed, H->n_failed == 1 ? "" : "s");
+		lh__text(p, LH__FONT_LABEL, S_MARGIN + 22, y, 0, t, -1, lh__rgb_hex(INK_SOFT));
+	}
+	for (guint i = 0; i < H->panels->len; i++)
+		heat_panel(H, p, i);
+	heat_bar(H, p);
+}
+
+gboolean lh_viz_heatmap(const char *path, const char *title, const char *metric,
+			LhTickUnit unit, const char *x_name, const char *const *x_values,
+			guint nx, const char *y_name, const char *const *y_values, guint ny,
+			const LhHeatCell *cells, guint n, GError **error)
+{
+	g_return_val_if_fail(path && title && metric && x_name && y_name, FALSE);
+	g_return_val_if_fail((x_values || !nx) && (y_values || !ny) && (cells || !n), FALSE);
+	if (!lh__viz_check_path(path, error))
+		return FALSE;
+	if (n == 0 || nx == 0 || ny == 0) {
+		g_set_error(error, LH_VIZ_ERROR, LH_VIZ_ERROR_INVALID, "%s: a heat map with no cells",
+			    path);
+		return FALSE;
+	}
+	Heat H = {.title = title, .metric = metric, .x_name = x_name, .y_name = y_name,
+		  .unit = unit, .xv = x_values, .yv = y_values, .nx = nx, .ny = ny, .cells = cells,
+		  .n = n};
+	heat_prepare(&H);
+	LhPen pen;
+	lh__pen_init(&pen, NULL);
+	heat_layout(&H, &pen);
+	lh__pen_clear(&pen);
+	gboolean ok = lh__viz_write(path, H.w, H.h, heat_draw, &H, error);
+	g_ptr_array_free(H.panels, TRUE);
 	return ok;
 }

@@ -18,6 +18,7 @@
 #include "sim/hw.h"
 #include "sim/plan.h"
 #include "sim/trace.h"
+#include "viz/layout.h"
 
 G_BEGIN_DECLS
 
@@ -81,11 +82,39 @@ typedef struct {
 	double bound;          /* lower bound, ns (drawn as a dashed line when all agree) */
 } LhSweepPoint;
 
+/* The spread of a sweep point over seeds: > 0 draws an error bar of +- this. */
+typedef struct {
+	double makespan_sd; /* ns */
+	double peak_sd;     /* bytes */
+} LhSweepSpread;
+
 /* Makespan and peak device memory against the parameter's value, one line per scheduler, in
  * two panels sharing the x axis. @title names the graph and hardware; @param the parameter.
  * @capacity_bytes (> 0) draws the device-memory capacity on the memory panel. */
 gboolean lh_viz_sweep(const char *path, const char *title, const char *param,
 		      const LhSweepPoint *points, guint n, double capacity_bytes, GError **error);
+/* The same with error bars: @spread is NULL or has one entry per point (the spread over
+ * seeds, drawn as +- bars around the mean the point holds). */
+gboolean lh_viz_sweep_spread(const char *path, const char *title, const char *param,
+			     const LhSweepPoint *points, const LhSweepSpread *spread, guint n,
+			     double capacity_bytes, GError **error);
+
+/* One cell of a heat map: a point of a two-axis sweep. */
+typedef struct {
+	const char *panel; /* a map per distinct panel (the scheduler), in first-seen order */
+	guint x, y;        /* column (index into x_values) and row (index into y_values) */
+	gboolean ok;       /* FALSE: the point failed; drawn grey and crossed, no value */
+	double value;      /* the metric, in the unit of @unit (ns or bytes) */
+} LhHeatCell;
+
+/* A heat map of @metric over two swept axes, one map per panel on one shared colour scale (a
+ * bar with ticks in the metric's unit); lower is better and the lowest cell of each map is
+ * outlined and labelled "best". Cells wide enough show their value. A cell that no entry of
+ * @cells fills stays white. */
+gboolean lh_viz_heatmap(const char *path, const char *title, const char *metric,
+			LhTickUnit unit, const char *x_name, const char *const *x_values,
+			guint nx, const char *y_name, const char *const *y_values, guint ny,
+			const LhHeatCell *cells, guint n, GError **error);
 
 /* Draws the predicted and the measured timeline of one plan on one time axis, and marks each
  * op's error (measured - predicted duration, and start shift). PNG/SVG/PDF by extension,

@@ -17,7 +17,7 @@ libs="$(pkg-config --libs glib-2.0 json-glib-1.0) -lm"
 # The sources the readers need: the sim core and the readers of models/.
 [ -f "$out/lh-config.h" ] || echo '#pragma once' > "$out/lh-config.h"
 core="$src/sim/graph.c $src/sim/util.c $src/sim/hw.c $src/sim/plan.c $src/sim/validate.c \
-  $src/sim/engine.c $src/sim/cost.c $src/sim/trace.c $src/models/graph-json.c $src/models/stg.c \
+  $src/sim/engine.c $src/sim/cost.c $src/sim/trace.c $src/sim/topo.c $src/sim/cost-collective.c $src/models/graph-json.c $src/models/stg.c \
   $(ls "$src"/models/hlo*.c)"
 case "$what" in
 build) harnesses="hlo json plan ini stg" ;;
