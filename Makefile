@@ -35,7 +35,7 @@ build: setup
 # then XLA's async-compute knob from 1 to 4, with pictures under $(BUILD)/demo/.
 demo: build
 	@mkdir -p $(BUILD)/demo
-	$(LHSIM) compare --sched serial,lhs,iree,heft,cpath -o $(BUILD)/demo/compare.png
+	$(LHSIM) compare --sched serial,lhs,iree,iree-cost,heft,cpath,search:evals=2000 -o $(BUILD)/demo/compare.png
 	$(LHSIM) sweep --sched lhs -p async-compute-limit=1:4 -o $(BUILD)/demo/sweep.png
 	@echo "pictures: $(BUILD)/demo/compare.png $(BUILD)/demo/sweep.png"
 

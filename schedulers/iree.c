@@ -400,3 +400,23 @@ const LhScheduler lh_sched_iree = {
 	.params = iree_params,
 	.plan = iree_plan,
 };
+
+/* The two reference steps behind the exported step tables (scheduler.h, LhIreeRegionStep and
+ * LhIreeWaveStep), for lh_iree_partition() and plugins. The wave step reads "favor". */
+static gboolean step_regions_reference(const LhIreeCtx *c, GPtrArray *regions, GError **error)
+{
+	(void)error;
+	regions_reference(c->g, c->p, regions);
+	return TRUE;
+}
+
+static gboolean step_waves_reference(const LhIreeCtx *c, const GArray *region,
+				     guint32 region_index, GPtrArray *waves, GError **error)
+{
+	(void)error;
+	waves_reference(c->g, c->p, region, region_index, waves);
+	return TRUE;
+}
+
+const LhIreeRegionStep lh_iree_regions_reference = {"reference", step_regions_reference};
+const LhIreeWaveStep lh_iree_waves_reference = {"reference", step_waves_reference};

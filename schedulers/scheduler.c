@@ -11,9 +11,11 @@ static const LhScheduler *const builtin[] = {
 	&lh_sched_serial,
 	&lh_sched_lhs,
 	&lh_sched_iree,
+	&lh_sched_iree_cost,
 	&lh_sched_heft,
 	&lh_sched_cpath,
 	&lh_sched_xla,
+	&lh_sched_search,
 };
 
 static GMutex plugin_lock;

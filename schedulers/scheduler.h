@@ -102,6 +102,58 @@ const char *lh_scheduler_plugin_path(const LhScheduler *s);
 LhPlan *lh_scheduler_run(const LhScheduler *s, const LhGraph *g, const LhHw *hw,
 			 const char *const *kv, FILE *explain, GError **error);
 
+/* IREE's two partitioning steps, exported so that a plugin can replace one and reuse the other
+ * (docs/schedulers.md#iree-steps). The driver lh_iree_partition() calls the region step once,
+ * then the wave step on each region, and emits the plan: one `host` submit per region, regions
+ * ordered by timepoints on the regions they depend on (not by host syncs), waves separated by
+ * full barriers on lanes. Additive: the scheduler ABI is unchanged. */
+typedef struct {
+	const LhGraph *g;
+	const LhHw *hw;
+	const LhParams *p;        /* the steps read their parameters from it (see each step) */
+	const double *cost;       /* standalone ns of each op (lh_op_standalone_ns) */
+	const double *blevel;     /* longest chain of costs from each op to an exit, own included */
+	const guint32 *region_of; /* region of each op (G_MAXUINT32: input, or not yet known);
+	                             filled by the driver after the region step */
+	double memory_budget;     /* device bytes the waves may keep live; 0 = no bound */
+	guint32 lanes;            /* most lanes a wave runs on */
+	GArray *tracks;           /* of guint32: a region step may append one track (a group of
+	                             lanes regions run on, in order) per region; when it leaves
+	                             it empty, the driver picks them */
+} LhIreeCtx;
+
+typedef struct {
+	const char *name;
+	/* Fills @regions (GPtrArray of GArray of guint32 op indices, each in a topological order)
+	 * so that every non-input op is in exactly one region and every region comes after the
+	 * regions holding its deps. FALSE with @error set when it cannot. */
+	gboolean (*regions)(const LhIreeCtx *c, GPtrArray *regions, GError **error);
+} LhIreeRegionStep;
+
+typedef struct {
+	const char *name;
+	/* Fills @waves (GPtrArray of GArray of guint32) with the ops of @region, each op in a
+	 * later wave than every dep it has in the region. */
+	gboolean (*waves)(const LhIreeCtx *c, const GArray *region, guint32 region_index,
+			  GPtrArray *waves, GError **error);
+} LhIreeWaveStep;
+
+/* Reference steps (schedulers/iree.c; they read "favor") and cost-aware ones
+ * (schedulers/iree-cost.c; they read nothing from @p). */
+extern const LhIreeRegionStep lh_iree_regions_reference;
+extern const LhIreeRegionStep lh_iree_regions_cost; /* "split" */
+extern const LhIreeRegionStep lh_iree_regions_list;
+extern const LhIreeWaveStep lh_iree_waves_reference;
+extern const LhIreeWaveStep lh_iree_waves_cost;
+
+/* The driver: fills an LhIreeCtx (cost, b-level, lanes = @lanes, memory_budget = @budget
+ * bytes), runs the steps, checks what they return (an op missing or twice, a dep in a later
+ * region or wave: LH_SCHED_ERROR_FAILED naming the step) and emits the plan. @submit_ns is the
+ * host cost of one region's submission. */
+LhPlan *lh_iree_partition(const LhGraph *g, const LhHw *hw, const LhParams *p,
+			  const LhIreeRegionStep *regions, const LhIreeWaveStep *waves,
+			  guint32 lanes, double budget, double submit_ns, GError **error);
+
 /* Built-ins, defined one per file. */
 extern const LhScheduler lh_sched_serial;
 extern const LhScheduler lh_sched_lhs;
@@ -109,5 +161,7 @@ extern const LhScheduler lh_sched_iree;
 extern const LhScheduler lh_sched_heft;
 extern const LhScheduler lh_sched_cpath;
 extern const LhScheduler lh_sched_xla;
+extern const LhScheduler lh_sched_iree_cost;
+extern const LhScheduler lh_sched_search;
 
 G_END_DECLS

@@ -6,12 +6,113 @@
 #include <math.h>
 #include <string.h>
 
+typedef struct {
+	double head, work, tail;
+} ClassOp;
+
+static double s_over(const LhHw *hw)
+{
+	return hw->step_overhead_ns;
+}
+
+static int by_head_desc(const void *a, const void *b)
+{
+	const ClassOp *x = a, *y = b;
+	return (x->head < y->head) - (x->head > y->head);
+}
+
+static int by_tail_desc(const void *a, const void *b)
+{
+	const ClassOp *x = a, *y = b;
+	return (x->tail < y->tail) - (x->tail > y->tail);
+}
+
+/* One engine class: its ops' earliest starts (head), work on it and shortest remaining chain
+ * after them (tail). The ops with head >= h all start at h or later, need their summed work
+ * of the class's capacity of 1, and the last of them to end is followed by its tail: h + W +
+ * min tail. Likewise min head + W + t over the ops with tail >= t. The best over h and t. */
+static double class_bound(ClassOp *c, guint32 m)
+{
+	double best = 0;
+	if (!m)
+		return 0;
+	qsort(c, m, sizeof *c, by_head_desc);
+	double w = 0, mt = G_MAXDOUBLE;
+	for (guint32 k = 0; k < m; k++) {
+		w += c[k].work;
+		mt = MIN(mt, c[k].tail);
+		best = MAX(best, c[k].head + w + mt);
+	}
+	qsort(c, m, sizeof *c, by_tail_desc);
+	w = 0;
+	double mh = G_MAXDOUBLE;
+	for (guint32 k = 0; k < m; k++) {
+		w += c[k].work;
+		mh = MIN(mh, c[k].head);
+		best = MAX(best, mh + w + c[k].tail);
+	}
+	return best;
+}
+
+enum { C_SM, C_HBM, C_H2D, C_D2H, C_LINK, C_N };
+
+/* The engine-class bounds (out->class_*), without the step's launch. */
+static void class_bounds(const LhGraph *g, const LhHw *hw, const double *T, const double *head,
+			 LhBounds *out)
+{
+	guint32 n = lh_graph_n_ops(g);
+	const guint32 *topo = lh_graph_topo(g);
+	g_autofree double *tail = g_new0(double, MAX(n, 1));
+	for (guint32 k = n; k-- > 0;) {
+		guint32 v = topo[k], ns;
+		const guint32 *sc = lh_graph_succs(g, v, &ns);
+		for (guint32 j = 0; j < ns; j++)
+			tail[v] = MAX(tail[v], T[sc[j]] + tail[sc[j]]);
+	}
+	ClassOp *c[C_N];
+	guint32 m[C_N] = {0};
+	for (int k = 0; k < C_N; k++)
+		c[k] = g_new(ClassOp, MAX(n, 1));
+	for (guint32 i = 0; i < n; i++) {
+		const LhOp *op = lh_graph_op(g, i);
+		if (op->kind == LH_OP_INPUT)
+			continue;
+		gboolean dur = op->duration_ns >= 0;
+		double w[C_N] = {0};
+		if (op->kind == LH_OP_COPY_H2D || op->kind == LH_OP_COPY_D2H) {
+			gboolean h = op->kind == LH_OP_COPY_H2D;
+			guint32 eng = h ? hw->copy_engines_h2d : hw->copy_engines_d2h;
+			w[h ? C_H2D : C_D2H] = dur ? T[i]
+						   : (double)op->size / hw->pcie_gbs +
+							     hw->copy_latency_ns / MAX(eng, 1);
+		} else {
+			w[C_SM] = T[i] * lh_op_sm_share(op, hw);
+			if (lh_op_kind_is_collective(op->kind))
+				w[C_LINK] = dur ? T[i] : lh_op_wire_bytes(op) / hw->link_gbs;
+			else
+				w[C_HBM] = T[i] * lh_op_hbm_use(op, hw, T[i]);
+		}
+		for (int k = 0; k < C_N; k++)
+			if (w[k] > 0)
+				c[k][m[k]++] = (ClassOp){head[i], w[k], tail[i]};
+	}
+	out->class_sm = class_bound(c[C_SM], m[C_SM]);
+	out->class_hbm = class_bound(c[C_HBM], m[C_HBM]);
+	out->class_h2d = class_bound(c[C_H2D], m[C_H2D]);
+	out->class_d2h = class_bound(c[C_D2H], m[C_D2H]);
+	out->class_link = class_bound(c[C_LINK], m[C_LINK]);
+	for (int k = 0; k < C_N; k++)
+		g_free(c[k]);
+}
+
 void lh_bounds(const LhGraph *g, const LhHw *hw, const LhPlan *plan, LhBounds *out)
 {
 	memset(out, 0, sizeof *out);
 	guint32 n = lh_graph_n_ops(g);
 	const guint32 *topo = lh_graph_topo(g);
 	g_autofree double *finish = g_new0(double, MAX(n, 1));
+	g_autofree double *head = g_new0(double, MAX(n, 1));
+	g_autofree double *Ts = g_new0(double, MAX(n, 1));
 	double h2d_bytes = 0, h2d_lat = 0, d2h_bytes = 0, d2h_lat = 0;
 	guint32 non_input = 0;
 	for (guint32 k = 0; k < n; k++) {
@@ -24,6 +125,8 @@ void lh_bounds(const LhGraph *g, const LhHw *hw, const LhPlan *plan, LhBounds *o
 		for (guint32 d = 0; d < nd; d++)
 			ready = MAX(ready, finish[deps[d]]);
 		finish[i] = ready + T;
+		head[i] = ready;
+		Ts[i] = T;
 		out->critical_path = MAX(out->critical_path, finish[i]);
 		if (op->kind == LH_OP_INPUT)
 			continue;
@@ -63,9 +166,15 @@ void lh_bounds(const LhGraph *g, const LhHw *hw, const LhPlan *plan, LhBounds *o
 	} else {
 		out->host_issue = non_input * hw->launch_ns;
 	}
+	class_bounds(g, hw, Ts, head, out);
 	/* Nothing runs before the step's launch (docs/engine.md, "The host"): each bound is that
 	 * much later. */
 	if (non_input) {
+		out->class_sm += s_over(hw);
+		out->class_hbm += s_over(hw);
+		out->class_h2d += s_over(hw);
+		out->class_d2h += s_over(hw);
+		out->class_link += s_over(hw);
 		double s = hw->step_overhead_ns;
 		out->critical_path += s;
 		out->sm_work += s;
@@ -79,10 +188,13 @@ void lh_bounds(const LhGraph *g, const LhHw *hw, const LhPlan *plan, LhBounds *o
 		const char *name;
 	} all[] = {{out->critical_path, "critical path"}, {out->sm_work, "SM work"},
 		   {out->h2d_work, "H2D copy work"},      {out->d2h_work, "D2H copy work"},
-		   {out->link_work, "link work"},        {out->host_issue, "host issue"}};
+		   {out->link_work, "link work"},        {out->host_issue, "host issue"},
+		   {out->class_sm, "SM class"},          {out->class_hbm, "HBM class"},
+		   {out->class_h2d, "H2D class"},        {out->class_d2h, "D2H class"},
+		   {out->class_link, "link class"}};
 	out->binding = all[0].name;
 	for (gsize i = 0; i < G_N_ELEMENTS(all); i++)
-		if (all[i].v > out->bound) {
+		if (all[i].v > out->bound + 0.5) { /* a tie (to rounding) keeps the earlier name */
 			out->bound = all[i].v;
 			out->binding = all[i].name;
 		}
@@ -266,6 +378,15 @@ void lh_metrics_print_table(FILE *f, const LhMetrics *m, const LhPlan *plan, con
 {
 	g_autofree char *mk = lh_format_ns((double)m->makespan);
 	g_autofree char *lb = lh_format_ns(m->bounds.bound);
+	g_autofree char *gap = lh_format_ns((double)m->makespan - m->bounds.bound);
+	g_autofree char *b_cp = lh_format_ns(m->bounds.critical_path);
+	g_autofree char *b_sm = lh_format_ns(m->bounds.sm_work);
+	g_autofree char *b_host = lh_format_ns(m->bounds.host_issue);
+	g_autofree char *c_sm = lh_format_ns(m->bounds.class_sm);
+	g_autofree char *c_hbm = lh_format_ns(m->bounds.class_hbm);
+	g_autofree char *c_h2d = lh_format_ns(m->bounds.class_h2d);
+	g_autofree char *c_d2h = lh_format_ns(m->bounds.class_d2h);
+	g_autofree char *c_link = lh_format_ns(m->bounds.class_link);
 	g_autofree char *ex = lh_format_ns((double)m->exposed_transfer);
 	g_autofree char *tr = lh_format_ns((double)m->transfer_time);
 	g_autofree char *pk = lh_format_bytes((double)m->peak_device);
@@ -276,7 +397,12 @@ void lh_metrics_print_table(FILE *f, const LhMetrics *m, const LhPlan *plan, con
 	g_autofree char *hb = lh_format_ns((double)m->host_bound);
 	fprintf(f, "  %-22s %s\n", "makespan", mk);
 	fprintf(f, "  %-22s %s (%s)\n", "lower bound", lb, m->bounds.binding);
-	fprintf(f, "  %-22s %.3f\n", "makespan / bound", m->ratio);
+	fprintf(f, "  %-22s %.3f (gap %s, %.1f %%)\n", "makespan / bound", m->ratio, gap,
+		100.0 * (m->ratio - 1));
+	fprintf(f, "  %-22s critical path %s, SM work %s, host issue %s\n", "bounds", b_cp, b_sm,
+		b_host);
+	fprintf(f, "  %-22s SM %s, HBM %s, H2D %s, D2H %s, link %s\n", "  per engine class",
+		c_sm, c_hbm, c_h2d, c_d2h, c_link);
 	fprintf(f, "  %-22s %s of %s transfer (overlap %.1f %%)\n", "exposed transfer", ex, tr,
 		100.0 * m->overlap);
 	fprintf(f, "  %-22s %s at %s (capacity %s)%s\n", "peak device memory", pk, pkt, cap,
@@ -318,7 +444,8 @@ char *lh_metrics_to_json(const LhMetrics *m, const LhPlan *plan, const LhGraph *
 	g_string_append_printf(
 		s,
 		",\n  \"bounds_ns\": {\"critical_path\": %.0f, \"sm_work\": %.0f, \"h2d_work\": %.0f, "
-		"\"d2h_work\": %.0f, \"link_work\": %.0f, \"host_issue\": %.0f},\n"
+		"\"d2h_work\": %.0f, \"link_work\": %.0f, \"host_issue\": %.0f, \"class_sm\": %.0f, "
+		"\"class_hbm\": %.0f, \"class_h2d\": %.0f, \"class_d2h\": %.0f, \"class_link\": %.0f},\n"
 		"  \"ratio\": %.6f,\n  \"kernel_time_ns\": %" G_GINT64_FORMAT
 		",\n  \"transfer_time_ns\": %" G_GINT64_FORMAT
 		",\n  \"exposed_transfer_ns\": %" G_GINT64_FORMAT ",\n  \"overlap\": %.6f,\n"
@@ -327,7 +454,8 @@ char *lh_metrics_to_json(const LhMetrics *m, const LhPlan *plan, const LhGraph *
 		"  \"host_end_ns\": %" G_GINT64_FORMAT ",\n  \"host_bound_ns\": %" G_GINT64_FORMAT
 		",\n  \"streams_used\": %u,\n  \"streams\": [",
 		m->bounds.critical_path, m->bounds.sm_work, m->bounds.h2d_work, m->bounds.d2h_work,
-		m->bounds.link_work, m->bounds.host_issue, m->ratio, m->kernel_time,
+		m->bounds.link_work, m->bounds.host_issue, m->bounds.class_sm, m->bounds.class_hbm,
+		m->bounds.class_h2d, m->bounds.class_d2h, m->bounds.class_link, m->ratio, m->kernel_time,
 		m->transfer_time, m->exposed_transfer, m->overlap, m->peak_device,
 		m->peak_device_t, m->peak_host, hw->memory_gib * 1073741824.0, m->host_end,
 		m->host_bound, m->streams_used);

@@ -67,8 +67,13 @@ typedef struct {
 	double d2h_work;
 	double link_work;     /* sum of collective standalone times (link is shared) */
 	double host_issue;    /* commands * launch_ns; at least non-input ops * launch_ns */
-	double bound;         /* the maximum of the above */
+	double bound;         /* the maximum of the above and of the class bounds below */
 	const char *binding;  /* name of the bound that binds */
+	/* Per engine class, what cannot overlap: for the ops that use it and start no earlier
+	 * than some h, h + their work on it + the shortest chain after any of them (and the
+	 * mirror image by chains after), the best h; counted in bound and binding. Added at the
+	 * end so that the fields above keep their places. */
+	double class_sm, class_hbm, class_h2d, class_d2h, class_link;
 } LhBounds;
 
 /* @plan may be NULL: host_issue then counts one launch per non-input op. */
