@@ -1,8 +1,70 @@
 /* lhsim run — schedule (or load a plan), simulate, report. */
 #include "cli/common.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
+
+/* A time with a unit ("1.5ms", "200us", "3s", "40ns"; a bare number is ns). */
+static gboolean parse_time(const char *s, gint64 *out)
+{
+	char *end = NULL;
+	if (!*s || !(g_ascii_isdigit(*s) || *s == '.'))
+		return FALSE;
+	double v = g_ascii_strtod(s, &end);
+	double mul = 1;
+	if (!*end || strcmp(end, "ns") == 0)
+		mul = 1;
+	else if (strcmp(end, "us") == 0)
+		mul = 1e3;
+	else if (strcmp(end, "ms") == 0)
+		mul = 1e6;
+	else if (strcmp(end, "s") == 0)
+		mul = 1e9;
+	else
+		return FALSE;
+	v *= mul;
+	if (!isfinite(v) || v < 0 || v > (double)LH_MAX_TIME_NS)
+		return FALSE;
+	*out = (gint64)llround(v);
+	return TRUE;
+}
+
+/* One side of --window: a time, or an op of the graph (its start for the first side, its end
+ * for the second). */
+static gboolean window_side(const char *s, gboolean second, const LhGraph *g, const LhTrace *t,
+			    gint64 *out)
+{
+	if (parse_time(s, out))
+		return TRUE;
+	guint32 i;
+	if (!lh_graph_find(g, s, &i) || t->ops[i].start < 0)
+		return FALSE;
+	*out = second ? t->ops[i].end : t->ops[i].start;
+	return TRUE;
+}
+
+/* --window T0:T1 against the run: times or op names on either side. An op name may hold ':',
+ * so every split is tried, the first that reads wins. */
+static gboolean parse_window(const char *spec, const LhGraph *g, const LhTrace *t,
+			     gint64 *t0, gint64 *t1, GError **error)
+{
+	for (const char *c = strchr(spec, ':'); c; c = strchr(c + 1, ':')) {
+		g_autofree char *a = g_strndup(spec, c - spec);
+		if (window_side(a, FALSE, g, t, t0) && window_side(c + 1, TRUE, g, t, t1)) {
+			if (*t1 > *t0)
+				return TRUE;
+			g_set_error(error, LH_SCHED_ERROR, LH_SCHED_ERROR_PARAM,
+				    "--window %s: the window ends before it starts", spec);
+			return FALSE;
+		}
+	}
+	g_set_error(error, LH_SCHED_ERROR, LH_SCHED_ERROR_PARAM,
+		    "--window %s: expected T0:T1, each a time (1.5ms, 200us, 3s; a bare number is "
+		    "ns) or the name of an op that ran (its start, then its end)",
+		    spec);
+	return FALSE;
+}
 
 int cli_run(int argc, char **argv)
 {
@@ -10,6 +72,9 @@ int cli_run(int argc, char **argv)
 			*trace_path = NULL, *out_path = NULL, *profile = NULL;
 	g_auto(GStrv) params = NULL, plugins = NULL;
 	gboolean json = FALSE, explain = FALSE, strict = FALSE;
+	g_autofree char *window = NULL;
+	gint width = 0, height = 0;
+	gdouble dpi = 0;
 	GOptionEntry entries[] = {
 		{"hw", 0, 0, G_OPTION_ARG_STRING, &hw_name, "hardware: a built-in name or an .ini file (default h100-sxm)", "H"},
 		{"sched", 's', 0, G_OPTION_ARG_STRING, &sched, "scheduler (default serial; see 'lhsim list')", "S"},
@@ -19,6 +84,10 @@ int cli_run(int argc, char **argv)
 		{"plan", 0, 0, G_OPTION_ARG_FILENAME, &plan_path, "simulate this plan instead of running a scheduler", "P"},
 		{"save-plan", 0, 0, G_OPTION_ARG_FILENAME, &save_plan, "write the scheduler's plan as text", "P"},
 		{"output", 'o', 0, G_OPTION_ARG_FILENAME, &out_path, "draw the timeline (.png, .svg or .pdf)", "FILE"},
+		{"width", 0, 0, G_OPTION_ARG_INT, &width, "the timeline's width in pixels (default 1600)", "PX"},
+		{"height", 0, 0, G_OPTION_ARG_INT, &height, "the timeline's height in pixels: the lanes take what is left (default: 24 px a lane)", "PX"},
+		{"dpi", 0, 0, G_OPTION_ARG_DOUBLE, &dpi, "PNG resolution (default 96: one pixel a unit)", "D"},
+		{"window", 0, 0, G_OPTION_ARG_STRING, &window, "draw only T0:T1, times (1.5ms:2ms) or op names (the first's start to the second's end)", "T0:T1"},
 		{"trace", 0, 0, G_OPTION_ARG_FILENAME, &trace_path, "write a Chrome/Perfetto trace", "T.json"},
 		{"profile", 0, 0, G_OPTION_ARG_FILENAME, &profile, "XLA PGLE profile (ProfiledInstructionsProto text): measured op costs replace the model's", "P.pbtxt"},
 		{"json", 0, 0, G_OPTION_ARG_NONE, &json, "print the metrics as JSON instead of a table", NULL},
@@ -36,6 +105,13 @@ int cli_run(int argc, char **argv)
 		return cli_usage("run", "expected at most one GRAPH, got %d", argc - 1);
 	if (plan_path && (sched || params))
 		return cli_usage("run", "--plan replaces the scheduler: drop --sched and -p");
+	if ((width || height || dpi != 0 || window) && !out_path)
+		return cli_usage("run", "--width, --height, --dpi and --window shape the timeline: "
+					"give it with -o FILE");
+	if (width < 0 || height < 0 || (width && width < 400) || width > 32767 || height > 32767)
+		return cli_usage("run", "--width is 400 to 32767 pixels, --height at most 32767");
+	if (dpi != 0 && !(dpi >= 10 && dpi <= 2400))
+		return cli_usage("run", "--dpi is 10 to 2400");
 	if (plan_path && save_plan)
 		return cli_usage("run", "--save-plan needs a scheduler, not --plan");
 	if (plan_path && explain)
@@ -111,7 +187,12 @@ int cli_run(int argc, char **argv)
 			return cli_fail(e);
 		}
 	}
-	if (out_path && !lh_viz_timeline(out_path, g, hw, plan, tr, &m, &e)) {
+	LhVizOptions vo = {(guint)width, (guint)height, dpi, 0, 0};
+	if (out_path && window && !parse_window(window, g, tr, &vo.t0, &vo.t1, &e)) {
+		lh_metrics_clear(&m);
+		return cli_fail(e);
+	}
+	if (out_path && !lh_viz_timeline_opt(out_path, g, hw, plan, tr, &m, &vo, &e)) {
 		lh_metrics_clear(&m);
 		return cli_fail(e);
 	}

@@ -11,6 +11,7 @@
  * them; duplicate keys are caught in the "object-member" signal.
  */
 #include "models/graph-json.h"
+#include "models/graph-json-private.h"
 #include "models/hlo.h"
 #include "sim/engine.h"
 #include "sim/topo.h"
@@ -627,8 +628,17 @@ static gboolean read_schedule(Rd *r, LhGraph *g, JsonObject *top, GHashTable *na
 	return TRUE;
 }
 
+/* The fast path first (models/graph-json-fast.c); it gives up on anything unusual or wrong,
+ * and the full reader below then reads the text and names the error's position. */
 LhGraph *lh_graph_new_from_json_data(const char *data, gssize len, const char *where,
 				     GError **error)
+{
+	g_return_val_if_fail(data != NULL, NULL);
+	LhGraph *g = lh__graph_json_fast(data, len < 0 ? strlen(data) : (gsize)len);
+	return g ? g : lh__graph_json_full(data, len, where, error);
+}
+
+LhGraph *lh__graph_json_full(const char *data, gssize len, const char *where, GError **error)
 {
 	g_return_val_if_fail(data != NULL, NULL);
 	where = where ? where : "graph";

@@ -36,6 +36,85 @@ static const LhStreamRole pool_role[LH_CLASS_N] = {LH_ROLE_COMPUTE, LH_ROLE_COLL
 						   LH_ROLE_P2P, LH_ROLE_ASYNC_COMPUTE,
 						   LH_ROLE_MEMCPY};
 
+/* A binary heap of op indices under an order on them. */
+typedef struct {
+	const double *ready, *bl;
+} Cand;
+
+typedef struct {
+	guint32 *v, n, cap;
+	const Cand *cx;
+	gboolean (*less)(const Cand *cx, guint32 a, guint32 b);
+} Heap;
+
+/* Higher b-level first, then program order. */
+static gboolean by_blevel(const Cand *cx, guint32 a, guint32 b)
+{
+	return cx->bl[a] > cx->bl[b] || (cx->bl[a] == cx->bl[b] && a < b);
+}
+
+/* Earlier data-ready time first, then as by_blevel. */
+static gboolean by_ready(const Cand *cx, guint32 a, guint32 b)
+{
+	if (cx->ready[a] != cx->ready[b])
+		return cx->ready[a] < cx->ready[b];
+	return by_blevel(cx, a, b);
+}
+
+static void heap_init(Heap *h, const Cand *cx, gboolean (*less)(const Cand *, guint32, guint32))
+{
+	*h = (Heap){NULL, 0, 0, cx, less};
+}
+
+static void heap_push(Heap *h, guint32 x)
+{
+	if (h->n == h->cap) {
+		h->cap = h->cap ? 2 * h->cap : 64;
+		h->v = g_renew(guint32, h->v, h->cap);
+	}
+	guint32 i = h->n++;
+	while (i > 0 && h->less(h->cx, x, h->v[(i - 1) / 2])) {
+		h->v[i] = h->v[(i - 1) / 2];
+		i = (i - 1) / 2;
+	}
+	h->v[i] = x;
+}
+
+static guint32 heap_pop(Heap *h)
+{
+	guint32 top = h->v[0], x = h->v[--h->n], i = 0;
+	for (;;) {
+		guint32 l = 2 * i + 1, r = l + 1, s = i;
+		guint32 sv = x;
+		if (l < h->n && h->less(h->cx, h->v[l], sv)) {
+			s = l;
+			sv = h->v[l];
+		}
+		if (r < h->n && h->less(h->cx, h->v[r], sv))
+			s = r;
+		if (s == i)
+			break;
+		h->v[i] = h->v[s];
+		i = s;
+	}
+	if (h->n)
+		h->v[i] = x;
+	return top;
+}
+
+/* Op @v's deps are all placed: it joins the input heap, or its pool's B (data ready by the
+ * time the pool frees) or A. */
+static void make_ready(const LhGraph *g, guint32 v, const guint8 *pool, const double *pool_free,
+		       Heap *hin, Heap *ha, Heap *hb)
+{
+	if (lh_graph_op(g, v)->kind == LH_OP_INPUT)
+		heap_push(hin, v);
+	else if (((const Cand *)hin->cx)->ready[v] <= pool_free[pool[v]])
+		heap_push(&hb[pool[v]], v);
+	else
+		heap_push(&ha[pool[v]], v);
+}
+
 static LhPlan *cpath_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GError **error)
 {
 	(void)error;
@@ -65,52 +144,76 @@ static LhPlan *cpath_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, G
 	g_autofree double *start = g_new0(double, n);
 	g_autofree guint32 *vstream = g_new0(guint32, n);
 	g_autofree guint32 *seq = g_new0(guint32, n);
-	GArray *rs = g_array_new(FALSE, FALSE, sizeof(guint32));
+	/* The ready set, indexed (issue 12): per pool, ops whose data is ready by the time a
+	 * stream of the pool frees (t = that time for all of them: best b-level first, then
+	 * program order) in heap B, the others in heap A by (data-ready time, b-level, index).
+	 * Inputs start at 0 in a heap of their own. The step's pick is the least (t, -b-level,
+	 * index) over the pools' heads: the same op the scan of every ready op picked. */
+	Cand cx = {ready, bl};
+	Heap ha[LH_CLASS_N], hb[LH_CLASS_N], hin;
+	for (guint32 c = 0; c < LH_CLASS_N; c++) {
+		heap_init(&ha[c], &cx, by_ready);
+		heap_init(&hb[c], &cx, by_blevel);
+	}
+	heap_init(&hin, &cx, by_blevel);
+	double pool_free[LH_CLASS_N]; /* the earliest free_at of each pool */
+	for (guint32 c = 0; c < LH_CLASS_N; c++)
+		pool_free[c] = 0;
 	for (guint32 i = 0; i < n; i++) {
 		lh_graph_deps(g, i, &indeg[i]);
 		if (indeg[i] == 0)
-			g_array_append_val(rs, i);
+			make_ready(g, i, pool, pool_free, &hin, ha, hb);
 	}
 	guint32 placed = 0;
-	while (rs->len) {
+	for (;;) {
 		/* The ready op that can start first; ties: higher b-level, then program order. */
-		guint32 best_k = 0, best_s = 0;
+		Heap *from = NULL;
 		double best_t = G_MAXDOUBLE;
-		for (guint32 k = 0; k < rs->len; k++) {
-			guint32 v = g_array_index(rs, guint32, k);
-			double t;
-			guint32 sbest = 0;
-			if (lh_graph_op(g, v)->kind == LH_OP_INPUT) {
-				t = 0;
-			} else {
-				guint32 c = pool[v];
-				double f = free_at[c][0];
-				for (guint32 s = 1; s < limit[c]; s++)
-					if (free_at[c][s] < f) {
-						f = free_at[c][s];
-						sbest = s;
-					}
-				t = MAX(ready[v], f);
-			}
-			guint32 b = g_array_index(rs, guint32, best_k);
-			if (t < best_t || (t == best_t && (bl[v] > bl[b] || (bl[v] == bl[b] && v < b)))) {
+		guint32 v = G_MAXUINT32;
+		if (hin.n) {
+			from = &hin;
+			best_t = 0;
+			v = hin.v[0];
+		}
+		for (guint32 c = 0; c < LH_CLASS_N; c++) {
+			Heap *h = hb[c].n ? &hb[c] : ha[c].n ? &ha[c] : NULL;
+			if (!h)
+				continue;
+			guint32 u = h->v[0];
+			double t = h == &hb[c] ? pool_free[c] : MAX(ready[u], pool_free[c]);
+			if (!from || t < best_t || (t == best_t && (bl[u] > bl[v] || (bl[u] == bl[v] && u < v)))) {
+				from = h;
 				best_t = t;
-				best_k = k;
-				best_s = sbest;
+				v = u;
 			}
 		}
-		guint32 v = g_array_index(rs, guint32, best_k);
-		g_array_remove_index_fast(rs, best_k);
+		if (!from)
+			break;
+		heap_pop(from);
 		double fin = best_t;
 		if (lh_graph_op(g, v)->kind != LH_OP_INPUT) {
+			guint32 c = pool[v], best_s = 0;
+			double f = free_at[c][0];
+			for (guint32 s = 1; s < limit[c]; s++)
+				if (free_at[c][s] < f) {
+					f = free_at[c][s];
+					best_s = s;
+				}
 			start[v] = best_t;
 			fin = best_t + cost[v];
-			free_at[pool[v]][best_s] = fin;
+			free_at[c][best_s] = fin;
 			vstream[v] = best_s;
 			seq[v] = placed++;
 			lh_params_explain(p, "cpath: t=%.0f ns %s '%s' on %s%u (b-level %.0f ns)", best_t,
 					  lh_op_kind_name(lh_graph_op(g, v)->kind),
-					  lh_graph_op(g, v)->name, pool_prefix[pool[v]], best_s, bl[v]);
+					  lh_graph_op(g, v)->name, pool_prefix[c], best_s, bl[v]);
+			/* The pool's earliest free time only grows: ops now ready by it move to B. */
+			f = free_at[c][0];
+			for (guint32 s = 1; s < limit[c]; s++)
+				f = MIN(f, free_at[c][s]);
+			pool_free[c] = f;
+			while (ha[c].n && ready[ha[c].v[0]] <= f)
+				heap_push(&hb[c], heap_pop(&ha[c]));
 		}
 		guint32 ns;
 		const guint32 *sc = lh_graph_succs(g, v, &ns);
@@ -118,10 +221,14 @@ static LhPlan *cpath_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, G
 			guint32 w = sc[j];
 			ready[w] = MAX(ready[w], fin);
 			if (--indeg[w] == 0)
-				g_array_append_val(rs, w);
+				make_ready(g, w, pool, pool_free, &hin, ha, hb);
 		}
 	}
-	g_array_free(rs, TRUE);
+	for (guint32 c = 0; c < LH_CLASS_N; c++) {
+		g_free(ha[c].v);
+		g_free(hb[c].v);
+	}
+	g_free(hin.v);
 
 	/* Map virtual streams to plan streams in order of first use. */
 	LhPlan *plan = lh_plan_new();

@@ -20,7 +20,9 @@
 #include "schedulers/sched-util.h"
 #include "sim/cost.h"
 
+#include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 static const LhParamSpec heft_params[] = {
 	{"streams", LH_PARAM_INT, "4", 1, 1024, NULL, "compute streams (HEFT's processors)"},
@@ -33,44 +35,145 @@ typedef struct {
 	double s, e;
 } Busy;
 
-typedef struct {
-	double rank;
-	guint32 topo, op;
-} Rank;
+typedef LhSortRec Rank; /* d: rank_u, u: topological position, op */
 
-static int rank_cmp(const void *pa, const void *pb)
+/* A processor's busy intervals, sorted and disjoint, in blocks of at most BLK_MAX (issue 12:
+ * an insertion moves one block, not the whole list). Each block keeps the longest gap before
+ * one of its intervals (after the previous interval, maybe in the block before), so that the
+ * search for a slot skips blocks with no gap long enough. */
+#define BLK_MAX 512
+
+typedef struct {
+	Busy *v;
+	guint32 n;
+	gboolean dirty; /* maxgap is stale */
+	double maxgap;
+} Blk;
+
+typedef struct {
+	Blk *b;
+	guint32 nb;
+} Proc;
+
+static void proc_init(Proc *p)
 {
-	const Rank *a = pa, *b = pb;
-	if (a->rank != b->rank)
-		return a->rank > b->rank ? -1 : 1;
-	return (a->topo > b->topo) - (a->topo < b->topo);
+	p->b = g_new0(Blk, 1);
+	p->b[0].v = g_new(Busy, BLK_MAX);
+	p->nb = 1;
 }
 
-/* Earliest start >= @ready of a @w-long interval on a processor whose busy intervals are
- * sorted and disjoint (insertion policy). */
-static double earliest_slot(GArray *busy, double ready, double w, guint32 *at)
+static void proc_clear(Proc *p)
 {
-	guint32 lo = 0, hi = busy->len;
-	/* First interval ending after ready. */
+	for (guint32 i = 0; i < p->nb; i++)
+		g_free(p->b[i].v);
+	g_free(p->b);
+}
+
+static double blk_maxgap(Proc *p, guint32 j)
+{
+	Blk *b = &p->b[j];
+	if (b->dirty) {
+		double m = -G_MAXDOUBLE;
+		for (guint32 k = 0; k < b->n; k++) {
+			const Busy *prev = k ? &b->v[k - 1] : j ? &p->b[j - 1].v[p->b[j - 1].n - 1] : NULL;
+			if (prev)
+				m = MAX(m, b->v[k].s - prev->e);
+		}
+		b->maxgap = m;
+		b->dirty = FALSE;
+	}
+	return b->maxgap;
+}
+
+/* Earliest start >= @ready of a @w-long interval on processor @p (insertion policy): the
+ * first interval ending after @ready, then the first gap after it that fits. The same
+ * comparisons as a scan of the whole list; a block is skipped only when its longest gap is
+ * short by more than any rounding of them. @blk and @at say where the interval goes. */
+static double earliest_slot(Proc *p, double ready, double w, guint32 *blk, guint32 *at)
+{
+	/* The first block whose last interval ends after ready (blocks are never empty, but
+	 * for an empty processor's one). */
+	guint32 lo = 0, hi = p->nb;
 	while (lo < hi) {
 		guint32 mid = (lo + hi) / 2;
-		if (g_array_index(busy, Busy, mid).e <= ready)
+		const Blk *b = &p->b[mid];
+		if (!b->n || b->v[b->n - 1].e <= ready)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
+	if (lo == p->nb) {
+		*blk = p->nb - 1;
+		*at = p->b[p->nb - 1].n;
+		return ready;
+	}
+	guint32 j = lo;
+	Blk *b = &p->b[j];
+	guint32 k0 = 0, k1 = b->n;
+	while (k0 < k1) {
+		guint32 mid = (k0 + k1) / 2;
+		if (b->v[mid].e <= ready)
+			k0 = mid + 1;
+		else
+			k1 = mid;
+	}
 	double t = ready;
-	for (guint32 k = lo; k < busy->len; k++) {
-		const Busy *b = &g_array_index(busy, Busy, k);
-		if (t + w <= b->s) {
+	if (t + w <= b->v[k0].s) {
+		*blk = j;
+		*at = k0;
+		return t;
+	}
+	t = MAX(t, b->v[k0].e);
+	for (guint32 k = k0 + 1;; k++) {
+		if (k == b->n) {
+			if (++j == p->nb)
+				break;
+			/* Skip whole blocks without a gap that could fit. */
+			while (blk_maxgap(p, j) + 1e-9 * (fabs(t) + fabs(w) + 1) < w) {
+				b = &p->b[j];
+				t = MAX(t, b->v[b->n - 1].e);
+				if (++j == p->nb)
+					break;
+			}
+			if (j == p->nb)
+				break;
+			b = &p->b[j];
+			k = 0;
+		}
+		if (t + w <= b->v[k].s) {
+			*blk = j;
 			*at = k;
 			return t;
 		}
-		if (b->e > t)
-			t = b->e;
+		if (b->v[k].e > t)
+			t = b->v[k].e;
 	}
-	*at = busy->len;
+	*blk = p->nb - 1;
+	*at = p->b[p->nb - 1].n;
 	return t;
+}
+
+static void proc_insert(Proc *p, guint32 j, guint32 at, Busy x)
+{
+	Blk *b = &p->b[j];
+	memmove(&b->v[at + 1], &b->v[at], (b->n - at) * sizeof(Busy));
+	b->v[at] = x;
+	b->n++;
+	b->dirty = TRUE;
+	if (j + 1 < p->nb)
+		p->b[j + 1].dirty = TRUE;
+	if (b->n == BLK_MAX) { /* split in halves */
+		p->b = g_renew(Blk, p->b, p->nb + 1);
+		memmove(&p->b[j + 2], &p->b[j + 1], (p->nb - j - 1) * sizeof(Blk));
+		p->nb++;
+		b = &p->b[j];
+		Blk *c = &p->b[j + 1];
+		c->v = g_new(Busy, BLK_MAX);
+		c->n = b->n / 2;
+		memcpy(c->v, &b->v[b->n - c->n], c->n * sizeof(Busy));
+		b->n -= c->n;
+		c->dirty = b->dirty = TRUE;
+	}
 }
 
 static guint kind_of(const LhOp *op)
@@ -115,14 +218,14 @@ static LhPlan *heft_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GE
 		rank[v] = w[v] + best;
 		order[k] = (Rank){rank[v], k, v};
 	}
-	qsort(order, n, sizeof(Rank), rank_cmp);
+	lh__sort_f64_u32(order, n, TRUE); /* rank_u descending, then topological position */
 
 	/* Processors: busy lists per virtual stream. */
-	GArray **busy[K_N];
+	Proc *busy[K_N];
 	for (guint k = 0; k < K_N; k++) {
-		busy[k] = g_new(GArray *, count[k]);
+		busy[k] = g_new(Proc, count[k]);
 		for (guint32 s = 0; s < count[k]; s++)
-			busy[k][s] = g_array_new(FALSE, FALSE, sizeof(Busy));
+			proc_init(&busy[k][s]);
 	}
 	g_autofree double *start = g_new0(double, n), *fin = g_new0(double, n);
 	g_autofree guint32 *vs = g_new0(guint32, n), *seq = g_new0(guint32, n);
@@ -140,7 +243,7 @@ static LhPlan *heft_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GE
 		guint32 nd;
 		const guint32 *d = lh_graph_deps(g, v, &nd);
 		double best_f = G_MAXDOUBLE, best_s = 0;
-		guint32 best_p = 0, best_at = 0;
+		guint32 best_p = 0, best_at = 0, best_blk = 0;
 		for (guint32 s = 0; s < count[k]; s++) {
 			double ready = 0;
 			for (guint32 j = 0; j < nd; j++) {
@@ -151,17 +254,18 @@ static LhPlan *heft_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GE
 				gboolean same = kind[u] == k && vs[u] == s;
 				ready = MAX(ready, fin[u] + (same ? 0 : hw->event_ns));
 			}
-			guint32 at;
-			double t = earliest_slot(busy[k][s], ready, w[v], &at);
+			guint32 at, blk;
+			double t = earliest_slot(&busy[k][s], ready, w[v], &blk, &at);
 			if (t + w[v] < best_f) {
 				best_f = t + w[v];
 				best_s = t;
 				best_p = s;
 				best_at = at;
+				best_blk = blk;
 			}
 		}
 		Busy b = {best_s, best_f};
-		g_array_insert_val(busy[k][best_p], best_at, b);
+		proc_insert(&busy[k][best_p], best_blk, best_at, b);
 		start[v] = best_s;
 		fin[v] = best_f;
 		vs[v] = best_p;
@@ -194,7 +298,7 @@ static LhPlan *heft_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GE
 	lh__emit_list_schedule(plan, g, stream, start, seq);
 	for (guint k = 0; k < K_N; k++) {
 		for (guint32 s = 0; s < count[k]; s++)
-			g_array_free(busy[k][s], TRUE);
+			proc_clear(&busy[k][s]);
 		g_free(busy[k]);
 		g_free(map[k]);
 	}

@@ -2,6 +2,7 @@
 #include "schedulers/sched-util.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 void lh__pool_init(LhStreamPool *pool, const char *prefix, LhStreamRole role, guint32 cap)
 {
@@ -55,17 +56,51 @@ guint32 lh__pool_stream(const LhStreamPool *pool, guint32 member)
 	return g_array_index(pool->stream, guint32, member);
 }
 
-typedef struct {
-	double start;
-	guint32 seq, op;
-} Slot;
+typedef LhSortRec Slot; /* d: start, u: seq, op */
 
-static int slot_cmp(const void *pa, const void *pb)
+/* The key of a finite double whose unsigned order is the double's (-0 counts as +0),
+ * complemented for a descending order. */
+static inline guint64 f64_key(double x, gboolean desc)
 {
-	const Slot *a = pa, *b = pb;
-	if (a->start != b->start)
-		return a->start < b->start ? -1 : 1;
-	return (a->seq > b->seq) - (a->seq < b->seq);
+	if (x == 0)
+		x = 0.0;
+	guint64 b;
+	memcpy(&b, &x, sizeof b);
+	b = b >> 63 ? ~b : b | G_GUINT64_CONSTANT(0x8000000000000000);
+	return desc ? ~b : b;
+}
+
+void lh__sort_f64_u32(LhSortRec *r, guint32 n, gboolean desc)
+{
+	if (n < 2)
+		return;
+	g_autofree LhSortRec *tmp = g_new(LhSortRec, n);
+	g_autofree guint32 *count = g_new(guint32, 1 << 16);
+	LhSortRec *src = r, *dst = tmp;
+	/* LSD, 16 bits a pass: the guint32 first, then the double; every pass is stable. */
+	for (int pass = 0; pass < 6; pass++) {
+		memset(count, 0, sizeof(guint32) << 16);
+#define DIGIT(x) (pass < 2 ? ((x).u >> (16 * pass)) & 0xffff \
+			   : (f64_key((x).d, desc) >> (16 * (pass - 2))) & 0xffff)
+		for (guint32 i = 0; i < n; i++)
+			count[DIGIT(src[i])]++;
+		if (count[DIGIT(src[0])] == n)
+			continue; /* the same digit everywhere: nothing moves */
+		guint32 sum = 0;
+		for (guint32 d = 0; d < 1u << 16; d++) {
+			guint32 c = count[d];
+			count[d] = sum;
+			sum += c;
+		}
+		for (guint32 i = 0; i < n; i++)
+			dst[count[DIGIT(src[i])]++] = src[i];
+#undef DIGIT
+		LhSortRec *t = src;
+		src = dst;
+		dst = t;
+	}
+	if (src != r)
+		memcpy(r, src, sizeof(LhSortRec) * n);
 }
 
 void lh__emit_list_schedule(LhPlan *plan, const LhGraph *g, const guint32 *stream,
@@ -77,7 +112,7 @@ void lh__emit_list_schedule(LhPlan *plan, const LhGraph *g, const guint32 *strea
 	for (guint32 i = 0; i < n; i++)
 		if (lh_graph_op(g, i)->kind != LH_OP_INPUT)
 			slot[m++] = (Slot){start[i], seq[i], i};
-	qsort(slot, m, sizeof(Slot), slot_cmp);
+	lh__sort_f64_u32(slot, m, FALSE); /* by (start, seq) */
 
 	/* pos[i]: position of op i in its stream; event[i]: event signaled after it, or none.
 	 * covered[s * ns + t]: the latest position on stream t that stream s already waited for

@@ -40,6 +40,15 @@ void lh__emit_list_schedule(LhPlan *plan, const LhGraph *g, const guint32 *strea
  * "p2p-limit", "async-compute-limit", "memcpy-limit" (0 = unlimited -> G_MAXUINT32). */
 void lh__class_limits(const LhParams *p, guint32 limit[LH_CLASS_N]);
 
+/* A record sorted by lh__sort_f64_u32(): a double, then a guint32, then a payload. */
+typedef struct {
+	double d;
+	guint32 u, op;
+} LhSortRec;
+/* Sorts @r by (d, u) ascending, or by (d descending, u ascending) with @desc, as a stable
+ * comparison sort would (a radix sort: O(n)). The doubles must not be NaN. */
+void lh__sort_f64_u32(LhSortRec *r, guint32 n, gboolean desc);
+
 /* b-level of every op (longest path from the op to an exit, own cost included), with
  * @cost[i] per op. Caller frees. */
 double *lh__blevel(const LhGraph *g, const double *cost);

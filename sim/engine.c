@@ -4,8 +4,13 @@
  * Time is integer nanoseconds. Between two instants every running activity progresses
  * linearly at its rate; rates are recomputed only when the running set changes (a start, an
  * end or a phase change). An activity's work is measured in standalone nanoseconds, so rate 1
- * means "as fast as alone". The running set is small (bounded by resident kernels plus copy
- * engines), so the next instant is found by a scan of it; the tie order at one instant is
+ * means "as fast as alone". Standalone costs are computed once per op before the loop (a
+ * compact per-op array), never at a start. The running set is a list in start order over a pool
+ * of slots (an end unlinks its slot, no array shifts). It is small (bounded by resident kernels
+ * plus copy engines), so the next instant is found by a scan of it, cached between rate
+ * recomputations; under fifo sharing a start only rates the activities appended since the last
+ * full recomputation, from the capacity the earlier ones left (the same arithmetic, in the same
+ * order, as a full pass, so the same doubles). The tie order at one instant is
  * fixed (ends in start order, then host issues, then dispatches in plan order, then engine
  * admissions in line order), which makes every run of the same inputs identical.
  */
@@ -21,6 +26,7 @@ G_DEFINE_QUARK(lh-engine-error-quark, lh_engine_error)
 #define NONE G_MAXUINT32
 #define DIRTY_SM 1u   /* the SM/link running set changed */
 #define DIRTY_COPY 2u /* the copy running set changed */
+#define DIRTY_SM_FULL 4u /* ... by an end or a phase change: every SM/link rate may move */
 #define NEVER G_MAXINT64
 
 typedef enum { PH_LATENCY, PH_MAIN } Phase;
@@ -30,7 +36,7 @@ typedef struct {
 	guint8 engine;    /* LhEngine */
 	guint8 eng_idx;   /* copy engine index */
 	guint8 phase;     /* Phase */
-	guint8 is_coll;   /* a collective: SM share plus the link in its main phase */
+	guint8 is_coll;   /* a collective: SM share plus the link and/or network in its main phase */
 	double a;         /* SM share at rate 1 */
 	double b;         /* HBM share at rate 1 */
 	double rem;       /* standalone ns left in this phase, as of t_upd */
@@ -41,7 +47,29 @@ typedef struct {
 	gint64 t_upd;
 	gint64 eta;       /* end of this phase at the current rate, or NEVER */
 	guint64 seq;      /* start order */
+	guint32 prev, next; /* the running list, in start order (slot indices, NONE at the ends) */
 } Act;
+
+/* An op's standalone costs on this hardware, computed once before the loop (docs/engine.md,
+ * "Durations and phases"): what a start needs, without a cost call. */
+typedef struct {
+	double first;     /* work of the first phase: T, or the copy's or collective's latency */
+	double a;         /* SM share at rate 1 */
+	double x;         /* kernels (the SM engine): HBM share at rate 1; copies and collectives:
+			     work of the main phase after a latency phase, else 0 */
+} OpCost;
+
+#define COST_LATENCY 1u   /* the op starts with a latency phase */
+#define COST_TOO_LONG 2u  /* its standalone time is beyond LH_MAX_OP_NS: an error if it starts */
+#define COST_NET 4u       /* a collective that leaves the node: the network's lane */
+#define COST_USE 8u       /* a collective whose link and network use in its main phase are not
+			     the link's alone (1 and 0): they are in Sim.use */
+
+/* A collective's link and network use in its main phase (docs/engine.md, "Collectives on a
+ * cluster"), kept apart from OpCost: only collectives on a cluster have other than 1 and 0. */
+typedef struct {
+	double lk, nt;
+} OpUse;
 
 /* A FIFO of u32 (engine lines). */
 typedef struct {
@@ -105,7 +133,17 @@ typedef struct {
 	guint32 n_stream_cmds;
 
 	/* engines */
-	GArray *running;      /* of Act, in start order */
+	Act *acts;            /* slots of the running list */
+	guint32 n_slots, free_slot; /* slots made; first free slot (linked through next) */
+	guint32 run_head, run_tail; /* the running list in start order */
+	guint32 append_from;  /* first SM/link activity appended since the last full rating, or
+	                         NONE (fifo: only those need a rate) */
+	double tail_sm, tail_hbm, tail_link, tail_net; /* fifo: capacity left after the last
+	                         rated one */
+	OpCost *cost;         /* per op */
+	guint8 *cflags;       /* per op: COST_* */
+	GHashTable *use_at;   /* ops with COST_USE -> 1 + their index in use */
+	GArray *use;          /* OpUse */
 	Fifo sm_line, h2d_line, d2h_line;
 	guint32 resident;
 	guint8 *h2d_busy, *d2h_busy;
@@ -323,77 +361,160 @@ static gboolean dispatch(Sim *x)
 
 /* ---- engines ---- */
 
+/* The engine an op runs on: the admission line's choice (the SM line holds kernels and
+ * collectives), and the network for a collective whose main phase uses the network (@nt > 0),
+ * as a start records it in the trace (its lane). */
+static LhEngine op_engine(const LhOp *o, double nt)
+{
+	if (o->kind == LH_OP_COPY_H2D)
+		return LH_ENGINE_H2D;
+	if (o->kind == LH_OP_COPY_D2H)
+		return LH_ENGINE_D2H;
+	if (!lh_op_kind_is_collective(o->kind))
+		return LH_ENGINE_SM;
+	return nt > 0 ? LH_ENGINE_NET : LH_ENGINE_LINK;
+}
+
+/* Fills @c with op @o's costs on @hw in graph @g, and *@lk, *@nt with a collective's link and
+ * network use (1 and 0 for anything else), exactly as a start computed them before (the same
+ * calls in the same order, so the same doubles). Returns COST_* flags (COST_USE is the
+ * caller's). */
+static guint8 op_cost(const LhGraph *g, const LhOp *o, const LhHw *hw, OpCost *c, double *lk,
+		      double *nt)
+{
+	double T = lh_op_standalone_ns_in(g, o, hw);
+	gboolean dur = o->duration_ns >= 0;
+	gboolean coll = lh_op_kind_is_collective(o->kind);
+	double lat = 0, wire = 0;
+	*lk = 1;
+	*nt = 0;
+	if (coll) {
+		lh_op_link_phases(g, o, hw, &lat, &wire, lk, nt);
+		if (dur) { /* a measured duration holds the link as before, or the network */
+			gboolean net = *nt > 0;
+			*lk = net ? 0 : 1;
+			*nt = net ? 1 : 0;
+		}
+	}
+	LhEngine eng = op_engine(o, *nt);
+	/* A kernel whose bytes need more than T at full HBM bandwidth (duration_ns with huge
+	 * bytes) runs at 1 / hbm_use even alone: that is its real standalone time. */
+	double hbm = eng == LH_ENGINE_SM ? lh_op_hbm_use(o, hw, T) : 0;
+	double alone = hbm > 1 ? T * hbm : T;
+	/* Beyond this, nanosecond event times would overflow (or a phase would never end). */
+	guint8 f = !(alone <= (double)LH_MAX_OP_NS) ? COST_TOO_LONG : 0;
+	c->a = c->x = 0;
+	switch (eng) {
+	case LH_ENGINE_SM:
+		c->a = lh_op_sm_share(o, hw);
+		c->x = hbm;
+		c->first = T;
+		break;
+	case LH_ENGINE_H2D:
+	case LH_ENGINE_D2H:
+		c->first = dur ? T : hw->copy_latency_ns;
+		c->x = dur ? 0 : (double)o->size / hw->pcie_gbs;
+		f |= dur ? 0 : COST_LATENCY;
+		break;
+	default: /* collectives: on the link, or leaving the node on the network */
+		c->a = lh_op_sm_share(o, hw);
+		c->first = dur ? T : lat;
+		c->x = dur ? 0 : wire;
+		f |= dur ? 0 : COST_LATENCY;
+		f |= eng == LH_ENGINE_NET ? COST_NET : 0;
+		break;
+	}
+	/* The error message wants the standalone time: keep it in first's place for a run that
+	 * will fail anyway (its work is not used then). */
+	if (f & COST_TOO_LONG)
+		c->first = alone;
+	return f;
+}
+
+/* A free slot of the running list (slots are reused; the pool grows only to the most
+ * activities running at once). */
+static guint32 slot_new(Sim *x)
+{
+	if (x->free_slot != NONE) {
+		guint32 i = x->free_slot;
+		x->free_slot = x->acts[i].next;
+		return i;
+	}
+	x->acts = g_renew(Act, x->acts, x->n_slots + 1);
+	return x->n_slots++;
+}
+
 static void start_act(Sim *x, guint32 c, LhEngine eng, guint8 idx)
 {
 	const LhCmd *cmd = &x->cmds[c];
 	guint32 op = (guint32)cmd->arg;
-	const LhOp *o = &x->ops[op];
-	Act a = {0};
-	a.op = op;
-	a.cmd = c;
-	a.stream = cmd->stream;
-	a.engine = eng;
-	a.eng_idx = idx;
-	a.seq = x->seq++;
-	a.t_upd = x->t;
-	a.eta = NEVER;
-	a.rate = -1; /* forces a fresh eta at the next rate computation */
-	double T = lh_op_standalone_ns_in(x->g, o, x->hw);
-	gboolean dur = o->duration_ns >= 0;
-	/* A kernel whose bytes need more than T at full HBM bandwidth (duration_ns with huge
-	 * bytes) runs at 1 / hbm_use even alone: that is its real standalone time. */
-	double hbm = eng == LH_ENGINE_SM ? lh_op_hbm_use(o, x->hw, T) : 0;
-	double alone = hbm > 1 ? T * hbm : T;
-	if (!(alone <= (double)LH_MAX_OP_NS) && !x->failed) {
-		/* Beyond this, nanosecond event times would overflow (or a phase would never end). */
+	const OpCost *k = &x->cost[op];
+	guint8 f = x->cflags[op];
+	if ((f & COST_TOO_LONG) && !x->failed) {
 		g_set_error(x->error, LH_ENGINE_ERROR, LH_ENGINE_ERROR_INVALID,
 			    "op '%s': its standalone duration on %s, %.3g ns, is beyond the engine's "
 			    "range of %.0e ns (about 3 years): check its flops, bytes, size or "
 			    "duration_ns",
-			    o->name, x->hw->name, alone, (double)LH_MAX_OP_NS);
+			    x->ops[op].name, x->hw->name, k->first, (double)LH_MAX_OP_NS);
 		x->failed = TRUE;
 	}
-	switch (eng) {
-	case LH_ENGINE_SM:
-		a.a = lh_op_sm_share(o, x->hw);
-		a.b = hbm;
-		a.phase = PH_MAIN;
-		a.rem = T;
-		break;
-	case LH_ENGINE_H2D:
-	case LH_ENGINE_D2H:
-		a.phase = dur ? PH_MAIN : PH_LATENCY;
-		a.rem = dur ? T : x->hw->copy_latency_ns;
-		a.main_work = dur ? 0 : (double)o->size / x->hw->pcie_gbs;
-		break;
-	default:
-		a.is_coll = 1;
-		a.a = lh_op_sm_share(o, x->hw);
-		a.phase = dur ? PH_MAIN : PH_LATENCY;
-		{
-			double lat, wire;
-			lh_op_link_phases(x->g, o, x->hw, &lat, &wire, &a.lk, &a.nt);
-			a.rem = dur ? T : lat;
-			a.main_work = dur ? 0 : wire;
-			if (dur) { /* a measured duration holds the link as before, or the network */
-				gboolean net = a.nt > 0;
-				a.lk = net ? 0 : 1;
-				a.nt = net ? 1 : 0;
-			}
+	guint32 si = slot_new(x);
+	Act *a = &x->acts[si];
+	*a = (Act){0};
+	a->op = op;
+	a->cmd = c;
+	a->stream = cmd->stream;
+	a->engine = eng;
+	a->eng_idx = idx;
+	a->seq = x->seq++;
+	a->t_upd = x->t;
+	a->eta = NEVER;
+	a->rate = -1; /* forces a fresh eta at the next rate computation */
+	a->is_coll = eng == LH_ENGINE_LINK;
+	a->a = k->a;
+	a->b = eng == LH_ENGINE_SM ? k->x : 0;
+	a->phase = f & COST_LATENCY ? PH_LATENCY : PH_MAIN;
+	a->rem = k->first;
+	a->main_work = eng == LH_ENGINE_SM ? 0 : k->x;
+	if (a->is_coll) {
+		if (f & COST_USE) {
+			guint i = GPOINTER_TO_UINT(g_hash_table_lookup(x->use_at,
+								      GUINT_TO_POINTER(op))) - 1;
+			const OpUse *u = &g_array_index(x->use, OpUse, i);
+			a->lk = u->lk;
+			a->nt = u->nt;
+		} else {
+			a->lk = 1;
 		}
-		if (a.nt > 0) /* it leaves the node: the network's lane */
-			eng = LH_ENGINE_NET;
-		break;
 	}
+	/* Append to the running list (start order). */
+	a->next = NONE;
+	a->prev = x->run_tail;
+	if (x->run_tail == NONE)
+		x->run_head = si;
+	else
+		x->acts[x->run_tail].next = si;
+	x->run_tail = si;
 	LhOpTiming *tm = &x->tr->ops[op];
 	tm->start = x->t;
-	tm->engine = eng;
+	tm->engine = f & COST_NET ? LH_ENGINE_NET : eng; /* it leaves the node: the network's lane */
 	tm->engine_index = idx;
-	g_array_append_val(x->running, a);
-	if (o->alias == LH_NO_OP) /* an alias writes into its dep's buffer */
+	if (x->ops[op].alias == LH_NO_OP) /* an alias writes into its dep's buffer */
 		mem_alloc(x, op);
-	x->dirty |= eng == LH_ENGINE_SM || eng == LH_ENGINE_LINK || eng == LH_ENGINE_NET ? DIRTY_SM
-											: DIRTY_COPY;
+	if (eng == LH_ENGINE_SM || eng == LH_ENGINE_LINK) {
+		/* Under fifo a new last activity that uses no link or network share leaves every
+		 * earlier rate as it is: only it needs a rate, from what the earlier ones left. */
+		if (!(a->is_coll && a->phase == PH_MAIN && (a->lk > 0 || a->nt > 0)) &&
+		    x->hw->sm_sharing != LH_SHARING_FAIR && !(x->dirty & DIRTY_SM_FULL)) {
+			if (x->append_from == NONE)
+				x->append_from = si;
+		} else {
+			x->dirty |= DIRTY_SM_FULL;
+		}
+		x->dirty |= DIRTY_SM;
+	} else {
+		x->dirty |= DIRTY_COPY;
+	}
 }
 
 /* Engine admissions in line order. Returns TRUE if any op started. */
@@ -457,62 +578,97 @@ static void set_rate(Sim *x, Act *a, double r)
 	a->eta = x->t + (d < 0 ? 0 : (gint64)d);
 }
 
+#define FOR_RUNNING(x, a) \
+	for (Act *a = (x)->run_head == NONE ? NULL : &(x)->acts[(x)->run_head]; a; \
+	     a = a->next == NONE ? NULL : &(x)->acts[a->next])
+
+/* fifo: one activity's rate from the capacity the earlier ones left; *m and *mn the
+ * wire-phase collectives on the link and on the network not yet served. */
+static inline void fifo_one(Sim *x, Act *a, double *free_sm, double *free_hbm, double *link,
+			    double *net, guint32 *m, guint32 *mn)
+{
+	double r = 1;
+	if (a->a > 0)
+		r = MIN(r, MAX(*free_sm, 0) / a->a);
+	if (a->b > 0)
+		r = MIN(r, MAX(*free_hbm, 0) / a->b);
+	/* The link (NVLink) and the network are split evenly among the collectives in their
+	 * wire phase that use them; one that uses a level at lk < 1 of its capacity (it is held
+	 * back by the other level) takes up to 1/m of it. */
+	if (a->is_coll && a->phase == PH_MAIN && a->lk > 0 && a->nt > 0) {
+		r = MIN(r, MAX(*link, 0) / (*m * a->lk));
+		r = MIN(r, MAX(*net, 0) / (*mn * a->nt));
+		*link -= r * a->lk;
+		*net -= r * a->nt;
+		(*m)--;
+		(*mn)--;
+	} else if (a->is_coll && a->phase == PH_MAIN && a->lk > 0) {
+		r = MIN(r, MAX(*link, 0) / (*m * a->lk));
+		*link -= r * a->lk;
+		(*m)--;
+	} else if (a->is_coll && a->phase == PH_MAIN && a->nt > 0) {
+		r = MIN(r, MAX(*net, 0) / (*mn * a->nt));
+		*net -= r * a->nt;
+		(*mn)--;
+	}
+	*free_sm -= r * a->a;
+	*free_hbm -= r * a->b;
+	set_rate(x, a, r);
+}
+
 static void rates_fifo(Sim *x)
 {
-	Act *acts = (Act *)x->running->data;
-	guint32 n = x->running->len, m = 0, mn = 0;
-	for (guint32 i = 0; i < n; i++) {
-		m += acts[i].is_coll && acts[i].phase == PH_MAIN && acts[i].lk > 0;
-		mn += acts[i].is_coll && acts[i].phase == PH_MAIN && acts[i].nt > 0;
+	guint32 m = 0, mn = 0;
+	FOR_RUNNING(x, a) {
+		m += a->is_coll && a->phase == PH_MAIN && a->lk > 0;
+		mn += a->is_coll && a->phase == PH_MAIN && a->nt > 0;
 	}
 	double free_sm = 1, free_hbm = 1, link = 1, net = 1;
-	for (guint32 i = 0; i < n; i++) {
-		Act *a = &acts[i];
+	FOR_RUNNING(x, a) {
 		if (a->engine != LH_ENGINE_SM && !a->is_coll)
 			continue;
-		double r = 1;
-		if (a->a > 0)
-			r = MIN(r, MAX(free_sm, 0) / a->a);
-		if (a->b > 0)
-			r = MIN(r, MAX(free_hbm, 0) / a->b);
-		/* The link (NVLink) and the network are split evenly among the collectives in
-		 * their wire phase that use them; one that uses a level at lk < 1 of its
-		 * capacity (it is held back by the other level) takes up to 1/m of it. */
-		if (a->is_coll && a->phase == PH_MAIN && a->lk > 0 && a->nt > 0) {
-			r = MIN(r, MAX(link, 0) / (m * a->lk));
-			r = MIN(r, MAX(net, 0) / (mn * a->nt));
-			link -= r * a->lk;
-			net -= r * a->nt;
-			m--;
-			mn--;
-		} else if (a->is_coll && a->phase == PH_MAIN && a->lk > 0) {
-			r = MIN(r, MAX(link, 0) / (m * a->lk));
-			link -= r * a->lk;
-			m--;
-		} else if (a->is_coll && a->phase == PH_MAIN && a->nt > 0) {
-			r = MIN(r, MAX(net, 0) / (mn * a->nt));
-			net -= r * a->nt;
-			mn--;
-		}
-		free_sm -= r * a->a;
-		free_hbm -= r * a->b;
-		set_rate(x, a, r);
+		fifo_one(x, a, &free_sm, &free_hbm, &link, &net, &m, &mn);
+	}
+	x->tail_sm = free_sm;
+	x->tail_hbm = free_hbm;
+	x->tail_link = link;
+	x->tail_net = net;
+}
+
+/* fifo, only starts since the last rating, none of them on the link or the network: they come
+ * last in start order, so the earlier rates stand and the new ones take what the earlier ones
+ * left, as in a full pass. Their etas may lower the earliest one. */
+static void rates_fifo_appended(Sim *x)
+{
+	guint32 m = 0, mn = 0; /* none of the new ones is a wire-phase collective on either */
+	for (guint32 i = x->append_from; i != NONE; i = x->acts[i].next) {
+		Act *a = &x->acts[i];
+		if (a->engine != LH_ENGINE_SM && !a->is_coll)
+			continue;
+		fifo_one(x, a, &x->tail_sm, &x->tail_hbm, &x->tail_link, &x->tail_net, &m, &mn);
+		if (a->eta < x->next_eta)
+			x->next_eta = a->eta;
 	}
 }
 
-/* Max-min fair rates over SM, HBM and link capacity by progressive filling: every unfrozen
+/* Max-min fair rates over SM, HBM, link and network capacity by progressive filling: every unfrozen
  * activity's rate rises together until a capacity it uses saturates (it freezes) or it
  * reaches 1. */
 static void rates_fair(Sim *x)
 {
-	Act *acts = (Act *)x->running->data;
-	guint32 n = x->running->len;
+	guint32 n = 0;
+	FOR_RUNNING(x, a)
+		n++;
+	g_autofree Act **acts = g_new(Act *, n ? n : 1);
+	n = 0;
+	FOR_RUNNING(x, a)
+		acts[n++] = a;
 	g_autofree double *r = g_new0(double, n ? n : 1);
 	g_autofree guint8 *frozen = g_new0(guint8, n ? n : 1);
 	double used[4] = {0, 0, 0, 0};
 	guint32 live = 0;
 	for (guint32 i = 0; i < n; i++) {
-		if (acts[i].engine != LH_ENGINE_SM && !acts[i].is_coll)
+		if (acts[i]->engine != LH_ENGINE_SM && !acts[i]->is_coll)
 			frozen[i] = 1;
 		else
 			live++;
@@ -522,11 +678,11 @@ static void rates_fair(Sim *x)
 		double coef[4] = {0, 0, 0, 0};
 		for (guint32 i = 0; i < n; i++)
 			if (!frozen[i]) {
-				gboolean wire = acts[i].is_coll && acts[i].phase == PH_MAIN;
-				coef[0] += acts[i].a;
-				coef[1] += acts[i].b;
-				coef[2] += wire ? acts[i].lk : 0;
-				coef[3] += wire ? acts[i].nt : 0;
+				gboolean wire = acts[i]->is_coll && acts[i]->phase == PH_MAIN;
+				coef[0] += acts[i]->a;
+				coef[1] += acts[i]->b;
+				coef[2] += wire ? acts[i]->lk : 0;
+				coef[3] += wire ? acts[i]->nt : 0;
 			}
 		double d = 1 - level;
 		for (int k = 0; k < 4; k++)
@@ -542,12 +698,12 @@ static void rates_fair(Sim *x)
 			if (frozen[i])
 				continue;
 			r[i] = level;
-			gboolean f = level >= 1 - 1e-12 || (sat[0] && acts[i].a > 0) ||
-				     (sat[1] && acts[i].b > 0) ||
-				     (sat[2] && acts[i].is_coll && acts[i].phase == PH_MAIN &&
-				      acts[i].lk > 0) ||
-				     (sat[3] && acts[i].is_coll && acts[i].phase == PH_MAIN &&
-				      acts[i].nt > 0);
+			gboolean f = level >= 1 - 1e-12 || (sat[0] && acts[i]->a > 0) ||
+				     (sat[1] && acts[i]->b > 0) ||
+				     (sat[2] && acts[i]->is_coll && acts[i]->phase == PH_MAIN &&
+				      acts[i]->lk > 0) ||
+				     (sat[3] && acts[i]->is_coll && acts[i]->phase == PH_MAIN &&
+				      acts[i]->nt > 0);
 			if (f) {
 				frozen[i] = 1;
 				live--;
@@ -555,21 +711,18 @@ static void rates_fair(Sim *x)
 		}
 	}
 	for (guint32 i = 0; i < n; i++)
-		if (acts[i].engine == LH_ENGINE_SM || acts[i].is_coll)
-			set_rate(x, &acts[i], r[i]);
+		if (acts[i]->engine == LH_ENGINE_SM || acts[i]->is_coll)
+			set_rate(x, acts[i], r[i]);
 }
 
 static void rates_copies(Sim *x)
 {
-	Act *acts = (Act *)x->running->data;
-	guint32 n = x->running->len;
 	guint32 bytes_phase[2] = {0, 0};
-	for (guint32 i = 0; i < n; i++)
-		if ((acts[i].engine == LH_ENGINE_H2D || acts[i].engine == LH_ENGINE_D2H) &&
-		    acts[i].phase == PH_MAIN)
-			bytes_phase[acts[i].engine == LH_ENGINE_D2H]++;
-	for (guint32 i = 0; i < n; i++) {
-		Act *a = &acts[i];
+	FOR_RUNNING(x, a)
+		if ((a->engine == LH_ENGINE_H2D || a->engine == LH_ENGINE_D2H) &&
+		    a->phase == PH_MAIN)
+			bytes_phase[a->engine == LH_ENGINE_D2H]++;
+	FOR_RUNNING(x, a) {
 		if (a->engine != LH_ENGINE_H2D && a->engine != LH_ENGINE_D2H)
 			continue;
 		if (a->phase == PH_LATENCY) {
@@ -586,33 +739,52 @@ static void rates_copies(Sim *x)
 
 static void recompute_rates(Sim *x)
 {
+	if (x->dirty == DIRTY_SM && x->append_from != NONE) {
+		/* Only fifo starts: the cached earliest eta stands for every other activity. */
+		rates_fifo_appended(x);
+		x->append_from = NONE;
+		x->dirty = 0;
+		return;
+	}
 	if (x->dirty & DIRTY_SM) {
 		if (x->hw->sm_sharing == LH_SHARING_FAIR)
 			rates_fair(x);
-		else
+		else if (x->dirty & DIRTY_SM_FULL)
 			rates_fifo(x);
+		else
+			rates_fifo_appended(x);
 	}
 	if (x->dirty & DIRTY_COPY)
 		rates_copies(x);
 	x->dirty = 0;
+	x->append_from = NONE;
 	x->next_eta = NEVER;
-	const Act *acts = (const Act *)x->running->data;
-	for (guint32 i = 0; i < x->running->len; i++)
-		if (acts[i].eta < x->next_eta)
-			x->next_eta = acts[i].eta;
+	FOR_RUNNING(x, a)
+		if (a->eta < x->next_eta)
+			x->next_eta = a->eta;
 }
 
 /* ---- ends ---- */
 
 static void end_act(Sim *x, guint32 i)
 {
-	Act a = g_array_index(x->running, Act, i);
-	g_array_remove_index(x->running, i); /* keeps start order */
+	Act a = x->acts[i];
+	/* Unlink (the others keep start order) and free the slot. */
+	if (a.prev == NONE)
+		x->run_head = a.next;
+	else
+		x->acts[a.prev].next = a.next;
+	if (a.next == NONE)
+		x->run_tail = a.prev;
+	else
+		x->acts[a.next].prev = a.prev;
+	x->acts[i].next = x->free_slot;
+	x->free_slot = i;
 	LhOpTiming *tm = &x->tr->ops[a.op];
 	tm->end = x->t;
-	if (a.engine == LH_ENGINE_SM || a.engine == LH_ENGINE_LINK || a.engine == LH_ENGINE_NET) {
+	if (a.engine == LH_ENGINE_SM || a.engine == LH_ENGINE_LINK) {
 		x->resident--;
-		x->dirty |= DIRTY_SM;
+		x->dirty |= DIRTY_SM | DIRTY_SM_FULL;
 	} else {
 		guint8 *busy = a.engine == LH_ENGINE_H2D ? x->h2d_busy : x->d2h_busy;
 		busy[a.eng_idx] = 0;
@@ -634,10 +806,11 @@ static void end_act(Sim *x, guint32 i)
 /* Ends and phase changes due at x->t, in start order. */
 static void process_due(Sim *x)
 {
-	for (guint32 i = 0; i < x->running->len;) {
-		Act *a = &g_array_index(x->running, Act, i);
+	for (guint32 i = x->run_head; i != NONE;) {
+		Act *a = &x->acts[i];
+		guint32 next = a->next;
 		if (a->eta != x->t) {
-			i++;
+			i = next;
 			continue;
 		}
 		if (a->phase == PH_LATENCY) {
@@ -645,16 +818,16 @@ static void process_due(Sim *x)
 			a->rem = a->main_work;
 			a->t_upd = x->t;
 			a->rate = -1;
-			x->dirty |= a->engine == LH_ENGINE_SM || a->engine == LH_ENGINE_LINK ||
-					    a->engine == LH_ENGINE_NET
-					    ? DIRTY_SM
+			x->dirty |= a->engine == LH_ENGINE_SM || a->engine == LH_ENGINE_LINK
+					    ? DIRTY_SM | DIRTY_SM_FULL
 					    : DIRTY_COPY;
 			if (a->rem > 0) {
-				i++;
+				i = next;
 				continue;
 			}
 		}
 		end_act(x, i);
+		i = next;
 	}
 }
 
@@ -778,11 +951,10 @@ static void report_time_range(Sim *x, gint64 next)
 			what = "be issued";
 		}
 	} else {
-		const Act *acts = (const Act *)x->running->data;
-		for (guint32 i = 0; i < x->running->len; i++)
-			if (acts[i].eta == next) {
-				o = &x->ops[acts[i].op];
-				what = acts[i].phase == PH_LATENCY ? "end its latency phase" : "end";
+		FOR_RUNNING(x, a)
+			if (a->eta == next) {
+				o = &x->ops[a->op];
+				what = a->phase == PH_LATENCY ? "end its latency phase" : "end";
 				break;
 			}
 	}
@@ -846,7 +1018,7 @@ LhTrace *lh_simulate(const LhGraph *g, const LhHw *hw, const LhPlan *plan,
 	for (guint32 q = 0; q < x.Q; q++)
 		x.qhead[q] = x.qtail[q] = NONE;
 	for (guint32 c = 0; c < x.n_cmds; c++) {
-		const LhCmd *cmd = lh_plan_cmd(plan, c);
+		const LhCmd *cmd = &x.cmds[c];
 		x.qnext[c] = NONE;
 		if (cmd->kind == LH_CMD_HOST || cmd->kind == LH_CMD_SYNC)
 			continue;
@@ -866,7 +1038,22 @@ LhTrace *lh_simulate(const LhGraph *g, const LhHw *hw, const LhPlan *plan,
 	for (guint32 s = 0; s < x.S; s++)
 		x.s_inflight[s] = NONE;
 	x.s_outstanding = g_new0(guint32, MAX(x.S, 1));
-	x.running = g_array_new(FALSE, FALSE, sizeof(Act));
+	x.run_head = x.run_tail = x.free_slot = x.append_from = NONE;
+	x.cost = g_new(OpCost, MAX(n_ops, 1));
+	x.cflags = g_new(guint8, MAX(n_ops, 1));
+	x.use_at = g_hash_table_new(g_direct_hash, g_direct_equal);
+	x.use = g_array_new(FALSE, FALSE, sizeof(OpUse));
+	for (guint32 i = 0; i < n_ops; i++) {
+		OpUse u;
+		x.cflags[i] = op_cost(g, &x.ops[i], hw, &x.cost[i], &u.lk, &u.nt);
+		if (lh_op_kind_is_collective(x.ops[i].kind) && (u.lk != 1 || u.nt != 0)) {
+			g_array_append_val(x.use, u);
+			g_hash_table_insert(x.use_at, GUINT_TO_POINTER(i),
+					    GUINT_TO_POINTER(x.use->len));
+			x.cflags[i] |= COST_USE;
+		}
+	}
+	x.tail_sm = x.tail_hbm = x.tail_link = x.tail_net = 1;
 	x.h2d_busy = g_new0(guint8, hw->copy_engines_h2d);
 	x.d2h_busy = g_new0(guint8, hw->copy_engines_d2h);
 	x.free_eng[0] = hw->copy_engines_h2d;
@@ -945,7 +1132,11 @@ LhTrace *lh_simulate(const LhGraph *g, const LhHw *hw, const LhPlan *plan,
 	g_free(x.fired);
 	g_free(x.s_inflight);
 	g_free(x.s_outstanding);
-	g_array_unref(x.running);
+	g_free(x.acts);
+	g_free(x.cost);
+	g_free(x.cflags);
+	g_hash_table_destroy(x.use_at);
+	g_array_free(x.use, TRUE);
 	g_free(x.sm_line.v);
 	g_free(x.h2d_line.v);
 	g_free(x.d2h_line.v);

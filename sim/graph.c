@@ -121,6 +121,68 @@ static int pair_cmp(const void *a, const void *b)
 	return (x->dep > y->dep) - (x->dep < y->dep);
 }
 
+/* Sorts @pairs by (op, dep) as qsort with pair_cmp does: buckets by op (a counting sort),
+ * then each op's few deps by insertion. A pair out of range goes to qsort, whose order the
+ * error for it follows. */
+static void sort_pairs(DepPair *pairs, guint32 np, guint32 n)
+{
+	for (guint32 k = 0; k < np; k++)
+		if (pairs[k].op >= n) {
+			qsort(pairs, np, sizeof(DepPair), pair_cmp);
+			return;
+		}
+	g_autofree guint32 *at = g_new0(guint32, (gsize)n + 1);
+	for (guint32 k = 0; k < np; k++)
+		at[pairs[k].op + 1]++;
+	for (guint32 i = 0; i < n; i++)
+		at[i + 1] += at[i];
+	g_autofree guint32 *dep = g_new(guint32, np);
+	g_autofree guint32 *fill = g_memdup2(at, sizeof(guint32) * ((gsize)n + 1));
+	for (guint32 k = 0; k < np; k++)
+		dep[fill[pairs[k].op]++] = pairs[k].dep;
+	for (guint32 i = 0; i < n; i++) {
+		for (guint32 k = at[i] + 1; k < at[i + 1]; k++) {
+			guint32 v = dep[k], j = k;
+			for (; j > at[i] && dep[j - 1] > v; j--)
+				dep[j] = dep[j - 1];
+			dep[j] = v;
+		}
+		for (guint32 k = at[i]; k < at[i + 1]; k++)
+			pairs[k] = (DepPair){i, dep[k]};
+	}
+}
+
+/* Whether two ops share a name pointer (names are interned: lh_graph_add_op). An LSD radix
+ * sort of the pointers, 16 bits a pass. */
+static gboolean has_duplicate_pointer(const LhOp *ops, guint32 n)
+{
+	g_autofree guintptr *a = g_new(guintptr, n);
+	g_autofree guintptr *b = g_new(guintptr, n);
+	g_autofree guint32 *count = g_new(guint32, 1 << 16);
+	for (guint32 i = 0; i < n; i++)
+		a[i] = (guintptr)ops[i].name;
+	for (guint shift = 0; shift < 8 * sizeof(guintptr); shift += 16) {
+		memset(count, 0, sizeof(guint32) << 16);
+		for (guint32 i = 0; i < n; i++)
+			count[(a[i] >> shift) & 0xffff]++;
+		guint32 sum = 0;
+		for (guint32 d = 0; d < 1u << 16; d++) {
+			guint32 c = count[d];
+			count[d] = sum;
+			sum += c;
+		}
+		for (guint32 i = 0; i < n; i++)
+			b[count[(a[i] >> shift) & 0xffff]++] = a[i];
+		guintptr *t = a;
+		a = b;
+		b = t;
+	}
+	for (guint32 i = 1; i < n; i++)
+		if (a[i] == a[i - 1])
+			return TRUE;
+	return FALSE;
+}
+
 static int name_cmp(const void *a, const void *b, void *data)
 {
 	const LhOp *ops = data;
@@ -310,8 +372,10 @@ gboolean lh_graph_finish(LhGraph *g, const char *where, GError **error)
 			return FALSE;
 
 	/* Duplicate names, found by sorting instead of a hash table to keep finished graphs
-	 * small; the index for lh_graph_find() is built on demand. */
-	if (n > 1) {
+	 * small; the index for lh_graph_find() is built on demand. Names are interned (equal names
+	 * are one pointer), so a radix sort of the pointers finds whether there is one in O(n);
+	 * only then does the sort by name find the one to report. */
+	if (n > 1 && has_duplicate_pointer(ops, n)) {
 		g_autofree guint32 *ord = g_new(guint32, n);
 		for (guint32 i = 0; i < n; i++)
 			ord[i] = i;
@@ -326,7 +390,7 @@ gboolean lh_graph_finish(LhGraph *g, const char *where, GError **error)
 	DepPair *pairs = (DepPair *)g->pairs->data;
 	guint32 np = g->pairs->len;
 	if (np)
-		qsort(pairs, np, sizeof(DepPair), pair_cmp);
+		sort_pairs(pairs, np, n);
 	g->deps = g_new(guint32, np ? np : 1);
 	guint32 m = 0;
 	for (guint32 i = 0; i < n; i++)

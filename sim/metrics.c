@@ -206,10 +206,45 @@ typedef struct {
 	guint32 engine; /* LhEngine */
 } Edge;
 
-static int edge_cmp(const void *a, const void *b)
+/* Sorts @n records of @size bytes by the non-negative 64-bit key at offset 0: an LSD radix
+ * sort, 16 bits a pass, skipping the passes where every key has the same digit. Equal keys may
+ * come in any order: the sweeps below add up lengths, which ties do not change. */
+static void radix_sort(void *v, gsize n, gsize size)
 {
-	const Edge *x = a, *y = b;
-	return (x->t > y->t) - (x->t < y->t);
+	if (n < 2)
+		return;
+	char *a = v;
+	g_autofree char *tmp = g_malloc(n * size);
+	g_autofree guint32 *count = g_new(guint32, 1 << 16);
+	char *src = a, *dst = tmp;
+	for (guint shift = 0; shift < 64; shift += 16) {
+		memset(count, 0, sizeof(guint32) << 16);
+		for (gsize i = 0; i < n; i++) {
+			guint64 k;
+			memcpy(&k, src + i * size, sizeof k);
+			count[(k >> shift) & 0xffff]++;
+		}
+		guint64 k0;
+		memcpy(&k0, src, sizeof k0);
+		if (count[(k0 >> shift) & 0xffff] == n)
+			continue; /* one digit for all: this pass would not move anything */
+		guint32 sum = 0;
+		for (guint32 d = 0; d < 1u << 16; d++) {
+			guint32 c = count[d];
+			count[d] = sum;
+			sum += c;
+		}
+		for (gsize i = 0; i < n; i++) {
+			guint64 k;
+			memcpy(&k, src + i * size, sizeof k);
+			memcpy(dst + (gsize)count[(k >> shift) & 0xffff]++ * size, src + i * size, size);
+		}
+		char *t = src;
+		src = dst;
+		dst = t;
+	}
+	if (src != a)
+		memcpy(a, src, n * size);
 }
 
 /* One sweep over every op's [start, end) gives each engine's busy time, the transfer time
@@ -226,7 +261,7 @@ static void sweep_engines(const LhTrace *t, LhMetrics *m, gint64 host_end, gint6
 		g_array_append_val(e, a);
 		g_array_append_val(e, b);
 	}
-	g_array_sort(e, edge_cmp);
+	radix_sort(e->data, e->len, sizeof(Edge));
 	int depth[LH_ENGINE_N] = {0};
 	gint64 last = 0;
 	*busy_before = 0;
@@ -252,27 +287,33 @@ static void sweep_engines(const LhTrace *t, LhMetrics *m, gint64 host_end, gint6
 	}
 }
 
-static int by_stream_start(const void *a, const void *b, void *data)
-{
-	const LhOpTiming *ops = data;
-	const LhOpTiming *x = &ops[*(const guint32 *)a], *y = &ops[*(const guint32 *)b];
-	if (x->stream != y->stream)
-		return x->stream < y->stream ? -1 : 1;
-	return (x->start > y->start) - (x->start < y->start);
-}
+typedef struct {
+	guint64 key; /* an op's start */
+	guint32 op;
+	guint32 _pad;
+} Keyed;
 
 /* Busy time per stream: the union of its ops' intervals, from one sort by (stream, start). */
 static void stream_busy(const LhTrace *t, LhMetrics *m)
 {
-	g_autofree guint32 *ord = g_new(guint32, MAX(t->n_ops, 1));
+	g_autofree Keyed *kv = g_new(Keyed, MAX(t->n_ops, 1));
 	guint32 n = 0;
 	for (guint32 i = 0; i < t->n_ops; i++) {
 		const LhOpTiming *tm = &t->ops[i];
 		if (tm->start >= 0 && tm->end > tm->start && tm->stream >= 0 &&
 		    (guint32)tm->stream < m->n_streams)
-			ord[n++] = i;
+			kv[n++] = (Keyed){(guint64)tm->start, i, 0};
 	}
-	g_qsort_with_data(ord, n, sizeof(guint32), by_stream_start, t->ops);
+	/* By start, then (a stable counting sort) by stream: (stream, start) order. */
+	radix_sort(kv, n, sizeof(Keyed));
+	g_autofree guint32 *at = g_new0(guint32, (gsize)m->n_streams + 1);
+	for (guint32 k = 0; k < n; k++)
+		at[t->ops[kv[k].op].stream + 1]++;
+	for (guint32 s = 0; s < m->n_streams; s++)
+		at[s + 1] += at[s];
+	g_autofree guint32 *ord = g_new(guint32, MAX(n, 1));
+	for (guint32 k = 0; k < n; k++)
+		ord[at[t->ops[kv[k].op].stream]++] = kv[k].op;
 	for (guint32 k = 0; k < n;) {
 		gint32 s = t->ops[ord[k]].stream;
 		gint64 a = t->ops[ord[k]].start, b = t->ops[ord[k]].end;

@@ -1,4 +1,5 @@
 /* lhsim tests — `lhsim run` and `lhsim list` end to end, and the metrics they print. */
+#include <cairo.h>
 #include <criterion/criterion.h>
 #include <glib/gstdio.h>
 #include <json-glib/json-glib.h>
@@ -328,4 +329,40 @@ Test(cli, explain_with_a_plan_says_why_not)
 	g_autofree char *out = NULL, *err = NULL;
 	cr_assert_eq(t_lhsim(&out, &err, "run", g, "--plan", p, "--explain", NULL), 2);
 	cr_assert(strstr(err, "--explain") && strstr(err, "--plan"), "%s", err);
+}
+
+/* The timeline's size and window (issue 12): op names or times; a bad one is bad input. */
+Test(cli, run_timeline_window_width_height_dpi)
+{
+	g_autofree char *dir = t_tmpdir();
+	g_autofree char *png = g_build_filename(dir, "w.png", NULL);
+	g_autofree char *out = NULL, *err = NULL;
+	int st = t_lhsim(&out, &err, "run", "--sched", "lhs", "-o", png, "--window",
+			 "l0.fwd.mla_proj:l0.fwd.mla_attn", "--width", "900", "--dpi", "192", NULL);
+	cr_assert_eq(st, 0, "%s", err);
+	cairo_surface_t *s = cairo_image_surface_create_from_png(png);
+	cr_assert_eq(cairo_surface_status(s), CAIRO_STATUS_SUCCESS);
+	cr_assert_eq(cairo_image_surface_get_width(s), 1800);
+	cairo_surface_destroy(s);
+	g_clear_pointer(&out, g_free);
+	g_clear_pointer(&err, g_free);
+	st = t_lhsim(&out, &err, "run", "-o", png, "--window", "1ms:2.5ms", "--height", "500", NULL);
+	cr_assert_eq(st, 0, "%s", err);
+	const char *bad[][4] = {
+		{"--window", "no-such-op:2ms", NULL, NULL},
+		{"--window", "2ms:1ms", NULL, NULL},
+		{"--width", "100", NULL, NULL},
+		{"--dpi", "5", NULL, NULL},
+	};
+	for (guint i = 0; i < G_N_ELEMENTS(bad); i++) {
+		g_clear_pointer(&out, g_free);
+		g_clear_pointer(&err, g_free);
+		st = t_lhsim(&out, &err, "run", "-o", png, bad[i][0], bad[i][1], NULL);
+		cr_assert_eq(st, 2, "%s %s: exit %d, %s", bad[i][0], bad[i][1], st, err);
+	}
+	g_clear_pointer(&out, g_free);
+	g_clear_pointer(&err, g_free);
+	st = t_lhsim(&out, &err, "run", "--width", "900", NULL);
+	cr_assert_eq(st, 2, "--width without -o: %s", err);
+	cr_assert(strstr(err, "-o FILE"), "%s", err);
 }

@@ -159,7 +159,7 @@ Test(ticks, bytes_and_integers)
 
 static LhBar bar(double x0, double x1, guint32 op, LhOpKind k)
 {
-	LhBar b = {x0, x1, op, 1, (guint8)k, 0, {0}};
+	LhBar b = {x0, x1, op, 1, (guint8)k, 0, {0}, 1};
 	return b;
 }
 
@@ -631,4 +631,80 @@ Test(pictures, lhsim_compare_draws_one_block_per_scheduler)
 	cr_assert_gt(p2.h - p1.h, 64 + 24);
 	cairo_surface_destroy(p1.s);
 	cairo_surface_destroy(p2.s);
+}
+
+/* Size, resolution and a time window (issue 12). In the small run (serial: load, k0, k1,
+ * gather, save, k2 with 1 us launches), a window on k1 alone draws k1 across the plot and
+ * none of load's or gather's colour; width and dpi set the PNG's size; a taller picture gives
+ * the lanes the height. */
+Test(pictures, timeline_size_dpi_and_window)
+{
+	Run r;
+	run_small(&r);
+	g_autofree char *dir = t_tmpdir();
+	g_autofree char *path = g_build_filename(dir, "t.png", NULL);
+	GError *e = NULL;
+	LhVizOptions o = {800, 0, 192, 0, 0};
+	cr_assert(lh_viz_timeline_opt(path, r.g, r.hw, r.plan, r.t, &r.m, &o, &e), "%s",
+		  e ? e->message : "");
+	Png p = png_read(path);
+	cr_assert_eq(p.w, 1600, "800 px at 192 dpi is 1600 pixels wide, not %d", p.w);
+	int h2 = p.h;
+	cairo_surface_destroy(p.s);
+
+	o = (LhVizOptions){800, 0, 0, 0, 0};
+	cr_assert(lh_viz_timeline_opt(path, r.g, r.hw, r.plan, r.t, &r.m, &o, &e));
+	p = png_read(path);
+	cr_assert_eq(p.w, 800);
+	cr_assert_eq(h2, 2 * p.h, "192 dpi doubles the height too: %d vs %d", h2, p.h);
+	int h1 = p.h;
+	cairo_surface_destroy(p.s);
+
+	o = (LhVizOptions){800, (guint)h1 + 200, 0, 0, 0};
+	cr_assert(lh_viz_timeline_opt(path, r.g, r.hw, r.plan, r.t, &r.m, &o, &e));
+	p = png_read(path);
+	cr_assert_eq(p.h, h1 + 200, "the height asked for: %d", p.h);
+	cairo_surface_destroy(p.s);
+
+	const LhOpTiming *k1 = &r.t->ops[t_id(r.g, "k1")];
+	o = (LhVizOptions){0, 0, 0, k1->start + 100, k1->end - 100};
+	cr_assert(lh_viz_timeline_opt(path, r.g, r.hw, r.plan, r.t, &r.m, &o, &e));
+	p = png_read(path);
+	/* k1 fills its lane across the plot (over 1200 px, 18 px high); load and gather are
+	 * outside the window: none of their colour below the legend. */
+	cr_assert_geq(count_rgb(&p, 0x4e79a7, LANES_Y, p.h), 1200 * 18);
+	cr_assert_eq(count_rgb(&p, 0x59a14f, LANES_Y, p.h), 0);
+	cr_assert_eq(count_rgb(&p, 0xe15759, LANES_Y, p.h), 0);
+	cairo_surface_destroy(p.s);
+
+	/* Out of range: errors, and no file. */
+	g_autofree char *bad = g_build_filename(dir, "bad.png", NULL);
+	o = (LhVizOptions){100, 0, 0, 0, 0};
+	cr_assert_not(lh_viz_timeline_opt(bad, r.g, r.hw, r.plan, r.t, &r.m, &o, &e));
+	cr_assert(g_error_matches(e, LH_VIZ_ERROR, LH_VIZ_ERROR_INVALID));
+	g_clear_error(&e);
+	o = (LhVizOptions){0, 0, 0, r.m.makespan + 10, r.m.makespan + 20};
+	cr_assert_not(lh_viz_timeline_opt(bad, r.g, r.hw, r.plan, r.t, &r.m, &o, &e));
+	cr_assert(strstr(e->message, "outside the run"), "%s", e->message);
+	g_clear_error(&e);
+	cr_assert_not(g_file_test(bad, G_FILE_TEST_EXISTS));
+	run_clear(&r);
+}
+
+/* Merged bars carry how much of their width their ops cover (issue 12: density). */
+Test(bars, merged_bars_carry_their_density)
+{
+	LhBar sparse[4], dense[10], out[10];
+	for (guint i = 0; i < 4; i++)
+		sparse[i] = bar(0.5 * i, 0.5 * i + 0.2, i, LH_OP_KERNEL);
+	cr_assert_eq(lh_bars_merge(sparse, 4, 1.0, out), 1);
+	cr_assert_eq(out[0].n, 4);
+	cr_assert_float_eq(out[0].density, 0.8 / 1.7, 1e-6);
+	for (guint i = 0; i < 10; i++)
+		dense[i] = bar(0.2 * i, 0.2 * i + 0.2, i, LH_OP_KERNEL);
+	cr_assert_eq(lh_bars_merge(dense, 10, 1.0, out), 1);
+	cr_assert_float_eq(out[0].density, 1.0, 1e-6);
+	LhBar wide = bar(0, 10, 0, LH_OP_KERNEL);
+	cr_assert_eq(lh_bars_merge(&wide, 1, 1.0, out), 1);
+	cr_assert_float_eq(out[0].density, 1.0, 1e-6);
 }

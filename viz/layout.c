@@ -276,10 +276,12 @@ guint lh_bars_merge(const LhBar *bars, guint n, double min_px, LhBar *out)
 	while (i < n) {
 		LhBar b = bars[i];
 		if (b.x1 - b.x0 >= min_px) {
+			b.density = 1;
 			out[o++] = b;
 			i++;
 			continue;
 		}
+		double covered = (b.n > 1 ? b.density : 1) * (b.x1 - b.x0);
 		double cover[LH_OP_N_KINDS] = {0};
 		gboolean present[LH_OP_N_KINDS] = {FALSE};
 		guint8 k0 = MIN(b.kind, LH_OP_N_KINDS - 1);
@@ -294,6 +296,7 @@ guint lh_bars_merge(const LhBar *bars, guint n, double min_px, LhBar *out)
 			guint8 k = MIN(c->kind, LH_OP_N_KINDS - 1);
 			b.x1 = MAX(b.x1, c->x1);
 			b.n += c->n;
+			covered += (c->n > 1 ? c->density : 1) * (c->x1 - c->x0);
 			cover[k] += c->x1 - c->x0;
 			present[k] = TRUE;
 			mixed |= c->mixed || k != k0;
@@ -305,6 +308,8 @@ guint lh_bars_merge(const LhBar *bars, guint n, double min_px, LhBar *out)
 				best = k;
 		b.kind = (guint8)best;
 		b.mixed = mixed;
+		/* A lone narrow bar stays solid: it is one op, drawn a pixel wide. */
+		b.density = b.n > 1 && b.x1 > b.x0 ? (float)MIN(1.0, covered / (b.x1 - b.x0)) : 1;
 		out[o++] = b;
 		i = j;
 	}

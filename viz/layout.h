@@ -102,7 +102,9 @@ typedef struct {
 	guint32 n;     /* ops the bar stands for (1 unless merged) */
 	guint8 kind;   /* LhOpKind (for merged bars: the kind covering most pixels) */
 	guint8 mixed;  /* merged bar whose ops are of more than one kind */
-	guint8 _pad[6];
+	guint8 _pad[2];
+	float density; /* merged bars: the pixels its ops cover over its width, at most 1 (a lane
+			  of bars narrower than a pixel shows how busy it is); 1 otherwise */
 } LhBar;
 
 /* Merges bars narrower than @min_px so that a lane of 10^5 ops draws as a few hundred

@@ -320,12 +320,20 @@ static cairo_status_t stream_write(void *closure, const unsigned char *data, uns
 gboolean lh__viz_write(const char *path, double w, double h, LhDrawFunc draw, gpointer data,
 		       GError **error)
 {
+	return lh__viz_write_scaled(path, w, h, 1, draw, data, error);
+}
+
+gboolean lh__viz_write_scaled(const char *path, double w, double h, double scale,
+			      LhDrawFunc draw, gpointer data, GError **error)
+{
 	Format fmt;
 	const char *file;
 	if (!check_format(path, &fmt, &file, error))
 		return FALSE;
-	w = ceil(w);
-	h = ceil(h);
+	if (fmt != FMT_PNG)
+		scale = 1;
+	w = ceil(w * scale);
+	h = ceil(h * scale);
 	/* cairo's image surfaces stop at 32767 pixels a side. */
 	if (w < 1 || h < 1 || w > 32767 || h > 32767) {
 		g_set_error(error, LH_VIZ_ERROR, LH_VIZ_ERROR_INVALID,
@@ -357,6 +365,8 @@ gboolean lh__viz_write(const char *path, double w, double h, LhDrawFunc draw, gp
 		cairo_t *cr = cairo_create(s);
 		cairo_set_source_rgb(cr, 1, 1, 1);
 		cairo_paint(cr);
+		if (scale != 1)
+			cairo_scale(cr, scale, scale);
 		LhPen pen;
 		lh__pen_init(&pen, cr);
 		draw(&pen, data);

@@ -57,6 +57,10 @@ typedef struct {
 	double w, h, gutter, x0, x1, y_legend, y_axis;
 	LhAxis axis;
 	LhTicks ticks;
+	double width, height; /* asked for (0: the defaults) */
+	double scale;     /* PNG pixels per unit (dpi / 96) */
+	gint64 t0, t1;    /* the window drawn; t1 <= t0: from 0 to the latest makespan */
+	double lane_h;    /* LANE_H, or what a given height leaves per lane */
 	double mem_top;   /* bytes at the top of the memory panels */
 	double capacity;  /* bytes */
 	char *mem_label[2];
@@ -159,7 +163,8 @@ static void fig_layout(Fig *f, LhPen *p)
 	for (guint e = 0; e < f->n_err; e++)
 		gw = MAX(gw, text_lines_w(p, LH__FONT_LABEL, f->err[e].label) + 70);
 	f->gutter = CLAMP(gw + 12, GUTTER_MIN, GUTTER_MAX);
-	f->w = WIDTH;
+	f->w = f->width > 0 ? f->width : WIDTH;
+	f->lane_h = LANE_H;
 	f->x0 = MARGIN + f->gutter;
 	f->x1 = f->w - RIGHT;
 
@@ -181,7 +186,7 @@ static void fig_layout(Fig *f, LhPen *p)
 		k->y_marks = y;
 		y += p->font_h[LH__FONT_SMALL] + 4;
 		k->y_lanes = y;
-		y += (double)k->lanes->n_lanes * LANE_H;
+		y += (double)k->lanes->n_lanes * f->lane_h;
 		if (k->mem_h > 0) {
 			y += 8;
 			k->y_mem = y;
@@ -197,13 +202,54 @@ static void fig_layout(Fig *f, LhPen *p)
 	f->y_axis = y - BLOCK_GAP + 6;
 	y = f->y_axis + 6 + p->font_h[LH__FONT_LABEL] + MARGIN;
 	f->h = y;
+	if (f->height > 0 && f->lane_h == LANE_H) {
+		/* The lanes take what a given height leaves (at least 8 px each): lay out again. */
+		guint32 nl = 0;
+		for (guint b = 0; b < f->n_blocks; b++)
+			nl += f->blocks[b].lanes->n_lanes;
+		double fixed = f->h - (double)nl * LANE_H;
+		double lh = nl ? MAX(8.0, (f->height - fixed) / nl) : LANE_H;
+		f->lane_h = lh;
+		/* The vertical layout again, from the legend down, with the new lane height. */
+		y = f->y_legend;
+		y += lh__legend(p, MARGIN, y, f->w - MARGIN, f->legend, f->legend_rgb, f->n_legend,
+				FALSE);
+		y += 10;
+		for (guint b = 0; b < f->n_blocks; b++) {
+			Block *k = &f->blocks[b];
+			if (k->header) {
+				k->y_header = y;
+				y += p->font_h[LH__FONT_HEADER] + 4;
+			}
+			k->y_marks = y;
+			y += p->font_h[LH__FONT_SMALL] + 4;
+			k->y_lanes = y;
+			y += (double)k->lanes->n_lanes * f->lane_h;
+			if (k->mem_h > 0) {
+				y += 8;
+				k->y_mem = y;
+				y += k->mem_h;
+			}
+			y += BLOCK_GAP;
+		}
+		for (guint e = 0; e < f->n_err; e++) {
+			f->err[e].y = y;
+			y += ERR_H + BLOCK_GAP;
+		}
+		f->y_axis = y - BLOCK_GAP + 6;
+		f->h = f->y_axis + 6 + p->font_h[LH__FONT_LABEL] + MARGIN;
+	}
 
 	gint64 t_end = 1;
 	for (guint b = 0; b < f->n_blocks; b++)
 		t_end = MAX(t_end, f->blocks[b].makespan);
-	f->axis = (LhAxis){0, (double)t_end, f->x0, f->x1};
-	lh_ticks(0, (double)t_end, MAX(2, (guint)((f->x1 - f->x0) / 110)), LH_TICKS_TIME, FALSE,
-		 &f->ticks);
+	double a0 = 0, a1 = (double)t_end;
+	if (f->t1 > f->t0) {
+		a0 = (double)f->t0;
+		a1 = (double)f->t1;
+	}
+	f->axis = (LhAxis){a0, a1, f->x0, f->x1};
+	lh_ticks(a0, a1, MAX(2, (guint)((f->x1 - f->x0) / 110)), LH_TICKS_TIME, FALSE, &f->ticks);
 }
 
 /* ---- Drawing ---- */
@@ -250,12 +296,13 @@ static void draw_lanes(Fig *f, LhPen *p, Block *k)
 {
 	cairo_t *cr = p->cr;
 	const LhLaneMap *m = k->lanes;
-	double lanes_h = (double)m->n_lanes * LANE_H;
+	double LH = f->lane_h;
+	double lanes_h = (double)m->n_lanes * LH;
 	for (guint32 l = 0; l < m->n_lanes; l++) {
-		double y = k->y_lanes + (double)l * LANE_H;
+		double y = k->y_lanes + (double)l * LH;
 		if (l % 2)
-			rect(cr, f->x0, y, f->x1 - f->x0, LANE_H, lh__rgb_hex(STRIPE));
-		double ty = y + (LANE_H - p->font_h[LH__FONT_LABEL]) / 2;
+			rect(cr, f->x0, y, f->x1 - f->x0, LH, lh__rgb_hex(STRIPE));
+		double ty = y + (LH - p->font_h[LH__FONT_LABEL]) / 2;
 		double avail = f->gutter - 10;
 		double tw = lh__text_w(p, LH__FONT_LABEL, m->lanes[l].label, -1);
 		if (tw <= avail)
@@ -269,7 +316,12 @@ static void draw_lanes(Fig *f, LhPen *p, Block *k)
 
 	/* Bars, lane by lane. */
 	guint *off = g_new0(guint, m->n_lanes + 1);
+	/* Only ops that overlap the window are drawn (all of them without one). */
+	gboolean win = f->t1 > f->t0;
+#define IN_WINDOW(tm) ((tm)->start >= 0 && (!win || ((tm)->end >= f->t0 && (tm)->start <= f->t1)))
 	for (guint32 i = 0; i < m->n_ops; i++) {
+		if (!IN_WINDOW(&k->t->ops[i]))
+			continue;
 		if (m->stream_lane[i] >= 0)
 			off[m->stream_lane[i] + 1]++;
 		if (m->engine_lane[i] >= 0)
@@ -282,11 +334,12 @@ static void draw_lanes(Fig *f, LhPen *p, Block *k)
 	guint *fill = g_memdup2(off, sizeof(guint) * (m->n_lanes + 1));
 	for (guint32 i = 0; i < m->n_ops; i++) {
 		const LhOpTiming *tm = &k->t->ops[i];
-		if (tm->start < 0)
+		if (!IN_WINDOW(tm))
 			continue;
-		LhBar b = {lh_axis_to_px(&f->axis, (double)tm->start),
-			   lh_axis_to_px(&f->axis, (double)tm->end), i, 1,
-			   lh_graph_op(k->g, i)->kind, 0, {0}};
+		/* Cut at the window's edges. */
+		LhBar b = {MAX(lh_axis_to_px(&f->axis, (double)tm->start), f->x0),
+			   MIN(lh_axis_to_px(&f->axis, (double)tm->end), f->x1), i, 1,
+			   lh_graph_op(k->g, i)->kind, 0, {0}, 1};
 		if (m->stream_lane[i] >= 0 && (guint32)m->stream_lane[i] < m->n_lanes)
 			bars[fill[m->stream_lane[i]]++] = b;
 		if (m->engine_lane[i] >= 0)
@@ -297,14 +350,22 @@ static void draw_lanes(Fig *f, LhPen *p, Block *k)
 		guint n = off[l + 1] - off[l];
 		qsort(lb, n, sizeof *lb, bar_cmp);
 		n = lh_bars_merge(lb, n, 1.0, lb);
-		double y = k->y_lanes + (double)l * LANE_H + BAR_PAD, h = LANE_H - 2 * BAR_PAD;
+		double y = k->y_lanes + (double)l * LH + BAR_PAD, h = LH - 2 * BAR_PAD;
 		for (guint j = 0; j < n; j++) {
 			const LhBar *b = &lb[j];
 			double w = b->x1 - b->x0;
 			LhRgb c = lh__kind_rgb(b->kind);
-			/* A hairline of white between wide neighbours shows where one op ends. */
-			rect(cr, b->x0, y, w > 4 ? w - 0.75 : MAX(w, 1), h, c);
-			if (b->n == 1 && w >= 36) {
+			/* A hairline of white between wide neighbours shows where one op ends. Bars
+			 * merged from ops narrower than a pixel are as opaque as the ops are dense
+			 * in them, so that 10^6 ops still show where a lane is busy. */
+			if (b->n > 1 && b->density < 1) {
+				cairo_set_source_rgba(cr, c.r, c.g, c.b, 0.25 + 0.75 * b->density);
+				cairo_rectangle(cr, b->x0, y, MAX(w, 1), h);
+				cairo_fill(cr);
+			} else {
+				rect(cr, b->x0, y, w > 4 ? w - 0.75 : MAX(w, 1), h, c);
+			}
+			if (b->n == 1 && w >= 36 && h >= p->font_h[LH__FONT_SMALL]) {
 				const char *name = lh_graph_op(k->g, b->op)->name;
 				lh__text_fit(p, LH__FONT_SMALL, b->x0 + 4,
 					     y + (h - p->font_h[LH__FONT_SMALL]) / 2, w - 8, 5, name,
@@ -312,6 +373,7 @@ static void draw_lanes(Fig *f, LhPen *p, Block *k)
 			}
 		}
 	}
+#undef IN_WINDOW
 	g_free(fill);
 	g_free(bars);
 	g_free(off);
@@ -322,7 +384,7 @@ static void draw_lanes(Fig *f, LhPen *p, Block *k)
 	cairo_rectangle(cr, f->x0 - 0.5, k->y_lanes - 0.5, f->x1 - f->x0 + 1, lanes_h + 1);
 	cairo_stroke(cr);
 	if (m->n_stream_lanes > 0 && m->n_stream_lanes < m->n_lanes) {
-		double y = k->y_lanes + (double)m->n_stream_lanes * LANE_H;
+		double y = k->y_lanes + (double)m->n_stream_lanes * LH;
 		lh__rgb(cr, lh__rgb_hex(0x8c8c8c));
 		cairo_set_line_width(cr, 1.5);
 		cairo_move_to(cr, MARGIN, y);
@@ -334,8 +396,11 @@ static void draw_lanes(Fig *f, LhPen *p, Block *k)
 /* Lower bound and makespan: lines through the lanes, labels in the row above them. */
 static void draw_marks(Fig *f, LhPen *p, Block *k)
 {
-	double ty = k->y_marks, y1 = k->y_lanes + (double)k->lanes->n_lanes * LANE_H;
+	double ty = k->y_marks, y1 = k->y_lanes + (double)k->lanes->n_lanes * f->lane_h;
 	double xm = lh_axis_to_px(&f->axis, (double)k->makespan);
+	/* A window may leave the makespan or the bound out: no line then. */
+	if (xm < f->x0 - 0.5 || xm > f->x1 + 0.5)
+		return;
 	g_autofree char *ms = lh_format_ns((double)k->makespan);
 	g_autofree char *mt = g_strdup_printf("makespan %s", ms);
 	double wm = lh__text_w(p, LH__FONT_SMALL, mt, -1);
@@ -350,6 +415,8 @@ static void draw_marks(Fig *f, LhPen *p, Block *k)
 	if (k->bound <= 0)
 		return;
 	double xb = lh_axis_to_px(&f->axis, k->bound);
+	if (xb < f->x0 - 0.5 || xb > f->x1 + 0.5)
+		return;
 	vline(p->cr, round(xb) + 0.5, yl, y1, 1.2, lh__rgb_hex(INK_SOFT), TRUE);
 	g_autofree char *bs = lh_format_ns(k->bound);
 	g_autofree char *bt = g_strdup_printf("lower bound %s", bs);
@@ -390,7 +457,7 @@ static void draw_memory(Fig *f, LhPen *p, Block *k)
 		 -1, lh__rgb_hex(INK_SOFT));
 
 	/* The curve, as its per-column upper envelope up to the makespan. */
-	double xe = lh_axis_to_px(&f->axis, (double)k->makespan);
+	double xe = MIN(lh_axis_to_px(&f->axis, (double)k->makespan), f->x1);
 	guint n_cols = (guint)MAX(0, ceil(xe - f->x0));
 	if (n_cols && k->t->mem->len) {
 		double *env = g_new(double, n_cols);
@@ -605,7 +672,8 @@ static void fig_measure(Fig *f)
 static gboolean fig_write(const char *path, Fig *f, GError **error)
 {
 	fig_measure(f);
-	return lh__viz_write(path, f->w, f->h, fig_draw, f, error);
+	return lh__viz_write_scaled(path, f->w, f->h, f->scale > 0 ? f->scale : 1, fig_draw, f,
+				    error);
 }
 
 static char *plan_desc(const LhPlan *plan)
@@ -621,7 +689,34 @@ static char *plan_desc(const LhPlan *plan)
 gboolean lh_viz_timeline(const char *path, const LhGraph *g, const LhHw *hw, const LhPlan *plan,
 			 const LhTrace *trace, const LhMetrics *metrics, GError **error)
 {
+	return lh_viz_timeline_opt(path, g, hw, plan, trace, metrics, NULL, error);
+}
+
+gboolean lh_viz_timeline_opt(const char *path, const LhGraph *g, const LhHw *hw,
+			     const LhPlan *plan, const LhTrace *trace, const LhMetrics *metrics,
+			     const LhVizOptions *opt, GError **error)
+{
 	g_return_val_if_fail(path && g && hw && trace, FALSE);
+	LhVizOptions dflt = {0};
+	if (!opt)
+		opt = &dflt;
+	if (opt->width && (opt->width < 400 || opt->width > 32767)) {
+		g_set_error(error, LH_VIZ_ERROR, LH_VIZ_ERROR_INVALID,
+			    "%s: width %u is out of range (400 to 32767 pixels)", path, opt->width);
+		return FALSE;
+	}
+	if (opt->height > 32767 || (opt->dpi != 0 && !(opt->dpi >= 10 && opt->dpi <= 2400))) {
+		g_set_error(error, LH_VIZ_ERROR, LH_VIZ_ERROR_INVALID,
+			    "%s: height must be at most 32767 pixels and dpi from 10 to 2400", path);
+		return FALSE;
+	}
+	if (opt->t1 > opt->t0 && (opt->t0 < 0 || opt->t0 >= trace_makespan(trace))) {
+		g_autofree char *a = lh_format_ns((double)opt->t0);
+		g_autofree char *m = lh_format_ns((double)trace_makespan(trace));
+		g_set_error(error, LH_VIZ_ERROR, LH_VIZ_ERROR_INVALID,
+			    "%s: the window starts at %s, outside the run (0 to %s)", path, a, m);
+		return FALSE;
+	}
 	if (!lh__viz_check_path(path, error) || !check_trace(path, g, trace, "", error))
 		return FALSE;
 	LhMetrics own;
@@ -630,6 +725,11 @@ gboolean lh_viz_timeline(const char *path, const LhGraph *g, const LhHw *hw, con
 		metrics = &own;
 	}
 	Fig f = {0};
+	f.width = opt->width;
+	f.height = opt->height;
+	f.scale = opt->dpi > 0 ? opt->dpi / 96 : 1;
+	f.t0 = opt->t0;
+	f.t1 = opt->t1;
 	f.n_blocks = 1;
 	f.blocks = g_new0(Block, 1);
 	Block *k = &f.blocks[0];

@@ -63,6 +63,10 @@ typedef void (*LhDrawFunc)(LhPen *p, gpointer data);
 
 /* Writes a @w x @h picture to @path (PNG, SVG or PDF by extension) through a temporary file:
  * calls @draw on a white page, checks cairo's status, renames. Nothing is left on failure. */
+/* As lh__viz_write, with a PNG drawn at @scale pixels per unit (dpi / 96); SVG and PDF keep
+ * their size in points. */
+gboolean lh__viz_write_scaled(const char *path, double w, double h, double scale,
+			      LhDrawFunc draw, gpointer data, GError **error);
 gboolean lh__viz_write(const char *path, double w, double h, LhDrawFunc draw, gpointer data,
 		       GError **error);
 /* Checks the extension; error LH_VIZ_ERROR_FORMAT otherwise. */

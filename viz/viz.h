@@ -45,6 +45,25 @@ gboolean lh_viz_check_path(const char *path, GError **error);
 gboolean lh_viz_timeline(const char *path, const LhGraph *g, const LhHw *hw, const LhPlan *plan,
 			 const LhTrace *trace, const LhMetrics *metrics, GError **error);
 
+/* The size and time range of a timeline (lh_viz_timeline_opt). Zero fields take the defaults. */
+typedef struct {
+	guint width;   /* pixels (at 96 dpi); 0: 1600. At least 400. */
+	guint height;  /* pixels (at 96 dpi); 0: as the lanes need. The lanes take what is left
+			  after the title, legend, memory panel and axis (at least 8 px a lane). */
+	double dpi;    /* PNG resolution; 0: 96. A PNG is width * dpi / 96 pixels wide; SVG and
+			  PDF are vector pictures and ignore it. */
+	gint64 t0, t1; /* the window drawn, ns; t1 <= t0: the whole run. Only ops overlapping
+			  it are drawn, cut at its edges; the cost of drawing grows with the
+			  pixels, not the ops outside it. */
+} LhVizOptions;
+
+/* lh_viz_timeline() with a size and a time window; @opt may be NULL (the defaults). An invalid
+ * option (width below 400, dpi outside 10..2400, a window outside the run) is an
+ * LH_VIZ_ERROR_INVALID. */
+gboolean lh_viz_timeline_opt(const char *path, const LhGraph *g, const LhHw *hw,
+			     const LhPlan *plan, const LhTrace *trace, const LhMetrics *metrics,
+			     const LhVizOptions *opt, GError **error);
+
 /* Several schedules of one graph stacked on one shared time axis; each block is labelled with
  * its scheduler, parameters, makespan and ratio to the lower bound. @n >= 1; @metrics may be
  * NULL (computed), or an array of @n. */

@@ -1,0 +1,674 @@
+/* lhsim — the graph JSON reader's fast path (issue 12).
+ *
+ * A single pass over the text that builds the graph directly, for the files lhsim and other
+ * tools write: plain JSON, no comments, strings without escapes, every field well-formed. It
+ * checks everything the full reader (graph-json.c) checks, and at the first thing it does not
+ * like, or does not handle, it gives up and returns NULL; the caller then runs the full reader,
+ * which finds the same problem and says where it is (FILE:LINE:COL) in its own words. So the
+ * fast path never reports an error itself, and a graph it returns is the graph the full reader
+ * would have built: the same ops, fields, names, deps, aliases and schedule, built by the same
+ * calls (lh_graph_add_op, lh_graph_add_dep, lh_graph_set_schedule, lh_graph_finish).
+ *
+ * What it gives up on (the full reader accepts some of these, rejects the others): a backslash
+ * or a control character in a string, a byte sequence that is not UTF-8, comments, negative
+ * numbers, null, an unknown or repeated key, a value of the wrong type or range, a dep or alias
+ * that does not resolve, a graph lh_graph_finish() refuses, and a collective's "members" (the
+ * full reader checks and stores member sets). It reads the top-level "devices".
+ */
+#include "models/graph-json-private.h"
+#include "sim/engine.h"
+
+#include <math.h>
+#include <string.h>
+
+typedef struct {
+	const char *p, *end;
+} Rd;
+
+typedef struct {
+	const char *s;
+	guint32 len;
+} Slice;
+
+static inline void ws(Rd *r)
+{
+	while (r->p < r->end && (*r->p == ' ' || *r->p == '\n' || *r->p == '\t' || *r->p == '\r'))
+		r->p++;
+}
+
+static inline gboolean lit(Rd *r, char c)
+{
+	ws(r);
+	if (r->p < r->end && *r->p == c) {
+		r->p++;
+		return TRUE;
+	}
+	return FALSE;
+}
+
+/* A string without escapes or control characters; UTF-8 checked only when it has a byte
+ * above 0x7f. */
+static gboolean str(Rd *r, Slice *out)
+{
+	ws(r);
+	if (r->p >= r->end || *r->p != '"')
+		return FALSE;
+	const char *s = ++r->p;
+	gboolean high = FALSE;
+	for (; r->p < r->end; r->p++) {
+		unsigned char c = (unsigned char)*r->p;
+		if (c == '"')
+			break;
+		if (c < 0x20 || c == '\\')
+			return FALSE;
+		high |= c >= 0x80;
+	}
+	if (r->p >= r->end)
+		return FALSE;
+	out->s = s;
+	out->len = (guint32)(r->p - s);
+	r->p++;
+	return !high || g_utf8_validate(s, out->len, NULL);
+}
+
+static inline gboolean slice_is(Slice v, const char *lit)
+{
+	gsize n = strlen(lit);
+	return v.len == n && memcmp(v.s, lit, n) == 0;
+}
+
+/* A decimal number whose digits, as an integer, are below 2^53 and whose power of ten is at
+ * most 22 either way is the exact quotient or product of two doubles: one IEEE operation,
+ * correctly rounded, so the same double as strtod's (Clinger's fast path). FALSE otherwise. */
+static gboolean exact_double(const char *s, const char *end, double *out)
+{
+	static const double p10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+				     1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+				     1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+	guint64 m = 0;
+	int digits = 0, e10 = 0;
+	const char *q = s;
+	for (; q < end && (g_ascii_isdigit(*q) || *q == '.'); q++) {
+		if (*q == '.') {
+			for (q++; q < end && g_ascii_isdigit(*q); q++) {
+				if (++digits > 15 && (m || *q != '0'))
+					return FALSE;
+				m = m * 10 + (guint)(*q - '0');
+				e10--;
+			}
+			break;
+		}
+		if (++digits > 15 && (m || *q != '0'))
+			return FALSE;
+		m = m * 10 + (guint)(*q - '0');
+	}
+	if (q < end && (*q == 'e' || *q == 'E')) {
+		q++;
+		int sign = 1, x = 0;
+		if (*q == '+' || *q == '-')
+			sign = *q++ == '-' ? -1 : 1;
+		for (; q < end && g_ascii_isdigit(*q); q++) {
+			if (x > 1000)
+				return FALSE;
+			x = x * 10 + (*q - '0');
+		}
+		e10 += sign * x;
+	}
+	if (m > (G_GUINT64_CONSTANT(1) << 53) || e10 < -22 || e10 > 22)
+		return FALSE;
+	*out = e10 < 0 ? (double)m / p10[-e10] : (double)m * p10[e10];
+	return TRUE;
+}
+
+/* A JSON number that is not negative: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)? without
+ * the sign. An integer (no fraction or exponent) must fit 63 bits and reads as json-glib's
+ * int64 does, the rest as a double (g_ascii_strtod, correctly rounded as json-glib's). */
+static gboolean num(Rd *r, double *out, gboolean *integer, gint64 *ival)
+{
+	ws(r);
+	const char *s = r->p, *q = s, *e = r->end;
+	if (q >= e || !g_ascii_isdigit(*q))
+		return FALSE;
+	guint64 v = 0;
+	gboolean big = FALSE;
+	if (*q == '0') {
+		q++;
+	} else {
+		for (; q < e && g_ascii_isdigit(*q); q++) {
+			guint d = (guint)(*q - '0');
+			if (v > ((guint64)G_MAXINT64 - d) / 10)
+				big = TRUE;
+			else
+				v = v * 10 + d;
+		}
+	}
+	gboolean in = TRUE;
+	if (q < e && *q == '.') {
+		in = FALSE;
+		q++;
+		if (q >= e || !g_ascii_isdigit(*q))
+			return FALSE;
+		while (q < e && g_ascii_isdigit(*q))
+			q++;
+	}
+	if (q < e && (*q == 'e' || *q == 'E')) {
+		in = FALSE;
+		q++;
+		if (q < e && (*q == '+' || *q == '-'))
+			q++;
+		if (q >= e || !g_ascii_isdigit(*q))
+			return FALSE;
+		while (q < e && g_ascii_isdigit(*q))
+			q++;
+	}
+	/* What follows a number: white space or a delimiter (not "1x", "01", "1.2.3"). */
+	if (q < e && !(*q == ' ' || *q == '\n' || *q == '\t' || *q == '\r' || *q == ',' ||
+		       *q == '}' || *q == ']'))
+		return FALSE;
+	if (in) {
+		if (big)
+			return FALSE;
+		*ival = (gint64)v;
+		*out = (double)(gint64)v;
+	} else if (!exact_double(s, q, out)) {
+		char buf[64];
+		if (q - s >= (gssize)sizeof buf)
+			return FALSE;
+		memcpy(buf, s, q - s);
+		buf[q - s] = 0;
+		*out = g_ascii_strtod(buf, NULL);
+		*ival = 0;
+	}
+	*integer = in;
+	r->p = q;
+	return TRUE;
+}
+
+static gboolean boolean(Rd *r, gboolean *out)
+{
+	ws(r);
+	if (r->end - r->p >= 4 && memcmp(r->p, "true", 4) == 0) {
+		r->p += 4;
+		*out = TRUE;
+	} else if (r->end - r->p >= 5 && memcmp(r->p, "false", 5) == 0) {
+		r->p += 5;
+		*out = FALSE;
+	} else {
+		return FALSE;
+	}
+	/* "trueish" is not a literal. */
+	return r->p >= r->end || !g_ascii_isalnum(*r->p);
+}
+
+/* A number field as the full reader's num(): finite, >= 0, <= max, whole when @integral. */
+static gboolean field_num(Rd *r, gboolean integral, double max, double *out)
+{
+	gboolean in;
+	gint64 iv;
+	if (!num(r, out, &in, &iv))
+		return FALSE;
+	double v = *out;
+	return isfinite(v) && v >= 0 && (!integral || v == floor(v)) && v <= max;
+}
+
+/* Bounds as in graph-json.c. */
+#define MAX_FLOPS 1e30
+#define MAX_BYTES 1e24
+#define MAX_INT 9.0e18
+#define MAX_DURATION ((double)LH_MAX_OP_NS)
+
+/* Field bits, to refuse a repeated key. */
+enum {
+	F_NAME = 1 << 0, F_KIND = 1 << 1, F_DEPS = 1 << 2, F_FLOPS = 1 << 3, F_BYTES = 1 << 4,
+	F_SM = 1 << 5, F_SIZE = 1 << 6, F_GROUP = 1 << 7, F_DUR = 1 << 8, F_OUT_BYTES = 1 << 9,
+	F_OUT_SPACE = 1 << 10, F_ASYNC = 1 << 11, F_OPCODE = 1 << 12, F_DTYPE = 1 << 13,
+	F_GEMM = 1 << 14, F_TRANSPOSE = 1 << 15, F_ALIAS = 1 << 16,
+};
+
+typedef struct {
+	guint32 op;
+	Slice name;
+} Pending; /* a dep (or alias) naming an op not read yet */
+
+typedef struct {
+	LhGraph *g;
+	/* Op names -> index + 1: open addressing over the graph's own (interned) name strings,
+	 * looked up by slice, without a copy. */
+	guint32 *tab;      /* index + 1, 0 for empty */
+	guint32 tab_mask;
+	guint32 n_names;
+	const char **name; /* per op: its name in the graph */
+	guint32 *name_len;
+	guint32 *name_hash;
+	guint32 name_cap;
+	char *key;         /* scratch: a slice with its NUL */
+	gsize key_cap;
+	GArray *deps;      /* of Slice: the current op's deps */
+	GArray *pending;   /* of Pending */
+	GArray *pending_alias; /* of Pending */
+} Fast;
+
+static const char *cstr(Fast *f, Slice s)
+{
+	if (s.len + 1 > f->key_cap) {
+		f->key_cap = MAX(2 * f->key_cap, s.len + 1);
+		f->key = g_realloc(f->key, f->key_cap);
+	}
+	memcpy(f->key, s.s, s.len);
+	f->key[s.len] = 0;
+	return f->key;
+}
+
+static inline guint32 slice_hash(Slice s)
+{
+	guint32 h = 2166136261u; /* FNV-1a */
+	for (guint32 i = 0; i < s.len; i++)
+		h = (h ^ (guchar)s.s[i]) * 16777619u;
+	return h;
+}
+
+/* The index + 1 of the op named @s, or 0. */
+static guint32 lookup_h(Fast *f, Slice s, guint32 h)
+{
+	for (guint32 i = h & f->tab_mask;; i = (i + 1) & f->tab_mask) {
+		guint32 v = f->tab[i];
+		if (!v)
+			return 0;
+		if (f->name_hash[v - 1] == h && f->name_len[v - 1] == s.len &&
+		    memcmp(f->name[v - 1], s.s, s.len) == 0)
+			return v;
+	}
+}
+
+static guint32 lookup(Fast *f, Slice s)
+{
+	return lookup_h(f, s, slice_hash(s));
+}
+
+/* Adds op @idx's name (not there yet) with hash @h. */
+static void name_add(Fast *f, guint32 idx, const char *name, guint32 len, guint32 h)
+{
+	if (idx >= f->name_cap) {
+		f->name_cap = MAX(2 * f->name_cap, 1024);
+		f->name = g_renew(const char *, f->name, f->name_cap);
+		f->name_len = g_renew(guint32, f->name_len, f->name_cap);
+		f->name_hash = g_renew(guint32, f->name_hash, f->name_cap);
+	}
+	f->name[idx] = name;
+	f->name_len[idx] = len;
+	f->name_hash[idx] = h;
+	if (2 * (f->n_names + 1) > f->tab_mask + 1) { /* at most half full */
+		guint32 size = 2 * (f->tab_mask + 1);
+		g_free(f->tab);
+		f->tab = g_new0(guint32, size);
+		f->tab_mask = size - 1;
+		for (guint32 k = 0; k < f->n_names; k++) {
+			guint32 i = f->name_hash[k] & f->tab_mask;
+			while (f->tab[i])
+				i = (i + 1) & f->tab_mask;
+			f->tab[i] = k + 1;
+		}
+	}
+	guint32 i = h & f->tab_mask;
+	while (f->tab[i])
+		i = (i + 1) & f->tab_mask;
+	f->tab[i] = idx + 1;
+	f->n_names++;
+}
+
+static gboolean read_op(Fast *f, Rd *r, guint32 idx)
+{
+	if (!lit(r, '{'))
+		return FALSE;
+	guint32 seen = 0;
+	Slice name = {0}, kind_s = {0}, out_space = {0}, opcode = {0}, dtype_s = {0}, alias = {0};
+	double flops = 0, bytes = 0, sm = 1, size = 0, group = 1, dur = -1, out_bytes = 0;
+	gboolean async = FALSE, transpose = FALSE;
+	gint64 gemm[4] = {0, 0, 0, 0};
+	g_array_set_size(f->deps, 0);
+	if (!lit(r, '}')) {
+		do {
+			Slice k;
+			if (!str(r, &k) || !lit(r, ':'))
+				return FALSE;
+			guint32 bit;
+			gboolean ok;
+			switch (k.len ? k.s[0] : 0) {
+			case 'n':
+				ok = slice_is(k, "name") && str(r, &name);
+				bit = F_NAME;
+				break;
+			case 'k':
+				ok = slice_is(k, "kind") && str(r, &kind_s);
+				bit = F_KIND;
+				break;
+			case 'd':
+				if (slice_is(k, "deps")) {
+					bit = F_DEPS;
+					ok = lit(r, '[');
+					if (ok && !lit(r, ']')) {
+						do {
+							Slice d;
+							if (!(ok = str(r, &d)))
+								break;
+							g_array_append_val(f->deps, d);
+						} while (lit(r, ','));
+						ok = ok && lit(r, ']');
+					}
+				} else if (slice_is(k, "duration_ns")) {
+					bit = F_DUR;
+					ok = field_num(r, TRUE, MAX_DURATION, &dur);
+				} else {
+					bit = F_DTYPE;
+					ok = slice_is(k, "dtype") && str(r, &dtype_s);
+				}
+				break;
+			case 'f':
+				bit = F_FLOPS;
+				ok = slice_is(k, "flops") && field_num(r, FALSE, MAX_FLOPS, &flops);
+				break;
+			case 'b':
+				bit = F_BYTES;
+				ok = slice_is(k, "bytes") && field_num(r, FALSE, MAX_BYTES, &bytes);
+				break;
+			case 's':
+				if (slice_is(k, "sm")) {
+					bit = F_SM;
+					ok = field_num(r, FALSE, G_MAXDOUBLE, &sm) && sm > 0 && sm <= 1;
+				} else {
+					bit = F_SIZE;
+					ok = slice_is(k, "size") && field_num(r, TRUE, MAX_INT, &size);
+				}
+				break;
+			case 'g':
+				if (slice_is(k, "group")) {
+					bit = F_GROUP;
+					ok = field_num(r, TRUE, MAX_INT, &group) && group >= 1 &&
+					     group <= 1e6;
+				} else {
+					bit = F_GEMM;
+					ok = slice_is(k, "gemm") && lit(r, '[');
+					for (int j = 0; ok && j < 4; j++) {
+						double v;
+						gboolean in;
+						ok = (j == 0 || lit(r, ',')) && num(r, &v, &in, &gemm[j]) &&
+						     in && gemm[j] >= 1 &&
+						     gemm[j] <= (j ? (gint64)1 << 40 : (gint64)G_MAXUINT32);
+					}
+					ok = ok && lit(r, ']');
+				}
+				break;
+			case 'o':
+				if (slice_is(k, "out_bytes")) {
+					bit = F_OUT_BYTES;
+					ok = field_num(r, TRUE, MAX_INT, &out_bytes);
+				} else if (slice_is(k, "out_space")) {
+					bit = F_OUT_SPACE;
+					ok = str(r, &out_space) && (slice_is(out_space, "device") ||
+								     slice_is(out_space, "host"));
+				} else {
+					bit = F_OPCODE;
+					ok = slice_is(k, "opcode") && str(r, &opcode);
+				}
+				break;
+			case 'a':
+				if (slice_is(k, "async")) {
+					bit = F_ASYNC;
+					ok = boolean(r, &async);
+				} else {
+					bit = F_ALIAS;
+					ok = slice_is(k, "alias") && str(r, &alias);
+				}
+				break;
+			case 't':
+				bit = F_TRANSPOSE;
+				ok = slice_is(k, "transpose") && boolean(r, &transpose);
+				break;
+			default:
+				return FALSE;
+			}
+			if (!ok || (seen & bit))
+				return FALSE;
+			seen |= bit;
+		} while (lit(r, ','));
+		if (!lit(r, '}'))
+			return FALSE;
+	}
+	/* name and kind, as the full reader checks them. */
+	if (!(seen & F_NAME) || !(seen & F_KIND) || name.len == 0 ||
+	    memchr(name.s, ' ', name.len) || memchr(name.s, '\t', name.len) ||
+	    memchr(name.s, '\r', name.len) || memchr(name.s, '\n', name.len))
+		return FALSE;
+	LhOpKind kind;
+	if (!lh_op_kind_from_name(cstr(f, kind_s), &kind))
+		return FALSE;
+	guint32 nh = slice_hash(name);
+	if (lookup_h(f, name, nh))
+		return FALSE; /* a duplicate name */
+	guint32 i = lh_graph_add_op(f->g, cstr(f, name), kind);
+	if (i != idx)
+		return FALSE;
+	LhOp *op = lh_graph_op_mut(f->g, i);
+	name_add(f, idx, op->name, name.len, nh);
+	if (seen & F_FLOPS)
+		op->flops = flops;
+	if (seen & F_BYTES)
+		op->bytes = bytes;
+	if (seen & F_SIZE)
+		op->size = (guint64)size;
+	if (seen & F_OUT_BYTES)
+		op->out_bytes = (guint64)out_bytes;
+	if (seen & F_DUR)
+		op->duration_ns = (gint64)dur;
+	if (seen & F_GROUP)
+		op->group = (guint32)group;
+	if (seen & F_SM)
+		op->sm = sm;
+	if (seen & F_OUT_SPACE)
+		op->out_space = slice_is(out_space, "host") ? LH_SPACE_HOST : LH_SPACE_DEVICE;
+	if (seen & F_ASYNC)
+		op->async = async;
+	if (seen & F_DTYPE) {
+		LhDtype d;
+		if (!lh_dtype_from_name(cstr(f, dtype_s), &d))
+			return FALSE;
+		op->dtype = d;
+	}
+	if (seen & F_GEMM) {
+		if (kind != LH_OP_KERNEL)
+			return FALSE;
+		op->gemm_batch = (guint32)gemm[0];
+		op->gemm_m = (guint64)gemm[1];
+		op->gemm_n = (guint64)gemm[2];
+		op->gemm_k = (guint64)gemm[3];
+	}
+	if (seen & F_TRANSPOSE) {
+		if (transpose && kind != LH_OP_KERNEL && kind != LH_OP_COPY_D2D)
+			return FALSE;
+		op->transpose = transpose;
+	}
+	if (seen & F_OPCODE)
+		lh_graph_set_opcode(f->g, i, cstr(f, opcode)); /* op is stale after this */
+	/* What each kind cannot do without. */
+	gboolean has_dur = (seen & F_DUR) != 0;
+	if (kind == LH_OP_KERNEL && !(seen & (F_FLOPS | F_BYTES)) && !has_dur)
+		return FALSE;
+	if ((lh_op_kind_is_copy(kind) || kind == LH_OP_COPY_D2D ||
+	     lh_op_kind_is_collective(kind)) &&
+	    !(seen & F_SIZE) && !has_dur)
+		return FALSE;
+	if ((kind == LH_OP_ALL_REDUCE || kind == LH_OP_ALL_GATHER ||
+	     kind == LH_OP_REDUCE_SCATTER || kind == LH_OP_ALL_TO_ALL) &&
+	    !(seen & F_GROUP) && !has_dur)
+		return FALSE;
+	/* Deps: names of other ops; an input has none. Those not read yet wait for the end. */
+	if (f->deps->len && kind == LH_OP_INPUT)
+		return FALSE;
+	gboolean alias_in_deps = FALSE;
+	for (guint k = 0; k < f->deps->len; k++) {
+		Slice d = g_array_index(f->deps, Slice, k);
+		if (seen & F_ALIAS)
+			alias_in_deps |= d.len == alias.len && memcmp(d.s, alias.s, d.len) == 0;
+		guint32 di = lookup(f, d);
+		if (di == idx + 1)
+			return FALSE; /* depends on itself */
+		if (di) {
+			lh_graph_add_dep(f->g, idx, di - 1);
+		} else {
+			Pending pd = {idx, d};
+			g_array_append_val(f->pending, pd);
+		}
+	}
+	if (seen & F_ALIAS) {
+		if (!alias_in_deps)
+			return FALSE;
+		Pending pd = {idx, alias};
+		g_array_append_val(f->pending_alias, pd);
+	}
+	return TRUE;
+}
+
+/* The top-level "schedule": names and {"done": NAME}, resolved after the ops. */
+static gboolean read_schedule(Rd *r, GArray *sched)
+{
+	if (!lit(r, '[') || lit(r, ']'))
+		return FALSE; /* not an array, or empty */
+	do {
+		Pending e = {0, {0}};
+		ws(r);
+		if (r->p < r->end && *r->p == '{') {
+			Slice k;
+			r->p++;
+			if (!str(r, &k) || !slice_is(k, "done") || !lit(r, ':') || !str(r, &e.name) ||
+			    !lit(r, '}'))
+				return FALSE;
+			e.op = LH_SCHED_DONE;
+		} else if (!str(r, &e.name)) {
+			return FALSE;
+		}
+		g_array_append_val(sched, e);
+	} while (lit(r, ','));
+	return lit(r, ']');
+}
+
+LhGraph *lh__graph_json_fast(const char *data, gsize len)
+{
+	Rd r = {data, data + len};
+	Fast f = {0};
+	f.g = lh_graph_new("graph");
+	f.tab = g_new0(guint32, 1024);
+	f.tab_mask = 1023;
+	f.deps = g_array_new(FALSE, FALSE, sizeof(Slice));
+	f.pending = g_array_new(FALSE, FALSE, sizeof(Pending));
+	f.pending_alias = g_array_new(FALSE, FALSE, sizeof(Pending));
+	GArray *sched = g_array_new(FALSE, FALSE, sizeof(Pending));
+	gboolean ok = FALSE, has_format = FALSE, has_version = FALSE, has_name = FALSE,
+		 has_ops = FALSE, has_sched = FALSE, has_devices = FALSE;
+	gint64 devices = 0;
+	Slice gname = {0};
+	if (!lit(&r, '{'))
+		goto out;
+	if (!lit(&r, '}')) {
+		do {
+			Slice k;
+			if (!str(&r, &k) || !lit(&r, ':'))
+				goto out;
+			if (slice_is(k, "format")) {
+				Slice v;
+				if (has_format || !str(&r, &v) || !slice_is(v, "lhsim-graph"))
+					goto out;
+				has_format = TRUE;
+			} else if (slice_is(k, "version")) {
+				double v;
+				gboolean in;
+				gint64 iv;
+				if (has_version || !num(&r, &v, &in, &iv) || !in || iv != 1)
+					goto out;
+				has_version = TRUE;
+			} else if (slice_is(k, "name")) {
+				if (has_name || !str(&r, &gname))
+					goto out;
+				has_name = TRUE;
+			} else if (slice_is(k, "ops")) {
+				if (has_ops || !lit(&r, '['))
+					goto out;
+				has_ops = TRUE;
+				if (!lit(&r, ']')) {
+					guint32 idx = 0;
+					do {
+						if (!read_op(&f, &r, idx++))
+							goto out;
+					} while (lit(&r, ','));
+					if (!lit(&r, ']'))
+						goto out;
+				}
+			} else if (slice_is(k, "schedule")) {
+				if (has_sched || !read_schedule(&r, sched))
+					goto out;
+				has_sched = TRUE;
+			} else if (slice_is(k, "devices")) {
+				/* As the full reader's: a whole number (an integer literal) from 1 to
+				 * 10^6. */
+				double v;
+				gboolean in;
+				if (has_devices || !num(&r, &v, &in, &devices) || !in || devices < 1 ||
+				    devices > 1000000)
+					goto out;
+				has_devices = TRUE;
+			} else {
+				goto out;
+			}
+		} while (lit(&r, ','));
+		if (!lit(&r, '}'))
+			goto out;
+	}
+	ws(&r);
+	if (r.p != r.end || !has_format || !has_version || !has_ops)
+		goto out;
+	/* Deps and aliases that named later ops; then the schedule. */
+	for (guint k = 0; k < f.pending->len; k++) {
+		Pending *pd = &g_array_index(f.pending, Pending, k);
+		guint32 di = lookup(&f, pd->name);
+		if (!di || di == pd->op + 1)
+			goto out;
+		lh_graph_add_dep(f.g, pd->op, di - 1);
+	}
+	for (guint k = 0; k < f.pending_alias->len; k++) {
+		Pending *pd = &g_array_index(f.pending_alias, Pending, k);
+		guint32 di = lookup(&f, pd->name);
+		if (!di)
+			goto out;
+		lh_graph_op_mut(f.g, pd->op)->alias = di - 1;
+	}
+	if (has_devices)
+		lh_graph_set_devices(f.g, (guint32)devices);
+	if (has_sched) {
+		g_autofree guint32 *seq = g_new(guint32, sched->len);
+		for (guint j = 0; j < sched->len; j++) {
+			Pending *e = &g_array_index(sched, Pending, j);
+			guint32 di = lookup(&f, e->name);
+			if (!di)
+				goto out;
+			seq[j] = ((di - 1) << 1) | e->op;
+		}
+		lh_graph_set_schedule(f.g, seq, sched->len);
+	}
+	if (has_name)
+		lh_graph_set_name(f.g, cstr(&f, gname));
+	ok = lh_graph_finish(f.g, NULL, NULL);
+out:
+	g_free(f.tab);
+	g_free(f.name);
+	g_free(f.name_len);
+	g_free(f.name_hash);
+	g_free(f.key);
+	g_array_unref(f.deps);
+	g_array_unref(f.pending);
+	g_array_unref(f.pending_alias);
+	g_array_unref(sched);
+	if (!ok) {
+		lh_graph_free(f.g);
+		return NULL;
+	}
+	return f.g;
+}
