@@ -59,14 +59,17 @@ LhTrace *lh_trace_new(guint32 n_ops, guint32 n_cmds);
 void lh_trace_free(LhTrace *t); /* NULL is fine */
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(LhTrace, lh_trace_free)
 
-/* Lower bounds (docs/design.md#lower-bounds), in ns. */
+/* Lower bounds (docs/design.md#lower-bounds), in ns. Each includes step_overhead_ns, paid
+ * before the first command. */
 typedef struct {
 	double critical_path; /* longest chain of standalone durations */
 	double sm_work;       /* sum of standalone T * sm share */
 	double h2d_work;      /* copy-engine work host to device, divided by engines */
 	double d2h_work;
-	double link_work;     /* sum of collective standalone times (link is shared) */
-	double host_issue;    /* commands * launch_ns; at least non-input ops * launch_ns */
+	double link_work;     /* collectives' wire work on the link (wire / link rate * link use; a
+	                         duration_ns whole); network work is in no bound yet */
+	double host_issue;    /* the plan's issue costs (runs, signals and waits, host commands);
+	                         without a plan, one launch per non-input op */
 	double bound;         /* the maximum of the above and of the class bounds below */
 	const char *binding;  /* name of the bound that binds */
 	/* Per engine class, what cannot overlap: for the ops that use it and start no earlier
