@@ -1,9 +1,10 @@
 #!/bin/sh
 # Builds the libFuzzer harnesses with clang straight from the sources (the meson build stays
-# gcc-only) and runs them. Usage: tests/fuzz/run.sh [hlo|json|plan|ini|stg|build] [SECONDS]
+# gcc-only) and runs them. Usage: tests/fuzz/run.sh [hlo|json|plan|ini|stg|measured|build] [SECONDS]
 #   tests/fuzz/run.sh hlo 600    fuzz the HLO importer for 10 minutes, one job
 # A run builds only its own harness, so several can start side by side. Corpora live in
 # $FUZZ_DIR (default build-fuzz/): seeds come from tests/data, examples/ and models/hw/.
+# Harnesses: hlo, json, plan, ini, stg, measured (Chrome traces of measured timelines).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 src=$(cd "$here/../.." && pwd)
@@ -20,12 +21,17 @@ core="$src/sim/graph.c $src/sim/util.c $src/sim/hw.c $src/sim/plan.c $src/sim/va
   $src/sim/engine.c $src/sim/cost.c $src/sim/trace.c $src/sim/topo.c $src/sim/cost-collective.c $src/models/graph-json.c $src/models/stg.c \
   $(ls "$src"/models/hlo*.c)"
 case "$what" in
-build) harnesses="hlo json plan ini stg" ;;
-hlo | json | plan | ini | stg) harnesses=$what ;;
-*) echo "usage: $0 [hlo|json|plan|ini|stg|build] [SECONDS]" >&2; exit 2 ;;
+build) harnesses="hlo json plan ini stg measured" ;;
+hlo | json | plan | ini | stg | measured) harnesses=$what ;;
+*) echo "usage: $0 [hlo|json|plan|ini|stg|measured|build] [SECONDS]" >&2; exit 2 ;;
 esac
 for h in $harnesses; do
-	clang $cflags -o "$out/fuzz-$h.tmp" "$here/fuzz-$h.c" $core $libs
+	if [ "$h" = measured ]; then # the measured-trace reader alone, with its gzip and SQLite
+		clang $cflags $(pkg-config --cflags gio-2.0 sqlite3) -o "$out/fuzz-$h.tmp" \
+			"$here/fuzz-$h.c" "$src/models/measured.c" $libs $(pkg-config --libs gio-2.0 sqlite3)
+	else
+		clang $cflags -o "$out/fuzz-$h.tmp" "$here/fuzz-$h.c" $core $libs
+	fi
 	mv "$out/fuzz-$h.tmp" "$out/fuzz-$h"
 done
 [ "$what" = build ] && exit 0
