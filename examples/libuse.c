@@ -8,7 +8,7 @@
 
 int main(void)
 {
-	lh_models_init(); /* registers the built-in hardware descriptions */
+	lh_models_init(); /* optional: the library registers its built-in hardware on first use */
 	g_autoptr(GError) e = NULL;
 
 	/* Two layers: each all-gathers its weights, then computes; the first layer's activation

@@ -32,6 +32,15 @@ void lh_models_init(void)
 	g_once_init_leave(&once, 1);
 }
 
+/* The library initialises itself: when it loads, the built-in hardware descriptions become
+ * available to lh_hw_lookup() on first use. Only a pointer is stored here: the compiled-in
+ * resource may not be registered yet while constructors run, so the loading waits for the
+ * first lookup. */
+__attribute__((constructor)) static void lh_models_set_loader(void)
+{
+	lh_hw_set_builtin_loader(lh_models_init);
+}
+
 LhGraph *lh_default_workload(void)
 {
 	g_autoptr(GError) e = NULL;

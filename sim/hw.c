@@ -567,6 +567,22 @@ static int strptr_cmp(const void *a, const void *b)
 static GMutex builtin_lock;
 static GHashTable *builtins; /* name -> static data */
 
+/* Set by the models module when the library loads (models/models.c): registers the built-in
+ * descriptions on first use, so that lh_hw_lookup("h100-sxm") works without an explicit
+ * lh_models_init(). Called outside builtin_lock, since it registers under it. */
+static void (*builtin_loader)(void);
+
+void lh_hw_set_builtin_loader(void (*load)(void))
+{
+	builtin_loader = load;
+}
+
+static void load_builtins(void)
+{
+	if (builtin_loader)
+		builtin_loader();
+}
+
 void lh_hw_register_builtin(const char *name, const char *data)
 {
 	g_mutex_lock(&builtin_lock);
@@ -578,6 +594,7 @@ void lh_hw_register_builtin(const char *name, const char *data)
 
 const char *lh_hw_builtin_data(const char *name)
 {
+	load_builtins();
 	g_mutex_lock(&builtin_lock);
 	const char *d = builtins ? g_hash_table_lookup(builtins, name) : NULL;
 	g_mutex_unlock(&builtin_lock);
@@ -586,6 +603,7 @@ const char *lh_hw_builtin_data(const char *name)
 
 const char **lh_hw_builtin_names(void)
 {
+	load_builtins();
 	g_mutex_lock(&builtin_lock);
 	guint n = 0;
 	const char **names = builtins ? (const char **)g_hash_table_get_keys_as_array(builtins, &n)

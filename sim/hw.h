@@ -87,6 +87,9 @@ LhHw *lh_hw_new_from_data(const char *data, gsize len, const char *where, GError
 LhHw *lh_hw_lookup(const char *name_or_path, GError **error);
 /* Built-ins are registered by the models module (compiled-in .ini text). @data is static. */
 void lh_hw_register_builtin(const char *name, const char *data);
+/* The models module sets this when liblhsim loads: a function that registers every built-in
+ * (idempotent), called on the first lookup, so no explicit initialisation is needed. */
+void lh_hw_set_builtin_loader(void (*load)(void));
 /* NULL-terminated array of built-in names, sorted; caller frees the array (g_free) only. */
 const char **lh_hw_builtin_names(void);
 const char *lh_hw_builtin_data(const char *name);

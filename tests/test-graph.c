@@ -167,3 +167,16 @@ Test(graph, json_unknown_top_level_field)
 				     "name, ops, schedule, devices)"),
 		  "%s", e->message);
 }
+
+/* The library initialises itself: a program that never calls lh_models_init() still finds
+ * the built-in descriptions (before, the lookup failed as an unknown file). Criterion runs
+ * each test in a fresh process, and nothing here calls lh_models_init(). */
+Test(graph, builtin_hardware_without_explicit_init)
+{
+	g_autoptr(GError) e = NULL;
+	g_autoptr(LhHw) hw = lh_hw_lookup("h100-sxm", &e);
+	cr_assert_not_null(hw, "%s", e ? e->message : "");
+	cr_assert_str_eq(hw->name, "H100 SXM");
+	g_autofree const char **names = lh_hw_builtin_names();
+	cr_assert(names[0] != NULL);
+}
