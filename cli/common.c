@@ -319,3 +319,20 @@ void cli_blame_scheduler(const LhScheduler *s, GError **error)
 	g_error_free(*error);
 	*error = e;
 }
+
+/* Appends @f as one CSV field (RFC 4180): quoted, with quotes doubled, when it holds a comma,
+ * a quote or a line end. Shared by compare, validate and sweep. */
+void cli_csv_field(GString *s, const char *f)
+{
+	if (!strpbrk(f, ",\"\n\r")) {
+		g_string_append(s, f);
+		return;
+	}
+	g_string_append_c(s, '"');
+	for (const char *p = f; *p; p++) {
+		if (*p == '"')
+			g_string_append_c(s, '"');
+		g_string_append_c(s, *p);
+	}
+	g_string_append_c(s, '"');
+}

@@ -53,6 +53,8 @@ gboolean cli_parse(GOptionContext *ctx, int *argc, char ***argv, int *status);
  * stderr how many ops, and what share of the serial time on @hw, came from it. A NULL @path
  * does nothing. */
 gboolean cli_apply_profile(LhGraph *g, const char *path, const LhHw *hw, GError **error);
+/* Appends @f to @s as one CSV field, quoted when it needs to be (RFC 4180). */
+void cli_csv_field(GString *s, const char *f);
 /* Whether stderr is a terminal (for progress output). */
 gboolean cli_stderr_is_tty(void);
 /* Progress for long work: on a terminal, and only for graphs of at least 20000 ops, shows

@@ -84,21 +84,6 @@ static void print_table(FILE *f, const Graph *gr, guint n, const LhHw *hw)
 	}
 }
 
-static void csv_field(GString *s, const char *f)
-{
-	if (!strpbrk(f, ",\"\n\r")) {
-		g_string_append(s, f);
-		return;
-	}
-	g_string_append_c(s, '"');
-	for (const char *p = f; *p; p++) {
-		if (*p == '"')
-			g_string_append_c(s, '"');
-		g_string_append_c(s, *p);
-	}
-	g_string_append_c(s, '"');
-}
-
 static const char *status_of(const Row *r)
 {
 	return !r->ok ? "failed" : r->over ? "over-memory" : "ok";
@@ -111,11 +96,11 @@ static char *csv_text(const Graph *gs, guint ng, guint n, const LhHw *hw)
 	for (guint k = 0; k < ng; k++)
 		for (guint i = 0; i < n; i++) {
 			const Row *r = &gs[k].rows[i];
-			csv_field(s, lh_graph_name(gs[k].g));
+			cli_csv_field(s, lh_graph_name(gs[k].g));
 			g_string_append_c(s, ',');
-			csv_field(s, hw->name);
+			cli_csv_field(s, hw->name);
 			g_string_append_c(s, ',');
-			csv_field(s, r->en->label);
+			cli_csv_field(s, r->en->label);
 			g_string_append_printf(s, ",%s,", status_of(r));
 			if (r->ok)
 				g_string_append_printf(
@@ -127,7 +112,7 @@ static char *csv_text(const Graph *gs, guint ng, guint n, const LhHw *hw)
 					r->m.exposed_transfer, r->m.peak_device, r->m.streams_used);
 			else {
 				g_string_append_printf(s, ",%.3f,,,,,", gs[k].b.bound);
-				csv_field(s, r->error);
+				cli_csv_field(s, r->error);
 				g_string_append_c(s, '\n');
 			}
 		}

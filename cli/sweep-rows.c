@@ -24,21 +24,6 @@ guint sweep_n_coords(char **header)
 	return i;
 }
 
-void sweep_csv_field(GString *s, const char *f)
-{
-	if (!strpbrk(f, ",\"\n\r")) {
-		g_string_append(s, f);
-		return;
-	}
-	g_string_append_c(s, '"');
-	for (const char *p = f; *p; p++) {
-		if (*p == '"')
-			g_string_append_c(s, '"');
-		g_string_append_c(s, *p);
-	}
-	g_string_append_c(s, '"');
-}
-
 void sweep_csv_line(GString *s, guint point, guint total, char **fields)
 {
 	if (point)
@@ -46,7 +31,7 @@ void sweep_csv_line(GString *s, guint point, guint total, char **fields)
 	for (guint i = 0; fields[i]; i++) {
 		if (i)
 			g_string_append_c(s, ',');
-		sweep_csv_field(s, fields[i]);
+		cli_csv_field(s, fields[i]);
 	}
 	g_string_append_c(s, '\n');
 }

@@ -104,21 +104,6 @@ static void jbool(JsonBuilder *b, const char *k, gboolean v)
 	json_builder_add_boolean_value(b, v);
 }
 
-static void csv_field(GString *s, const char *v)
-{
-	if (strpbrk(v, ",\"\n")) {
-		g_string_append_c(s, '"');
-		for (const char *c = v; *c; c++) {
-			if (*c == '"')
-				g_string_append_c(s, '"');
-			g_string_append_c(s, *c);
-		}
-		g_string_append_c(s, '"');
-	} else {
-		g_string_append(s, v);
-	}
-}
-
 static void csv_num(GString *s, double v)
 {
 	g_string_append_c(s, ',');
@@ -140,7 +125,7 @@ static char *to_csv(const LhGraph *g, const LhMatch *x, const LhValidation *v)
 	g_string_append_printf(s, ",%d\n", v->step_noise);
 	for (int c = 0; c < LH_GAP_N; c++) {
 		g_string_append(s, "gap,");
-		csv_field(s, lh_gap_name((LhGap)c));
+		cli_csv_field(s, lh_gap_name((LhGap)c));
 		g_string_append_printf(s, ",,,%u", x->n_steps);
 		csv_num(s, v->gap_pred[c]);
 		csv_num(s, v->gap_meas[c]);
@@ -154,7 +139,7 @@ static char *to_csv(const LhGraph *g, const LhMatch *x, const LhValidation *v)
 		if (op->kind == LH_OP_INPUT)
 			continue;
 		g_string_append(s, "op,");
-		csv_field(s, op->name);
+		cli_csv_field(s, op->name);
 		g_string_append_printf(s, ",%s,%s,%u", lh_op_kind_name(op->kind),
 				       lh_match_how_name((LhMatchHow)x->how[i]), x->n_seen[i]);
 		csv_num(s, v->op_pred[i]);
