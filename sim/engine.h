@@ -31,6 +31,12 @@ typedef enum {
 typedef struct {
 	gboolean strict_memory; /* exceeding memory_gib is an error, not a warning */
 	gboolean skip_validate; /* the caller already ran lh_plan_validate */
+	/* Appended: a zero-initialised LhSimOptions leaves them off. */
+	const LhHw *const *device_hw; /* graphs placed on devices: the hardware of each of
+	                                 lh_graph_devices() devices; NULL = @hw for all */
+	const double *slow;           /* per device (lh_graph_devices(), or 1 for a graph without
+	                                 placement): a straggler factor >= 1 on its kernels'
+	                                 durations (1.2 = 20 % slower); NULL = none */
 } LhSimOptions;
 
 /* Returns the trace, or NULL with @error set. When device memory exceeds the model's

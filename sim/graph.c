@@ -26,6 +26,11 @@ struct _LhGraph {
 	guint32 n_schedule;
 	GArray *msets;        /* of LhMemberSet; dev arrays owned here */
 	guint32 devices;      /* lh_graph_devices */
+	gboolean placed;      /* lh_graph_placed */
+	GPtrArray *sync_names; /* of char * (in strings): rendezvous keys, by index */
+	GHashTable *sync_index; /* key -> index + 1, while building */
+	guint32 *sync_at;     /* after finish: n_syncs + 1 offsets into sync_ops */
+	guint32 *sync_ops;    /* ops of each rendezvous, by device */
 };
 
 static const char *const kind_names[LH_OP_N_KINDS] = {
@@ -67,6 +72,12 @@ void lh_graph_free(LhGraph *g)
 		g_hash_table_unref(g->index);
 	g_mutex_clear(&g->index_lock);
 	g_free(g->schedule);
+	if (g->sync_names)
+		g_ptr_array_unref(g->sync_names);
+	if (g->sync_index)
+		g_hash_table_unref(g->sync_index);
+	g_free(g->sync_at);
+	g_free(g->sync_ops);
 	g_free(g);
 }
 
@@ -325,6 +336,140 @@ static gboolean check_schedule(const LhGraph *g, const char *where, GError **err
 }
 
 /* Finds one cycle among the ops Kahn's algorithm could not order, for the error message. */
+static int sync_op_cmp(const void *a, const void *b, void *data)
+{
+	const LhOp *ops = data;
+	guint32 x = *(const guint32 *)a, y = *(const guint32 *)b;
+	if (ops[x].device != ops[y].device)
+		return ops[x].device < ops[y].device ? -1 : 1;
+	return (x > y) - (x < y);
+}
+
+/* One rendezvous (docs/graph-format.md, "Several devices"): the parts of one collective, or a
+ * send and its recv. */
+static gboolean check_sync(const LhGraph *g, guint32 s, const char *where, GError **error)
+{
+	const LhOp *ops = (const LhOp *)g->ops->data;
+	const guint32 *m = g->sync_ops + g->sync_at[s];
+	guint32 k = g->sync_at[s + 1] - g->sync_at[s];
+	const char *key = g_ptr_array_index(g->sync_names, s);
+	if (k == 0)
+		return TRUE; /* a key no op names */
+	const LhOp *a = &ops[m[0]];
+	for (guint32 j = 0; j < k; j++) {
+		const LhOp *b = &ops[m[j]];
+		if (!lh_op_kind_is_collective(b->kind))
+			return fail(error, LH_GRAPH_ERROR_INVALID, where,
+				    "op '%s': sync '%s' is for collectives, send and recv, not a %s",
+				    b->name, key, lh_op_kind_name(b->kind));
+		if (j > 0 && b->device == ops[m[j - 1]].device)
+			return fail(error, LH_GRAPH_ERROR_INVALID, where,
+				    "ops '%s' and '%s' of sync '%s' are both on device %u",
+				    ops[m[j - 1]].name, b->name, key, b->device);
+		if (b->size != a->size)
+			return fail(error, LH_GRAPH_ERROR_INVALID, where,
+				    "ops '%s' and '%s' of sync '%s' disagree on size (%" G_GUINT64_FORMAT
+				    " and %" G_GUINT64_FORMAT " B)",
+				    a->name, b->name, key, a->size, b->size);
+	}
+	gboolean p2p = a->kind == LH_OP_SEND || a->kind == LH_OP_RECV;
+	if (p2p) {
+		guint32 sends = 0, recvs = 0;
+		for (guint32 j = 0; j < k; j++) {
+			sends += ops[m[j]].kind == LH_OP_SEND;
+			recvs += ops[m[j]].kind == LH_OP_RECV;
+		}
+		if (sends != 1 || recvs != 1 || k != 2)
+			return fail(error, LH_GRAPH_ERROR_INVALID, where,
+				    "op '%s': sync '%s' must pair one send with one recv (it has %u "
+				    "send%s and %u recv%s%s)",
+				    a->name, key, sends, sends == 1 ? "" : "s", recvs,
+				    recvs == 1 ? "" : "s",
+				    sends + recvs < k ? " and other ops" : "");
+		return TRUE;
+	}
+	for (guint32 j = 1; j < k; j++)
+		if (ops[m[j]].kind != a->kind)
+			return fail(error, LH_GRAPH_ERROR_INVALID, where,
+				    "ops '%s' and '%s' of sync '%s' disagree on kind (%s and %s)",
+				    a->name, ops[m[j]].name, key, lh_op_kind_name(a->kind),
+				    lh_op_kind_name(ops[m[j]].kind));
+	for (guint32 j = 0; j < k; j++)
+		if (ops[m[j]].group != k)
+			return fail(error, LH_GRAPH_ERROR_INVALID, where,
+				    "op '%s': group %u, but %u op%s share its sync '%s'",
+				    ops[m[j]].name, ops[m[j]].group, k, k == 1 ? "" : "s", key);
+	return TRUE;
+}
+
+/* Placement: devices in range, no dep across devices, rendezvous consistent; a graph without
+ * placement names no device and no sync. Builds the rendezvous' op lists. */
+static gboolean check_placement(LhGraph *g, const char *where, GError **error)
+{
+	guint32 n = g->ops->len;
+	const LhOp *ops = (const LhOp *)g->ops->data;
+	guint32 ns = g->sync_names ? g->sync_names->len : 0;
+	if (!g->placed) {
+		for (guint32 i = 0; i < n; i++)
+			if (ops[i].device || ops[i].sync)
+				return fail(error, LH_GRAPH_ERROR_INVALID, where,
+					    "op '%s' names a %s, but the graph is not placed on "
+					    "devices",
+					    ops[i].name, ops[i].device ? "device" : "sync");
+		return TRUE;
+	}
+	if (g->devices < 1)
+		return fail(error, LH_GRAPH_ERROR_INVALID, where,
+			    "a graph placed on devices must say how many (devices >= 1)");
+	for (guint32 i = 0; i < n; i++) {
+		if (ops[i].device >= g->devices)
+			return fail(error, LH_GRAPH_ERROR_INVALID, where,
+				    "op '%s' is on device %u, but the graph declares %u device%s",
+				    ops[i].name, ops[i].device, g->devices,
+				    g->devices == 1 ? "" : "s");
+		if (ops[i].sync > ns)
+			return fail(error, LH_GRAPH_ERROR_INVALID, where,
+				    "op '%s': sync %u is not one of the graph's", ops[i].name,
+				    ops[i].sync - 1);
+		for (guint32 k = 0; k < ops[i].n_deps; k++) {
+			guint32 d = g->deps[ops[i].deps_at + k];
+			if (ops[d].device != ops[i].device)
+				return fail(error, LH_GRAPH_ERROR_INVALID, where,
+					    "op '%s' on device %u depends on '%s' on device %u: "
+					    "devices meet only at a sync (a collective, or a send and "
+					    "its recv)",
+					    ops[i].name, ops[i].device, ops[d].name, ops[d].device);
+		}
+		if ((ops[i].kind == LH_OP_SEND || ops[i].kind == LH_OP_RECV) && !ops[i].sync)
+			return fail(error, LH_GRAPH_ERROR_INVALID, where,
+				    "%s '%s' has no sync: in a graph placed on devices, a send "
+				    "and its recv name the same sync",
+				    lh_op_kind_name(ops[i].kind), ops[i].name);
+	}
+	g->sync_at = g_new0(guint32, (gsize)ns + 1);
+	for (guint32 i = 0; i < n; i++)
+		if (ops[i].sync)
+			g->sync_at[ops[i].sync]++;
+	for (guint32 s = 0; s < ns; s++)
+		g->sync_at[s + 1] += g->sync_at[s];
+	g->sync_ops = g_new(guint32, g->sync_at[ns] ? g->sync_at[ns] : 1);
+	g_autofree guint32 *fill = g_memdup2(g->sync_at, sizeof(guint32) * ((gsize)ns + 1));
+	for (guint32 i = 0; i < n; i++)
+		if (ops[i].sync)
+			g->sync_ops[fill[ops[i].sync - 1]++] = i;
+	for (guint32 s = 0; s < ns; s++) {
+		g_qsort_with_data(g->sync_ops + g->sync_at[s], g->sync_at[s + 1] - g->sync_at[s],
+				  sizeof(guint32), sync_op_cmp, (gpointer)ops);
+		if (!check_sync(g, s, where, error))
+			return FALSE;
+	}
+	if (g->sync_index) {
+		g_hash_table_unref(g->sync_index);
+		g->sync_index = NULL;
+	}
+	return TRUE;
+}
+
 static char *describe_cycle(const LhGraph *g, const guint32 *indeg)
 {
 	guint32 n = g->ops->len;
@@ -495,6 +640,8 @@ gboolean lh_graph_finish(LhGraph *g, const char *where, GError **error)
 				    lh_space_name(ops[i].out_space));
 	}
 	if (g->schedule && !check_schedule(g, where, error))
+		return FALSE;
+	if (!check_placement(g, where, error))
 		return FALSE;
 	g->finished = TRUE;
 	return TRUE;
@@ -721,4 +868,53 @@ void lh_graph_set_devices(LhGraph *g, guint32 devices)
 guint32 lh_graph_devices(const LhGraph *g)
 {
 	return g->devices;
+}
+
+void lh_graph_set_placed(LhGraph *g, gboolean placed)
+{
+	g_return_if_fail(g && !g->finished);
+	g->placed = placed;
+}
+
+gboolean lh_graph_placed(const LhGraph *g)
+{
+	return g->placed;
+}
+
+guint32 lh_graph_sync_add(LhGraph *g, const char *key)
+{
+	g_return_val_if_fail(g && !g->finished && key, 0);
+	if (!g->sync_names) {
+		g->sync_names = g_ptr_array_new();
+		g->sync_index = g_hash_table_new(g_str_hash, g_str_equal);
+	}
+	gpointer v = g_hash_table_lookup(g->sync_index, key);
+	if (v)
+		return GPOINTER_TO_UINT(v) - 1;
+	char *k = g_string_chunk_insert_const(g->strings, key);
+	g_ptr_array_add(g->sync_names, k);
+	g_hash_table_insert(g->sync_index, k, GUINT_TO_POINTER(g->sync_names->len));
+	return g->sync_names->len - 1;
+}
+
+guint32 lh_graph_n_syncs(const LhGraph *g)
+{
+	return g->sync_names ? g->sync_names->len : 0;
+}
+
+const char *lh_graph_sync_name(const LhGraph *g, guint32 index)
+{
+	g_return_val_if_fail(g->sync_names && index < g->sync_names->len, NULL);
+	return g_ptr_array_index(g->sync_names, index);
+}
+
+const guint32 *lh_graph_sync_ops(const LhGraph *g, guint32 index, guint32 *n)
+{
+	g_return_val_if_fail(g->finished && g->sync_names && index < g->sync_names->len, NULL);
+	if (!g->sync_at) { /* not placed: no op names a sync */
+		*n = 0;
+		return NULL;
+	}
+	*n = g->sync_at[index + 1] - g->sync_at[index];
+	return g->sync_ops + g->sync_at[index];
 }

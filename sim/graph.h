@@ -99,6 +99,11 @@ typedef struct {
 	guint8 dtype;       /* kernels: LhDtype of the math */
 	guint8 transpose;   /* kernels: the memory traffic moves the minor dimension (a transpose),
 	                       so it streams at hbm_transpose_eff, not hbm_eff */
+	/* Appended fields (a plugin built before them never reads them). */
+	guint32 device;     /* placed graphs: the device the op runs on, 0 .. devices - 1;
+	                       0 in a graph without placement (lh_graph_placed) */
+	guint32 sync;       /* placed graphs: 1 + index of the rendezvous the op takes part in
+	                       (lh_graph_sync_ops); 0 = none */
 } LhOp;
 
 typedef struct _LhGraph LhGraph;
@@ -168,6 +173,24 @@ const LhMemberSet *lh_graph_op_members(const LhGraph *g, const LhOp *op);
  * "devices"); 0 = not given. */
 void lh_graph_set_devices(LhGraph *g, guint32 devices);
 guint32 lh_graph_devices(const LhGraph *g);
+
+/* Placement: several devices in one graph (docs/graph-format.md, "Several devices"). A placed
+ * graph holds the program of each of lh_graph_devices() devices: every op names its device
+ * (LhOp.device), no dep crosses devices, and devices meet only at rendezvous: the per-device
+ * parts of one collective, or a send and its recv, share a sync key (LhOp.sync). A graph
+ * without placement is one device's program, as before (an SPMD module simulates one member).
+ * lh_graph_finish() checks placement: devices >= 1, every op's device below it, no dep across
+ * devices, and each rendezvous consistent (one kind, one size; a collective's group equals its
+ * number of ops, each on its own device; exactly one send and one recv, on two devices). */
+void lh_graph_set_placed(LhGraph *g, gboolean placed);
+gboolean lh_graph_placed(const LhGraph *g);
+/* The index of the rendezvous named @key, added when new (@key is copied). Callers set
+ * op->sync = 1 + the index. */
+guint32 lh_graph_sync_add(LhGraph *g, const char *key);
+guint32 lh_graph_n_syncs(const LhGraph *g);
+const char *lh_graph_sync_name(const LhGraph *g, guint32 index);
+/* After finish: the ops of rendezvous @index, by increasing device. */
+const guint32 *lh_graph_sync_ops(const LhGraph *g, guint32 index, guint32 *n);
 
 /* Kinds. */
 const char *lh_op_kind_name(LhOpKind k);               /* "copy-h2d" */

@@ -43,7 +43,12 @@ void lh_plan_free(LhPlan *p)
 
 guint32 lh_plan_add_stream(LhPlan *p, const char *name, LhStreamRole role)
 {
-	LhStream s = {g_strdup(name), role};
+	return lh_plan_add_stream_on(p, name, role, 0);
+}
+
+guint32 lh_plan_add_stream_on(LhPlan *p, const char *name, LhStreamRole role, guint32 device)
+{
+	LhStream s = {g_strdup(name), role, device};
 	g_array_append_val(p->streams, s);
 	return p->streams->len - 1;
 }
@@ -107,6 +112,11 @@ guint32 lh_plan_link(LhPlan *p, guint32 from, guint32 to)
 void lh_plan_host(LhPlan *p, guint64 ns)
 {
 	push(p, LH_CMD_HOST, 0, ns);
+}
+
+void lh_plan_host_on(LhPlan *p, guint32 device, guint64 ns)
+{
+	push(p, LH_CMD_HOST, device, ns);
 }
 
 void lh_plan_sync(LhPlan *p, guint32 stream)

@@ -27,7 +27,8 @@ typedef enum {
 	LH_CMD_RUN,    /* run op `arg` on `stream` */
 	LH_CMD_SIGNAL, /* event `arg` fires when every earlier command of `stream` completed */
 	LH_CMD_WAIT,   /* later commands of `stream` wait until event `arg` fired */
-	LH_CMD_HOST,   /* the host is busy `arg` ns; stream is unused (0) */
+	LH_CMD_HOST,   /* the host is busy `arg` ns; `stream` holds the host's device (0 unless
+	                  the graph is placed on devices) */
 	LH_CMD_SYNC,   /* the host blocks until every command issued on `stream` completed */
 } LhCmdKind;
 
@@ -51,6 +52,8 @@ typedef enum {
 typedef struct {
 	char *name; /* unique, no white space */
 	LhStreamRole role;
+	guint32 device; /* the device whose queues it feeds (placed graphs, docs/plan-format.md);
+	                   0 otherwise. Appended: older plugins never read it. */
 } LhStream;
 
 typedef struct _LhPlan {
@@ -69,6 +72,8 @@ void lh_plan_free(LhPlan *p); /* NULL is fine */
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(LhPlan, lh_plan_free)
 
 guint32 lh_plan_add_stream(LhPlan *p, const char *name, LhStreamRole role);
+/* A stream of device @device (a graph placed on devices, sim/graph.h); add_stream is device 0. */
+guint32 lh_plan_add_stream_on(LhPlan *p, const char *name, LhStreamRole role, guint32 device);
 guint32 lh_plan_n_streams(const LhPlan *p);
 const LhStream *lh_plan_stream(const LhPlan *p, guint32 s);
 guint32 lh_plan_n_cmds(const LhPlan *p);
@@ -81,6 +86,10 @@ void lh_plan_wait(LhPlan *p, guint32 stream, guint32 event);
 /* Convenience: a new event signaled on @from and waited on @to. Returns the event. */
 guint32 lh_plan_link(LhPlan *p, guint32 from, guint32 to);
 void lh_plan_host(LhPlan *p, guint64 ns);
+/* The host of device @device is busy @ns (placed graphs: each device has its own host thread,
+ * which issues the commands of that device's streams in plan order). A host command keeps its
+ * device in LhCmd.stream; lh_plan_host is device 0. */
+void lh_plan_host_on(LhPlan *p, guint32 device, guint64 ns);
 void lh_plan_sync(LhPlan *p, guint32 stream);
 void lh_plan_set_origin(LhPlan *p, const char *scheduler, const char *params);
 

@@ -17,7 +17,38 @@ LhTrace *lh_trace_new(guint32 n_ops, guint32 n_cmds)
 	t->n_cmds = n_cmds;
 	t->cmd_issue = g_new0(gint64, MAX(n_cmds, 1));
 	t->mem = g_array_new(FALSE, FALSE, sizeof(LhMemPoint));
+	t->n_devices = 1;
 	return t;
+}
+
+void lh_trace_set_devices(LhTrace *t, guint32 n_devices)
+{
+	g_return_if_fail(t && n_devices >= 1);
+	g_free(t->dev_peak);
+	g_free(t->dev_peak_t);
+	g_free(t->dev_host_end);
+	t->n_devices = n_devices;
+	t->dev_peak = g_new0(gint64, n_devices);
+	t->dev_peak_t = g_new0(gint64, n_devices);
+	t->dev_host_end = g_new0(gint64, n_devices);
+}
+
+gint64 lh_trace_dev_peak(const LhTrace *t, guint32 d)
+{
+	g_return_val_if_fail(d < t->n_devices, 0);
+	return t->dev_peak ? t->dev_peak[d] : t->peak_device;
+}
+
+gint64 lh_trace_dev_peak_t(const LhTrace *t, guint32 d)
+{
+	g_return_val_if_fail(d < t->n_devices, 0);
+	return t->dev_peak_t ? t->dev_peak_t[d] : t->peak_device_t;
+}
+
+gint64 lh_trace_dev_host_end(const LhTrace *t, guint32 d)
+{
+	g_return_val_if_fail(d < t->n_devices, 0);
+	return t->dev_host_end ? t->dev_host_end[d] : t->host_end;
 }
 
 void lh_trace_free(LhTrace *t)
@@ -28,6 +59,9 @@ void lh_trace_free(LhTrace *t)
 	g_free(t->cmd_issue);
 	g_array_unref(t->mem);
 	g_free(t->source);
+	g_free(t->dev_peak);
+	g_free(t->dev_peak_t);
+	g_free(t->dev_host_end);
 	g_free(t);
 }
 

@@ -53,9 +53,24 @@ typedef struct _LhTrace {
 	gint64 peak_host;    /* bytes */
 	gboolean measured;   /* TRUE when it comes from a replay backend */
 	char *source;        /* "simulated", "cpu", "cuda (emulated collectives)" */
+	/* Per device, for a graph placed on devices (sim/graph.h); NULL arrays and n_devices 1
+	 * otherwise: read them with lh_trace_dev_peak() and friends. peak_device above is then the
+	 * largest of dev_peak, host_end the latest of dev_host_end, and mem the sum over devices.
+	 * Appended fields. */
+	guint32 n_devices;   /* lh_graph_devices() of a placed graph, else 1 */
+	gint64 *dev_peak;    /* n_devices: peak device memory of each device, bytes */
+	gint64 *dev_peak_t;  /* n_devices: when each peak was first reached, ns */
+	gint64 *dev_host_end; /* n_devices: when each device's host issued its last command, ns */
 } LhTrace;
 
-LhTrace *lh_trace_new(guint32 n_ops, guint32 n_cmds);
+LhTrace *lh_trace_new(guint32 n_ops, guint32 n_cmds); /* one device */
+/* Sets the device count (>= 1) and allocates zeroed per-device arrays. */
+void lh_trace_set_devices(LhTrace *t, guint32 n_devices);
+/* Device @d's peak memory (bytes), its time (ns) and its host's last issue (ns); for a trace
+ * without per-device arrays, the trace's own figures. */
+gint64 lh_trace_dev_peak(const LhTrace *t, guint32 d);
+gint64 lh_trace_dev_peak_t(const LhTrace *t, guint32 d);
+gint64 lh_trace_dev_host_end(const LhTrace *t, guint32 d);
 void lh_trace_free(LhTrace *t); /* NULL is fine */
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(LhTrace, lh_trace_free)
 
