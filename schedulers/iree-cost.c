@@ -577,14 +577,45 @@ static gboolean regions_list(const LhIreeCtx *c, GPtrArray *regions, GError **er
 	g_autofree double *st = g_new0(double, MAX(n, 1));
 	for (guint32 v = 0; v < n; v++)
 		trk[v] = G_MAXUINT32;
+	/* Memory (with a budget): device bytes live, by allocating op the consumer edges not
+	 * ended yet, and whether the buffer lives to the end (a graph output). The engine's
+	 * rule: allocated at the op's start, freed when its last consumer ends. */
+	double budget = c->memory_budget, live = 0;
+	g_autofree guint32 *root = NULL, *left = NULL;
+	g_autofree guint8 *kept = NULL;
+	if (budget > 0) {
+		root = g_new(guint32, MAX(n, 1));
+		left = g_new0(guint32, MAX(n, 1));
+		kept = g_new0(guint8, MAX(n, 1));
+		for (guint32 v = 0; v < n; v++)
+			root[v] = root_of(g, v);
+		for (guint32 v = 0; v < n; v++) {
+			guint32 ns;
+			lh_graph_succs(g, v, &ns);
+			left[root[v]] += ns;
+			if (ns == 0)
+				kept[root[v]] = 1;
+		}
+		for (guint32 v = 0; v < n; v++)
+			if (root[v] == v && lh_graph_op(g, v)->kind == LH_OP_INPUT)
+				live += dev_bytes(g, v);
+	}
 	guint32 placed = 0;
+	gboolean force = FALSE; /* nothing runs and memory holds every ready op: start one */
 	while (placed < m) {
 		/* Start what can start at t: on each engine, the ready ops by b-level while their
-		 * engine and a track of theirs are free. */
+		 * engine and a track of theirs are free (and, with a budget, while their output
+		 * fits in it). */
+		guint32 started = placed;
 		for (int e = 0; e < E_N; e++)
 			while (rh[e].n) {
 				guint32 v = rh[e].v[0], tk = G_MAXUINT32, nd, dt = G_MAXUINT32;
 				const LhOp *op = lh_graph_op(g, v);
+				double a = budget > 0 && root[v] == v ? dev_bytes(g, v) : 0;
+				if (budget > 0 && live + a > budget && !force)
+					break;
+				force = FALSE;
+				live += a;
 				if (e != E_SM) {
 					if (free_at[K + e - 1] > t)
 						break;
@@ -627,15 +658,25 @@ static gboolean regions_list(const LhIreeCtx *c, GPtrArray *regions, GError **er
 		double nt = run.n ? fin[run.v[0]] : G_MAXDOUBLE;
 		if (rh[E_SM].n && eng[E_SM] > t)
 			nt = MIN(nt, eng[E_SM]);
-		if (nt == G_MAXDOUBLE)
-			break; /* not reached: a DAG always has a ready or running op */
+		if (nt == G_MAXDOUBLE) {
+			/* Nothing runs: memory holds the ready ops back; the first goes anyway. */
+			g_assert(placed == started && budget > 0);
+			force = TRUE;
+			continue;
+		}
 		t = MAX(t, nt);
 		while (run.n && fin[run.v[0]] <= t) {
-			guint32 v = heap_pop(&run), ns;
+			guint32 v = heap_pop(&run), ns, nd;
 			const guint32 *sc = lh_graph_succs(g, v, &ns);
 			for (guint32 j = 0; j < ns; j++)
 				if (--pending[sc[j]] == 0)
 					heap_push(&rh[engine_of(lh_graph_op(g, sc[j]))], sc[j]);
+			const guint32 *d = lh_graph_deps(g, v, &nd);
+			for (guint32 j = 0; budget > 0 && j < nd; j++) {
+				guint32 r = root[d[j]];
+				if (--left[r] == 0 && !kept[r])
+					live -= dev_bytes(g, r);
+			}
 		}
 	}
 	for (int e = 0; e < E_N; e++)
@@ -1107,7 +1148,8 @@ static LhPlan *cost_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GE
 		gboolean serial = k == G_N_ELEMENTS(factor), ref = k == G_N_ELEMENTS(factor) + 1;
 		for (int r = 0; r < 3 && (r == 0 || !(serial || ref)); r++) {
 			const LhIreeWaveStep *ws = rsteps[r] ? wave_step_for(cname, rsteps[r]) : NULL;
-			if (!rsteps[r] || (k > 0 && !serial && !ref && ws != &lh_iree_waves_cost))
+			if (!rsteps[r] || (k > 0 && !serial && !ref && ws != &lh_iree_waves_cost &&
+					   rsteps[r] != &lh_iree_regions_list))
 				continue;
 			LhPlan *plan;
 			const char *what;
