@@ -15,14 +15,20 @@
  *                 the budget. A wave's length is the largest of its longest op, its SM, HBM,
  *                 H2D, D2H and link work and its busiest lane (ops dealt longest first onto
  *                 the least loaded lane).
- *   regions=cost  transfers (copies, collectives, send/recv) long enough to idle the device
+ *   waves=order   the region's ops in its order, one wave each (for regions=list).
+ *   regions=list  event-driven list scheduling on engine timelines (SMs, each copy direction
+ *                 at its duplex rate while the other runs, the link): compute tracks and one
+ *                 track per transfer engine, each track cut into regions at its cross-track
+ *                 edges, so that a region waits only for the ops it needs.
+ *   regions=split transfers (copies, collectives, send/recv) long enough to idle the device
  *                 at a barrier go to regions of their own, which run beside the compute
  *                 regions; the compute ops are cut into regions where a transfer must start
  *                 (after its producers) or must have ended (before its consumers).
  *
- * With memory-limit, each plan is simulated: first without a memory budget, then with the
- * waves' budget shrinking and, last, one region with one op per wave; none within: an error
- * giving the smallest peak found.
+ * regions=auto simulates the list plan and the reference regions with the cost waves and keeps
+ * the faster. With memory-limit, each plan is simulated: first without a memory budget, then
+ * with the budget shrinking, then one region with one op per wave, then IREE's own partition;
+ * none within: an error giving the smallest peak found.
  */
 #include "schedulers/sched-util.h"
 #include "sim/cost.h"
@@ -535,9 +541,11 @@ static int by_start(const void *a, const void *b)
  * resident kernels side by side only up to the SMs they share), a copy holds its direction's
  * bandwidth and a collective the link for their whole time, since copies of one direction and
  * collectives share those (docs/design.md#engine). An op starts at the latest of its deps'
- * ends, its track's end and its engine's; a kernel goes to the track of its latest-ending dep
- * when that track is free by then (fewer cross-track edges, fewer regions), else to the first
- * free track. A region ends after an op with a consumer on another track (its done event is
+ * ends, its track's end and its engine's, and the ops start in time order: at each instant,
+ * each engine starts its ready ops by decreasing b-level while it and a track of its kind are
+ * free (so a copy's place on its engine follows when it is needed, not its b-level alone); a
+ * kernel goes to the track of its latest-ending dep when that track is free (fewer cross-track
+ * edges, fewer regions), else to the first free track. A region ends after an op with a consumer on another track (its done event is
  * that consumer's wait) and starts at an op with a dep on another track (the region awaits it
  * when it starts): no barrier holds an op back that the estimate did not. */
 static gboolean regions_list(const LhIreeCtx *c, GPtrArray *regions, GError **error)
