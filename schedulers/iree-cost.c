@@ -548,9 +548,8 @@ static int by_start(const void *a, const void *b)
  * edges, fewer regions), else to the first free track. A region ends after an op with a consumer on another track (its done event is
  * that consumer's wait) and starts at an op with a dep on another track (the region awaits it
  * when it starts): no barrier holds an op back that the estimate did not. */
-static gboolean regions_list(const LhIreeCtx *c, GPtrArray *regions, GError **error)
+static gboolean regions_list_run(const LhIreeCtx *c, GPtrArray *regions, gboolean pin)
 {
-	(void)error;
 	const LhGraph *g = c->g;
 	guint32 n = lh_graph_n_ops(g), K = MAX(c->lanes, 1), NT = K + E_N - 1;
 	const guint32 *topo = lh_graph_topo(g);
@@ -610,6 +609,8 @@ static gboolean regions_list(const LhIreeCtx *c, GPtrArray *regions, GError **er
 	}
 	guint32 placed = 0;
 	gboolean force = FALSE; /* nothing runs and memory holds every ready op: start one */
+	guint32 freer = G_MAXUINT32; /* the track of the last op whose end freed memory */
+	g_autofree guint8 *held = g_new0(guint8, MAX(n, 1)); /* memory held it back once */
 	while (placed < m) {
 		/* Start what can start at t: on each engine, the ready ops by b-level while their
 		 * engine and a track of theirs are free (and, with a budget, while their output
@@ -620,12 +621,12 @@ static gboolean regions_list(const LhIreeCtx *c, GPtrArray *regions, GError **er
 				guint32 v = rh[e].v[0], tk = G_MAXUINT32, nd, dt = G_MAXUINT32;
 				const LhOp *op = lh_graph_op(g, v);
 				double a = budget > 0 && root[v] == v ? dev_bytes(g, v) : 0;
-				if (budget > 0 && live + a > budget && !force)
+				if (budget > 0 && live + a > budget && !force) {
+					held[v] = 1;
 					break;
-				force = FALSE;
-				live += a;
+				}
 				if (e != E_SM) {
-					if (free_at[K + e - 1] > t)
+					if (eng[e] > t || free_at[K + e - 1] > t)
 						break;
 					tk = K + (guint32)e - 1;
 				} else {
@@ -647,6 +648,15 @@ static gboolean regions_list(const LhIreeCtx *c, GPtrArray *regions, GError **er
 					if (tk == G_MAXUINT32)
 						break;
 				}
+				/* @pin: an op memory held back goes on the track of the op whose
+				 * end freed the memory, right after it, so the plan runs it no
+				 * earlier than the estimate does (a track is a stream, in order).
+				 * Without, the hold is the estimate's only: the op keeps its track
+				 * and may run earlier than estimated. */
+				if (pin && held[v] && freer != G_MAXUINT32 && free_at[freer] <= t)
+					tk = freer;
+				force = FALSE;
+				live += a;
 				heap_pop(&rh[e]);
 				double T = c->cost[v];
 				if ((e == E_H2D || e == E_D2H) && op->duration_ns < 0)
@@ -682,8 +692,10 @@ static gboolean regions_list(const LhIreeCtx *c, GPtrArray *regions, GError **er
 			const guint32 *d = lh_graph_deps(g, v, &nd);
 			for (guint32 j = 0; budget > 0 && j < nd; j++) {
 				guint32 r = root[d[j]];
-				if (--left[r] == 0 && !kept[r])
+				if (--left[r] == 0 && !kept[r] && dev_bytes(g, r) > 0) {
 					live -= dev_bytes(g, r);
+					freer = trk[v];
+				}
 			}
 		}
 	}
@@ -735,7 +747,22 @@ static gboolean regions_list(const LhIreeCtx *c, GPtrArray *regions, GError **er
 	return TRUE;
 }
 
+static gboolean regions_list(const LhIreeCtx *c, GPtrArray *regions, GError **error)
+{
+	(void)error;
+	return regions_list_run(c, regions, FALSE);
+}
+
+static gboolean regions_list_pinned(const LhIreeCtx *c, GPtrArray *regions, GError **error)
+{
+	(void)error;
+	return regions_list_run(c, regions, TRUE);
+}
+
 const LhIreeRegionStep lh_iree_regions_list = {"list", regions_list};
+/* Tried under memory-limit beside the plain list step (docs/schedulers.md#iree-cost). */
+static const LhIreeRegionStep regions_list_pinned_step = {"list, holds pinned",
+							  regions_list_pinned};
 
 /* ---- waves=order --------------------------------------------------------------------- */
 
@@ -1114,7 +1141,8 @@ static const LhIreeWaveStep *wave_step_for(const char *cname, const LhIreeRegion
 		return &lh_iree_waves_reference;
 	if (strcmp(cname, "order") == 0)
 		return &waves_order_step;
-	return r == &lh_iree_regions_list ? &waves_order_step : &lh_iree_waves_cost;
+	return r == &lh_iree_regions_list || r == &regions_list_pinned_step ? &waves_order_step
+									     : &lh_iree_waves_cost;
 }
 
 static LhPlan *cost_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GError **error)
@@ -1131,8 +1159,10 @@ static LhPlan *cost_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GE
 	const LhIreeRegionStep *rsteps[3] = {NULL, NULL, NULL};
 	if (strcmp(rname, "split") == 0)
 		rsteps[0] = &lh_iree_regions_cost;
-	else if (strcmp(rname, "list") == 0)
+	else if (strcmp(rname, "list") == 0) {
 		rsteps[0] = &lh_iree_regions_list;
+		rsteps[1] = has_limit ? &regions_list_pinned_step : NULL;
+	}
 	else if (strcmp(rname, "reference") == 0)
 		rsteps[0] = &lh_iree_regions_reference;
 	else {
@@ -1141,6 +1171,7 @@ static LhPlan *cost_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GE
 		 * bench/README.md#iree-cost-and-search, and each candidate costs a simulation). */
 		rsteps[0] = &lh_iree_regions_list;
 		rsteps[1] = &lh_iree_regions_reference;
+		rsteps[2] = has_limit ? &regions_list_pinned_step : NULL;
 	}
 	if (!has_limit && !rsteps[1])
 		return lh_iree_partition(g, hw, p, rsteps[0], wave_step_for(cname, rsteps[0]), lanes,
@@ -1160,8 +1191,13 @@ static LhPlan *cost_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GE
 		gboolean serial = k == G_N_ELEMENTS(factor), ref = k == G_N_ELEMENTS(factor) + 1;
 		for (int r = 0; r < 3 && (r == 0 || !(serial || ref)); r++) {
 			const LhIreeWaveStep *ws = rsteps[r] ? wave_step_for(cname, rsteps[r]) : NULL;
+			gboolean list = rsteps[r] == &lh_iree_regions_list ||
+					rsteps[r] == &regions_list_pinned_step;
+			/* Steps that read no budget are tried once, and the pinned list step
+			 * only with one (without, it is the list step). */
 			if (!rsteps[r] || (k > 0 && !serial && !ref && ws != &lh_iree_waves_cost &&
-					   rsteps[r] != &lh_iree_regions_list))
+					   !list) ||
+			    (k == 0 && rsteps[r] == &regions_list_pinned_step))
 				continue;
 			LhPlan *plan;
 			const char *what;
