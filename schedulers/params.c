@@ -93,6 +93,13 @@ static gboolean parse_value(const LhParamSpec *sp, const char *text, double *out
 				*out = i;
 				return TRUE;
 			}
+		/* A last choice "*" takes any other non-empty name (search's start: a plugin
+		 * scheduler's name is known only at run time); the scheduler checks it. */
+		for (guint i = 0; ch[i]; i++)
+			if (!ch[i + 1] && strcmp(ch[i], "*") == 0 && *text) {
+				*out = i;
+				return TRUE;
+			}
 		g_autofree char *valid = g_strjoinv(", ", ch);
 		g_set_error(error, LH_SCHED_ERROR, LH_SCHED_ERROR_PARAM,
 			    "parameter '%s': '%s' is not a valid choice (valid: %s)", sp->name, text,
@@ -204,7 +211,10 @@ const char *lh_params_get_choice(const LhParams *p, const char *name)
 	g_mutex_lock(&lock);
 	if (!interned)
 		interned = g_hash_table_new(g_str_hash, g_str_equal);
-	const char *want = ch[(guint)p->num[i]];
+	/* "*": the name given (or the default). */
+	const char *want = strcmp(ch[(guint)p->num[i]], "*") == 0
+				   ? (p->value[i] ? p->value[i] : p->spec[i].deflt)
+				   : ch[(guint)p->num[i]];
 	const char *s = g_hash_table_lookup(interned, want);
 	if (!s) {
 		char *c = g_strdup(want);

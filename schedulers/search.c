@@ -26,8 +26,9 @@
 #include <string.h>
 
 static const LhParamSpec search_params[] = {
-	{"start", LH_PARAM_CHOICE, "lhs", 0, 0, "lhs|serial|iree|iree-cost|heft|cpath|xla",
-	 "the scheduler whose plan the search starts from"},
+	{"start", LH_PARAM_CHOICE, "lhs", 0, 0, "lhs|serial|iree|iree-cost|heft|cpath|xla|*",
+	 "the scheduler whose plan the search starts from: a built-in or any registered plugin "
+	 "(*)"},
 	{"budget", LH_PARAM_DOUBLE, "10", -1e9, 1e9, NULL,
 	 "wall-time budget, seconds (> 0); not read when only evals is given"},
 	{"evals", LH_PARAM_INT, NULL, -1000000000, 1000000000, NULL,
@@ -176,9 +177,23 @@ static LhPlan *search_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, 
 	/* Wall time only when asked for, or when there is no evaluation count. */
 	gboolean use_clock = lh_params_is_set(p, "budget") || !has_evals;
 	const char *sname = lh_params_get_choice(p, "start");
-	const LhScheduler *ss = lh_scheduler_lookup(sname, error);
-	if (!ss)
+	const LhScheduler *ss = lh_scheduler_find(sname);
+	if (!ss || ss->plan == search_plan) {
+		/* The registry's names, plugins included, for the message. */
+		g_autofree const LhScheduler **all = lh_scheduler_list();
+		GString *names = g_string_new(NULL);
+		for (guint k = 0; all[k]; k++)
+			if (all[k]->plan != search_plan)
+				g_string_append_printf(names, "%s%s", names->len ? ", " : "",
+						       all[k]->name);
+		g_set_error(error, LH_SCHED_ERROR, LH_SCHED_ERROR_PARAM,
+			    "search: start=%s: %s (valid: %s; a plugin's name once it is loaded "
+			    "with --plugin)",
+			    sname, ss ? "search cannot start from itself" : "no such scheduler",
+			    names->str);
+		g_string_free(names, TRUE);
 		return NULL;
+	}
 	GPtrArray *kv = g_ptr_array_new_with_free_func(g_free);
 	for (gsize k = 0; k < G_N_ELEMENTS(passed); k++)
 		if (lh_params_is_set(p, passed[k]) && spec_has(ss->params, passed[k]))

@@ -25,6 +25,10 @@ static Case cases[] = {
 	{"iree", {"concurrency=none", ""}},
 	{"heft", {"streams=3", ""}},
 	{"cpath", {"streams=3", "collective-limit=2"}},
+	{"iree-cost", {"", ""}},
+	{"iree-cost", {"regions=list", "streams=3"}},
+	{"iree-cost", {"regions=split", "concurrency=order"}},
+	{"search", {"evals=20", "start=heft"}},
 };
 
 ParameterizedTestParameters(props, random_dags)

@@ -124,18 +124,25 @@ Test(iree_cost, steps_plug_into_the_driver)
 		 "min-peak-memory|max-concurrency|debug", ""},
 		{NULL, 0, NULL, 0, 0, NULL, NULL}};
 	g_autoptr(LhParams) p = lh_params_new(spec, NULL, NULL);
-	const LhIreeRegionStep *rs[] = {&lh_iree_regions_reference, &lh_iree_regions_cost};
+	const LhIreeRegionStep *rs[] = {&lh_iree_regions_reference, &lh_iree_regions_cost,
+					&lh_iree_regions_list};
 	const LhIreeWaveStep *ws[] = {&lh_iree_waves_reference, &lh_iree_waves_cost};
 	for (guint64 seed = 1; seed <= 20; seed++) {
 		g_autoptr(LhGraph) g = random_graph(seed);
-		for (int a = 0; a < 2; a++)
-			for (int b = 0; b < 2; b++) {
-				GError *e = NULL;
-				g_autoptr(LhPlan) plan =
-					lh_iree_partition(g, hw, p, rs[a], ws[b], 4, 0, 1000, &e);
-				cr_assert(plan, "%s/%s: %s", rs[a]->name, ws[b]->name, e->message);
-				g_autoptr(LhTrace) t = sim_valid(g, hw, plan, rs[a]->name, seed);
-			}
+		for (int a = 0; a < 3; a++)
+			for (int b = 0; b < 2; b++)
+				/* Without a memory budget, and with one of 1 byte (every op held
+				 * back, so the list step's forced starts and the waves' one-op
+				 * fallback run). */
+				for (int m = 0; m < 2; m++) {
+					GError *e = NULL;
+					g_autoptr(LhPlan) plan = lh_iree_partition(
+						g, hw, p, rs[a], ws[b], 4, m ? 1 : 0, 1000, &e);
+					cr_assert(plan, "%s/%s: %s", rs[a]->name, ws[b]->name,
+						  e->message);
+					g_autoptr(LhTrace) t =
+						sim_valid(g, hw, plan, rs[a]->name, seed);
+				}
 	}
 }
 
@@ -249,13 +256,112 @@ Test(search, same_seed_and_evals_same_plan)
 	cr_assert_str_eq(da, db);
 }
 
+/* Every explicit region and wave step through the scheduler, with and without a memory limit
+ * (at the serial schedule's peak, which one region of one-op waves always meets): valid plans,
+ * the peak within the limit. */
+Test(iree_cost, every_step_valid_and_within_memory_limit, .timeout = 240)
+{
+	lh_models_init();
+	g_autoptr(LhHw) hw = lh_hw_lookup("h100-sxm", NULL);
+	static const char *const modes[][2] = {
+		{"regions=list", "concurrency=auto"},	  {"regions=list", "concurrency=cost"},
+		{"regions=split", "concurrency=order"},	  {"regions=reference", "concurrency=cost"},
+		{"regions=reference", "concurrency=order"}, {"regions=auto", "streams=2"},
+	};
+	for (guint64 seed = 1; seed <= 12; seed++) {
+		g_autoptr(LhGraph) g = random_graph(seed);
+		GError *e = NULL;
+		g_autoptr(LhPlan) sp = plan_of("serial", g, hw, NULL, &e);
+		g_autoptr(LhTrace) st = sim_valid(g, hw, sp, "serial", seed);
+		char ml[64];
+		g_snprintf(ml, sizeof ml, "memory-limit=%.17g",
+			   (double)st->peak_device / 1073741824.0);
+		for (gsize k = 0; k < G_N_ELEMENTS(modes); k++) {
+			const char *kv[] = {modes[k][0], modes[k][1], NULL};
+			g_autoptr(LhPlan) p = plan_of("iree-cost", g, hw, kv, &e);
+			cr_assert(p, "seed %lu %s %s: %s", (unsigned long)seed, kv[0], kv[1],
+				  e ? e->message : "?");
+			g_autoptr(LhTrace) t = sim_valid(g, hw, p, kv[0], seed);
+			const char *mkv[] = {modes[k][0], modes[k][1], ml, NULL};
+			g_autoptr(LhPlan) mp = plan_of("iree-cost", g, hw, mkv, &e);
+			cr_assert(mp, "seed %lu %s %s: %s", (unsigned long)seed, kv[0], kv[1],
+				  e ? e->message : "?");
+			g_autoptr(LhTrace) mt = sim_valid(g, hw, mp, kv[0], seed);
+			cr_assert_leq(mt->peak_device, st->peak_device, "seed %lu %s %s",
+				      (unsigned long)seed, kv[0], kv[1]);
+		}
+	}
+}
+
+/* Hand case for regions=list: k1, then a copy out of k1 and a kernel k2 after k1, then k3
+ * after the copy. Tracks: k1 and k2 on compute track 0 (k2 goes to its dep's track), the
+ * copy on the device-to-host track, k3 on a compute track. Cuts: after k1 (its consumer, the
+ * copy, is on another track), so k2 opens a region; k3 opens one (its dep, the copy, is on
+ * another track); the copy is alone on its track. Regions: {k1}, {copy}, {k2}, {k3}: 4, so 4
+ * host submits; each region one op, one wave. */
+Test(iree_cost, list_regions_cut_at_cross_track_edges)
+{
+	lh_models_init();
+	g_autoptr(LhHw) hw = t_hw(LH_SHARING_FIFO);
+	g_autoptr(LhGraph) g = lh_graph_new("cut");
+	guint32 k1 = t_kernel(g, "k1", 100, 1), k2 = t_kernel(g, "k2", 100, 1);
+	guint32 d = t_op(g, "d", LH_OP_COPY_D2H, 10000), k3 = t_kernel(g, "k3", 100, 1);
+	t_dep(g, k2, k1);
+	t_dep(g, d, k1);
+	t_dep(g, k3, d);
+	t_finish(g);
+	const char *kv[] = {"regions=list", "submit-ns=7", NULL};
+	GError *e = NULL;
+	g_autoptr(LhPlan) p = plan_of("iree-cost", g, hw, kv, &e);
+	cr_assert(p, "%s", e ? e->message : "?");
+	guint32 hosts = 0;
+	for (guint32 i = 0; i < lh_plan_n_cmds(p); i++) {
+		const LhCmd *c = lh_plan_cmd(p, i);
+		if (c->kind == LH_CMD_HOST) {
+			cr_assert_eq(c->arg, 7);
+			hosts++;
+		}
+	}
+	cr_assert_eq(hosts, 4);
+	g_autoptr(LhTrace) t = sim_valid(g, hw, p, "list hand", 0);
+}
+
+/* search starts from a plugin's plan (the seeded shuffle plugin built in tests/): valid,
+ * never worse than that start. */
+Test(search, starts_from_a_plugin)
+{
+	lh_models_init();
+	const char *dir = g_getenv("LHSIM_TEST_PLUGINS");
+	cr_assert(dir, "LHSIM_TEST_PLUGINS is not set (run the tests through meson test)");
+	g_autofree char *so = g_build_filename(dir, "shuffle.so", NULL);
+	GError *e = NULL;
+	const LhScheduler *sh = lh_scheduler_load_plugin(so, &e);
+	cr_assert(sh, "%s", e ? e->message : "?");
+	g_autoptr(LhHw) hw = lh_hw_lookup("h100-sxm", NULL);
+	for (guint64 seed = 1; seed <= 5; seed++) {
+		g_autoptr(LhGraph) g = random_graph(seed);
+		g_autoptr(LhPlan) s0 = plan_of(sh->name, g, hw, NULL, &e);
+		cr_assert(s0, "%s", e ? e->message : "?");
+		g_autoptr(LhTrace) t0 = sim_valid(g, hw, s0, sh->name, seed);
+		char start[64];
+		g_snprintf(start, sizeof start, "start=%s", sh->name);
+		const char *kv[] = {start, "evals=40", NULL};
+		g_autoptr(LhPlan) p = plan_of("search", g, hw, kv, &e);
+		cr_assert(p, "seed %lu: %s", (unsigned long)seed, e ? e->message : "?");
+		g_autoptr(LhTrace) t = sim_valid(g, hw, p, "search from a plugin", seed);
+		cr_assert_leq(makespan(t), makespan(t0), "seed %lu", (unsigned long)seed);
+	}
+}
+
 Test(search, bad_input_exits_2)
 {
 	static const char *const bad[][4] = {
 		{"search", "budget=0", "evals=5", "budget"},
 		{"search", "budget=-1", "evals=5", "budget"},
 		{"search", "evals=0", "seed=1", "evals"},
-		{"search", "start=nope", "evals=5", "start"},
+		{"search", "start=nope", "evals=5", "start=nope: no such scheduler"},
+		{"search", "start=search", "evals=5", "cannot start from itself"},
+		{"search", "start=", "evals=5", "'start'"},
 		{"search", "memory-limit=0.001", "evals=20", "smallest peak found"},
 		{"iree-cost", "memory-limit=0.001", "streams=2", "smallest peak found"},
 	};
