@@ -62,10 +62,10 @@ results=$work/results.md
 	echo "| mutant | file | change | result |"
 	echo "| --- | --- | --- | --- |"
 } >"$results"
-n_killed=0 n_survived=0 n_na=0
+n_killed=0 n_survived=0 n_equiv=0 n_na=0
 for m in "${mutants[@]}"; do
 	name=$(basename "$m" .mut)
-	IFS=$'\t' read -r file why < <(python3 "$here/apply.py" --describe "$m")
+	IFS=$'\t' read -r file why equiv < <(python3 "$here/apply.py" --describe "$m")
 	if ! python3 "$here/apply.py" "$m" "$tree" 2>"$work/apply.log"; then
 		result="did not apply: $(cat "$work/apply.log")"
 		n_na=$((n_na + 1))
@@ -73,8 +73,13 @@ for m in "${mutants[@]}"; do
 		result="killed (does not build)"
 		n_killed=$((n_killed + 1))
 	elif test_it; then
-		result="**survived**"
-		n_survived=$((n_survived + 1))
+		if [ -n "$equiv" ]; then
+			result="survived, equivalent: $equiv"
+			n_equiv=$((n_equiv + 1))
+		else
+			result="**survived**"
+			n_survived=$((n_survived + 1))
+		fi
 	else
 		by=$(failed_tests)
 		result="killed by ${by:-the suite}"
@@ -87,6 +92,7 @@ for m in "${mutants[@]}"; do
 done
 build_it
 echo >>"$results"
-echo "$n_killed killed, $n_survived survived, $n_na did not apply (of ${#mutants[@]})." >>"$results"
-echo "$n_killed killed, $n_survived survived, $n_na did not apply (of ${#mutants[@]}); table: $results"
+summary="$n_killed killed, $n_survived survived, $n_equiv equivalent (survived, shown to change nothing), $n_na did not apply (of ${#mutants[@]})"
+echo "$summary." >>"$results"
+echo "$summary; table: $results"
 [ "$n_survived" -eq 0 ] && [ "$n_na" -eq 0 ]
