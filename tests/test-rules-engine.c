@@ -50,9 +50,8 @@ Test(rules_engine, host_costs_round_to_the_nearest_ns)
 	g_autoptr(LhTrace) t = t_sim(g, hw, p);
 	/* Rounded: step 20.5 -> 21 (halves away from zero), launch 100.4 -> 100, event 10.6 -> 11.
 	 * Issues: run a at 21 + 100 = 121, signal at 121 + 11 = 132, wait at 132 + 11 = 143, run
-	 * b at 143 + 100 = 243. (Truncating would give 120, 130, 140, 240; rounding up 122, 133,
-	 * 144, 245; rounding each issue's running sum instead 121, 131/132, ... not all of these.)
-	 * a runs 121-131; b, issued at 243, runs 243-253. */
+	 * b at 143 + 100 = 243. (Truncating gives 120, 130, 140, 240; rounding up 122, 133, 144,
+	 * 245.) a runs 121-131; b, issued at 243, runs 243-253. */
 	cr_expect_eq(t->cmd_issue[0], 121);
 	cr_expect_eq(t->cmd_issue[1], 132);
 	cr_expect_eq(t->cmd_issue[2], 143);
