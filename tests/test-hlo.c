@@ -455,6 +455,47 @@ Test(hlo, big_modules_count_their_collectives)
 	cr_assert_eq(count_kind(g, LH_OP_COLLECTIVE_PERMUTE), expect_cp);
 }
 
+/* The 70B module (hlo_llama31_70b_bf16_16x8.hlo): its collectives, counted from the text
+ * apart from the importer. Its two while loops (%while: condition %region_6.449_spmd, body
+ * %region_3.423_spmd; %while.1: condition %region_24.1165_spmd, body %region_14.1138_spmd)
+ * count an s32 from constant(0) while it is LT constant(80): 80 trips each. By grep of the
+ * text, lines with " all-gather(": 2 in ENTRY, 7 in each body (16 in the file); with
+ * " all-reduce(": 43 in ENTRY, 16 in the second body (59 in the file); no other collective.
+ * So all-gathers 2 + 80 * (7 + 7) = 1122 and all-reduces 43 + 80 * 16 = 1323. The counts
+ * are rescanned here (count_in_comp, no importer code) and checked against these numbers
+ * too, so that an edit of the file shows up as such. */
+Test(hlo, llama31_70b_collectives_counted_from_the_text)
+{
+	g_autofree char *path = t_data("hlo/hlo_llama31_70b_bf16_16x8.hlo");
+	g_autofree char *text = NULL;
+	cr_assert(g_file_get_contents(path, &text, NULL, NULL));
+	const char *b1 = "%region_3.423_spmd", *b2 = "%region_14.1138_spmd";
+	cr_assert_eq(count_in_comp(text, "%region_6.449_spmd", "constant(80)"), 1);
+	cr_assert_eq(count_in_comp(text, "%region_24.1165_spmd", "constant(80)"), 1);
+	const struct {
+		const char *needle;
+		LhOpKind kind;
+		guint expect;
+	} cases[] = {
+		{" all-gather(", LH_OP_ALL_GATHER, 1122},
+		{" all-reduce(", LH_OP_ALL_REDUCE, 1323},
+		{" reduce-scatter(", LH_OP_REDUCE_SCATTER, 0},
+		{" all-to-all(", LH_OP_ALL_TO_ALL, 0},
+		{" collective-permute(", LH_OP_COLLECTIVE_PERMUTE, 0},
+	};
+	g_autoptr(LhGraph) g = import("hlo/hlo_llama31_70b_bf16_16x8.hlo", NULL);
+	for (gsize i = 0; i < G_N_ELEMENTS(cases); i++) {
+		guint scan = count_in_comp(text, "ENTRY", cases[i].needle) +
+			     80 * (count_in_comp(text, b1, cases[i].needle) +
+				   count_in_comp(text, b2, cases[i].needle));
+		cr_assert_eq(scan, cases[i].expect, "%s: the text gives %u", cases[i].needle, scan);
+		cr_assert_eq(count_kind(g, cases[i].kind), cases[i].expect, "%s: %u imported",
+			     cases[i].needle, count_kind(g, cases[i].kind));
+	}
+	/* The module states no device count; its iota groups name 128 devices (docs/hlo.md). */
+	cr_assert_eq(lh_graph_devices(g), 128);
+}
+
 /* ---- bad input ---- */
 
 typedef struct {

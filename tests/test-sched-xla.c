@@ -310,7 +310,12 @@ Test(xla, parallel_threads_should_be_scheduled)
 	Sched s = {0};
 	const char *kv[] = {NULL};
 	sched_import(&s, "ParallelThreadsShouldBeScheduled", kv);
-	cr_assert_gt(lh_plan_n_cmds(s.plan), 0);
+	/* "start" (async-start on the "parallel" thread) is an async kernel: it runs on an
+	 * async-compute side stream, and the main stream waits for it (its done). */
+	cr_assert_geq(s.stream[op(&s, "start")], 1);
+	cr_assert_eq(lh_plan_stream(s.plan, (guint32)s.stream[op(&s, "start")])->role,
+		     LH_ROLE_ASYNC_COMPUTE);
+	cr_assert_lt(start_of(&s, "start"), done_of(&s, "start"));
 	sched_clear(&s);
 }
 
@@ -354,7 +359,12 @@ Test(xla, host_offload_computations_without_schedule)
 	Sched s = {0};
 	const char *kv[] = {"estimator=xla", NULL};
 	sched_import(&s, "HostOffloadComputationsWithoutSchedule", kv);
-	cr_assert_gt(lh_plan_n_cmds(s.plan), 0);
+	/* async_start runs on an async-compute side stream; mul_fusion reads async_done, so it
+	 * runs on the main stream after the main stream's wait for async_start. */
+	cr_assert_eq(lh_plan_stream(s.plan, (guint32)s.stream[op(&s, "async_start")])->role,
+		     LH_ROLE_ASYNC_COMPUTE);
+	cr_assert_eq(s.stream[op(&s, "mul_fusion")], 0);
+	cr_assert_lt(done_of(&s, "async_start"), start_of(&s, "mul_fusion"));
 	sched_clear(&s);
 }
 
@@ -368,6 +378,9 @@ Test(xla, schedule_loop_peeled_send_done_before_while_schedules)
 	Sched s = {0};
 	const char *kv[] = {"estimator=xla", "collective-limit=2", NULL};
 	sched_import(&s, "ScheduleLoopPeeledSendDoneBeforeWhile", kv);
-	cr_assert_gt(lh_plan_n_cmds(s.plan), 0);
+	/* The send and the recv run on p2p side streams, the body's add (imported once) on main. */
+	cr_assert_eq(lh_plan_stream(s.plan, (guint32)s.stream[op(&s, "send")])->role, LH_ROLE_P2P);
+	cr_assert_eq(lh_plan_stream(s.plan, (guint32)s.stream[op(&s, "recv")])->role, LH_ROLE_P2P);
+	cr_assert_eq(s.stream[op(&s, "add.0@0")], 0);
 	sched_clear(&s);
 }
