@@ -276,7 +276,14 @@ static double collective_size(const Comp *c, const Instr *in, LhOpKind kind, con
 		return o ? o->bytes : 0;
 	}
 	double b = 0;
-	for (guint k = 0; in->ops && k < in->operands->len; k++)
+	/* ragged-all-to-all(input, output, input_offsets, send_sizes, output_offsets,
+	 * recv_sizes): only `input` is sent, the rest is the destination buffer and index
+	 * arrays (XLA's operation semantics, "RaggedAllToAll"); at most the whole input moves. */
+	guint n_sent = in->ops && strcmp(in->opcode, "ragged-all-to-all") == 0 &&
+				       in->operands->len > 0
+			       ? 1
+			       : (in->ops ? in->operands->len : 0);
+	for (guint k = 0; k < n_sent; k++)
 		b += ((Instr *)c->instrs->pdata[in->ops[k]])->shape.bytes;
 	if (b == 0) {
 		const Shape *o = hlo_shape_largest(out);

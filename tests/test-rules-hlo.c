@@ -72,6 +72,9 @@ Test(rules_hlo, ragged_all_to_all_is_an_all_to_all)
 	cr_expect_eq(m->group_size, 4);
 	for (guint32 k = 0; k < 4; k++)
 		cr_expect_eq(m->dev[k], k);
+	/* Only the input moves (XLA's semantics: output, offsets and sizes stay): f32[1024] is
+	 * 1024 x 4 = 4096 B, not the 4096 + 4096 + 4 x 16 = 8256 B of every operand. */
+	cr_expect_eq(r->size, 4096);
 	/* Its operands are its deps: 6 parameters. */
 	guint32 nd;
 	lh_graph_deps(g, t_id(g, "r"), &nd);
