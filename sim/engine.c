@@ -13,6 +13,12 @@
  * order, as a full pass, so the same doubles). The tie order at one instant is
  * fixed (ends in start order, then host issues, then dispatches in plan order, then engine
  * admissions in line order), which makes every run of the same inputs identical.
+ *
+ * A graph placed on devices runs one Sim per device (its host, queues, engines, memory and
+ * hardware) in the same loop; they meet only at rendezvous (Rdv): the parts of a collective,
+ * or a send and its recv, which wait resident until the last arrives, then move together at the
+ * slowest part's rate (docs/engine.md, "Several devices"). A graph without placement is one
+ * Sim, and its runs are those of the engine before devices (tests/test-engine-ref.c).
  */
 #include "sim/engine.h"
 #include "sim/cost.h"
