@@ -10,7 +10,9 @@
  * on the H100 model, and prints simulated ops per second (simulation alone, best of a few
  * runs) for each and their ratio per simulated op.
  *
- * usage: bench-mdev [N ...]
+ * usage: bench-mdev [--only=1|--only=8] [N ...]
+ *   --only=D simulates only the D-device case (for callgrind: valgrind --tool=callgrind
+ *   --trace-children=yes --toggle-collect=lh_simulate bench-mdev --only=8 100000).
  */
 #include "lhsim.h"
 
@@ -167,6 +169,8 @@ static double best_sim(const LhGraph *g, const LhHw *hw, const LhPlan *p, int re
 	return best;
 }
 
+static int only; /* 0 = both */
+
 static void one_size(guint32 n)
 {
 	lh_models_init();
@@ -176,16 +180,16 @@ static void one_size(guint32 n)
 	LhGraph *g1 = random_dag(n);
 	LhPlan *p1 = lh_plan_new();
 	eight_streams(g1, p1, 0, 0);
-	gint64 m1;
-	double t1 = best_sim(g1, hw, p1, reps, &m1);
+	gint64 m1 = 0;
+	double t1 = only == DEVICES ? 1 : best_sim(g1, hw, p1, reps, &m1);
 	/* 8 devices, N / 8 ops each. */
 	LhGraph *b = random_dag(n / DEVICES);
 	LhGraph *g8 = replicate(b, DEVICES);
 	LhPlan *p8 = lh_plan_new();
 	for (guint32 d = 0; d < DEVICES; d++)
 		eight_streams(b, p8, d, d * lh_graph_n_ops(b));
-	gint64 m8;
-	double t8 = best_sim(g8, hw, p8, reps, &m8);
+	gint64 m8 = 0;
+	double t8 = only == 1 ? 1 : best_sim(g8, hw, p8, reps, &m8);
 	guint32 n8 = lh_graph_n_ops(g8), nr = lh_graph_n_syncs(g8);
 	double r1 = lh_graph_n_ops(g1) / t1, r8 = n8 / t8;
 	printf("%9u ops  1 device: %7.3f s %6.2f M ops/s (makespan %.3f ms)  "
@@ -204,9 +208,18 @@ int main(int argc, char **argv)
 {
 	guint32 sizes[16] = {100000, 1000000};
 	int ns = 2;
-	if (argc > 1) {
+	int first = 1;
+	if (argc > 1 && g_str_has_prefix(argv[1], "--only=")) {
+		only = atoi(argv[1] + 7);
+		if (only != 1 && only != DEVICES) {
+			fprintf(stderr, "bench-mdev: --only=1 or --only=%d\n", DEVICES);
+			return 2;
+		}
+		first = 2;
+	}
+	if (argc > first) {
 		ns = 0;
-		for (int i = 1; i < argc && ns < 16; i++)
+		for (int i = first; i < argc && ns < 16; i++)
 			sizes[ns++] = (guint32)strtoul(argv[i], NULL, 10);
 	}
 	printf("bench-mdev: random layered DAG, width 64, 8 streams per device, h100-sxm\n");

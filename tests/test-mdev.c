@@ -312,6 +312,55 @@ Test(mdev, cross_device_deadlock_is_named)
 		  "%s", e2->message);
 }
 
+/* A deadlock that depends on the hardware: device 0 has one resident-kernel slot, which its
+ * part of A holds while it waits for device 1; device 1's part of B waits for device 0's part
+ * of B, which waits for that slot. Validation (hardware-blind) passes it; the engine names it. */
+Test(mdev, slot_deadlock_is_named)
+{
+	g_autoptr(LhHw) hw0 = t_hw(LH_SHARING_FIFO);
+	g_autoptr(LhHw) hw1 = t_hw(LH_SHARING_FIFO);
+	hw0->max_resident_kernels = 1;
+	g_autoptr(LhGraph) g = placed(2);
+	coll(g, "a0", LH_OP_ALL_REDUCE, 1000, 2, 0, "A");
+	coll(g, "b0", LH_OP_ALL_REDUCE, 1000, 2, 0, "B");
+	coll(g, "b1", LH_OP_ALL_REDUCE, 1000, 2, 1, "B");
+	coll(g, "a1", LH_OP_ALL_REDUCE, 1000, 2, 1, "A");
+	t_finish(g);
+	g_autoptr(LhPlan) p = lh_plan_new();
+	guint32 x = lh_plan_add_stream_on(p, "x", LH_ROLE_COLLECTIVE, 0);
+	guint32 y = lh_plan_add_stream_on(p, "y", LH_ROLE_COLLECTIVE, 0);
+	guint32 c1 = lh_plan_add_stream_on(p, "c1", LH_ROLE_COLLECTIVE, 1);
+	lh_plan_run(p, x, t_id(g, "a0"));
+	lh_plan_run(p, y, t_id(g, "b0"));
+	lh_plan_run(p, c1, t_id(g, "b1"));
+	lh_plan_run(p, c1, t_id(g, "a1"));
+	g_autoptr(GError) e = NULL;
+	cr_assert(lh_plan_validate(p, g, "plan", &e), "%s", e ? e->message : "");
+	const LhHw *hws[] = {hw0, hw1};
+	LhSimOptions o = {.device_hw = hws};
+	LhTrace *t = lh_simulate(g, hw0, p, &o, NULL, &e);
+	cr_assert_null(t);
+	cr_assert(g_error_matches(e, LH_ENGINE_ERROR, LH_ENGINE_ERROR_DEADLOCK));
+	cr_expect(strstr(e->message,
+			 "device 1: op 'b1' on stream 'c1' waits at sync 'B' for device 0, which "
+			 "has not reached it (op 'b0': it waits for a free kernel slot on stream "
+			 "'y')"),
+		  "%s", e->message);
+	cr_expect(strstr(e->message,
+			 "device 0: op 'a0' on stream 'x' waits at sync 'A' for device 1, which "
+			 "has not reached it (op 'a1': stream 'c1' has not reached command 4)"),
+		  "%s", e->message);
+	/* With two slots on device 0 it runs: both parts of B arrive at 0 (b1 is c1's first),
+	 * 1000 B over 2 devices moves 2 * 1 / 2 * 1000 = 1000 B at 100 B/ns: B ends at 10; a1
+	 * follows b1 on c1 and arrives at 10: A ends at 20. */
+	hw0->max_resident_kernels = 2;
+	g_autoptr(LhTrace) t2 = sim_opts(g, hw0, p, &o);
+	SPAN(t2, g, "b0", 0, 10);
+	SPAN(t2, g, "b1", 0, 10);
+	SPAN(t2, g, "a0", 0, 20);
+	SPAN(t2, g, "a1", 10, 20);
+}
+
 /* Devices do not share hosts: device 0's host blocked in a sync on a part waiting for device
  * 1 does not stop device 1's host from issuing that part (one host would deadlock). */
 Test(mdev, hosts_are_independent)
