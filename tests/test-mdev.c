@@ -588,3 +588,24 @@ Test(mdev, validation_errors)
 	bad_plan(one, "lhsim-plan 1\nstream s compute device=1\nrun s k\n",
 		 "p.txt:3:1: 'run s k': stream 's' is on device 1, but the graph is not placed");
 }
+
+/* ---- the command line: a placed graph runs; a bad one exits 2 with its position ---- */
+
+Test(mdev, cli_runs_a_placed_graph_and_rejects_a_bad_one)
+{
+	g_autofree char *gp = t_data("mdev-dp2.json");
+	g_autofree char *pp = t_data("mdev-dp2.plan");
+	g_autofree char *out = NULL, *err = NULL;
+	int st = t_lhsim(&out, &err, "run", gp, "--plan", pp, NULL);
+	cr_assert_eq(st, 0, "%s", err ? err : "");
+	cr_expect(out && strstr(out, "makespan"), "%s", out ? out : "");
+	g_autofree char *bp = t_data("mdev-bad-device.json");
+	g_autofree char *out2 = NULL, *err2 = NULL;
+	st = t_lhsim(&out2, &err2, "run", bp, "--plan", pp, NULL);
+	cr_expect_eq(st, 2);
+	/* Line 5 is k1: `  {"name": "k1", "kind": "kernel", "duration_ns": 3000, "device": 2},`,
+	 * its device's value at column 67. */
+	cr_expect(err2 && strstr(err2, "mdev-bad-device.json:5:67: op 'k1' is on device 2, but "
+				       "the graph declares 2 devices"),
+		  "%s", err2 ? err2 : "");
+}
