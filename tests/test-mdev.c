@@ -9,6 +9,7 @@
  * send or recv its size.
  */
 #include <criterion/criterion.h>
+#include <math.h>
 #include <string.h>
 
 #include "helpers.h"
@@ -608,4 +609,39 @@ Test(mdev, cli_runs_a_placed_graph_and_rejects_a_bad_one)
 	cr_expect(err2 && strstr(err2, "mdev-bad-device.json:5:67: op 'k1' is on device 2, but "
 				       "the graph declares 2 devices"),
 		  "%s", err2 ? err2 : "");
+}
+
+/* A graph without placement is device 0: its factor slows its kernels and copy-d2d, not its
+ * copies over PCIe; a factor that is not a positive number is an input error. */
+Test(mdev, straggler_factor_rules)
+{
+	g_autoptr(LhHw) hw = t_hw(LH_SHARING_FIFO);
+	g_autoptr(LhGraph) g = lh_graph_new("g");
+	t_kernel(g, "k", 1000, 1.0);
+	guint32 d = t_op(g, "d2d", LH_OP_COPY_D2D, 100000);
+	guint32 h = t_op(g, "h2d", LH_OP_COPY_H2D, 1000);
+	t_finish(g);
+	g_autoptr(LhPlan) p = lh_plan_new();
+	guint32 s = lh_plan_add_stream(p, "s", LH_ROLE_COMPUTE);
+	lh_plan_run(p, s, t_id(g, "k"));
+	lh_plan_run(p, s, d);
+	lh_plan_run(p, s, h);
+	const double slow[] = {2};
+	LhSimOptions o = {.slow = slow};
+	g_autoptr(LhTrace) t = sim_opts(g, hw, p, &o);
+	/* k: 1000 * 2 = 2000. copy-d2d: a kernel of 2 * 100000 B at 1000 B/ns = 200 ns, times 2:
+	 * 400, 2000 .. 2400. copy-h2d: 1000 B at 10 B/ns = 100 ns, no latency, not slowed:
+	 * 2400 .. 2500. */
+	SPAN(t, g, "k", 0, 2000);
+	SPAN(t, g, "d2d", 2000, 2400);
+	SPAN(t, g, "h2d", 2400, 2500);
+	const double bad[] = {0, -1, NAN};
+	for (guint i = 0; i < G_N_ELEMENTS(bad); i++) {
+		LhSimOptions ob = {.slow = &bad[i]};
+		g_autoptr(GError) e = NULL;
+		cr_expect_null(lh_simulate(g, hw, p, &ob, NULL, &e));
+		cr_expect(e && g_error_matches(e, LH_ENGINE_ERROR, LH_ENGINE_ERROR_INVALID) &&
+				  strstr(e->message, "device 0: straggler factor"),
+			  "%g: %s", bad[i], e ? e->message : "accepted");
+	}
 }
