@@ -645,3 +645,145 @@ Test(mdev, straggler_factor_rules)
 			  "%g: %s", bad[i], e ? e->message : "accepted");
 	}
 }
+
+/* ---- independence: devices share nothing but rendezvous ---- */
+
+/* Base graph @b's ops on device @d of @g (names prefixed, deps and aliases offset by d * n). */
+static void copy_into(LhGraph *g, const LhGraph *b, guint32 d)
+{
+	guint32 n = lh_graph_n_ops(b);
+	for (guint32 i = 0; i < n; i++) {
+		const LhOp *s = lh_graph_op(b, i);
+		g_autofree char *name = g_strdup_printf("d%u/%s", d, s->name);
+		LhOp *o = lh_graph_op_mut(g, lh_graph_add_op(g, name, s->kind));
+		o->flops = s->flops;
+		o->bytes = s->bytes;
+		o->sm = s->sm;
+		o->size = s->size;
+		o->out_bytes = s->out_bytes;
+		o->duration_ns = s->duration_ns;
+		o->out_space = s->out_space;
+		o->async = s->async;
+		o->dtype = s->dtype;
+		o->transpose = s->transpose;
+		o->group = s->group;
+		o->alias = s->alias == LH_NO_OP ? LH_NO_OP : d * n + s->alias;
+		o->device = d;
+	}
+	for (guint32 i = 0; i < n; i++) {
+		guint32 nd;
+		const guint32 *deps = lh_graph_deps(b, i, &nd);
+		for (guint32 k = 0; k < nd; k++)
+			lh_graph_add_dep(g, d * n + i, d * n + deps[k]);
+	}
+}
+
+/* @b's ops (at @off in the plan's graph) on 4 streams of device @dev, round robin in
+ * topological order, a signal after an op with a consumer on another stream and a wait before
+ * each such consumer. */
+static void plan_copy(LhPlan *p, const LhGraph *b, guint32 dev, guint32 off)
+{
+	guint32 n = lh_graph_n_ops(b), sid[4];
+	for (guint32 s = 0; s < 4; s++) {
+		g_autofree char *name = g_strdup_printf("d%u.s%u", dev, s);
+		sid[s] = lh_plan_add_stream_on(p, name, LH_ROLE_COMPUTE, dev);
+	}
+	g_autofree guint32 *stream = g_new(guint32, n), *event = g_new(guint32, n);
+	const guint32 *topo = lh_graph_topo(b);
+	for (guint32 k = 0, rr = 0; k < n; k++)
+		stream[topo[k]] = lh_graph_op(b, topo[k])->kind == LH_OP_INPUT ? G_MAXUINT32
+									   : rr++ % 4;
+	for (guint32 k = 0; k < n; k++) {
+		guint32 v = topo[k], s = stream[v], nd, ns;
+		event[v] = G_MAXUINT32;
+		if (s == G_MAXUINT32)
+			continue;
+		const guint32 *deps = lh_graph_deps(b, v, &nd);
+		for (guint32 j = 0; j < nd; j++)
+			if (stream[deps[j]] != G_MAXUINT32 && stream[deps[j]] != s)
+				lh_plan_wait(p, sid[s], event[deps[j]]);
+		lh_plan_run(p, sid[s], off + v);
+		const guint32 *succ = lh_graph_succs(b, v, &ns);
+		for (guint32 j = 0; j < ns; j++)
+			if (stream[succ[j]] != s) {
+				event[v] = lh_plan_new_event(p);
+				lh_plan_signal(p, sid[s], event[v]);
+				break;
+			}
+	}
+}
+
+/* Two devices each running their own copy of a random graph, without rendezvous, give each
+ * copy exactly the trace it has alone on one device (graph without placement): each device
+ * has its own host, queues, engines and memory. The plan interleaves the two devices'
+ * commands, so a shared host or queue would show. Random layered DAGs with kernels, copies
+ * and collectives, under fifo and fair sharing. */
+Test(mdev, devices_are_independent)
+{
+	for (guint seed = 1; seed <= 4; seed++) {
+		g_autoptr(LhHw) hw = t_hw(seed & 1 ? LH_SHARING_FIFO : LH_SHARING_FAIR);
+		hw->launch_ns = 5;
+		hw->event_ns = 2;
+		hw->hw_queues = 2; /* fewer than the 4 streams: false dependencies inside a device */
+		hw->memory_gib = 1024;
+		LhRandomDagOptions ro;
+		lh_random_dag_options_init(&ro);
+		ro.seed = seed;
+		ro.n_ops = 300;
+		g_autoptr(LhGraph) b = lh_gen_random_dag(&ro);
+		guint32 n = lh_graph_n_ops(b);
+		g_autoptr(LhPlan) p1 = lh_plan_new();
+		plan_copy(p1, b, 0, 0);
+		g_autoptr(LhTrace) t1 = t_sim(b, hw, p1);
+		g_autoptr(LhGraph) g = placed(2);
+		copy_into(g, b, 0);
+		copy_into(g, b, 1);
+		t_finish(g);
+		/* Device 1's plan, then device 0's, merged command by command. */
+		g_autoptr(LhPlan) a = lh_plan_new(), c = lh_plan_new();
+		plan_copy(a, b, 1, n);
+		plan_copy(c, b, 0, 0);
+		g_autoptr(LhPlan) p2 = lh_plan_new();
+		/* Streams interleaved too (device 1's s at 2 s, device 0's at 2 s + 1): each device's
+		 * queues count its own streams only, so each copy sees the queues it has alone. */
+		for (guint32 s = 0; s < 4; s++) {
+			lh_plan_add_stream_on(p2, lh_plan_stream(a, s)->name, LH_ROLE_COMPUTE, 1);
+			lh_plan_add_stream_on(p2, lh_plan_stream(c, s)->name, LH_ROLE_COMPUTE, 0);
+		}
+		for (guint32 e = 0; e < a->n_events + c->n_events; e++)
+			lh_plan_new_event(p2);
+		guint32 na = lh_plan_n_cmds(a), nc = lh_plan_n_cmds(c);
+		for (guint32 i = 0; i < MAX(na, nc); i++)
+			for (int which = 0; which < 2; which++) {
+				const LhPlan *q = which ? c : a;
+				if (i >= lh_plan_n_cmds(q))
+					continue;
+				const LhCmd *cmd = lh_plan_cmd(q, i);
+				guint32 s = 2 * cmd->stream + (which ? 1 : 0);
+				guint32 ev = (guint32)cmd->arg + (which ? a->n_events : 0);
+				if (cmd->kind == LH_CMD_RUN)
+					lh_plan_run(p2, s, (guint32)cmd->arg);
+				else if (cmd->kind == LH_CMD_SIGNAL)
+					lh_plan_signal(p2, s, ev);
+				else if (cmd->kind == LH_CMD_WAIT)
+					lh_plan_wait(p2, s, ev);
+			}
+		g_autoptr(LhTrace) t2 = t_sim(g, hw, p2);
+		for (guint32 d = 0; d < 2; d++)
+			for (guint32 i = 0; i < n; i++) {
+				const LhOpTiming *x = &t1->ops[i], *y = &t2->ops[d * n + i];
+				cr_assert(x->start == y->start && x->end == y->end &&
+						  x->issue == y->issue && x->engine == y->engine,
+					  "seed %u device %u op %s: alone %" G_GINT64_FORMAT " .. %"
+					  G_GINT64_FORMAT ", beside another device %" G_GINT64_FORMAT
+					  " .. %" G_GINT64_FORMAT,
+					  seed, d, lh_graph_op(b, i)->name, x->start, x->end, y->start,
+					  y->end);
+			}
+		for (guint32 d = 0; d < 2; d++) {
+			cr_expect_eq(lh_trace_dev_peak(t2, d), t1->peak_device, "seed %u", seed);
+			cr_expect_eq(lh_trace_dev_peak_t(t2, d), t1->peak_device_t, "seed %u", seed);
+			cr_expect_eq(lh_trace_dev_host_end(t2, d), t1->host_end, "seed %u", seed);
+		}
+	}
+}
