@@ -735,6 +735,17 @@ Test(mdev, devices_are_independent)
 		g_autoptr(LhPlan) p1 = lh_plan_new();
 		plan_copy(p1, b, 0, 0);
 		g_autoptr(LhTrace) t1 = t_sim(b, hw, p1);
+		/* Placed on one device, the graph runs the several-device loop: the same trace. */
+		g_autoptr(LhGraph) g1 = placed(1);
+		copy_into(g1, b, 0);
+		t_finish(g1);
+		g_autoptr(LhTrace) t1p = t_sim(g1, hw, p1);
+		for (guint32 i = 0; i < n; i++)
+			cr_assert(t1->ops[i].start == t1p->ops[i].start &&
+					  t1->ops[i].end == t1p->ops[i].end,
+				  "seed %u op %s placed on one device", seed, lh_graph_op(b, i)->name);
+		cr_expect_eq(t1->host_end, t1p->host_end);
+		cr_expect_eq(t1->peak_device, t1p->peak_device);
 		g_autoptr(LhGraph) g = placed(2);
 		copy_into(g, b, 0);
 		copy_into(g, b, 1);
