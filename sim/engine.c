@@ -1466,7 +1466,6 @@ static void run_many(World *w)
 		}
 		w->t = next;
 	}
-
 }
 
 LhTrace *lh_simulate(const LhGraph *g, const LhHw *hw, const LhPlan *plan,
