@@ -1,6 +1,6 @@
 /* lhsim benchmark peer — the same DAG simulated by SimGrid (issue 12), run by bench-run.
  *
- * simgrid-peer GRAPH [--dag] reads an lhsim graph JSON with lhsim's own reader (so that both
+ * simgrid-peer GRAPH [--dag] [--upfront] reads an lhsim graph JSON with lhsim's own reader (so that both
  * simulators start from the same file and the same parse), builds it as SimGrid 3.32 s4u
  * activities with their dependencies (the DAG API that replaced SimDag), runs SimGrid's engine
  * to the end and prints one line: ops, activities, edges, read, build, run and total wall
@@ -19,12 +19,18 @@
  *                         that rate: the latency depends on the op, a link has one
  *   input                 nothing: lhsim never runs inputs (their outputs are live at t = 0),
  *                         so edges from inputs are dropped too
- * Every dependency of the graph is an s4u dependency (add_successor). By default each op also
- * depends on the one before it in lhsim's program order (lh_graph_topo), which is the schedule
- * of `lhsim run GRAPH --sched serial`; --dag leaves the DAG alone, so SimGrid runs every ready
- * activity at once. The network model is CM02 without cross-traffic, so that a Comm alone
- * takes latency + size / bandwidth exactly (the default LV08 scales both by measured TCP
- * factors, https://simgrid.org/doc/latest/Configuring_SimGrid.html#options-model-network).
+ * Every dependency between ops that run is an s4u dependency (add_successor). By default each op
+ * also depends on the one before it in lhsim's program order (lh_graph_topo), which is the
+ * schedule of `lhsim run GRAPH --sched serial`; --dag leaves the DAG alone, so SimGrid runs every
+ * ready activity at once. The network model is CM02 without cross-traffic, so that a Comm alone
+ * takes latency + size / bandwidth exactly (SimGrid's --help-models: "CM02: ... without
+ * corrective factors"; the default LV08 multiplies latency by 13.01 and bandwidth by .97).
+ *
+ * Activities are created just in time, when the last of their deps has started, with a
+ * dependency on each dep not finished by then: SimGrid 3.32 keeps every activity in a list of
+ * the actor that created it (here the maestro) and each completion removes itself by a linear
+ * scan, so building all 10^6 activities first makes the run quadratic (bench/README.md).
+ * --upfront builds them all first, as SimGrid's own DAG loaders do, to show it.
  */
 #include "lhsim.h"
 
@@ -33,7 +39,6 @@
 #include <cstdio>
 #include <cstring>
 #include <string>
-#include <unordered_map>
 #include <sys/resource.h>
 #include <unistd.h>
 #include <vector>
@@ -69,7 +74,7 @@ static struct {
 	std::vector<sg4::ActivityPtr> act;
 	std::vector<guint32> chain_prev, chain_next; /* the serial order's extra edges */
 	std::vector<guint32> pending; /* deps (and chain predecessor) not yet created and started */
-	std::unordered_map<const sg4::Activity *, guint32> index;
+	std::vector<guint32> op_of; /* op_of[i] = i: an activity's user data points to its op */
 	size_t n_act, n_edges, finished;
 } dag;
 
@@ -103,7 +108,7 @@ static void create(guint32 i, bool start)
 	} else {
 		a = sg4::Exec::init()->set_flops_amount(ns)->set_host(dag.gpu)->set_name(op->name);
 	}
-	dag.index[a.get()] = i;
+	a->set_data(&dag.op_of[i]);
 	dag.act[i] = a;
 	dag.n_act++;
 	guint32 nd;
@@ -130,7 +135,7 @@ static void create(guint32 i, bool start)
  * created, so that SimGrid holds only the activities running or next in line. */
 static void started(sg4::Activity const &a)
 {
-	guint32 i = dag.index.at(&a);
+	guint32 i = *a.get_data<guint32>();
 	guint32 ns;
 	const guint32 *succs = lh_graph_succs(dag.g, i, &ns);
 	for (guint32 s = 0; s <= ns; s++) {
@@ -212,6 +217,9 @@ int main(int argc, char **argv)
 	dag.chain_prev.assign(n, LH_NO_OP);
 	dag.chain_next.assign(n, LH_NO_OP);
 	dag.pending.assign(n, 0);
+	dag.op_of.resize(n);
+	for (guint32 i = 0; i < n; i++)
+		dag.op_of[i] = i;
 	guint32 prev = LH_NO_OP, n_inputs = 0;
 	for (guint32 k = 0; k < n; k++) {
 		guint32 i = topo[k];
