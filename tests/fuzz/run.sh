@@ -21,6 +21,9 @@ build | all) harnesses=$all ;;
 hlo | json | plan | ini | stg | measured) harnesses=$what ;;
 *) echo "usage: $0 [hlo|json|plan|ini|stg|measured|all|build] [SECONDS]" >&2; exit 2 ;;
 esac
+# Absolute, because the runs below work inside it.
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
 if [ ! -f "$out/build.ninja" ]; then
 	CC=${FUZZ_CC:-clang} meson setup "$out" "$src" -Dfuzz=true -Dcuda=disabled -Dmpi=disabled
 fi
