@@ -7,6 +7,10 @@
  * plan, simulate, metrics; it prints each phase's wall time, the total and the child's peak
  * RSS. With DIR the graph stays there, so that the command itself can be timed:
  *   /usr/bin/time -f '%e s %M KiB' lhsim run DIR/graph.json --sched serial > /dev/null
+ *
+ * Then, in the same run, a peer: simgrid-peer (bench/simgrid-peer.cpp, built where SimGrid is
+ * installed) simulates the same graph file with SimGrid in the same serial order, and bench-run
+ * prints its times and the ratio of the two totals. Without SimGrid it says so and skips it.
  */
 #include "lhsim.h"
 
@@ -28,7 +32,14 @@ static void die(GError *e)
 	exit(1);
 }
 
-static void child(const char *path)
+/* What the lhsim child tells the parent, through a pipe. */
+typedef struct {
+	double read;      /* s, reading the graph */
+	double total;     /* s, reading the graph to the metrics */
+	gint64 makespan;  /* ns */
+} RunResult;
+
+static void child(const char *path, int out)
 {
 	lh_models_init();
 	GError *e = NULL;
@@ -60,11 +71,62 @@ static void child(const char *path)
 	printf("%9u  %7.3f s  %7.3f s  %7.3f s  %7.3f s  %7.3f s  %7.3f s  %6.2f M ops/s  %7.0f MiB\n",
 	       lh_graph_n_ops(g), t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4, t5 - t0,
 	       lh_graph_n_ops(g) / (t4 - t3) / 1e6, ru.ru_maxrss / 1024.0);
+	RunResult r = {t1 - t0, t5 - t0, m.makespan};
+	if (write(out, &r, sizeof r) != (ssize_t)sizeof r)
+		perror("bench-run: pipe");
 	lh_metrics_clear(&m);
 	lh_trace_free(t);
 	lh_plan_free(p);
 	lh_graph_free(g);
 	lh_hw_free(hw);
+}
+
+/* SimGrid on the same file, in a process of its own (its peak RSS is its own), and the ratio. */
+static int peer(const char *path, const RunResult *lh)
+{
+#if LH_HAVE_SIMGRID
+	/* simgrid-peer is built beside bench-run. */
+	g_autofree char *self = g_file_read_link("/proc/self/exe", NULL);
+	g_autofree char *dir = self ? g_path_get_dirname(self) : g_strdup(".");
+	g_autofree char *exe = g_build_filename(dir, "simgrid-peer", NULL);
+	char *argv[] = {exe, (char *)path, NULL};
+	g_autofree char *out = NULL;
+	int st = 0;
+	GError *e = NULL;
+	printf("\nSimGrid 3.32 on the same file (simgrid-peer: lhsim's reader, then s4u activities in "
+	       "the same serial order):\n"
+	       "      ops  activities      edges       read      build        run      total"
+	       "       makespan     RSS read     peak RSS\n");
+	fflush(stdout);
+	if (!g_spawn_sync(NULL, argv, NULL, G_SPAWN_DEFAULT, NULL, NULL, &out, NULL, &st, &e)) {
+		fprintf(stderr, "bench-run: %s\n", e->message);
+		g_error_free(e);
+		return 1;
+	}
+	fputs(out, stdout);
+	unsigned n;
+	size_t n_act, n_edges;
+	double read, build, run, total, makespan_ms;
+	if (!g_spawn_check_wait_status(st, NULL) ||
+	    sscanf(out, "%u %zu %zu %lf s %lf s %lf s %lf s %lf ms", &n, &n_act, &n_edges, &read,
+		   &build, &run, &total, &makespan_ms) != 8) {
+		fprintf(stderr, "bench-run: simgrid-peer failed\n");
+		return 1;
+	}
+	/* Both read the file with lhsim's reader, whose time moves most with the machine's load, so
+	 * the part after reading is compared too. */
+	printf("\nlhsim %.3f s, SimGrid %.3f s: SimGrid / lhsim = %.2f\n"
+	       "after reading the graph: lhsim %.3f s (schedule, validate, simulate, metrics), "
+	       "SimGrid %.3f s (build, run): SimGrid / lhsim = %.2f\n"
+	       "makespans: lhsim %.3f ms, SimGrid %.3f ms\n",
+	       lh->total, total, total / lh->total, lh->total - lh->read, build + run,
+	       (build + run) / (lh->total - lh->read), lh->makespan / 1e6, makespan_ms);
+#else
+	(void)path;
+	(void)lh;
+	printf("\nSimGrid: not installed, skipped\n");
+#endif
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -94,17 +156,30 @@ int main(int argc, char **argv)
 	printf("      ops   read JSON   schedule   validate   simulate    metrics      total"
 	       "   simulated         peak RSS\n");
 	fflush(stdout);
+	int fds[2];
+	if (pipe(fds) != 0) {
+		perror("bench-run: pipe");
+		return 1;
+	}
 	pid_t pid = fork();
 	if (pid == 0) {
-		child(path);
+		close(fds[0]);
+		child(path, fds[1]);
 		fflush(stdout);
 		_exit(0);
 	}
+	close(fds[1]);
+	RunResult lh = {0, 0, 0};
+	gboolean have_lh = read(fds[0], &lh, sizeof lh) == (ssize_t)sizeof lh;
+	close(fds[0]);
 	int st = 0;
 	waitpid(pid, &st, 0);
+	int rc = WIFEXITED(st) ? WEXITSTATUS(st) : 1;
+	if (rc == 0 && have_lh)
+		rc = peer(path, &lh);
 	if (tmp) {
 		g_unlink(path);
 		g_rmdir(tmp);
 	}
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 1;
+	return rc;
 }

@@ -382,7 +382,7 @@ int grid_new(const GridSpec *sp, Grid **out)
 			workload = g_strdup(w);
 			if (!lh_gen_workload_help(w)) {
 				const char *none[] = {NULL};
-				g_autoptr(LhGraph) x = lh_gen_workload(w, none, &e);
+				lh_graph_free(lh_gen_workload(w, none, &e)); /* for its error */
 				cli_usage("sweep", "--gen '%s': %s", *q, e ? e->message : "unknown");
 				g_clear_error(&e);
 				goto fail;
@@ -395,7 +395,7 @@ int grid_new(const GridSpec *sp, Grid **out)
 			g_autofree char *arg = g_strdup_printf("--gen %s:%s", w, o);
 			if (!lh_gen_workload_has_option(w, key)) {
 				const char *kv[] = {o, NULL};
-				g_autoptr(LhGraph) x = lh_gen_workload(w, kv, &e);
+				lh_graph_free(lh_gen_workload(w, kv, &e)); /* for its error */
 				cli_usage("sweep", "%s: %s", arg,
 					  e ? e->message : "no such option");
 				g_clear_error(&e);

@@ -1,12 +1,7 @@
 /* libFuzzer harness for the Chrome trace reader of measured timelines (models/measured.c).
  * A trace that loads must have its events sorted by (device, stream, start) with no two on a
- * stream overlapping, and every end at or after its start. Build and run (clang):
- *   mkdir -p build-fuzz && clang -std=c11 -D_GNU_SOURCE -g -O1 \
- *     -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -I. \
- *     $(pkg-config --cflags glib-2.0 gio-2.0 json-glib-1.0 sqlite3) \
- *     -o build-fuzz/fuzz-measured tests/fuzz/fuzz-measured.c models/measured.c \
- *     $(pkg-config --libs glib-2.0 gio-2.0 json-glib-1.0 sqlite3) -lm
- *   build-fuzz/fuzz-measured -max_total_time=60 -max_len=65536 CORPUS_DIR */
+ * stream overlapping, and every end at or after its start. Build and run: tests/fuzz/run.sh
+ * measured SECONDS (meson -Dfuzz=true with clang). */
 #include "models/measured.h"
 
 #include <stdint.h>

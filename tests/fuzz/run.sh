@@ -1,52 +1,58 @@
 #!/bin/sh
-# Builds the libFuzzer harnesses with clang straight from the sources (the meson build stays
-# gcc-only) and runs them. Usage: tests/fuzz/run.sh [hlo|json|plan|ini|stg|measured|build] [SECONDS]
+# Builds the libFuzzer harnesses with meson (-Dfuzz=true, clang) and runs them.
+# Usage: tests/fuzz/run.sh [hlo|json|plan|ini|stg|measured|all|build] [SECONDS]
 #   tests/fuzz/run.sh hlo 600    fuzz the HLO importer for 10 minutes, one job
-# A run builds only its own harness, so several can start side by side. Corpora live in
-# $FUZZ_DIR (default build-fuzz/): seeds come from tests/data, examples/ and models/hw/.
-# Harnesses: hlo, json, plan, ini, stg, measured (Chrome traces of measured timelines).
+#   tests/fuzz/run.sh all 5      every harness for 5 s in turn (what .ci/run does)
+# The build directory is $FUZZ_DIR (default build-fuzz/), configured on first use with
+# CC=clang -Dfuzz=true -Dcuda=disabled -Dmpi=disabled. Corpora live there too (corpus-NAME), seeded
+# from tests/data, examples/, models/hw/ and tests/fuzz/seeds. Build once (`run.sh build`) before
+# starting several runs side by side: each run rebuilds its harness, and concurrent builds of one
+# directory race. A crash (or a leak, or a UBSan finding) exits non-zero and leaves crash-* in
+# $FUZZ_DIR.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 src=$(cd "$here/../.." && pwd)
 out=${FUZZ_DIR:-$src/build-fuzz}
 what=${1:-build}
 secs=${2:-60}
-mkdir -p "$out"
-cflags="-std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-  -I$src -I$out $(pkg-config --cflags glib-2.0 json-glib-1.0)"
-libs="$(pkg-config --libs glib-2.0 json-glib-1.0) -lm"
-# The sources the readers need: the sim core and the readers of models/.
-[ -f "$out/lh-config.h" ] || echo '#pragma once' > "$out/lh-config.h"
-core="$src/sim/graph.c $src/sim/util.c $src/sim/hw.c $src/sim/plan.c $src/sim/validate.c \
-  $src/sim/engine.c $src/sim/cost.c $src/sim/trace.c $src/sim/topo.c $src/sim/cost-collective.c $src/models/graph-json.c $src/models/stg.c \
-  $(ls "$src"/models/hlo*.c)"
+all="hlo json plan ini stg measured"
 case "$what" in
-build) harnesses="hlo json plan ini stg measured" ;;
+build | all) harnesses=$all ;;
 hlo | json | plan | ini | stg | measured) harnesses=$what ;;
-*) echo "usage: $0 [hlo|json|plan|ini|stg|measured|build] [SECONDS]" >&2; exit 2 ;;
+*) echo "usage: $0 [hlo|json|plan|ini|stg|measured|all|build] [SECONDS]" >&2; exit 2 ;;
 esac
-for h in $harnesses; do
-	if [ "$h" = measured ]; then # the measured-trace reader alone, with its gzip and SQLite
-		clang $cflags $(pkg-config --cflags gio-2.0 sqlite3) -o "$out/fuzz-$h.tmp" \
-			"$here/fuzz-$h.c" "$src/models/measured.c" $libs $(pkg-config --libs gio-2.0 sqlite3)
-	else
-		clang $cflags -o "$out/fuzz-$h.tmp" "$here/fuzz-$h.c" $core $libs
-	fi
-	mv "$out/fuzz-$h.tmp" "$out/fuzz-$h"
-done
+# Absolute, because the runs below work inside it.
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+if [ ! -f "$out/build.ninja" ]; then
+	CC=${FUZZ_CC:-clang} meson setup "$out" "$src" -Dfuzz=true -Dcuda=disabled -Dmpi=disabled
+fi
+# Only the harnesses (and the instrumented library they link): the rest of the tree is not
+# needed to fuzz.
+targets=""
+for h in $harnesses; do targets="$targets fuzz-$h"; done
+# shellcheck disable=SC2086
+meson compile -C "$out" $targets
 [ "$what" = build ] && exit 0
-corpus="$out/corpus-$what"
-mkdir -p "$corpus"
-dict=""
-case "$what" in
-hlo)
-	cp -n "$src"/tests/data/hlo/*.hlo "$corpus"/ 2>/dev/null || true
-	dict="-dict=$here/hlo.dict" ;;
-json) cp -n "$src"/examples/*.json "$corpus"/ 2>/dev/null || true ;;
-plan) cp -n "$here"/seeds/*.plan "$corpus"/ 2>/dev/null || true ;;
-ini) cp -n "$src"/models/hw/*.ini "$corpus"/ 2>/dev/null || true ;;
-stg) cp -n "$src"/tests/data/stg/50/rand000*.stg "$corpus"/ 2>/dev/null || true ;;
-esac
-cd "$out"
-exec "./fuzz-$what" $dict -max_total_time="$secs" -max_len=65536 \
-	-print_final_stats=1 "$corpus"
+
+run() {
+	h=$1
+	corpus="$out/corpus-$h"
+	mkdir -p "$corpus"
+	dict=""
+	case "$h" in
+	hlo)
+		cp -n "$src"/tests/data/hlo/*.hlo "$corpus"/ 2>/dev/null || true
+		dict="-dict=$here/hlo.dict" ;;
+	json) cp -n "$src"/examples/*.json "$corpus"/ 2>/dev/null || true ;;
+	plan) cp -n "$here"/seeds/*.plan "$corpus"/ 2>/dev/null || true ;;
+	ini) cp -n "$src"/models/hw/*.ini "$corpus"/ 2>/dev/null || true ;;
+	stg) cp -n "$src"/tests/data/stg/50/rand000*.stg "$corpus"/ 2>/dev/null || true ;;
+	esac
+	echo "== fuzz-$h, $secs s"
+	# In $out, where libFuzzer writes crash-*, leak-* and oom-* files.
+	# shellcheck disable=SC2086
+	(cd "$out" && "./tests/fuzz/fuzz-$h" $dict -max_total_time="$secs" -max_len=65536 \
+		-print_final_stats=1 "$corpus")
+}
+for h in $harnesses; do run "$h"; done
