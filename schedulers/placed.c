@@ -1,0 +1,148 @@
+/* lhsim — scheduling a graph placed on several devices: one scheduler run per device's program,
+ * merged into one plan (docs/schedulers.md, "Placed graphs"). */
+#include "schedulers/placed.h"
+
+#include <string.h>
+
+LhGraph *lh_graph_device_program(const LhGraph *g, guint32 d, guint32 **map_out)
+{
+	g_return_val_if_fail(g && lh_graph_is_finished(g), NULL);
+	guint32 n = lh_graph_n_ops(g), nd = MAX(lh_graph_devices(g), 1);
+	g_autofree guint32 *sub_of = g_new(guint32, MAX(n, 1)); /* index in the result, or none */
+	GArray *map = g_array_new(FALSE, FALSE, sizeof(guint32));
+	for (guint32 i = 0; i < n; i++) {
+		sub_of[i] = LH_NO_OP;
+		if (lh_graph_op(g, i)->device == d) {
+			sub_of[i] = map->len;
+			g_array_append_val(map, i);
+		}
+	}
+	g_autofree char *name = g_strdup_printf("%s.d%u", lh_graph_name(g), d);
+	g_autoptr(LhGraph) sub = lh_graph_new(name);
+	if (lh_graph_devices(g))
+		lh_graph_set_devices(sub, lh_graph_devices(g)); /* member ids stay global */
+	g_autofree guint32 *last_p2p = g_new(guint32, nd); /* per peer: the last send or recv */
+	for (guint32 k = 0; k < nd; k++)
+		last_p2p[k] = LH_NO_OP;
+	for (guint32 k = 0; k < map->len; k++) {
+		guint32 i = g_array_index(map, guint32, k);
+		const LhOp *op = lh_graph_op(g, i);
+		guint32 id = lh_graph_add_op(sub, op->name, op->kind);
+		LhOp *o = lh_graph_op_mut(sub, id);
+		const char *own = o->name;
+		*o = *op;
+		o->name = own;
+		o->opcode = NULL;
+		o->n_deps = o->deps_at = 0;
+		o->device = o->sync = 0;
+		o->alias = op->alias == LH_NO_OP ? LH_NO_OP : sub_of[op->alias];
+		o->members = 0;
+		const LhMemberSet *ms = lh_graph_op_members(g, op);
+		if (ms) {
+			guint32 m = lh_graph_add_member_set(sub, ms->n_groups, ms->group_size,
+							    ms->pairs, ms->dev);
+			lh_graph_op_mut(sub, id)->members = 1 + m;
+		}
+		if (op->opcode)
+			lh_graph_set_opcode(sub, id, op->opcode);
+		guint32 ndep;
+		const guint32 *deps = lh_graph_deps(g, i, &ndep);
+		for (guint32 j = 0; j < ndep; j++)
+			lh_graph_add_dep(sub, id, sub_of[deps[j]]); /* no dep crosses devices */
+		if ((op->kind == LH_OP_SEND || op->kind == LH_OP_RECV) && op->sync) {
+			guint32 np;
+			const guint32 *parts = lh_graph_sync_ops(g, op->sync - 1, &np);
+			for (guint32 j = 0; j < np; j++) {
+				guint32 peer = lh_graph_op(g, parts[j])->device;
+				if (parts[j] == i || peer >= nd)
+					continue;
+				if (last_p2p[peer] != LH_NO_OP)
+					lh_graph_add_dep(sub, id, last_p2p[peer]);
+				last_p2p[peer] = id;
+			}
+		}
+	}
+	guint32 ns;
+	const guint32 *seq = lh_graph_schedule(g, &ns);
+	if (seq) {
+		g_autoptr(GArray) mine = g_array_new(FALSE, FALSE, sizeof(guint32));
+		for (guint32 k = 0; k < ns; k++) {
+			guint32 op = seq[k] >> 1;
+			if (sub_of[op] != LH_NO_OP) {
+				guint32 e = sub_of[op] << 1 | (seq[k] & LH_SCHED_DONE);
+				g_array_append_val(mine, e);
+			}
+		}
+		lh_graph_set_schedule(sub, (const guint32 *)mine->data, mine->len);
+	}
+	GError *e = NULL;
+	if (!lh_graph_finish(sub, NULL, &e))
+		g_error("device %u's program of a finished placed graph is bad: %s", d,
+			e->message); /* a bug: the placed graph was checked */
+	if (map_out)
+		*map_out = (guint32 *)g_array_free(map, FALSE);
+	else
+		g_array_free(map, TRUE);
+	return g_steal_pointer(&sub);
+}
+
+/* Appends device @d's plan @p (made for its program, whose op k is @map[k] of the placed graph)
+ * to @out. */
+static void merge(LhPlan *out, const LhPlan *p, guint32 d, const guint32 *map)
+{
+	guint32 s0 = lh_plan_n_streams(out), e0 = out->n_events;
+	for (guint32 s = 0; s < lh_plan_n_streams(p); s++) {
+		const LhStream *st = lh_plan_stream(p, s);
+		g_autofree char *name = g_strdup_printf("d%u.%s", d, st->name);
+		lh_plan_add_stream_on(out, name, st->role, d);
+	}
+	out->n_events += p->n_events;
+	for (guint32 c = 0; c < lh_plan_n_cmds(p); c++) {
+		const LhCmd *cmd = lh_plan_cmd(p, c);
+		switch ((LhCmdKind)cmd->kind) {
+		case LH_CMD_RUN:
+			lh_plan_run(out, s0 + cmd->stream, map[cmd->arg]);
+			break;
+		case LH_CMD_SIGNAL:
+			lh_plan_signal(out, s0 + cmd->stream, e0 + (guint32)cmd->arg);
+			break;
+		case LH_CMD_WAIT:
+			lh_plan_wait(out, s0 + cmd->stream, e0 + (guint32)cmd->arg);
+			break;
+		case LH_CMD_HOST:
+			lh_plan_host_on(out, d, cmd->arg);
+			break;
+		case LH_CMD_SYNC:
+			lh_plan_sync(out, s0 + cmd->stream);
+			break;
+		}
+	}
+}
+
+LhPlan *lh_scheduler_run_placed(const LhScheduler *s, const LhGraph *g, const LhHw *hw,
+				const LhHw *const *device_hw, const char *const *kv, FILE *explain,
+				GError **error)
+{
+	g_return_val_if_fail(s && g && hw && lh_graph_placed(g), NULL);
+	guint32 nd = lh_graph_devices(g);
+	g_autoptr(LhPlan) out = lh_plan_new();
+	for (guint32 d = 0; d < nd; d++) {
+		g_autofree guint32 *map = NULL;
+		g_autoptr(LhGraph) sub = lh_graph_device_program(g, d, &map);
+		if (explain)
+			fprintf(explain, "placed: device %u (%u ops)\n", d, lh_graph_n_ops(sub));
+		GError *e = NULL;
+		g_autoptr(LhPlan) p = lh_scheduler_run(s, sub, device_hw ? device_hw[d] : hw, kv,
+							explain, &e);
+		if (!p) {
+			if (e->domain != LH_SCHED_ERROR || e->code != LH_SCHED_ERROR_PARAM)
+				g_prefix_error(&e, "device %u: ", d); /* a parameter is everyone's */
+			g_propagate_error(error, e);
+			return NULL;
+		}
+		merge(out, p, d, map);
+		if (d == 0)
+			lh_plan_set_origin(out, p->scheduler, p->params);
+	}
+	return g_steal_pointer(&out);
+}
