@@ -40,7 +40,8 @@ static void row_run(Row *r, const LhGraph *g, const CliHw *H)
 		r->trace = lh_simulate(g, hw, plan, &opt, NULL, &e);
 	}
 	if (r->trace) {
-		lh_metrics_compute(r->trace, g, hw, plan, &r->m);
+		lh_metrics_compute_devices(r->trace, g, hw, (const LhHw *const *)H->device_hw, plan,
+					   &r->m);
 		r->ok = TRUE;
 		r->over = (double)r->m.peak_device > hw->memory_gib * 1073741824.0;
 		r->plan = plan;
@@ -289,7 +290,8 @@ int cli_compare(int argc, char **argv)
 	const LhHw *hw = rc ? NULL : gs[0].H->hw; /* device 0's, the same for every graph */
 	guint failed = 0;
 	for (guint k = 0; k < ng && !rc; k++) {
-		lh_bounds(gs[k].g, gs[k].H->hw, NULL, &gs[k].b);
+		lh_bounds_devices(gs[k].g, gs[k].H->hw, (const LhHw *const *)gs[k].H->device_hw,
+				  NULL, &gs[k].b);
 		gs[k].rows = g_new0(Row, n);
 		for (guint i = 0; i < n; i++) {
 			Row *r = &gs[k].rows[i];

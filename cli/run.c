@@ -182,7 +182,7 @@ int cli_run(int argc, char **argv)
 	if (!tr)
 		return cli_fail(e);
 	LhMetrics m;
-	lh_metrics_compute(tr, g, hw, plan, &m);
+	lh_metrics_compute_devices(tr, g, hw, (const LhHw *const *)H->device_hw, plan, &m);
 	if (trace_path) {
 		g_autofree char *t = lh_trace_to_chrome_json(tr, g, plan);
 		if (!cli_write_output("--trace", trace_path, t, &e)) {
