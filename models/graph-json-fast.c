@@ -13,7 +13,8 @@
  * or a control character in a string, a byte sequence that is not UTF-8, comments, negative
  * numbers, null, an unknown or repeated key, a value of the wrong type or range, a dep or alias
  * that does not resolve, a graph lh_graph_finish() refuses, and a collective's "members" (the
- * full reader checks and stores member sets). It reads the top-level "devices".
+ * full reader checks and stores member sets). It reads the top-level "devices" and the ops'
+ * "device" and "sync" (placement, docs/graph-format.md "Several devices").
  */
 #include "models/graph-json-private.h"
 #include "sim/engine.h"
@@ -222,7 +223,8 @@ enum {
 	F_NAME = 1 << 0, F_KIND = 1 << 1, F_DEPS = 1 << 2, F_FLOPS = 1 << 3, F_BYTES = 1 << 4,
 	F_SM = 1 << 5, F_SIZE = 1 << 6, F_GROUP = 1 << 7, F_DUR = 1 << 8, F_OUT_BYTES = 1 << 9,
 	F_OUT_SPACE = 1 << 10, F_ASYNC = 1 << 11, F_OPCODE = 1 << 12, F_DTYPE = 1 << 13,
-	F_GEMM = 1 << 14, F_TRANSPOSE = 1 << 15, F_ALIAS = 1 << 16,
+	F_GEMM = 1 << 14, F_TRANSPOSE = 1 << 15, F_ALIAS = 1 << 16, F_DEVICE = 1 << 17,
+	F_SYNC = 1 << 18,
 };
 
 typedef struct {
@@ -246,6 +248,8 @@ typedef struct {
 	GArray *deps;      /* of Slice: the current op's deps */
 	GArray *pending;   /* of Pending */
 	GArray *pending_alias; /* of Pending */
+	guint32 n_placed;  /* ops that name a device */
+	guint32 n_sync;    /* ops that name a sync */
 } Fast;
 
 static const char *cstr(Fast *f, Slice s)
@@ -322,7 +326,9 @@ static gboolean read_op(Fast *f, Rd *r, guint32 idx)
 		return FALSE;
 	guint32 seen = 0;
 	Slice name = {0}, kind_s = {0}, out_space = {0}, opcode = {0}, dtype_s = {0}, alias = {0};
-	double flops = 0, bytes = 0, sm = 1, size = 0, group = 1, dur = -1, out_bytes = 0;
+	Slice sync = {0};
+	double flops = 0, bytes = 0, sm = 1, size = 0, group = 1, dur = -1, out_bytes = 0,
+	       device = 0;
 	gboolean async = FALSE, transpose = FALSE;
 	gint64 gemm[4] = {0, 0, 0, 0};
 	g_array_set_size(f->deps, 0);
@@ -358,6 +364,9 @@ static gboolean read_op(Fast *f, Rd *r, guint32 idx)
 				} else if (slice_is(k, "duration_ns")) {
 					bit = F_DUR;
 					ok = field_num(r, TRUE, MAX_DURATION, &dur);
+				} else if (slice_is(k, "device")) {
+					bit = F_DEVICE;
+					ok = field_num(r, TRUE, LH_JSON_MAX_DEVICE, &device);
 				} else {
 					bit = F_DTYPE;
 					ok = slice_is(k, "dtype") && str(r, &dtype_s);
@@ -375,6 +384,9 @@ static gboolean read_op(Fast *f, Rd *r, guint32 idx)
 				if (slice_is(k, "sm")) {
 					bit = F_SM;
 					ok = field_num(r, FALSE, G_MAXDOUBLE, &sm) && sm > 0 && sm <= 1;
+				} else if (slice_is(k, "sync")) {
+					bit = F_SYNC;
+					ok = str(r, &sync) && sync.len > 0;
 				} else {
 					bit = F_SIZE;
 					ok = slice_is(k, "size") && field_num(r, TRUE, MAX_INT, &size);
@@ -486,6 +498,14 @@ static gboolean read_op(Fast *f, Rd *r, guint32 idx)
 		if (transpose && kind != LH_OP_KERNEL && kind != LH_OP_COPY_D2D)
 			return FALSE;
 		op->transpose = transpose;
+	}
+	if (seen & F_DEVICE) {
+		op->device = (guint32)device;
+		f->n_placed++;
+	}
+	if (seen & F_SYNC) { /* in op order, as the full reader adds them */
+		op->sync = 1 + lh_graph_sync_add(f->g, cstr(f, sync));
+		f->n_sync++;
 	}
 	if (seen & F_OPCODE)
 		lh_graph_set_opcode(f->g, i, cstr(f, opcode)); /* op is stale after this */
@@ -642,6 +662,15 @@ LhGraph *lh__graph_json_fast(const char *data, gsize len)
 	}
 	if (has_devices)
 		lh_graph_set_devices(f.g, (guint32)devices);
+	/* Placement: all ops or none name a device; a placed graph declares its devices; a sync
+	 * needs placement (the full reader says which op breaks which rule). */
+	if (f.n_placed) {
+		if (f.n_placed != lh_graph_n_ops(f.g) || !has_devices)
+			goto out;
+		lh_graph_set_placed(f.g, TRUE);
+	} else if (f.n_sync) {
+		goto out;
+	}
 	if (has_sched) {
 		g_autofree guint32 *seq = g_new(guint32, sched->len);
 		for (guint j = 0; j < sched->len; j++) {

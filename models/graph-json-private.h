@@ -10,3 +10,6 @@ LhGraph *lh__graph_json_fast(const char *data, gsize len);
 /* The full reader alone (json-glib with positions): what lh_graph_new_from_json_data() falls
  * back to. For tests that compare the two. */
 LhGraph *lh__graph_json_full(const char *data, gssize len, const char *where, GError **error);
+
+/* The largest "device" an op may name: "devices" is at most 10^6 (both readers). */
+#define LH_JSON_MAX_DEVICE 999999.0

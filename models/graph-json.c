@@ -221,7 +221,8 @@ static const char *const op_fields[] = {"name",	       "kind",	       "deps",	  
 					"bytes",       "sm",	       "size",	      "group",
 					"duration_ns", "out_bytes",    "out_space",   "async",
 					"opcode",      "dtype",	       "gemm",	      "transpose",
-					"alias",       "members",     NULL};
+					"alias",       "members",     "device",      "sync",
+					NULL};
 
 /* Reads a number member: must be finite, >= 0, <= @max, integral when @integral. */
 static gboolean num(Rd *r, JsonObject *o, const char *op, const char *m, gboolean integral,
@@ -349,6 +350,23 @@ static gboolean read_op(Rd *r, LhGraph *g, JsonArray *ops, guint idx, GHashTable
 		if (v <= 0 || v > 1)
 			return at(r, k, "op '%s': sm must be in (0, 1] (got %g)", name, v);
 		op->sm = v;
+	}
+	if (!num(r, o, name, "device", TRUE, LH_JSON_MAX_DEVICE, &v, &has))
+		return FALSE;
+	if (has)
+		op->device = (guint32)v;
+	JsonNode *yn = json_object_get_member(o, "sync");
+	if (yn) {
+		g_autofree char *k = mkey(o, "sync");
+		if (JSON_NODE_TYPE(yn) != JSON_NODE_VALUE ||
+		    json_node_get_value_type(yn) != G_TYPE_STRING || !*json_node_get_string(yn))
+			return at(r, k, "op '%s': sync must be a non-empty string (the key its "
+				  "rendezvous' ops share)", name);
+		if (!lh_op_kind_is_collective(kind))
+			return at(r, k, "op '%s': only collectives, send and recv have a 'sync' (a %s "
+				  "has none)", name, lh_op_kind_name(kind));
+		/* In op order, as the fast reader adds them: the same indices. */
+		op->sync = 1 + lh_graph_sync_add(g, json_node_get_string(yn));
 	}
 	JsonNode *sn = json_object_get_member(o, "out_space");
 	if (sn) {
@@ -587,6 +605,56 @@ static gboolean read_members(Rd *r, LhGraph *g, JsonObject *top, JsonArray *ops)
 	return TRUE;
 }
 
+/* Placement (docs/graph-format.md, "Several devices"): when one op names a device, every op
+ * does, the graph declares its devices and each op's device is one of them; a sync needs
+ * placement. The rest (deps across devices, rendezvous) lh_graph_finish checks. */
+static gboolean read_placement(Rd *r, LhGraph *g, JsonObject *top, JsonArray *ops)
+{
+	guint n = json_array_get_length(ops);
+	gint first = -1;
+	for (guint i = 0; i < n && first < 0; i++)
+		if (json_object_has_member(json_array_get_object_element(ops, i), "device"))
+			first = (gint)i;
+	if (first < 0) {
+		for (guint i = 0; i < n; i++) {
+			JsonObject *o = json_array_get_object_element(ops, i);
+			if (json_object_has_member(o, "sync")) {
+				g_autofree char *k = mkey(o, "sync");
+				return at(r, k, "op '%s' names a sync, but no op names a device: a sync "
+					  "joins ops on several devices (give every op a \"device\")",
+					  json_object_get_string_member(o, "name"));
+			}
+		}
+		return TRUE;
+	}
+	const char *first_name =
+		json_object_get_string_member(json_array_get_object_element(ops, first), "name");
+	if (!json_object_has_member(top, "devices")) {
+		JsonObject *o = json_array_get_object_element(ops, first);
+		g_autofree char *k = mkey(o, "device");
+		return at(r, k, "op '%s' names a device, but the graph does not say how many it has "
+			  "(top-level \"devices\")", first_name);
+	}
+	guint32 devices = lh_graph_devices(g);
+	for (guint i = 0; i < n; i++) {
+		JsonObject *o = json_array_get_object_element(ops, i);
+		const char *name = json_object_get_string_member(o, "name");
+		if (!json_object_has_member(o, "device")) {
+			g_autofree char *k = ekey(ops, i);
+			return at(r, k, "op '%s' names no device, but op '%s' does: in a graph placed on "
+				  "devices every op names one", name, first_name);
+		}
+		guint32 d = lh_graph_op(g, i)->device;
+		if (d >= devices) {
+			g_autofree char *k = mkey(o, "device");
+			return at(r, k, "op '%s' is on device %u, but the graph declares %u device%s "
+				  "(0 to %u)", name, d, devices, devices == 1 ? "" : "s", devices - 1);
+		}
+	}
+	lh_graph_set_placed(g, TRUE);
+	return TRUE;
+}
+
 /* The optional top-level "schedule": op names (starts) and {"done": NAME} (async dones). */
 static gboolean read_schedule(Rd *r, LhGraph *g, JsonObject *top, GHashTable *names)
 {
@@ -739,6 +807,8 @@ LhGraph *lh__graph_json_full(const char *data, gssize len, const char *where, GE
 		goto out;
 	if (!read_members(&r, g, top, ops))
 		goto out;
+	if (!read_placement(&r, g, top, ops))
+		goto out;
 	if (!read_schedule(&r, g, top, names))
 		goto out;
 	if (!lh_graph_finish(g, NULL, &fe)) {
@@ -846,6 +916,12 @@ char *lh_graph_to_json(const LhGraph *g)
 					       op->gemm_batch, op->gemm_m, op->gemm_n, op->gemm_k);
 		if (op->transpose)
 			g_string_append(s, ", \"transpose\": true");
+		if (lh_graph_placed(g))
+			g_string_append_printf(s, ", \"device\": %u", op->device);
+		if (op->sync) {
+			g_string_append(s, ", \"sync\": ");
+			lh_json_append_string(s, lh_graph_sync_name(g, op->sync - 1));
+		}
 		if (op->alias != LH_NO_OP) {
 			g_string_append(s, ", \"alias\": ");
 			lh_json_append_string(s, lh_graph_op(g, op->alias)->name);

@@ -29,7 +29,9 @@ G_DEFINE_QUARK(lh-engine-error-quark, lh_engine_error)
 #define DIRTY_SM_FULL 4u /* ... by an end or a phase change: every SM/link rate may move */
 #define NEVER G_MAXINT64
 
-typedef enum { PH_LATENCY, PH_MAIN } Phase;
+/* PH_WAIT: a part of a rendezvous (a collective's part on one device, a send or a recv) that is
+ * resident and waits for the other parts (docs/engine.md, "Several devices"). */
+typedef enum { PH_LATENCY, PH_MAIN, PH_WAIT } Phase;
 
 typedef struct {
 	guint32 op, cmd, stream;
@@ -48,6 +50,8 @@ typedef struct {
 	gint64 eta;       /* end of this phase at the current rate, or NEVER */
 	guint64 seq;      /* start order */
 	guint32 prev, next; /* the running list, in start order (slot indices, NONE at the ends) */
+	guint32 rv;       /* the rendezvous it is a part of (World.rdv), or NONE: then its rate is
+	                     the share it holds on its device, and the rendezvous keeps the work */
 } Act;
 
 /* An op's standalone costs on this hardware, computed once before the loop (docs/engine.md,
@@ -100,7 +104,12 @@ static guint32 fifo_pop(Fifo *f)
 	return x;
 }
 
+typedef struct World World;
+
+/* One device: its host, queues, engines and memory. A graph without placement is one. */
 typedef struct {
+	World *w;
+	guint32 d;            /* device index */
 	const LhGraph *g;
 	const LhOp *ops;      /* the graph's op array */
 	const guint32 *deps;  /* the graph's dep array */
@@ -112,7 +121,11 @@ typedef struct {
 	gint64 t;
 
 	/* host */
-	guint32 h;            /* commands issued so far */
+	guint32 hc;           /* the next command of this device to issue (a plan index), n_cmds
+	                         when all are: a command c of this device is issued iff c < hc */
+	const guint32 *dnext; /* per command: the next command of the same device (n_cmds after
+	                         the last); NULL for one device (then it is c + 1) */
+	const guint32 *sq;    /* per stream (shared): its queue among its device's queues */
 	gint64 host_next;     /* when command h finishes issuing, or NEVER while blocked */
 	gint64 launch, event; /* rounded issue costs */
 
@@ -160,11 +173,40 @@ typedef struct {
 	gint64 dev, host_mem;
 	gboolean mem_changed; /* device or host bytes changed at this instant */
 	gint64 cap_bytes;
+	gint64 *pk, *pk_t;    /* where this device's peak goes: the trace's peak, or dev_peak[d] */
+	gint64 *pk_host;      /* the trace's peak_host (one device), else a scratch */
+	gint64 pk_host_own;
+	gint64 last_issue;    /* when this device's host issued its last command so far */
 	gboolean over;
 	gboolean strict;
 	GError **error;
-	gboolean failed;
 } Sim;
+
+/* A rendezvous in progress (docs/engine.md, "Several devices"): the parts of one collective
+ * across devices, or a send and its recv. It keeps the work of its phases; every part holds its
+ * share on its device, and the rendezvous moves at the slowest part's rate. */
+typedef struct {
+	const guint32 *parts; /* ops, by device */
+	guint32 k, arrived;
+	guint8 phase;         /* PH_WAIT until the last part arrives */
+	guint8 touched;       /* in World.touched */
+	double rem, main_work, rate;
+	gint64 t_upd, eta;
+} Rdv;
+
+struct World {
+	Sim *dev;
+	guint32 D;
+	gboolean failed;
+	gboolean multi;       /* the graph is placed on devices */
+	gint64 t;
+	Rdv *rdv;             /* by sync index */
+	guint32 *op_slot;     /* per op with a sync: the slot of its running part, on its device */
+	guint32 *op_cmd;      /* multi: per op, the command that runs it */
+	guint32 *touched;     /* rendezvous whose parts' rates changed at this instant */
+	guint32 n_touched;
+	guint8 *eta_stale;    /* per device: a part's eta moved, rescan its next_eta */
+};
 
 static gint64 round_cost(double ns)
 {
@@ -173,16 +215,29 @@ static gint64 round_cost(double ns)
 
 /* ---- memory ---- */
 
-static void mem_point(Sim *x)
+/* One point per instant of the memory in use, summed over devices (sim/trace.h); the
+ * per-device peaks are kept at each allocation (mem_alloc). */
+static void mem_point(World *w)
 {
-	LhTrace *tr = x->tr;
+	LhTrace *tr = w->dev[0].tr;
+	gint64 dev = 0, host = 0;
+	for (guint32 d = 0; d < w->D; d++) {
+		dev += w->dev[d].dev;
+		host += w->dev[d].host_mem;
+	}
+	if (w->multi) {
+		/* Several hosts: their sum's peak, at the end of an instant (ends free before
+		 * starts allocate, so no instant's sum peaks earlier within it). */
+		if (host > tr->peak_host)
+			tr->peak_host = host;
+	}
 	LhMemPoint *last = tr->mem->len ? &g_array_index(tr->mem, LhMemPoint, tr->mem->len - 1)
 					: NULL;
-	if (last && last->t == x->t) {
-		last->device_bytes = x->dev;
-		last->host_bytes = x->host_mem;
-	} else if (!last || last->device_bytes != x->dev || last->host_bytes != x->host_mem) {
-		LhMemPoint pt = {x->t, x->dev, x->host_mem};
+	if (last && last->t == w->t) {
+		last->device_bytes = dev;
+		last->host_bytes = host;
+	} else if (!last || last->device_bytes != dev || last->host_bytes != host) {
+		LhMemPoint pt = {w->t, dev, host};
 		g_array_append_val(tr->mem, pt);
 	}
 }
@@ -193,37 +248,39 @@ static void mem_alloc(Sim *x, guint32 op)
 	x->mem_changed |= o->out_bytes != 0;
 	gint64 *pool = o->out_space == LH_SPACE_HOST ? &x->host_mem : &x->dev;
 	if (G_UNLIKELY(o->out_bytes > (guint64)(G_MAXINT64 - *pool))) {
-		if (!x->failed)
+		if (!x->w->failed)
 			g_set_error(x->error, LH_ENGINE_ERROR, LH_ENGINE_ERROR_INVALID,
 				    "op '%s': its output of %" G_GUINT64_FORMAT " bytes would take the "
 				    "%s memory in use beyond 2^63 bytes",
 				    o->name, o->out_bytes,
 				    o->out_space == LH_SPACE_HOST ? "host" : "device");
-		x->failed = TRUE;
+		x->w->failed = TRUE;
 		return;
 	}
 	if (o->out_space == LH_SPACE_HOST) {
 		x->host_mem += (gint64)o->out_bytes;
-		if (x->host_mem > x->tr->peak_host)
-			x->tr->peak_host = x->host_mem;
+		if (x->host_mem > *x->pk_host)
+			*x->pk_host = x->host_mem;
 		return;
 	}
 	x->dev += (gint64)o->out_bytes;
-	if (x->dev > x->tr->peak_device) {
-		x->tr->peak_device = x->dev;
-		x->tr->peak_device_t = x->t;
+	if (x->dev > *x->pk) {
+		*x->pk = x->dev;
+		*x->pk_t = x->t;
 	}
 	if (x->dev > x->cap_bytes && !x->over) {
 		x->over = TRUE;
-		if (x->strict && !x->failed) {
+		if (x->strict && !x->w->failed) {
 			g_autofree char *used = lh_format_bytes((double)x->dev);
 			g_autofree char *cap = lh_format_bytes((double)x->cap_bytes);
 			g_autofree char *at = lh_format_ns((double)x->t);
+			g_autofree char *dn = x->w->multi ? g_strdup_printf(" of device %u", x->d)
+							   : g_strdup("");
 			g_set_error(x->error, LH_ENGINE_ERROR, LH_ENGINE_ERROR_MEMORY,
-				    "device memory exceeded at t=%s when op '%s' started: %s in use, "
+				    "device memory%s exceeded at t=%s when op '%s' started: %s in use, "
 				    "capacity %s (%s)",
-				    at, o->name, used, cap, x->hw->name);
-			x->failed = TRUE;
+				    dn, at, o->name, used, cap, x->hw->name);
+			x->w->failed = TRUE;
 		}
 	}
 }
@@ -311,7 +368,7 @@ static gboolean dispatch(Sim *x)
 			q = heap_pop(x);
 		}
 		guint32 c = x->qhead[q];
-		if (c == NONE || c >= x->h) {
+		if (c == NONE || c >= x->hc) {
 			q = NONE; /* issued later: host_issue pushes it again */
 			continue;
 		}
@@ -379,8 +436,8 @@ static LhEngine op_engine(const LhOp *o, double nt)
  * network use (1 and 0 for anything else), exactly as a start computed them before (the same
  * calls in the same order, so the same doubles). Returns COST_* flags (COST_USE is the
  * caller's). */
-static guint8 op_cost(const LhGraph *g, const LhOp *o, const LhHw *hw, OpCost *c, double *lk,
-		      double *nt)
+static guint8 op_cost(const LhGraph *g, const LhOp *o, const LhHw *hw, double slow, OpCost *c,
+		      double *lk, double *nt)
 {
 	double T = lh_op_standalone_ns_in(g, o, hw);
 	gboolean dur = o->duration_ns >= 0;
@@ -397,6 +454,10 @@ static guint8 op_cost(const LhGraph *g, const LhOp *o, const LhHw *hw, OpCost *c
 		}
 	}
 	LhEngine eng = op_engine(o, *nt);
+	/* A straggler (LhSimOptions.slow) runs its SM work slower: kernels and copy-d2d, which is
+	 * a kernel (docs/engine.md, "Several devices"). Its HBM use per ns drops with it. */
+	if (eng == LH_ENGINE_SM && slow != 1)
+		T *= slow;
 	/* A kernel whose bytes need more than T at full HBM bandwidth (duration_ns with huge
 	 * bytes) runs at 1 / hbm_use even alone: that is its real standalone time. */
 	double hbm = eng == LH_ENGINE_SM ? lh_op_hbm_use(o, hw, T) : 0;
@@ -444,19 +505,86 @@ static guint32 slot_new(Sim *x)
 	return x->n_slots++;
 }
 
+/* ---- rendezvous (docs/engine.md, "Several devices") ---- */
+
+#define PH_DONE 3 /* a rendezvous whose parts ended */
+
+static void rdv_touch(World *w, guint32 rv)
+{
+	if (!w->rdv[rv].touched) {
+		w->rdv[rv].touched = 1;
+		w->touched[w->n_touched++] = rv;
+	}
+}
+
+static Act *rdv_part(World *w, guint32 op, Sim **y)
+{
+	*y = &w->dev[w->dev[0].ops[op].device];
+	return &(*y)->acts[w->op_slot[op]];
+}
+
+/* Every part is resident: the rendezvous' phases begin. Each phase has the longest standalone
+ * work among its parts (parts on different hardware cost differently); every part's device
+ * rates it again, since its phase changed. */
+static void rdv_begin(World *w, guint32 rv)
+{
+	Rdv *r = &w->rdv[rv];
+	const Sim *x0 = &w->dev[0];
+	double lat = 0, main = 0;
+	gboolean has_lat = FALSE;
+	for (guint32 j = 0; j < r->k; j++) {
+		guint32 op = r->parts[j];
+		const OpCost *k = &x0->cost[op];
+		if (x0->cflags[op] & COST_LATENCY) {
+			has_lat = TRUE;
+			lat = MAX(lat, k->first);
+			main = MAX(main, k->x);
+		} else {
+			main = MAX(main, k->first);
+		}
+	}
+	r->phase = has_lat ? PH_LATENCY : PH_MAIN;
+	r->rem = has_lat ? lat : main;
+	r->main_work = has_lat ? main : 0;
+	r->rate = -1;
+	r->t_upd = w->t;
+	r->eta = NEVER;
+	for (guint32 j = 0; j < r->k; j++) {
+		Sim *y;
+		Act *a = rdv_part(w, r->parts[j], &y);
+		a->phase = r->phase;
+		a->rate = -1;
+		a->eta = NEVER;
+		y->dirty |= DIRTY_SM | DIRTY_SM_FULL;
+	}
+	rdv_touch(w, rv);
+}
+
+/* A part becomes resident: it waits, holding its SM share, until the last part arrives. */
+static void rdv_arrive(Sim *x, Act *a, guint32 si)
+{
+	World *w = x->w;
+	guint32 rv = x->ops[a->op].sync - 1;
+	a->rv = rv;
+	a->phase = PH_WAIT;
+	w->op_slot[a->op] = si;
+	if (++w->rdv[rv].arrived == w->rdv[rv].k)
+		rdv_begin(w, rv);
+}
+
 static void start_act(Sim *x, guint32 c, LhEngine eng, guint8 idx)
 {
 	const LhCmd *cmd = &x->cmds[c];
 	guint32 op = (guint32)cmd->arg;
 	const OpCost *k = &x->cost[op];
 	guint8 f = x->cflags[op];
-	if ((f & COST_TOO_LONG) && !x->failed) {
+	if ((f & COST_TOO_LONG) && !x->w->failed) {
 		g_set_error(x->error, LH_ENGINE_ERROR, LH_ENGINE_ERROR_INVALID,
 			    "op '%s': its standalone duration on %s, %.3g ns, is beyond the engine's "
 			    "range of %.0e ns (about 3 years): check its flops, bytes, size or "
 			    "duration_ns",
 			    x->ops[op].name, x->hw->name, k->first, (double)LH_MAX_OP_NS);
-		x->failed = TRUE;
+		x->w->failed = TRUE;
 	}
 	guint32 si = slot_new(x);
 	Act *a = &x->acts[si];
@@ -471,6 +599,7 @@ static void start_act(Sim *x, guint32 c, LhEngine eng, guint8 idx)
 	a->eta = NEVER;
 	a->rate = -1; /* forces a fresh eta at the next rate computation */
 	a->is_coll = eng == LH_ENGINE_LINK;
+	a->rv = NONE;
 	a->a = k->a;
 	a->b = eng == LH_ENGINE_SM ? k->x : 0;
 	a->phase = f & COST_LATENCY ? PH_LATENCY : PH_MAIN;
@@ -495,6 +624,8 @@ static void start_act(Sim *x, guint32 c, LhEngine eng, guint8 idx)
 	else
 		x->acts[x->run_tail].next = si;
 	x->run_tail = si;
+	if (x->ops[op].sync)
+		rdv_arrive(x, a, si);
 	LhOpTiming *tm = &x->tr->ops[op];
 	tm->start = x->t;
 	tm->engine = f & COST_NET ? LH_ENGINE_NET : eng; /* it leaves the node: the network's lane */
@@ -556,6 +687,14 @@ static void set_rate(Sim *x, Act *a, double r)
 		r = 0;
 	if (r > 1)
 		r = 1;
+	if (G_UNLIKELY(a->rv != NONE)) {
+		/* A part: the rate is the share it holds; its rendezvous moves (rdv_rates). */
+		if (r != a->rate) {
+			a->rate = r;
+			rdv_touch(x->w, a->rv);
+		}
+		return;
+	}
 	if (r == a->rate)
 		return;
 	if (a->rate > 0)
@@ -800,7 +939,91 @@ static void end_act(Sim *x, guint32 i)
 	}
 	x->s_inflight[a.stream] = NONE;
 	stream_cmd_completed(x, a.stream);
-	heap_push(x, a.stream % x->Q);
+	heap_push(x, x->sq[a.stream]);
+}
+
+/* The rendezvous' rates, after every device rated its activities: each moves at the slowest
+ * part's rate (a ring step needs every member's data), so all parts end together. */
+static void rdv_rates(World *w)
+{
+	for (guint32 i = 0; i < w->n_touched; i++) {
+		Rdv *r = &w->rdv[w->touched[i]];
+		r->touched = 0;
+		if (r->phase == PH_WAIT || r->phase == PH_DONE)
+			continue;
+		double R = 1;
+		for (guint32 j = 0; j < r->k; j++) {
+			Sim *y;
+			R = MIN(R, rdv_part(w, r->parts[j], &y)->rate);
+		}
+		if (R < 0)
+			R = 0;
+		if (R == r->rate)
+			continue;
+		if (r->rate > 0)
+			r->rem -= r->rate * (double)(w->t - r->t_upd);
+		if (r->rem < 0)
+			r->rem = 0;
+		r->t_upd = w->t;
+		r->rate = R;
+		r->eta = NEVER;
+		if (R > 0) { /* as set_rate */
+			double d = r->rem / R;
+			d = ceil(d - 1e-6 - d * 1e-12);
+			if (d <= 4e18)
+				r->eta = w->t + (d < 0 ? 0 : (gint64)d);
+		}
+		for (guint32 j = 0; j < r->k; j++) {
+			Sim *y;
+			rdv_part(w, r->parts[j], &y)->eta = r->eta;
+			w->eta_stale[y->d] = 1;
+		}
+	}
+	w->n_touched = 0;
+	for (guint32 d = 0; d < w->D; d++) {
+		if (!w->eta_stale[d])
+			continue;
+		w->eta_stale[d] = 0;
+		Sim *y = &w->dev[d];
+		y->next_eta = NEVER;
+		for (guint32 i = y->run_head; i != NONE; i = y->acts[i].next)
+			if (y->acts[i].eta < y->next_eta)
+				y->next_eta = y->acts[i].eta;
+	}
+}
+
+/* A part's eta is due: its rendezvous changes phase or ends, on every device at once (the
+ * first of its devices to see it does it). */
+static void rdv_due(World *w, guint32 rv)
+{
+	Rdv *r = &w->rdv[rv];
+	if (r->eta != w->t || r->phase == PH_DONE)
+		return;
+	if (r->phase == PH_LATENCY) {
+		r->phase = PH_MAIN;
+		r->rem = r->main_work;
+		r->t_upd = w->t;
+		r->rate = -1;
+		r->eta = NEVER;
+		for (guint32 j = 0; j < r->k; j++) {
+			Sim *y;
+			Act *a = rdv_part(w, r->parts[j], &y);
+			a->phase = PH_MAIN;
+			a->rate = -1;
+			a->eta = NEVER;
+			y->dirty |= DIRTY_SM | DIRTY_SM_FULL;
+		}
+		rdv_touch(w, rv);
+		if (r->rem > 0)
+			return;
+	}
+	r->phase = PH_DONE;
+	r->eta = NEVER;
+	for (guint32 j = 0; j < r->k; j++) {
+		guint32 op = r->parts[j];
+		Sim *y = &w->dev[w->dev[0].ops[op].device];
+		end_act(y, w->op_slot[op]);
+	}
 }
 
 /* Ends and phase changes due at x->t, in start order. */
@@ -810,6 +1033,11 @@ static void process_due(Sim *x)
 		Act *a = &x->acts[i];
 		guint32 next = a->next;
 		if (a->eta != x->t) {
+			i = next;
+			continue;
+		}
+		if (G_UNLIKELY(a->rv != NONE)) {
+			rdv_due(x->w, a->rv);
 			i = next;
 			continue;
 		}
@@ -851,11 +1079,11 @@ static gint64 issue_cost(Sim *x, const LhCmd *c)
 /* Sets host_next for command h, which the host starts at x->t; NEVER while a sync blocks. */
 static void host_schedule(Sim *x)
 {
-	if (x->h >= x->n_cmds) {
+	if (x->hc >= x->n_cmds) {
 		x->host_next = NEVER;
 		return;
 	}
-	const LhCmd *c = &x->cmds[x->h];
+	const LhCmd *c = &x->cmds[x->hc];
 	/* t <= LH_MAX_TIME_NS and a cost <= G_MAXINT64 / 4: the sum cannot wrap. */
 	if (c->kind == LH_CMD_SYNC && x->s_outstanding[c->stream] > 0)
 		x->host_next = NEVER;
@@ -868,20 +1096,22 @@ static gboolean host_issue(Sim *x)
 {
 	gboolean any = FALSE;
 	for (;;) {
-		if (x->h >= x->n_cmds)
+		if (x->hc >= x->n_cmds)
 			break;
 		if (x->host_next == NEVER)
 			host_schedule(x); /* a blocked sync may have been released */
 		if (x->host_next != x->t)
 			break;
-		guint32 c = x->h++;
+		guint32 c = x->hc;
+		x->hc = x->dnext ? x->dnext[c] : c + 1;
 		const LhCmd *cmd = &x->cmds[c];
 		x->tr->cmd_issue[c] = x->t;
+		x->last_issue = x->t;
 		if (cmd->kind == LH_CMD_RUN)
 			x->tr->ops[cmd->arg].issue = x->t;
 		if (cmd->kind != LH_CMD_HOST && cmd->kind != LH_CMD_SYNC) {
 			x->s_outstanding[cmd->stream]++;
-			heap_push(x, cmd->stream % x->Q);
+			heap_push(x, x->sq[cmd->stream]);
 		}
 		any = TRUE;
 		host_schedule(x);
@@ -891,15 +1121,15 @@ static gboolean host_issue(Sim *x)
 
 /* ---- deadlock ---- */
 
-static void report_deadlock(Sim *x)
+static void report_device_deadlock(Sim *x, GString *m)
 {
-	GString *m = g_string_new("deadlock: no event is pending and commands remain:");
 	const LhPlan *p = x->p;
-	if (x->h < x->n_cmds) {
-		const LhCmd *c = lh_plan_cmd(p, x->h);
+	g_autofree char *pre = x->w->multi ? g_strdup_printf(" device %u:", x->d) : g_strdup("");
+	if (x->hc < x->n_cmds) {
+		const LhCmd *c = lh_plan_cmd(p, x->hc);
 		if (c->kind == LH_CMD_SYNC)
-			g_string_append_printf(m, " the host is stuck at command %u (sync %s);",
-					       x->h + 1, lh_plan_stream(p, c->stream)->name);
+			g_string_append_printf(m, "%s the host is stuck at command %u (sync %s);", pre,
+					       x->hc + 1, lh_plan_stream(p, c->stream)->name);
 	}
 	for (guint32 q = 0; q < x->Q; q++) {
 		guint32 c = x->qhead[q];
@@ -907,34 +1137,88 @@ static void report_deadlock(Sim *x)
 			continue;
 		const LhCmd *cmd = lh_plan_cmd(p, c);
 		const char *sn = lh_plan_stream(p, cmd->stream)->name;
-		if (c >= x->h)
+		if (c >= x->hc)
 			continue; /* not issued: the host explains it */
 		if (cmd->kind == LH_CMD_WAIT) {
 			char b[32];
 			const char *en = lh_plan_event_name(p, cmd->arg, b);
 			g_string_append_printf(m,
-					       " stream '%s' is stuck at command %u (wait %s %s): event "
+					       "%s stream '%s' is stuck at command %u (wait %s %s): event "
 					       "%s never fires;",
-					       sn, c + 1, sn, en, en);
+					       pre, sn, c + 1, sn, en, en);
 		}
 		else
-			g_string_append_printf(m, " stream '%s' is stuck at command %u (%s %s);", sn,
-					       c + 1, lh_cmd_kind_name(cmd->kind), sn);
+			g_string_append_printf(m, "%s stream '%s' is stuck at command %u (%s %s);", pre,
+					       sn, c + 1, lh_cmd_kind_name(cmd->kind), sn);
 		/* Streams of this queue behind the head are blocked by it (false dependency). */
-		for (guint32 d = x->qnext[c]; d != NONE && d < x->h; d = x->qnext[d]) {
+		for (guint32 d = x->qnext[c]; d != NONE && d < x->hc; d = x->qnext[d]) {
 			guint32 s2 = lh_plan_cmd(p, d)->stream;
 			if (s2 != cmd->stream) {
 				g_string_append_printf(m,
-						       " stream '%s' waits behind it in hardware queue %u;",
-						       lh_plan_stream(p, s2)->name, q);
+						       "%s stream '%s' waits behind it in hardware queue %u;",
+						       pre, lh_plan_stream(p, s2)->name, q);
 				break;
 			}
 		}
 	}
+}
+
+/* A part that arrived waits for the parts that did not: name each, on its device, and where it
+ * is stuck. */
+static void report_rdv_deadlock(World *w, GString *m)
+{
+	const Sim *x0 = &w->dev[0];
+	const LhOp *ops = x0->ops;
+	guint32 ns = lh_graph_n_syncs(x0->g);
+	for (guint32 rv = 0; rv < ns; rv++) {
+		const Rdv *r = &w->rdv[rv];
+		if (r->phase != PH_WAIT || !r->arrived)
+			continue;
+		const char *key = lh_graph_sync_name(x0->g, rv);
+		for (guint32 j = 0; j < r->k; j++) {
+			guint32 op = r->parts[j];
+			if (w->op_slot[op] == NONE)
+				continue;
+			const LhStream *st = lh_plan_stream(x0->p, x0->tr->ops[op].stream);
+			for (guint32 i = 0; i < r->k; i++) {
+				guint32 o2 = r->parts[i];
+				if (w->op_slot[o2] != NONE)
+					continue;
+				const Sim *y = &w->dev[ops[o2].device];
+				guint32 c = w->op_cmd[o2];
+				const char *sn2 = c != NONE ? lh_plan_stream(x0->p, x0->cmds[c].stream)->name
+							    : "?";
+				g_autofree char *where =
+					c == NONE ? g_strdup("no command runs it")
+					: c >= y->hc ? g_strdup_printf("its host has not issued command %u",
+								       c + 1)
+					: y->s_inflight[x0->cmds[c].stream] == c
+						? g_strdup_printf("it waits for a free kernel slot on stream '%s'",
+								  sn2)
+						: g_strdup_printf("stream '%s' has not reached command %u",
+								  sn2, c + 1);
+				g_string_append_printf(m,
+						       " device %u: op '%s' on stream '%s' waits at sync "
+						       "'%s' for device %u, which has not reached it (op "
+						       "'%s': %s);",
+						       ops[op].device, ops[op].name, st->name, key,
+						       ops[o2].device, ops[o2].name, where);
+			}
+		}
+	}
+}
+
+static void report_deadlock(World *w)
+{
+	GString *m = g_string_new("deadlock: no event is pending and commands remain:");
+	if (w->multi)
+		report_rdv_deadlock(w, m);
+	for (guint32 d = 0; d < w->D; d++)
+		report_device_deadlock(&w->dev[d], m);
 	g_string_truncate(m, m->len - 1);
-	g_set_error_literal(x->error, LH_ENGINE_ERROR, LH_ENGINE_ERROR_DEADLOCK, m->str);
+	g_set_error_literal(w->dev[0].error, LH_ENGINE_ERROR, LH_ENGINE_ERROR_DEADLOCK, m->str);
 	g_string_free(m, TRUE);
-	x->failed = TRUE;
+	w->failed = TRUE;
 }
 
 /* The next instant, @next, is beyond LH_MAX_TIME_NS: an input error naming what is due then
@@ -945,7 +1229,7 @@ static void report_time_range(Sim *x, gint64 next)
 	const LhOp *o = NULL;
 	const char *what = "issue its next command";
 	if (x->host_next == next) {
-		const LhCmd *c = &x->cmds[x->h];
+		const LhCmd *c = &x->cmds[x->hc];
 		if (c->kind == LH_CMD_RUN) {
 			o = &x->ops[c->arg];
 			what = "be issued";
@@ -963,10 +1247,91 @@ static void report_time_range(Sim *x, gint64 next)
 		    "(about 127 years): the input's times add up to more than lhsim can represent",
 		    o ? "op '" : "", o ? o->name : "the host", o ? "'" : "", what, (double)next,
 		    (double)LH_MAX_TIME_NS);
-	x->failed = TRUE;
+	x->w->failed = TRUE;
 }
 
 /* ---- main loop ---- */
+
+/* Placed graphs: the plan's devices fit the graph, and streams, ops and events stay on one device
+ * (lh_plan_validate says so; the engine checks again, since its queues rely on it). */
+static gboolean check_devices(const LhGraph *g, const LhPlan *p, GError **error)
+{
+	guint32 D = lh_graph_devices(g), S = lh_plan_n_streams(p), n = lh_plan_n_cmds(p);
+	const LhOp *ops = lh__graph_ops(g);
+	g_autofree guint32 *ev_dev = g_new(guint32, MAX(p->n_events, 1));
+	for (guint32 e = 0; e < p->n_events; e++)
+		ev_dev[e] = NONE;
+	for (guint32 s = 0; s < S; s++)
+		if (lh_plan_stream(p, s)->device >= D)
+			goto bad;
+	for (guint32 c = 0; c < n; c++) {
+		const LhCmd *cmd = lh_plan_cmd(p, c);
+		if (cmd->kind == LH_CMD_HOST) {
+			if (cmd->stream >= D)
+				goto bad;
+			continue;
+		}
+		guint32 d = lh_plan_stream(p, cmd->stream)->device;
+		if (cmd->kind == LH_CMD_RUN && ops[cmd->arg].device != d)
+			goto bad;
+		if (cmd->kind == LH_CMD_SIGNAL || cmd->kind == LH_CMD_WAIT) {
+			if (ev_dev[cmd->arg] != NONE && ev_dev[cmd->arg] != d)
+				goto bad;
+			ev_dev[cmd->arg] = d;
+		}
+	}
+	return TRUE;
+bad:
+	g_set_error(error, LH_ENGINE_ERROR, LH_ENGINE_ERROR_INVALID,
+		    "the plan does not fit the graph's %u devices (run lh_plan_validate for "
+		    "details)",
+		    D);
+	return FALSE;
+}
+
+/* Sets up device @d's host, queues and engines: its commands are those with dnext (all for one
+ * device). */
+static void dev_init(World *w, Sim *x, guint32 d, const LhHw *hw, guint32 n_streams_d)
+{
+	x->w = w;
+	x->d = d;
+	x->hw = hw;
+	x->Q = MIN(hw->hw_queues, MAX(n_streams_d, 1));
+	x->launch = round_cost(hw->launch_ns);
+	x->event = round_cost(hw->event_ns);
+	x->cap_bytes = (gint64)(hw->memory_gib * 1073741824.0);
+	x->qhead = g_new(guint32, x->Q);
+	x->qtail = g_new(guint32, x->Q);
+	x->q_blocked_next = g_new(guint32, x->Q);
+	x->heap = g_new(guint32, x->Q);
+	x->in_heap = g_new0(guint8, x->Q);
+	x->q_reg = g_new0(guint8, x->Q);
+	for (guint32 q = 0; q < x->Q; q++)
+		x->qhead[q] = x->qtail[q] = NONE;
+	x->run_head = x->run_tail = x->free_slot = x->append_from = NONE;
+	x->tail_sm = x->tail_hbm = x->tail_link = x->tail_net = 1;
+	x->h2d_busy = g_new0(guint8, hw->copy_engines_h2d);
+	x->d2h_busy = g_new0(guint8, hw->copy_engines_d2h);
+	x->free_eng[0] = hw->copy_engines_h2d;
+	x->free_eng[1] = hw->copy_engines_d2h;
+	x->next_eta = NEVER;
+}
+
+static void dev_free(Sim *x)
+{
+	g_free(x->qhead);
+	g_free(x->qtail);
+	g_free(x->q_blocked_next);
+	g_free(x->heap);
+	g_free(x->in_heap);
+	g_free(x->q_reg);
+	g_free(x->acts);
+	g_free(x->sm_line.v);
+	g_free(x->h2d_line.v);
+	g_free(x->d2h_line.v);
+	g_free(x->h2d_busy);
+	g_free(x->d2h_busy);
+}
 
 LhTrace *lh_simulate(const LhGraph *g, const LhHw *hw, const LhPlan *plan,
 		     const LhSimOptions *opt, gboolean *over_memory, GError **error)
@@ -988,78 +1353,154 @@ LhTrace *lh_simulate(const LhGraph *g, const LhHw *hw, const LhPlan *plan,
 			return NULL;
 		}
 	}
-	guint32 n_ops = lh_graph_n_ops(g);
-	Sim x = {0};
-	x.g = g;
-	x.hw = hw;
-	x.p = plan;
-	x.error = error;
-	x.strict = opt->strict_memory;
-	x.n_cmds = lh_plan_n_cmds(plan);
-	x.S = lh_plan_n_streams(plan);
-	x.Q = MIN(hw->hw_queues, MAX(x.S, 1));
-	x.E = plan->n_events;
-	x.launch = round_cost(hw->launch_ns);
-	x.event = round_cost(hw->event_ns);
-	x.cap_bytes = (gint64)(hw->memory_gib * 1073741824.0);
-	x.cmds = (const LhCmd *)plan->cmds->data;
-	x.ops = lh__graph_ops(g);
-	x.deps = lh__graph_dep_array(g);
-	x.tr = lh_trace_new(n_ops, x.n_cmds);
-	x.tr->source = g_strdup("simulated");
-
-	x.qnext = g_new(guint32, MAX(x.n_cmds, 1));
-	x.qhead = g_new(guint32, x.Q);
-	x.qtail = g_new(guint32, x.Q);
-	x.q_blocked_next = g_new(guint32, x.Q);
-	x.heap = g_new(guint32, x.Q);
-	x.in_heap = g_new0(guint8, x.Q);
-	x.q_reg = g_new0(guint8, x.Q);
-	for (guint32 q = 0; q < x.Q; q++)
-		x.qhead[q] = x.qtail[q] = NONE;
-	for (guint32 c = 0; c < x.n_cmds; c++) {
-		const LhCmd *cmd = &x.cmds[c];
-		x.qnext[c] = NONE;
-		if (cmd->kind == LH_CMD_HOST || cmd->kind == LH_CMD_SYNC)
-			continue;
-		guint32 q = cmd->stream % x.Q;
-		if (x.qtail[q] == NONE)
-			x.qhead[q] = c;
-		else
-			x.qnext[x.qtail[q]] = c;
-		x.qtail[q] = c;
-		x.n_stream_cmds++;
-	}
-	x.ev_blocked = g_new(guint32, MAX(x.E, 1));
-	for (guint32 e = 0; e < x.E; e++)
-		x.ev_blocked[e] = NONE;
-	x.fired = g_new0(guint8, MAX(x.E, 1));
-	x.s_inflight = g_new(guint32, MAX(x.S, 1));
-	for (guint32 s = 0; s < x.S; s++)
-		x.s_inflight[s] = NONE;
-	x.s_outstanding = g_new0(guint32, MAX(x.S, 1));
-	x.run_head = x.run_tail = x.free_slot = x.append_from = NONE;
-	x.cost = g_new(OpCost, MAX(n_ops, 1));
-	x.cflags = g_new(guint8, MAX(n_ops, 1));
-	x.use_at = g_hash_table_new(g_direct_hash, g_direct_equal);
-	x.use = g_array_new(FALSE, FALSE, sizeof(OpUse));
-	for (guint32 i = 0; i < n_ops; i++) {
-		OpUse u;
-		x.cflags[i] = op_cost(g, &x.ops[i], hw, &x.cost[i], &u.lk, &u.nt);
-		if (lh_op_kind_is_collective(x.ops[i].kind) && (u.lk != 1 || u.nt != 0)) {
-			g_array_append_val(x.use, u);
-			g_hash_table_insert(x.use_at, GUINT_TO_POINTER(i),
-					    GUINT_TO_POINTER(x.use->len));
-			x.cflags[i] |= COST_USE;
+	World w = {0};
+	w.multi = lh_graph_placed(g);
+	w.D = w.multi ? lh_graph_devices(g) : 1;
+	if (w.multi && !check_devices(g, plan, error))
+		return NULL;
+	for (guint32 d = 0; d < w.D; d++) {
+		double sl = opt->slow ? opt->slow[d] : 1;
+		if (!(sl > 0 && sl <= 1e6)) {
+			g_set_error(error, LH_ENGINE_ERROR, LH_ENGINE_ERROR_INVALID,
+				    "device %u: straggler factor %g is not a positive number up to "
+				    "1e6",
+				    d, sl);
+			return NULL;
 		}
 	}
-	x.tail_sm = x.tail_hbm = x.tail_link = x.tail_net = 1;
-	x.h2d_busy = g_new0(guint8, hw->copy_engines_h2d);
-	x.d2h_busy = g_new0(guint8, hw->copy_engines_d2h);
-	x.free_eng[0] = hw->copy_engines_h2d;
-	x.free_eng[1] = hw->copy_engines_d2h;
-	x.consumers = g_new0(guint32, MAX(n_ops, 1));
-	x.buf = g_new(guint32, MAX(n_ops, 1));
+	guint32 n_ops = lh_graph_n_ops(g);
+	guint32 n_cmds = lh_plan_n_cmds(plan), S = lh_plan_n_streams(plan), E = plan->n_events;
+	const LhCmd *cmds = (const LhCmd *)plan->cmds->data;
+	const LhOp *ops = lh__graph_ops(g);
+	LhTrace *tr = lh_trace_new(n_ops, n_cmds);
+	tr->source = g_strdup("simulated");
+	if (w.multi)
+		lh_trace_set_devices(tr, w.D);
+	w.dev = g_new0(Sim, w.D);
+
+	/* Shared by the devices: per command, stream, event and op (each device touches only its
+	 * own). */
+	guint32 *qnext = g_new(guint32, MAX(n_cmds, 1));
+	guint32 *sq = g_new(guint32, MAX(S, 1));
+	guint32 *ev_blocked = g_new(guint32, MAX(E, 1));
+	guint8 *fired = g_new0(guint8, MAX(E, 1));
+	guint32 *s_inflight = g_new(guint32, MAX(S, 1));
+	guint32 *s_outstanding = g_new0(guint32, MAX(S, 1));
+	OpCost *cost = g_new(OpCost, MAX(n_ops, 1));
+	guint8 *cflags = g_new(guint8, MAX(n_ops, 1));
+	GHashTable *use_at = g_hash_table_new(g_direct_hash, g_direct_equal);
+	GArray *use = g_array_new(FALSE, FALSE, sizeof(OpUse));
+	guint32 *consumers = g_new0(guint32, MAX(n_ops, 1));
+	guint32 *buf = g_new(guint32, MAX(n_ops, 1));
+	guint32 *dnext = NULL;
+
+	/* Each device's streams, in order, feed its queues: queue = index among them mod Q. */
+	g_autofree guint32 *n_sd = g_new0(guint32, w.D);
+	for (guint32 s = 0; s < S; s++)
+		sq[s] = n_sd[w.multi ? lh_plan_stream(plan, s)->device : 0]++;
+	for (guint32 d = 0; d < w.D; d++) {
+		const LhHw *hd = w.multi && opt->device_hw && opt->device_hw[d] ? opt->device_hw[d]
+										 : hw;
+		Sim *x = &w.dev[d];
+		dev_init(&w, x, d, hd, n_sd[d]);
+		x->g = g;
+		x->p = plan;
+		x->cmds = cmds;
+		x->ops = ops;
+		x->deps = lh__graph_dep_array(g);
+		x->tr = tr;
+		x->n_cmds = n_cmds;
+		x->S = S;
+		x->E = E;
+		x->error = error;
+		x->strict = opt->strict_memory;
+		x->qnext = qnext;
+		x->sq = sq;
+		x->ev_blocked = ev_blocked;
+		x->fired = fired;
+		x->s_inflight = s_inflight;
+		x->s_outstanding = s_outstanding;
+		x->cost = cost;
+		x->cflags = cflags;
+		x->use_at = use_at;
+		x->use = use;
+		x->consumers = consumers;
+		x->buf = buf;
+		x->pk = w.multi ? &tr->dev_peak[d] : &tr->peak_device;
+		x->pk_t = w.multi ? &tr->dev_peak_t[d] : &tr->peak_device_t;
+		x->pk_host = w.multi ? &x->pk_host_own : &tr->peak_host;
+	}
+	for (guint32 s = 0; s < S; s++) {
+		sq[s] %= w.dev[w.multi ? lh_plan_stream(plan, s)->device : 0].Q;
+		s_inflight[s] = NONE;
+	}
+	for (guint32 e = 0; e < E; e++)
+		ev_blocked[e] = NONE;
+	/* Each device's host issues its own commands in plan order. */
+	if (w.multi) {
+		dnext = g_new(guint32, MAX(n_cmds, 1));
+		g_autofree guint32 *last = g_new(guint32, w.D);
+		for (guint32 d = 0; d < w.D; d++) {
+			last[d] = NONE;
+			w.dev[d].hc = n_cmds;
+			w.dev[d].dnext = dnext;
+		}
+		for (guint32 c = 0; c < n_cmds; c++) {
+			guint32 d = cmds[c].kind == LH_CMD_HOST
+					    ? cmds[c].stream
+					    : lh_plan_stream(plan, cmds[c].stream)->device;
+			dnext[c] = n_cmds;
+			if (last[d] == NONE)
+				w.dev[d].hc = c;
+			else
+				dnext[last[d]] = c;
+			last[d] = c;
+		}
+	}
+	for (guint32 c = 0; c < n_cmds; c++) {
+		const LhCmd *cmd = &cmds[c];
+		qnext[c] = NONE;
+		if (cmd->kind == LH_CMD_HOST || cmd->kind == LH_CMD_SYNC)
+			continue;
+		Sim *x = &w.dev[w.multi ? lh_plan_stream(plan, cmd->stream)->device : 0];
+		guint32 q = sq[cmd->stream];
+		if (x->qtail[q] == NONE)
+			x->qhead[q] = c;
+		else
+			qnext[x->qtail[q]] = c;
+		x->qtail[q] = c;
+		x->n_stream_cmds++;
+	}
+	for (guint32 i = 0; i < n_ops; i++) {
+		OpUse u;
+		const Sim *x = &w.dev[ops[i].device < w.D ? ops[i].device : 0];
+		double sl = opt->slow ? opt->slow[x->d] : 1;
+		cflags[i] = op_cost(g, &ops[i], x->hw, sl, &cost[i], &u.lk, &u.nt);
+		if (lh_op_kind_is_collective(ops[i].kind) && (u.lk != 1 || u.nt != 0)) {
+			g_array_append_val(use, u);
+			g_hash_table_insert(use_at, GUINT_TO_POINTER(i), GUINT_TO_POINTER(use->len));
+			cflags[i] |= COST_USE;
+		}
+	}
+	/* Rendezvous: their parts, and which command runs each op (for deadlock messages). */
+	guint32 n_rv = w.multi ? lh_graph_n_syncs(g) : 0;
+	if (w.multi) {
+		w.rdv = g_new0(Rdv, MAX(n_rv, 1));
+		for (guint32 rv = 0; rv < n_rv; rv++) {
+			w.rdv[rv].parts = lh_graph_sync_ops(g, rv, &w.rdv[rv].k);
+			w.rdv[rv].phase = PH_WAIT;
+			w.rdv[rv].eta = NEVER;
+		}
+		w.touched = g_new(guint32, MAX(n_rv, 1));
+		w.eta_stale = g_new0(guint8, w.D);
+		w.op_slot = g_new(guint32, MAX(n_ops, 1));
+		w.op_cmd = g_new(guint32, MAX(n_ops, 1));
+		for (guint32 i = 0; i < n_ops; i++)
+			w.op_slot[i] = w.op_cmd[i] = NONE;
+		for (guint32 c = 0; c < n_cmds; c++)
+			if (cmds[c].kind == LH_CMD_RUN)
+				w.op_cmd[cmds[c].arg] = c;
+	}
 
 	/* Inputs are live from 0; every buffer waits for the consumers of the op that allocated
 	 * it and of every op aliasing it (docs/engine.md, Memory). An alias is a dep, so in
@@ -1067,9 +1508,9 @@ LhTrace *lh_simulate(const LhGraph *g, const LhHw *hw, const LhPlan *plan,
 	const guint32 *topo = lh_graph_topo(g);
 	for (guint32 t = 0; t < n_ops; t++) {
 		guint32 i = topo[t];
-		const LhOp *o = &x.ops[i];
-		x.buf[i] = o->alias == LH_NO_OP ? i : x.buf[o->alias];
-		guint32 ns, *c = &x.consumers[x.buf[i]];
+		const LhOp *o = &ops[i];
+		buf[i] = o->alias == LH_NO_OP ? i : buf[o->alias];
+		guint32 ns, *c = &consumers[buf[i]];
 		lh_graph_succs(g, i, &ns);
 		if (ns == 0)
 			*c = G_MAXUINT32;
@@ -1077,79 +1518,118 @@ LhTrace *lh_simulate(const LhGraph *g, const LhHw *hw, const LhPlan *plan,
 			*c += ns;
 	}
 	for (guint32 i = 0; i < n_ops; i++)
-		if (x.ops[i].kind == LH_OP_INPUT)
-			mem_alloc(&x, i);
-	mem_point(&x);
-	host_schedule(&x);
-	/* The host pays the executable's launch (step_overhead_ns) once, before it starts
-	 * issuing the first command (docs/engine.md, "The host"). */
-	if (x.host_next != NEVER)
-		x.host_next += round_cost(hw->step_overhead_ns);
+		if (ops[i].kind == LH_OP_INPUT)
+			mem_alloc(&w.dev[w.multi ? ops[i].device : 0], i);
+	mem_point(&w);
+	for (guint32 d = 0; d < w.D; d++) {
+		Sim *x = &w.dev[d];
+		host_schedule(x);
+		/* The host pays the executable's launch (step_overhead_ns) once, before it starts
+		 * issuing the first command (docs/engine.md, "The host"). */
+		if (x->host_next != NEVER)
+			x->host_next += round_cost(x->hw->step_overhead_ns);
+	}
 
-	x.next_eta = NEVER;
-	while (!x.failed) {
-		if (x.t == x.next_eta)
-			process_due(&x);
-		gboolean changed;
-		/* Issues and dispatches feed each other (a dispatched signal can release a host
-		 * sync); admissions start ops and feed neither, so they come once, after. */
-		do {
-			changed = host_issue(&x);
-			changed |= dispatch(&x);
-		} while (changed && !x.failed && x.host_next == NEVER && x.h < x.n_cmds);
-		admit(&x);
-		if (x.failed)
-			break;
-		if (x.dirty)
-			recompute_rates(&x);
-		if (x.mem_changed) {
-			mem_point(&x);
-			x.mem_changed = FALSE;
+	while (!w.failed) {
+		gboolean mem_changed = FALSE;
+		for (guint32 d = 0; d < w.D; d++)
+			w.dev[d].t = w.t; /* before any end: a rendezvous ends parts on all devices */
+		for (guint32 d = 0; d < w.D; d++) {
+			Sim *x = &w.dev[d];
+			if (x->t == x->next_eta)
+				process_due(x);
 		}
+		for (guint32 d = 0; d < w.D; d++) {
+			Sim *x = &w.dev[d];
+			gboolean changed;
+			/* Issues and dispatches feed each other (a dispatched signal can release a
+			 * host sync); admissions start ops and feed neither, so they come once,
+			 * after. */
+			do {
+				changed = host_issue(x);
+				changed |= dispatch(x);
+			} while (changed && !w.failed && x->host_next == NEVER && x->hc < n_cmds);
+			admit(x);
+		}
+		if (w.failed)
+			break;
+		gint64 next = NEVER;
+		for (guint32 d = 0; d < w.D; d++) {
+			Sim *x = &w.dev[d];
+			if (x->dirty)
+				recompute_rates(x);
+			mem_changed |= x->mem_changed;
+			x->mem_changed = FALSE;
+		}
+		if (w.n_touched)
+			rdv_rates(&w);
+		if (mem_changed)
+			mem_point(&w);
 		/* Only ends and phase changes move etas, and they set dirty: between them the
 		 * cached earliest eta stands (steps that only issue host commands are O(1)). */
-		gint64 next = MIN(x.host_next, x.next_eta);
+		gboolean left = FALSE;
+		for (guint32 d = 0; d < w.D; d++) {
+			Sim *x = &w.dev[d];
+			next = MIN(next, MIN(x->host_next, x->next_eta));
+			left |= x->hc < n_cmds || x->completed < x->n_stream_cmds;
+		}
 		if (next == NEVER) {
-			if (x.h < x.n_cmds || x.completed < x.n_stream_cmds)
-				report_deadlock(&x);
+			if (left)
+				report_deadlock(&w);
 			break;
 		}
 		if (G_UNLIKELY(next > LH_MAX_TIME_NS)) {
-			report_time_range(&x, next);
+			for (guint32 d = 0; d < w.D; d++)
+				if (MIN(w.dev[d].host_next, w.dev[d].next_eta) == next) {
+					report_time_range(&w.dev[d], next);
+					break;
+				}
 			break;
 		}
-		x.t = next;
+		w.t = next;
 	}
 
-	g_free(x.qnext);
-	g_free(x.qhead);
-	g_free(x.qtail);
-	g_free(x.q_blocked_next);
-	g_free(x.heap);
-	g_free(x.in_heap);
-	g_free(x.q_reg);
-	g_free(x.ev_blocked);
-	g_free(x.fired);
-	g_free(x.s_inflight);
-	g_free(x.s_outstanding);
-	g_free(x.acts);
-	g_free(x.cost);
-	g_free(x.cflags);
-	g_hash_table_destroy(x.use_at);
-	g_array_free(x.use, TRUE);
-	g_free(x.sm_line.v);
-	g_free(x.h2d_line.v);
-	g_free(x.d2h_line.v);
-	g_free(x.h2d_busy);
-	g_free(x.d2h_busy);
-	g_free(x.consumers);
-	g_free(x.buf);
-	if (x.failed) {
-		lh_trace_free(x.tr);
+	gboolean over = FALSE;
+	for (guint32 d = 0; d < w.D; d++) {
+		Sim *x = &w.dev[d];
+		over |= x->over;
+		if (w.multi) {
+			tr->dev_host_end[d] = x->last_issue;
+			/* The largest device's peak; among equal peaks, the lowest device's time. */
+			if (d == 0 || tr->dev_peak[d] > tr->peak_device) {
+				tr->peak_device = tr->dev_peak[d];
+				tr->peak_device_t = tr->dev_peak_t[d];
+			}
+			tr->host_end = MAX(tr->host_end, x->last_issue);
+		}
+		dev_free(x);
+	}
+	g_free(w.dev);
+	g_free(w.rdv);
+	g_free(w.touched);
+	g_free(w.eta_stale);
+	g_free(w.op_slot);
+	g_free(w.op_cmd);
+	g_free(dnext);
+	g_free(qnext);
+	g_free(sq);
+	g_free(ev_blocked);
+	g_free(fired);
+	g_free(s_inflight);
+	g_free(s_outstanding);
+	g_free(cost);
+	g_free(cflags);
+	g_hash_table_destroy(use_at);
+	g_array_free(use, TRUE);
+	g_free(consumers);
+	g_free(buf);
+	if (w.failed) {
+		lh_trace_free(tr);
 		return NULL;
 	}
-	x.tr->host_end = x.n_cmds ? x.tr->cmd_issue[x.n_cmds - 1] : 0;
+	if (!w.multi)
+		tr->host_end = n_cmds ? tr->cmd_issue[n_cmds - 1] : 0;
 	if (over_memory)
-		*over_memory = x.over;
-	return x.tr;
+		*over_memory = over;
+	return tr;
 }

@@ -172,9 +172,14 @@ char *lh_plan_to_data(const LhPlan *p, const LhGraph *g)
 				       p->params ? " " : "", p->params ? p->params : "");
 	g_string_append_printf(s, "# graph: %s, %u commands, %u events\n", lh_graph_name(g),
 			       p->cmds->len, p->n_events);
+	/* Devices are written for a placed graph, or where nonzero (docs/plan-format.md). */
+	gboolean placed = lh_graph_placed(g);
 	for (guint32 i = 0; i < p->streams->len; i++) {
 		const LhStream *st = lh_plan_stream(p, i);
-		g_string_append_printf(s, "stream %s %s\n", st->name, role_names[st->role]);
+		g_string_append_printf(s, "stream %s %s", st->name, role_names[st->role]);
+		if (placed || st->device)
+			g_string_append_printf(s, " device=%u", st->device);
+		g_string_append_c(s, '\n');
 	}
 	for (guint32 i = 0; i < p->cmds->len; i++) {
 		const LhCmd *c = lh_plan_cmd(p, i);
@@ -193,7 +198,10 @@ char *lh_plan_to_data(const LhPlan *p, const LhGraph *g)
 					       lh_cmd_kind_name(c->kind), sn, c->arg);
 			break;
 		case LH_CMD_HOST:
-			g_string_append_printf(s, "host %" G_GUINT64_FORMAT "\n", c->arg);
+			g_string_append_printf(s, "host %" G_GUINT64_FORMAT, c->arg);
+			if (placed || c->stream)
+				g_string_append_printf(s, " device=%u", c->stream);
+			g_string_append_c(s, '\n');
 			break;
 		case LH_CMD_SYNC:
 			g_string_append_printf(s, "sync %s\n", sn);
@@ -256,6 +264,22 @@ static guint split_words(char *line, char **w, guint *col, guint max)
 	return n;
 }
 
+/* An optional last word "device=K" (streams and host commands): K a whole number below 10^6. */
+static gboolean device_word(Pos *ps, const char *w, guint col, guint32 *out)
+{
+	if (!g_str_has_prefix(w, "device="))
+		return perr(ps, col, "expected 'device=K', found '%s'", w);
+	const char *v = w + 7;
+	char *end = NULL;
+	errno = 0;
+	guint64 d = g_ascii_strtoull(v, &end, 10);
+	if (!g_ascii_isdigit(*v) || errno || *end || d >= 1000000)
+		return perr(ps, col + 7, "'%s' is not a device number (a whole number from 0 to "
+			    "999999)", v);
+	*out = (guint32)d;
+	return TRUE;
+}
+
 LhPlan *lh_plan_new_from_data(const char *data, gsize len, const char *where, const LhGraph *g,
 			      GError **error)
 {
@@ -288,12 +312,12 @@ LhPlan *lh_plan_new_from_data(const char *data, gsize len, const char *where, co
 		if (next)
 			*next++ = 0;
 		ps.line++;
-		char *w[4];
-		guint col[4];
-		guint n = split_words(line, w, col, 3);
+		char *w[5];
+		guint col[5];
+		guint n = split_words(line, w, col, 4);
 		if (n == 0)
 			continue;
-		if (n > 3)
+		if (n > 4)
 			return perr(&ps, col[0], "too many words on the line"), NULL;
 		if (!header) {
 			if (strcmp(w[0], "lhsim-plan") != 0)
@@ -309,8 +333,11 @@ LhPlan *lh_plan_new_from_data(const char *data, gsize len, const char *where, co
 		}
 		const char *kw = w[0];
 		if (strcmp(kw, "stream") == 0) {
-			if (n != 3)
-				return perr(&ps, col[0], "usage: stream NAME ROLE"), NULL;
+			guint32 dev = 0;
+			if (n != 3 && n != 4)
+				return perr(&ps, col[0], "usage: stream NAME ROLE [device=K]"), NULL;
+			if (n == 4 && !device_word(&ps, w[3], col[3], &dev))
+				return NULL;
 			LhStreamRole role;
 			if (!lh_stream_role_from_name(w[2], &role))
 				return perr(&ps, col[2],
@@ -320,7 +347,7 @@ LhPlan *lh_plan_new_from_data(const char *data, gsize len, const char *where, co
 				       NULL;
 			if (g_hash_table_contains(streams, w[1]))
 				return perr(&ps, col[1], "stream '%s' is declared twice", w[1]), NULL;
-			guint32 id = lh_plan_add_stream(p, w[1], role);
+			guint32 id = lh_plan_add_stream_on(p, w[1], role, dev);
 			g_hash_table_insert(streams, g_strdup(w[1]), GUINT_TO_POINTER(id + 1));
 			continue;
 		}
@@ -340,10 +367,10 @@ LhPlan *lh_plan_new_from_data(const char *data, gsize len, const char *where, co
 				    "unknown command '%s' (stream, run, signal, wait, host, sync)", kw),
 			       NULL;
 		guint want = k == LH_CMD_HOST || k == LH_CMD_SYNC ? 2 : 3;
-		if (n != want) {
+		if (n != want && !(k == LH_CMD_HOST && n == 3)) {
 			static const char *const usage[] = {"run STREAM OP", "signal STREAM EVENT",
-							    "wait STREAM EVENT", "host NANOSECONDS",
-							    "sync STREAM"};
+							    "wait STREAM EVENT",
+							    "host NANOSECONDS [device=K]", "sync STREAM"};
 			return perr(&ps, col[0], "usage: %s", usage[k]), NULL;
 		}
 		guint32 stream = 0;
@@ -362,6 +389,8 @@ LhPlan *lh_plan_new_from_data(const char *data, gsize len, const char *where, co
 					    " ns, about 11.6 days)",
 					    w[1], (guint64)LH_PLAN_MAX_HOST_NS),
 				       NULL;
+			if (n == 3 && !device_word(&ps, w[2], col[2], &stream))
+				return NULL;
 		} else {
 			gpointer sv = g_hash_table_lookup(streams, w[1]);
 			if (!sv)

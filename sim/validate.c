@@ -148,6 +148,75 @@ static gboolean check_counts(const Ctx *x, guint32 *run_cmd, guint32 *sig_cmd, g
 	return TRUE;
 }
 
+/* The device a command runs on (docs/plan-format.md, "Several devices"): its stream's, or a host
+ * command's own. */
+static guint32 cmd_device(const Ctx *x, const LhCmd *cmd)
+{
+	if (cmd->kind == LH_CMD_HOST)
+		return cmd->stream;
+	return lh_plan_stream(x->p, cmd->stream)->device;
+}
+
+/* Placement: streams and host commands on the graph's devices, each op run on a stream of its
+ * own device, each event signaled and waited on one device. Devices meet only at rendezvous
+ * (sim/graph.h): a wait across devices would be a dependency the graph cannot state. */
+static gboolean check_devices(const Ctx *x, const guint32 *sig_cmd, GError **error)
+{
+	const LhPlan *p = x->p;
+	gboolean placed = lh_graph_placed(x->g);
+	guint32 D = placed ? lh_graph_devices(x->g) : 1;
+	guint32 n = lh_plan_n_cmds(p);
+	g_autofree guint32 *first_use = g_new(guint32, MAX(x->S, 1));
+	for (guint32 s = 0; s < x->S; s++)
+		first_use[s] = NONE;
+	for (guint32 c = n; c-- > 0;) {
+		const LhCmd *cmd = lh_plan_cmd(p, c);
+		if (cmd->kind != LH_CMD_HOST)
+			first_use[cmd->stream] = c;
+	}
+	for (guint32 s = 0; s < x->S; s++) {
+		guint32 d = lh_plan_stream(p, s)->device;
+		if (d < D)
+			continue;
+		if (!placed)
+			return bad(x, error, first_use[s],
+				   "stream '%s' is on device %u, but the graph is not placed on "
+				   "devices (every stream is on device 0)",
+				   sname(x, s), d);
+		return bad(x, error, first_use[s],
+			   "stream '%s' is on device %u, but the graph has %u device%s", sname(x, s),
+			   d, D, D == 1 ? "" : "s");
+	}
+	for (guint32 c = 0; c < n; c++) {
+		const LhCmd *cmd = lh_plan_cmd(p, c);
+		guint32 d = cmd_device(x, cmd);
+		if (cmd->kind == LH_CMD_HOST && d >= D)
+			return bad(x, error, c, "the host of device %u: the graph %s", d,
+				   placed ? "has fewer devices" : "is not placed on devices");
+		if (cmd->kind == LH_CMD_RUN) {
+			const LhOp *op = lh_graph_op(x->g, (guint32)cmd->arg);
+			if (op->device != d)
+				return bad(x, error, c,
+					   "op '%s' is on device %u, but stream '%s' is on device %u",
+					   op->name, op->device, sname(x, cmd->stream), d);
+		}
+		if (cmd->kind == LH_CMD_WAIT) {
+			const LhCmd *sg = lh_plan_cmd(p, sig_cmd[cmd->arg]);
+			guint32 ds = cmd_device(x, sg);
+			if (ds != d) {
+				g_autofree char *ps = cmd_pos(x, sig_cmd[cmd->arg]);
+				return bad(x, error, c,
+					   "event %s is waited for on device %u (stream '%s') but "
+					   "signaled on device %u (stream '%s', %s): devices meet only "
+					   "at a sync (a collective's parts, or a send and its recv)",
+					   lh_plan_event_name(p, cmd->arg, (char[32]){0}), d,
+					   sname(x, cmd->stream), ds, sname(x, sg->stream), ps);
+			}
+		}
+	}
+	return TRUE;
+}
+
 static void vc_merge(guint32 *dst, const guint32 *src, guint32 S)
 {
 	for (guint32 t = 0; t < S; t++)
@@ -168,8 +237,33 @@ gboolean lh_plan_validate(const LhPlan *p, const LhGraph *g, const char *where, 
 	memset(sig_cmd, 0xff, sizeof(guint32) * E);
 	if (!check_counts(&x, run_cmd, sig_cmd, n_waits, error))
 		return FALSE;
+	if (!check_devices(&x, sig_cmd, error))
+		return FALSE;
 	if (n == 0)
 		return TRUE;
+	/* Each device's host issues its own commands in plan order (one device: all of them). */
+	guint32 D = lh_graph_placed(g) ? lh_graph_devices(g) : 1;
+	g_autofree guint32 *dnext = g_new(guint32, n);
+	g_autofree guint32 *hc = g_new(guint32, D);
+	{
+		g_autofree guint32 *last = g_new(guint32, D);
+		for (guint32 d = 0; d < D; d++)
+			hc[d] = n, last[d] = NONE;
+		for (guint32 c = 0; c < n; c++) {
+			guint32 d = D > 1 ? cmd_device(&x, lh_plan_cmd(p, c)) : 0;
+			dnext[c] = n;
+			if (last[d] == NONE)
+				hc[d] = c;
+			else
+				dnext[last[d]] = c;
+			last[d] = c;
+		}
+	}
+	/* Rendezvous: a part's run leaves its stream once every part has reached the head of its
+	 * own stream (sim/graph.h); arrived counts them. */
+	guint32 n_rv = lh_graph_n_syncs(g);
+	g_autofree guint32 *arrived = g_new0(guint32, MAX(n_rv, 1));
+	g_autofree guint8 *at_rv = g_new0(guint8, n);
 
 	/* Per-stream command lists and each command's position in its stream. */
 	g_autofree guint32 *next = g_new(guint32, n);
@@ -195,41 +289,58 @@ gboolean lh_plan_validate(const LhPlan *p, const LhGraph *g, const char *where, 
 
 	/* Clocks: one per stream, the host's, one per signaled event until its last wait. */
 	g_autofree guint32 *cur = g_new0(guint32, (gsize)S * S);
-	g_autofree guint32 *host = g_new0(guint32, MAX(S, 1));
+	g_autofree guint32 *host_all = g_new0(guint32, (gsize)MAX(S, 1) * D);
 	g_autofree guint32 *host_gen_seen = g_new0(guint32, MAX(S, 1));
-	guint32 host_gen = 0;
+	g_autofree guint32 *host_gen = g_new0(guint32, D);
 	/* A command issued after the k-th sync inherits the host clock as of that sync. Clocks
 	 * only grow, so merging the latest host clock into a stream whose head was issued after
 	 * that sync is exact; heads issued before it would over-merge, hence the generation:
 	 * the sync generation at each command's issue. */
 	g_autofree guint32 *issue_gen = g_new(guint32, n);
-	g_autoptr(GPtrArray) host_snap = g_ptr_array_new_with_free_func(g_free);
+	g_autofree GPtrArray **host_snaps = g_new(GPtrArray *, D);
+	for (guint32 d = 0; d < D; d++)
+		host_snaps[d] = g_ptr_array_new_with_free_func(g_free);
 	g_autofree guint32 **ev_vc = g_new0(guint32 *, MAX(E, 1));
 	g_autofree gboolean *fired = g_new0(gboolean, MAX(E, 1));
-	guint32 h = 0;
 	gboolean ok = TRUE;
 	gboolean progress = TRUE;
 	while (progress && ok) {
 		progress = FALSE;
-		while (h < n) {
-			const LhCmd *cmd = lh_plan_cmd(p, h);
-			if (cmd->kind == LH_CMD_SYNC) {
-				guint32 s = cmd->stream;
-				if (head[s] != NONE && head[s] < h)
-					break;
-				vc_merge(host, cur + (gsize)s * S, S);
-				host_gen++;
-				g_ptr_array_add(host_snap, g_memdup2(host, sizeof(guint32) * S));
+		for (guint32 d = 0; d < D; d++) {
+			guint32 *host = host_all + (gsize)d * S;
+			while (hc[d] < n) {
+				guint32 h = hc[d];
+				const LhCmd *cmd = lh_plan_cmd(p, h);
+				if (cmd->kind == LH_CMD_SYNC) {
+					guint32 s = cmd->stream;
+					if (head[s] != NONE && head[s] < h)
+						break;
+					vc_merge(host, cur + (gsize)s * S, S);
+					host_gen[d]++;
+					g_ptr_array_add(host_snaps[d],
+							g_memdup2(host, sizeof(guint32) * S));
+				}
+				issue_gen[h] = host_gen[d];
+				hc[d] = dnext[h];
+				progress = TRUE;
 			}
-			issue_gen[h] = host_gen;
-			h++;
-			progress = TRUE;
 		}
 		for (guint32 s = 0; s < S && ok; s++) {
 			guint32 *vc = cur + (gsize)s * S;
-			while (head[s] != NONE && head[s] < h) {
+			guint32 sd = D > 1 ? lh_plan_stream(p, s)->device : 0;
+			while (head[s] != NONE && head[s] < hc[sd]) {
 				guint32 c = head[s];
 				const LhCmd *cmd = lh_plan_cmd(p, c);
+				if (cmd->kind == LH_CMD_RUN && lh_graph_op(g, (guint32)cmd->arg)->sync) {
+					guint32 rv = lh_graph_op(g, (guint32)cmd->arg)->sync - 1, k;
+					lh_graph_sync_ops(g, rv, &k);
+					if (!at_rv[c]) {
+						at_rv[c] = 1;
+						arrived[rv]++;
+					}
+					if (arrived[rv] < k)
+						break;
+				}
 				if (cmd->kind == LH_CMD_WAIT) {
 					guint32 e = (guint32)cmd->arg;
 					if (!fired[e])
@@ -240,7 +351,7 @@ gboolean lh_plan_validate(const LhPlan *p, const LhGraph *g, const char *where, 
 				}
 				guint32 gen = issue_gen[c];
 				if (gen > host_gen_seen[s]) {
-					vc_merge(vc, g_ptr_array_index(host_snap, gen - 1), S);
+					vc_merge(vc, g_ptr_array_index(host_snaps[sd], gen - 1), S);
 					host_gen_seen[s] = gen;
 				}
 				if (cmd->kind == LH_CMD_RUN) {
@@ -281,27 +392,39 @@ gboolean lh_plan_validate(const LhPlan *p, const LhGraph *g, const char *where, 
 	}
 	for (guint32 e = 0; e < E; e++)
 		g_free(ev_vc[e]);
+	for (guint32 d = 0; d < D; d++)
+		g_ptr_array_unref(host_snaps[d]);
 	if (!ok)
 		return FALSE;
 
 	/* Anything left is a deadlock: name every stuck stream and what it waits for. */
-	gboolean stuck = h < n;
+	gboolean stuck = FALSE;
+	guint32 first = NONE;
+	for (guint32 d = 0; d < D; d++) {
+		stuck |= hc[d] < n;
+		first = MIN(first, hc[d] < n ? hc[d] : NONE);
+	}
 	for (guint32 s = 0; s < S; s++)
 		stuck |= head[s] != NONE;
 	if (!stuck)
 		return TRUE;
-	/* The message starts at the first stuck command: the host's, else the earliest head. */
-	guint32 first = h < n ? h : NONE;
+	/* The message starts at the first stuck command: a host's, else the earliest head. */
 	for (guint32 s = 0; s < S; s++)
 		if (head[s] != NONE && head[s] < first)
 			first = head[s];
 	g_autofree char *first_pos = cmd_pos(&x, first);
 	GString *msg = g_string_new(NULL);
 	g_string_append_printf(msg, "%s: the plan deadlocks:", first_pos);
-	if (h < n) {
-		g_autofree char *pos_h = cmd_pos(&x, h);
-		g_autofree char *d = describe(&x, h);
-		g_string_append_printf(msg, " the host is stuck at '%s' (%s);", d, pos_h);
+	for (guint32 dv = 0; dv < D; dv++) {
+		if (hc[dv] >= n)
+			continue;
+		g_autofree char *pos_h = cmd_pos(&x, hc[dv]);
+		g_autofree char *d = describe(&x, hc[dv]);
+		if (D > 1)
+			g_string_append_printf(msg, " the host of device %u is stuck at '%s' (%s);",
+					       dv, d, pos_h);
+		else
+			g_string_append_printf(msg, " the host is stuck at '%s' (%s);", d, pos_h);
 	}
 	for (guint32 s = 0; s < S; s++) {
 		if (head[s] == NONE)
@@ -310,7 +433,9 @@ gboolean lh_plan_validate(const LhPlan *p, const LhGraph *g, const char *where, 
 		const LhCmd *cmd = lh_plan_cmd(p, c);
 		g_autofree char *pc = cmd_pos(&x, c);
 		g_autofree char *d = describe(&x, c);
-		if (c >= h)
+		guint32 sd = D > 1 ? lh_plan_stream(p, s)->device : 0;
+		const LhOp *rop = cmd->kind == LH_CMD_RUN ? lh_graph_op(g, (guint32)cmd->arg) : NULL;
+		if (c >= hc[sd])
 			g_string_append_printf(msg, " stream '%s' waits for the host to issue '%s' (%s);",
 					       sname(&x, s), d, pc);
 		else if (cmd->kind == LH_CMD_WAIT) {
@@ -322,6 +447,25 @@ gboolean lh_plan_validate(const LhPlan *p, const LhGraph *g, const char *where, 
 				" is signaled on stream '%s' (%s), which never gets there;",
 				sname(&x, s), d, pc, lh_plan_event_name(p, cmd->arg, (char[32]){0}),
 				sname(&x, lh_plan_cmd(p, sc)->stream), ps);
+		} else if (rop && rop->sync) {
+			/* A part at its rendezvous: name the parts that never get there. */
+			guint32 k;
+			const guint32 *parts = lh_graph_sync_ops(g, rop->sync - 1, &k);
+			for (guint32 j = 0; j < k; j++) {
+				guint32 rc = run_cmd[parts[j]];
+				if (at_rv[rc])
+					continue;
+				g_autofree char *pr = cmd_pos(&x, rc);
+				g_string_append_printf(
+					msg,
+					" stream '%s' (device %u) is stuck at '%s' (%s): op '%s' "
+					"meets op '%s' of device %u at sync '%s', and stream '%s' "
+					"(%s) never gets there;",
+					sname(&x, s), sd, d, pc, rop->name,
+					lh_graph_op(g, parts[j])->name, lh_graph_op(g, parts[j])->device,
+					lh_graph_sync_name(g, rop->sync - 1),
+					sname(&x, lh_plan_cmd(p, rc)->stream), pr);
+			}
 		}
 	}
 	if (msg->str[msg->len - 1] == ';')
