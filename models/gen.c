@@ -789,85 +789,102 @@ static LhGraph *build_pipeline(int sched, guint32 P, guint32 V, guint32 M, guint
 		left += n_seq[d];
 	}
 #define IX(vs, m) ((gsize)(vs) * M + (m))
+	/* When each device gets to its program's end so far, and when each (vs, mb)'s forward
+	 * and backward end, in units of one forward (a backward has twice its flops). */
+	g_autofree double *clock = g_new0(double, P);
+	g_autofree double *f_end = g_new(double, nvm), *b_end = g_new(double, nvm);
 	while (left) {
-		gboolean moved = FALSE;
-		/* Rendezvous: a next step whose input another device holds takes it. */
+		/* The next event: a device's next step meeting its sender (a rendezvous), or
+		 * running; the earliest first, at a tie a rendezvous (a blocking send is best made
+		 * while its receiver waits), then the lower device. */
+		guint32 best = P, from = 0;
+		double best_t = G_MAXDOUBLE;
+		gboolean best_meets = FALSE;
 		for (guint32 d = 0; d < P; d++) {
 			if (at[d] == n_seq[d])
 				continue;
 			Step st = seq[d][at[d]];
-			guint32 from = st.bwd ? st.vs + 1 : st.vs - 1; /* the sender's vs */
-			if (st.bwd ? st.vs + 1 == NV : st.vs == 0)
-				continue; /* loss or input: on this device */
-			if (from % P == d || (st.bwd ? gin : fin)[IX(st.vs, st.mb)] != LH_NO_OP)
-				continue; /* a dep on this device, or taken already */
-			guint32 src = (st.bwd ? bwd : fwd)[IX(from, st.mb)];
-			if (src == LH_NO_OP)
-				continue; /* not computed yet */
+			gsize i = IX(st.vs, st.mb);
+			gboolean edge = st.bwd ? st.vs + 1 == NV : st.vs == 0; /* loss or input */
+			guint32 u = st.bwd ? st.vs + 1 : st.vs - 1;             /* the source vs */
+			double t = clock[d];
+			gboolean meets = FALSE;
+			if (!edge) {
+				guint32 src = (st.bwd ? bwd : fwd)[IX(u, st.mb)];
+				if (src == LH_NO_OP)
+					continue; /* not computed yet */
+				t = MAX(t, (st.bwd ? b_end : f_end)[IX(u, st.mb)]);
+				meets = u % P != d && (st.bwd ? gin : fin)[i] == LH_NO_OP;
+				if (meets)
+					t = MAX(t, clock[u % P]); /* the sender gets to its send */
+			}
+			if (t < best_t || (t == best_t && meets && !best_meets)) {
+				best = d;
+				best_t = t;
+				best_meets = meets;
+				from = u;
+			}
+		}
+		if (best == P)
+			g_error("pipeline generator: the %s schedule is stuck", sname[sched]); /* a bug */
+		guint32 d = best;
+		Step st = seq[d][at[d]];
+		gsize i = IX(st.vs, st.mb);
+		gboolean edge = st.bwd ? st.vs + 1 == NV : st.vs == 0;
+		if (!edge && from % P != d && (st.bwd ? gin : fin)[i] == LH_NO_OP) {
+			/* The rendezvous: the send joins the sender's program and the recv the
+			 * receiver's at once, so both follow one global order. */
 			const char *dir = st.bwd ? "bwd" : "fwd";
 			g_autofree char *key = g_strdup_printf("%s.v%u.mb%u", dir, from, st.mb);
 			guint32 sync = 1 + lh_graph_sync_add(b.g, key);
 			guint32 snd = on(&b, xfer(&b, nm(&b, "%smb%u.%s.send", PRE(from), st.mb, dir),
 						  LH_OP_SEND, act, 2),
 					 from % P);
-			dep(&b, snd, src);
+			dep(&b, snd, (st.bwd ? bwd : fwd)[IX(from, st.mb)]);
 			guint32 rcv = on(&b, xfer(&b, nm(&b, "%smb%u.%s.recv", PRE(st.vs), st.mb, dir),
 						  LH_OP_RECV, act, 2),
 					 d);
 			lh_graph_op_mut(b.g, snd)->sync = sync;
 			lh_graph_op_mut(b.g, rcv)->sync = sync;
-			(st.bwd ? gin : fin)[IX(st.vs, st.mb)] = rcv;
-			moved = TRUE;
+			(st.bwd ? gin : fin)[i] = rcv;
+			clock[from % P] = clock[d] = best_t;
+			continue; /* the step itself is a later event */
 		}
-		/* Compute: every device whose next step has its input runs it. */
-		for (guint32 d = 0; d < P; d++) {
-			if (at[d] == n_seq[d])
-				continue;
-			Step st = seq[d][at[d]];
-			gsize i = IX(st.vs, st.mb);
-			if (!st.bwd) {
-				if (st.vs == 0)
-					fin[i] = on(&b, input(&b, nm(&b, "%smb%u.input", PRE(st.vs), st.mb),
-							      act),
-						    d);
-				else if ((st.vs - 1) % P == d)
-					fin[i] = fwd[IX(st.vs - 1, st.mb)];
-				if (fin[i] == LH_NO_OP)
-					continue;
-				guint32 k = on(&b, kernel(&b, nm(&b, "%smb%u.fwd", PRE(st.vs), st.mb), f_fwd,
-							  2 * act + w + 20 * Lc * act, act, FALSE),
-					       d);
-				dep(&b, k, fin[i]);
-				dep(&b, k, weights[st.vs]);
-				fwd[i] = k;
-				if (st.vs + 1 == NV) {
-					gin[i] = on(&b, kernel(&b, nm(&b, "%smb%u.loss", PRE(st.vs), st.mb),
-							       10 * T * H, 2 * act, act, FALSE),
-						    d);
-					dep(&b, gin[i], k);
-				}
-			} else {
-				if (st.vs + 1 < NV && (st.vs + 1) % P == d)
-					gin[i] = bwd[IX(st.vs + 1, st.mb)];
-				if (gin[i] == LH_NO_OP)
-					continue;
-				guint32 k = on(&b, kernel(&b, nm(&b, "%smb%u.bwd", PRE(st.vs), st.mb),
-							  2 * f_fwd, 4 * act + 2 * w + 40 * Lc * act, act,
-							  FALSE),
-					       d);
-				dep(&b, k, gin[i]);
-				dep(&b, k, fwd[i]);
-				if (last_bwd[st.vs] != LH_NO_OP)
-					dep(&b, k, last_bwd[st.vs]); /* weight gradients accumulate in order */
-				last_bwd[st.vs] = k;
-				bwd[i] = k;
+		if (!st.bwd) {
+			if (st.vs == 0)
+				fin[i] = on(&b, input(&b, nm(&b, "%smb%u.input", PRE(st.vs), st.mb), act),
+					    d);
+			else if ((st.vs - 1) % P == d)
+				fin[i] = fwd[IX(st.vs - 1, st.mb)];
+			guint32 k = on(&b, kernel(&b, nm(&b, "%smb%u.fwd", PRE(st.vs), st.mb), f_fwd,
+						  2 * act + w + 20 * Lc * act, act, FALSE),
+				       d);
+			dep(&b, k, fin[i]);
+			dep(&b, k, weights[st.vs]);
+			fwd[i] = k;
+			clock[d] = f_end[i] = best_t + 1;
+			if (st.vs + 1 == NV) {
+				gin[i] = on(&b, kernel(&b, nm(&b, "%smb%u.loss", PRE(st.vs), st.mb),
+						       10 * T * H, 2 * act, act, FALSE),
+					    d);
+				dep(&b, gin[i], k);
 			}
-			at[d]++;
-			left--;
-			moved = TRUE;
+		} else {
+			if (st.vs + 1 < NV && (st.vs + 1) % P == d)
+				gin[i] = bwd[IX(st.vs + 1, st.mb)];
+			guint32 k = on(&b, kernel(&b, nm(&b, "%smb%u.bwd", PRE(st.vs), st.mb), 2 * f_fwd,
+						  4 * act + 2 * w + 40 * Lc * act, act, FALSE),
+				       d);
+			dep(&b, k, gin[i]);
+			dep(&b, k, fwd[i]);
+			if (last_bwd[st.vs] != LH_NO_OP)
+				dep(&b, k, last_bwd[st.vs]); /* weight gradients accumulate in order */
+			last_bwd[st.vs] = k;
+			bwd[i] = k;
+			clock[d] = b_end[i] = best_t + 2;
 		}
-		if (!moved)
-			g_error("pipeline generator: the %s schedule is stuck", sname[sched]); /* a bug */
+		at[d]++;
+		left--;
 	}
 	for (guint32 d = 0; d < P; d++)
 		g_free(seq[d]);

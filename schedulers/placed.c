@@ -7,7 +7,7 @@
 LhGraph *lh_graph_device_program(const LhGraph *g, guint32 d, guint32 **map_out)
 {
 	g_return_val_if_fail(g && lh_graph_is_finished(g), NULL);
-	guint32 n = lh_graph_n_ops(g), nd = MAX(lh_graph_devices(g), 1);
+	guint32 n = lh_graph_n_ops(g);
 	g_autofree guint32 *sub_of = g_new(guint32, MAX(n, 1)); /* index in the result, or none */
 	GArray *map = g_array_new(FALSE, FALSE, sizeof(guint32));
 	for (guint32 i = 0; i < n; i++) {
@@ -21,9 +21,7 @@ LhGraph *lh_graph_device_program(const LhGraph *g, guint32 d, guint32 **map_out)
 	g_autoptr(LhGraph) sub = lh_graph_new(name);
 	if (lh_graph_devices(g))
 		lh_graph_set_devices(sub, lh_graph_devices(g)); /* member ids stay global */
-	g_autofree guint32 *last_p2p = g_new(guint32, nd); /* per peer: the last send or recv */
-	for (guint32 k = 0; k < nd; k++)
-		last_p2p[k] = LH_NO_OP;
+	guint32 last_p2p = LH_NO_OP; /* the last send or recv so far */
 	for (guint32 k = 0; k < map->len; k++) {
 		guint32 i = g_array_index(map, guint32, k);
 		const LhOp *op = lh_graph_op(g, i);
@@ -50,16 +48,9 @@ LhGraph *lh_graph_device_program(const LhGraph *g, guint32 d, guint32 **map_out)
 		for (guint32 j = 0; j < ndep; j++)
 			lh_graph_add_dep(sub, id, sub_of[deps[j]]); /* no dep crosses devices */
 		if ((op->kind == LH_OP_SEND || op->kind == LH_OP_RECV) && op->sync) {
-			guint32 np;
-			const guint32 *parts = lh_graph_sync_ops(g, op->sync - 1, &np);
-			for (guint32 j = 0; j < np; j++) {
-				guint32 peer = lh_graph_op(g, parts[j])->device;
-				if (parts[j] == i || peer >= nd)
-					continue;
-				if (last_p2p[peer] != LH_NO_OP)
-					lh_graph_add_dep(sub, id, last_p2p[peer]);
-				last_p2p[peer] = id;
-			}
+			if (last_p2p != LH_NO_OP)
+				lh_graph_add_dep(sub, id, last_p2p);
+			last_p2p = id;
 		}
 	}
 	guint32 ns;
