@@ -13,6 +13,12 @@
  * order, as a full pass, so the same doubles). The tie order at one instant is
  * fixed (ends in start order, then host issues, then dispatches in plan order, then engine
  * admissions in line order), which makes every run of the same inputs identical.
+ *
+ * A graph placed on devices runs one Sim per device (its host, queues, engines, memory and
+ * hardware) in the same loop; they meet only at rendezvous (Rdv): the parts of a collective,
+ * or a send and its recv, which wait resident until the last arrives, then move together at the
+ * slowest part's rate (docs/engine.md, "Several devices"). A graph without placement is one
+ * Sim, and its runs are those of the engine before devices (tests/test-engine-ref.c).
  */
 #include "sim/engine.h"
 #include "sim/cost.h"
@@ -220,8 +226,8 @@ static gint64 round_cost(double ns)
 static void mem_point(World *w)
 {
 	LhTrace *tr = w->dev[0].tr;
-	gint64 dev = 0, host = 0;
-	for (guint32 d = 0; d < w->D; d++) {
+	gint64 dev = w->dev[0].dev, host = w->dev[0].host_mem;
+	for (guint32 d = 1; d < w->D; d++) {
 		dev += w->dev[d].dev;
 		host += w->dev[d].host_mem;
 	}
@@ -358,7 +364,7 @@ static void fire(Sim *x, guint32 e)
  * among the heads that can leave. After a head leaves, its queue goes on only while its new
  * head is still the lowest in the heap; otherwise it goes back into the heap, so that a
  * lower-numbered head of another queue goes first. Returns TRUE if any did. */
-static gboolean dispatch(Sim *x)
+G_ALWAYS_INLINE static inline gboolean dispatch(Sim *x)
 {
 	gboolean any = FALSE;
 	for (guint32 q = NONE;;) {
@@ -649,7 +655,7 @@ static void start_act(Sim *x, guint32 c, LhEngine eng, guint8 idx)
 }
 
 /* Engine admissions in line order. Returns TRUE if any op started. */
-static gboolean admit(Sim *x)
+G_ALWAYS_INLINE static inline gboolean admit(Sim *x)
 {
 	gboolean any = FALSE;
 	if (!x->sm_line.len && !x->h2d_line.len && !x->d2h_line.len)
@@ -687,16 +693,14 @@ static void set_rate(Sim *x, Act *a, double r)
 		r = 0;
 	if (r > 1)
 		r = 1;
-	if (G_UNLIKELY(a->rv != NONE)) {
-		/* A part: the rate is the share it holds; its rendezvous moves (rdv_rates). */
-		if (r != a->rate) {
-			a->rate = r;
-			rdv_touch(x->w, a->rv);
-		}
-		return;
-	}
 	if (r == a->rate)
 		return;
+	if (G_UNLIKELY(a->rv != NONE)) {
+		/* A part: the rate is the share it holds; its rendezvous moves (rdv_rates). */
+		a->rate = r;
+		rdv_touch(x->w, a->rv);
+		return;
+	}
 	if (a->rate > 0)
 		a->rem -= a->rate * (double)(x->t - a->t_upd);
 	if (a->rem < 0)
@@ -876,7 +880,7 @@ static void rates_copies(Sim *x)
 	}
 }
 
-static void recompute_rates(Sim *x)
+G_ALWAYS_INLINE static inline void recompute_rates(Sim *x)
 {
 	if (x->dirty == DIRTY_SM && x->append_from != NONE) {
 		/* Only fifo starts: the cached earliest eta stands for every other activity. */
@@ -905,7 +909,7 @@ static void recompute_rates(Sim *x)
 
 /* ---- ends ---- */
 
-static void end_act(Sim *x, guint32 i)
+G_ALWAYS_INLINE static inline void end_act(Sim *x, guint32 i)
 {
 	Act a = x->acts[i];
 	/* Unlink (the others keep start order) and free the slot. */
@@ -1027,7 +1031,7 @@ static void rdv_due(World *w, guint32 rv)
 }
 
 /* Ends and phase changes due at x->t, in start order. */
-static void process_due(Sim *x)
+G_ALWAYS_INLINE static inline void process_due(Sim *x)
 {
 	for (guint32 i = x->run_head; i != NONE;) {
 		Act *a = &x->acts[i];
@@ -1092,7 +1096,7 @@ static void host_schedule(Sim *x)
 }
 
 /* Issues every command due at x->t. Returns TRUE if any was. */
-static gboolean host_issue(Sim *x)
+G_ALWAYS_INLINE static inline gboolean host_issue(Sim *x)
 {
 	gboolean any = FALSE;
 	for (;;) {
@@ -1333,6 +1337,115 @@ static void dev_free(Sim *x)
 	g_free(x->d2h_busy);
 }
 
+/* The loop for one device: the loop below for D = 1, without its per-device passes (most
+ * instants only issue a host command, so the passes' overhead would be most of their cost). */
+static void run_one(World *w)
+{
+	Sim *x = &w->dev[0];
+	guint32 n_cmds = x->n_cmds;
+	while (!w->failed) {
+		if (x->t == x->next_eta)
+			process_due(x);
+		gboolean changed;
+		/* Issues and dispatches feed each other (a dispatched signal can release a host
+		 * sync); admissions start ops and feed neither, so they come once, after. */
+		do {
+			changed = host_issue(x);
+			changed |= dispatch(x);
+		} while (changed && !w->failed && x->host_next == NEVER && x->hc < n_cmds);
+		admit(x);
+		if (w->failed)
+			break;
+		if (x->dirty)
+			recompute_rates(x);
+		if (G_UNLIKELY(w->n_touched)) /* a placed graph of one device */
+			rdv_rates(w);
+		if (x->mem_changed) {
+			mem_point(w);
+			x->mem_changed = FALSE;
+		}
+		/* Only ends and phase changes move etas, and they set dirty: between them the
+		 * cached earliest eta stands (steps that only issue host commands are O(1)). */
+		gint64 next = MIN(x->host_next, x->next_eta);
+		if (next == NEVER) {
+			if (x->hc < n_cmds || x->completed < x->n_stream_cmds)
+				report_deadlock(w);
+			break;
+		}
+		if (G_UNLIKELY(next > LH_MAX_TIME_NS)) {
+			report_time_range(x, next);
+			break;
+		}
+		x->t = w->t = next;
+	}
+}
+
+/* The loop for several devices: each step of docs/engine.md's instant for every device, then
+ * the rendezvous' rates. */
+static void run_many(World *w)
+{
+	guint32 n_cmds = w->dev[0].n_cmds;
+	while (!w->failed) {
+		gboolean mem_changed = FALSE;
+		for (guint32 d = 0; d < w->D; d++)
+			w->dev[d].t = w->t; /* before any end: a rendezvous ends parts on all devices */
+		for (guint32 d = 0; d < w->D; d++) {
+			Sim *x = &w->dev[d];
+			if (x->t == x->next_eta)
+				process_due(x);
+		}
+		for (guint32 d = 0; d < w->D; d++) {
+			Sim *x = &w->dev[d];
+			gboolean changed;
+			/* Issues and dispatches feed each other (a dispatched signal can release a
+			 * host sync); admissions start ops and feed neither, so they come once,
+			 * after. */
+			do {
+				changed = host_issue(x);
+				changed |= dispatch(x);
+			} while (changed && !w->failed && x->host_next == NEVER && x->hc < n_cmds);
+			admit(x);
+		}
+		if (w->failed)
+			break;
+		gint64 next = NEVER;
+		for (guint32 d = 0; d < w->D; d++) {
+			Sim *x = &w->dev[d];
+			if (x->dirty)
+				recompute_rates(x);
+			mem_changed |= x->mem_changed;
+			x->mem_changed = FALSE;
+		}
+		if (w->n_touched)
+			rdv_rates(w);
+		if (mem_changed)
+			mem_point(w);
+		/* Only ends and phase changes move etas, and they set dirty: between them the
+		 * cached earliest eta stands (steps that only issue host commands are O(1)). */
+		gboolean left = FALSE;
+		for (guint32 d = 0; d < w->D; d++) {
+			Sim *x = &w->dev[d];
+			next = MIN(next, MIN(x->host_next, x->next_eta));
+			left |= x->hc < n_cmds || x->completed < x->n_stream_cmds;
+		}
+		if (next == NEVER) {
+			if (left)
+				report_deadlock(w);
+			break;
+		}
+		if (G_UNLIKELY(next > LH_MAX_TIME_NS)) {
+			for (guint32 d = 0; d < w->D; d++)
+				if (MIN(w->dev[d].host_next, w->dev[d].next_eta) == next) {
+					report_time_range(&w->dev[d], next);
+					break;
+				}
+			break;
+		}
+		w->t = next;
+	}
+
+}
+
 LhTrace *lh_simulate(const LhGraph *g, const LhHw *hw, const LhPlan *plan,
 		     const LhSimOptions *opt, gboolean *over_memory, GError **error)
 {
@@ -1530,64 +1643,10 @@ LhTrace *lh_simulate(const LhGraph *g, const LhHw *hw, const LhPlan *plan,
 			x->host_next += round_cost(x->hw->step_overhead_ns);
 	}
 
-	while (!w.failed) {
-		gboolean mem_changed = FALSE;
-		for (guint32 d = 0; d < w.D; d++)
-			w.dev[d].t = w.t; /* before any end: a rendezvous ends parts on all devices */
-		for (guint32 d = 0; d < w.D; d++) {
-			Sim *x = &w.dev[d];
-			if (x->t == x->next_eta)
-				process_due(x);
-		}
-		for (guint32 d = 0; d < w.D; d++) {
-			Sim *x = &w.dev[d];
-			gboolean changed;
-			/* Issues and dispatches feed each other (a dispatched signal can release a
-			 * host sync); admissions start ops and feed neither, so they come once,
-			 * after. */
-			do {
-				changed = host_issue(x);
-				changed |= dispatch(x);
-			} while (changed && !w.failed && x->host_next == NEVER && x->hc < n_cmds);
-			admit(x);
-		}
-		if (w.failed)
-			break;
-		gint64 next = NEVER;
-		for (guint32 d = 0; d < w.D; d++) {
-			Sim *x = &w.dev[d];
-			if (x->dirty)
-				recompute_rates(x);
-			mem_changed |= x->mem_changed;
-			x->mem_changed = FALSE;
-		}
-		if (w.n_touched)
-			rdv_rates(&w);
-		if (mem_changed)
-			mem_point(&w);
-		/* Only ends and phase changes move etas, and they set dirty: between them the
-		 * cached earliest eta stands (steps that only issue host commands are O(1)). */
-		gboolean left = FALSE;
-		for (guint32 d = 0; d < w.D; d++) {
-			Sim *x = &w.dev[d];
-			next = MIN(next, MIN(x->host_next, x->next_eta));
-			left |= x->hc < n_cmds || x->completed < x->n_stream_cmds;
-		}
-		if (next == NEVER) {
-			if (left)
-				report_deadlock(&w);
-			break;
-		}
-		if (G_UNLIKELY(next > LH_MAX_TIME_NS)) {
-			for (guint32 d = 0; d < w.D; d++)
-				if (MIN(w.dev[d].host_next, w.dev[d].next_eta) == next) {
-					report_time_range(&w.dev[d], next);
-					break;
-				}
-			break;
-		}
-		w.t = next;
-	}
+	if (w.D == 1)
+		run_one(&w);
+	else
+		run_many(&w);
 
 	gboolean over = FALSE;
 	for (guint32 d = 0; d < w.D; d++) {

@@ -55,7 +55,9 @@ typedef struct _LhTrace {
 	char *source;        /* "simulated", "cpu", "cuda (emulated collectives)" */
 	/* Per device, for a graph placed on devices (sim/graph.h); NULL arrays and n_devices 1
 	 * otherwise: read them with lh_trace_dev_peak() and friends. peak_device above is then the
-	 * largest of dev_peak, host_end the latest of dev_host_end, and mem the sum over devices.
+	 * largest of dev_peak (peak_device_t the time of the lowest device with it), host_end the
+	 * latest of dev_host_end, mem the sum over devices at the end of each instant, and
+	 * peak_host the largest summed host bytes (docs/engine.md, "Several devices").
 	 * Appended fields. */
 	guint32 n_devices;   /* lh_graph_devices() of a placed graph, else 1 */
 	gint64 *dev_peak;    /* n_devices: peak device memory of each device, bytes */

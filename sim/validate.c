@@ -331,7 +331,8 @@ gboolean lh_plan_validate(const LhPlan *p, const LhGraph *g, const char *where, 
 			while (head[s] != NONE && head[s] < hc[sd]) {
 				guint32 c = head[s];
 				const LhCmd *cmd = lh_plan_cmd(p, c);
-				if (cmd->kind == LH_CMD_RUN && lh_graph_op(g, (guint32)cmd->arg)->sync) {
+				if (n_rv && cmd->kind == LH_CMD_RUN &&
+				    lh_graph_op(g, (guint32)cmd->arg)->sync) {
 					guint32 rv = lh_graph_op(g, (guint32)cmd->arg)->sync - 1, k;
 					lh_graph_sync_ops(g, rv, &k);
 					if (!at_rv[c]) {
