@@ -752,6 +752,13 @@ static LhGraph *build_pipeline(int sched, guint32 P, guint32 V, guint32 M, guint
 			    L % V ? L : M, L % V ? V : P);
 		return NULL;
 	}
+	if ((guint64)P * V * M > 1000000) { /* about 6 ops each: a graph of millions of ops */
+		g_set_error(error, LH_GEN_ERROR, LH_GEN_ERROR_OPTION,
+			    "pipeline: stages x chunks x microbatches = %" G_GUINT64_FORMAT
+			    " is above 1000000",
+			    (guint64)P * V * M);
+		return NULL;
+	}
 	double T = B * S, act = T * H * BF16;
 	double Lc = (double)L / V; /* layers per chunk */
 	/* One layer as in `transformer`: 24*T*H^2 + 2*b*s^2*H flops forward. */

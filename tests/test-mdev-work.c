@@ -230,6 +230,8 @@ Test(mdev_gen, pipeline_options_are_checked)
 		{{"schedule=zigzag", NULL}, "one of gpipe,1f1b,interleaved, got 'zigzag'"},
 		{{"schedule=interleaved", "microbatches=6", NULL}, "multiple of stages=4"},
 		{{"schedule=interleaved", "chunks=3", NULL}, "layers=2 must be a multiple of chunks=3"},
+		/* 256 x 4096 = 1048576 stage-microbatches: above the 10^6 cap. */
+		{{"schedule=gpipe", "stages=256", "microbatches=4096"}, "= 1048576 is above 1000000"},
 	};
 	for (gsize i = 0; i < G_N_ELEMENTS(bad); i++) {
 		GError *e = NULL;
