@@ -274,6 +274,8 @@ static gboolean parse_slow(CliHw *h, char **slow, gboolean placed, GError **erro
 		h->slow[d] = 1.0;
 	g_autofree char *desc = devices_desc(n, placed);
 	for (char **q = slow; *q; q++) {
+		if (!**q)
+			return hw_bad(error, "--slow '': give DEVICE=FACTOR (3=1.2)");
 		g_auto(GStrv) items = g_strsplit(*q, ",", -1);
 		for (int k = 0; items[k]; k++) {
 			const char *it = items[k], *eq = strchr(it, '=');

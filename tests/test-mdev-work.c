@@ -630,6 +630,8 @@ Test(mdev_cli, hw_map_and_slow)
 		{"--slow", "4=1.2", "device 4, but the graph has 4 devices, 0-3"},
 		{"--slow", "1=1.2,1=1.5", "device 1 is given twice"},
 		{"--slow", "2=fast", "'2=fast' is not DEVICE=FACTOR"},
+		{"--slow", "", "--slow '': give DEVICE=FACTOR"},
+		{"--slow", "1=1.2,", "'' is not DEVICE=FACTOR"},
 	};
 	for (gsize i = 0; i < G_N_ELEMENTS(bad); i++) {
 		char *err = NULL;
