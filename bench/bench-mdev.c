@@ -192,10 +192,17 @@ static void one_size(guint32 n)
 	double t8 = only == 1 ? 1 : best_sim(g8, hw, p8, reps, &m8);
 	guint32 n8 = lh_graph_n_ops(g8), nr = lh_graph_n_syncs(g8);
 	double r1 = lh_graph_n_ops(g1) / t1, r8 = n8 / t8;
-	printf("%9u ops  1 device: %7.3f s %6.2f M ops/s (makespan %.3f ms)  "
-	       "%u devices: %7.3f s %6.2f M ops/s, %u rendezvous (makespan %.3f ms)  "
-	       "time per op x%.2f\n",
-	       n, t1, r1 / 1e6, m1 / 1e6, DEVICES, t8, r8 / 1e6, nr, m8 / 1e6, r1 / r8);
+	printf("%9u ops", n);
+	if (only != DEVICES)
+		printf("  1 device: %7.3f s %6.2f M ops/s (makespan %.3f ms)", t1, r1 / 1e6,
+		       m1 / 1e6);
+	if (only != 1)
+		printf("  %u devices: %7.3f s %6.2f M ops/s, %u ops, %u rendezvous (makespan %.3f "
+		       "ms)",
+		       DEVICES, t8, r8 / 1e6, n8, nr, m8 / 1e6);
+	if (!only)
+		printf("  time per op x%.2f", r1 / r8);
+	printf("\n");
 	fflush(stdout);
 	lh_plan_free(p1);
 	lh_plan_free(p8);

@@ -35,8 +35,9 @@ typedef struct {
 	const LhHw *const *device_hw; /* graphs placed on devices: the hardware of each of
 	                                 lh_graph_devices() devices; NULL = @hw for all */
 	const double *slow;           /* per device (lh_graph_devices(), or 1 for a graph without
-	                                 placement): a straggler factor >= 1 on its kernels'
-	                                 durations (1.2 = 20 % slower); NULL = none */
+	                                 placement): a straggler factor > 0 on its kernels'
+	                                 durations (1.2 = 20 % slower, 1 = none; docs/engine.md,
+	                                 "Several devices"); NULL = none */
 } LhSimOptions;
 
 /* Returns the trace, or NULL with @error set. When device memory exceeds the model's

@@ -9,6 +9,7 @@
  * send or recv its size.
  */
 #include <criterion/criterion.h>
+#include <math.h>
 #include <string.h>
 
 #include "helpers.h"
@@ -587,4 +588,213 @@ Test(mdev, validation_errors)
 	t_finish(one);
 	bad_plan(one, "lhsim-plan 1\nstream s compute device=1\nrun s k\n",
 		 "p.txt:3:1: 'run s k': stream 's' is on device 1, but the graph is not placed");
+}
+
+/* ---- the command line: a placed graph runs; a bad one exits 2 with its position ---- */
+
+Test(mdev, cli_runs_a_placed_graph_and_rejects_a_bad_one)
+{
+	g_autofree char *gp = t_data("mdev-dp2.json");
+	g_autofree char *pp = t_data("mdev-dp2.plan");
+	g_autofree char *out = NULL, *err = NULL;
+	int st = t_lhsim(&out, &err, "run", gp, "--plan", pp, NULL);
+	cr_assert_eq(st, 0, "%s", err ? err : "");
+	cr_expect(out && strstr(out, "makespan"), "%s", out ? out : "");
+	g_autofree char *bp = t_data("mdev-bad-device.json");
+	g_autofree char *out2 = NULL, *err2 = NULL;
+	st = t_lhsim(&out2, &err2, "run", bp, "--plan", pp, NULL);
+	cr_expect_eq(st, 2);
+	/* Line 5 is k1: `  {"name": "k1", "kind": "kernel", "duration_ns": 3000, "device": 2},`,
+	 * its device's value at column 67. */
+	cr_expect(err2 && strstr(err2, "mdev-bad-device.json:5:67: op 'k1' is on device 2, but "
+				       "the graph declares 2 devices"),
+		  "%s", err2 ? err2 : "");
+}
+
+/* A graph without placement is device 0: its factor slows its kernels and copy-d2d, not its
+ * copies over PCIe; a factor that is not a positive number is an input error. */
+Test(mdev, straggler_factor_rules)
+{
+	g_autoptr(LhHw) hw = t_hw(LH_SHARING_FIFO);
+	g_autoptr(LhGraph) g = lh_graph_new("g");
+	t_kernel(g, "k", 1000, 1.0);
+	guint32 d = t_op(g, "d2d", LH_OP_COPY_D2D, 100000);
+	guint32 h = t_op(g, "h2d", LH_OP_COPY_H2D, 1000);
+	t_finish(g);
+	g_autoptr(LhPlan) p = lh_plan_new();
+	guint32 s = lh_plan_add_stream(p, "s", LH_ROLE_COMPUTE);
+	lh_plan_run(p, s, t_id(g, "k"));
+	lh_plan_run(p, s, d);
+	lh_plan_run(p, s, h);
+	const double slow[] = {2};
+	LhSimOptions o = {.slow = slow};
+	g_autoptr(LhTrace) t = sim_opts(g, hw, p, &o);
+	/* k: 1000 * 2 = 2000. copy-d2d: a kernel of 2 * 100000 B at 1000 B/ns = 200 ns, times 2:
+	 * 400, 2000 .. 2400. copy-h2d: 1000 B at 10 B/ns = 100 ns, no latency, not slowed:
+	 * 2400 .. 2500. */
+	SPAN(t, g, "k", 0, 2000);
+	SPAN(t, g, "d2d", 2000, 2400);
+	SPAN(t, g, "h2d", 2400, 2500);
+	const double bad[] = {0, -1, NAN};
+	for (guint i = 0; i < G_N_ELEMENTS(bad); i++) {
+		LhSimOptions ob = {.slow = &bad[i]};
+		g_autoptr(GError) e = NULL;
+		cr_expect_null(lh_simulate(g, hw, p, &ob, NULL, &e));
+		cr_expect(e && g_error_matches(e, LH_ENGINE_ERROR, LH_ENGINE_ERROR_INVALID) &&
+				  strstr(e->message, "device 0: straggler factor"),
+			  "%g: %s", bad[i], e ? e->message : "accepted");
+	}
+}
+
+/* ---- independence: devices share nothing but rendezvous ---- */
+
+/* Base graph @b's ops on device @d of @g (names prefixed, deps and aliases offset by d * n). */
+static void copy_into(LhGraph *g, const LhGraph *b, guint32 d)
+{
+	guint32 n = lh_graph_n_ops(b);
+	for (guint32 i = 0; i < n; i++) {
+		const LhOp *s = lh_graph_op(b, i);
+		g_autofree char *name = g_strdup_printf("d%u/%s", d, s->name);
+		LhOp *o = lh_graph_op_mut(g, lh_graph_add_op(g, name, s->kind));
+		o->flops = s->flops;
+		o->bytes = s->bytes;
+		o->sm = s->sm;
+		o->size = s->size;
+		o->out_bytes = s->out_bytes;
+		o->duration_ns = s->duration_ns;
+		o->out_space = s->out_space;
+		o->async = s->async;
+		o->dtype = s->dtype;
+		o->transpose = s->transpose;
+		o->group = s->group;
+		o->alias = s->alias == LH_NO_OP ? LH_NO_OP : d * n + s->alias;
+		o->device = d;
+	}
+	for (guint32 i = 0; i < n; i++) {
+		guint32 nd;
+		const guint32 *deps = lh_graph_deps(b, i, &nd);
+		for (guint32 k = 0; k < nd; k++)
+			lh_graph_add_dep(g, d * n + i, d * n + deps[k]);
+	}
+}
+
+/* @b's ops (at @off in the plan's graph) on 4 streams of device @dev, round robin in
+ * topological order, a signal after an op with a consumer on another stream and a wait before
+ * each such consumer. */
+static void plan_copy(LhPlan *p, const LhGraph *b, guint32 dev, guint32 off)
+{
+	guint32 n = lh_graph_n_ops(b), sid[4];
+	for (guint32 s = 0; s < 4; s++) {
+		g_autofree char *name = g_strdup_printf("d%u.s%u", dev, s);
+		sid[s] = lh_plan_add_stream_on(p, name, LH_ROLE_COMPUTE, dev);
+	}
+	g_autofree guint32 *stream = g_new(guint32, n), *event = g_new(guint32, n);
+	const guint32 *topo = lh_graph_topo(b);
+	for (guint32 k = 0, rr = 0; k < n; k++)
+		stream[topo[k]] = lh_graph_op(b, topo[k])->kind == LH_OP_INPUT ? G_MAXUINT32
+									   : rr++ % 4;
+	for (guint32 k = 0; k < n; k++) {
+		guint32 v = topo[k], s = stream[v], nd, ns;
+		event[v] = G_MAXUINT32;
+		if (s == G_MAXUINT32)
+			continue;
+		const guint32 *deps = lh_graph_deps(b, v, &nd);
+		for (guint32 j = 0; j < nd; j++)
+			if (stream[deps[j]] != G_MAXUINT32 && stream[deps[j]] != s)
+				lh_plan_wait(p, sid[s], event[deps[j]]);
+		lh_plan_run(p, sid[s], off + v);
+		const guint32 *succ = lh_graph_succs(b, v, &ns);
+		for (guint32 j = 0; j < ns; j++)
+			if (stream[succ[j]] != s) {
+				event[v] = lh_plan_new_event(p);
+				lh_plan_signal(p, sid[s], event[v]);
+				break;
+			}
+	}
+}
+
+/* Two devices each running their own copy of a random graph, without rendezvous, give each
+ * copy exactly the trace it has alone on one device (graph without placement): each device
+ * has its own host, queues, engines and memory. The plan interleaves the two devices'
+ * commands, so a shared host or queue would show. Random layered DAGs with kernels, copies
+ * and collectives, under fifo and fair sharing. */
+Test(mdev, devices_are_independent)
+{
+	for (guint seed = 1; seed <= 4; seed++) {
+		g_autoptr(LhHw) hw = t_hw(seed & 1 ? LH_SHARING_FIFO : LH_SHARING_FAIR);
+		hw->launch_ns = 5;
+		hw->event_ns = 2;
+		hw->hw_queues = 2; /* fewer than the 4 streams: false dependencies inside a device */
+		hw->memory_gib = 1024;
+		LhRandomDagOptions ro;
+		lh_random_dag_options_init(&ro);
+		ro.seed = seed;
+		ro.n_ops = 300;
+		g_autoptr(LhGraph) b = lh_gen_random_dag(&ro);
+		guint32 n = lh_graph_n_ops(b);
+		g_autoptr(LhPlan) p1 = lh_plan_new();
+		plan_copy(p1, b, 0, 0);
+		g_autoptr(LhTrace) t1 = t_sim(b, hw, p1);
+		/* Placed on one device, the graph runs the several-device loop: the same trace. */
+		g_autoptr(LhGraph) g1 = placed(1);
+		copy_into(g1, b, 0);
+		t_finish(g1);
+		g_autoptr(LhTrace) t1p = t_sim(g1, hw, p1);
+		for (guint32 i = 0; i < n; i++)
+			cr_assert(t1->ops[i].start == t1p->ops[i].start &&
+					  t1->ops[i].end == t1p->ops[i].end,
+				  "seed %u op %s placed on one device", seed, lh_graph_op(b, i)->name);
+		cr_expect_eq(t1->host_end, t1p->host_end);
+		cr_expect_eq(t1->peak_device, t1p->peak_device);
+		g_autoptr(LhGraph) g = placed(2);
+		copy_into(g, b, 0);
+		copy_into(g, b, 1);
+		t_finish(g);
+		/* Device 1's plan, then device 0's, merged command by command. */
+		g_autoptr(LhPlan) a = lh_plan_new(), c = lh_plan_new();
+		plan_copy(a, b, 1, n);
+		plan_copy(c, b, 0, 0);
+		g_autoptr(LhPlan) p2 = lh_plan_new();
+		/* Streams interleaved too (device 1's s at 2 s, device 0's at 2 s + 1): each device's
+		 * queues count its own streams only, so each copy sees the queues it has alone. */
+		for (guint32 s = 0; s < 4; s++) {
+			lh_plan_add_stream_on(p2, lh_plan_stream(a, s)->name, LH_ROLE_COMPUTE, 1);
+			lh_plan_add_stream_on(p2, lh_plan_stream(c, s)->name, LH_ROLE_COMPUTE, 0);
+		}
+		for (guint32 e = 0; e < a->n_events + c->n_events; e++)
+			lh_plan_new_event(p2);
+		guint32 na = lh_plan_n_cmds(a), nc = lh_plan_n_cmds(c);
+		for (guint32 i = 0; i < MAX(na, nc); i++)
+			for (int which = 0; which < 2; which++) {
+				const LhPlan *q = which ? c : a;
+				if (i >= lh_plan_n_cmds(q))
+					continue;
+				const LhCmd *cmd = lh_plan_cmd(q, i);
+				guint32 s = 2 * cmd->stream + (which ? 1 : 0);
+				guint32 ev = (guint32)cmd->arg + (which ? a->n_events : 0);
+				if (cmd->kind == LH_CMD_RUN)
+					lh_plan_run(p2, s, (guint32)cmd->arg);
+				else if (cmd->kind == LH_CMD_SIGNAL)
+					lh_plan_signal(p2, s, ev);
+				else if (cmd->kind == LH_CMD_WAIT)
+					lh_plan_wait(p2, s, ev);
+			}
+		g_autoptr(LhTrace) t2 = t_sim(g, hw, p2);
+		for (guint32 d = 0; d < 2; d++)
+			for (guint32 i = 0; i < n; i++) {
+				const LhOpTiming *x = &t1->ops[i], *y = &t2->ops[d * n + i];
+				cr_assert(x->start == y->start && x->end == y->end &&
+						  x->issue == y->issue && x->engine == y->engine,
+					  "seed %u device %u op %s: alone %" G_GINT64_FORMAT " .. %"
+					  G_GINT64_FORMAT ", beside another device %" G_GINT64_FORMAT
+					  " .. %" G_GINT64_FORMAT,
+					  seed, d, lh_graph_op(b, i)->name, x->start, x->end, y->start,
+					  y->end);
+			}
+		for (guint32 d = 0; d < 2; d++) {
+			cr_expect_eq(lh_trace_dev_peak(t2, d), t1->peak_device, "seed %u", seed);
+			cr_expect_eq(lh_trace_dev_peak_t(t2, d), t1->peak_device_t, "seed %u", seed);
+			cr_expect_eq(lh_trace_dev_host_end(t2, d), t1->host_end, "seed %u", seed);
+		}
+	}
 }
