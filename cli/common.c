@@ -1,6 +1,7 @@
 /* lhsim command line — shared helpers. */
 #include "cli/common.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -129,6 +130,216 @@ LhHw *cli_load_hw(const char *name, GError **error)
 		return NULL;
 	}
 	return lh_hw_lookup(name ? name : "h100-sxm", error);
+}
+
+gboolean cli_hw_is_map(const char *spec)
+{
+	if (!spec || !g_ascii_isdigit(*spec))
+		return FALSE;
+	const char *p = spec;
+	while (g_ascii_isdigit(*p))
+		p++;
+	if (*p == '-') {
+		p++;
+		if (!g_ascii_isdigit(*p))
+			return FALSE;
+		while (g_ascii_isdigit(*p))
+			p++;
+	}
+	return *p == '=';
+}
+
+void cli_hw_free(CliHw *h)
+{
+	if (!h)
+		return;
+	g_free(h->label);
+	g_free(h->device_hw);
+	g_free(h->slow);
+	g_ptr_array_unref(h->owned);
+	g_free(h);
+}
+
+static gboolean hw_bad(GError **error, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
+static gboolean hw_bad(GError **error, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	g_autofree char *msg = g_strdup_vprintf(fmt, ap);
+	va_end(ap);
+	g_set_error_literal(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE, msg);
+	return FALSE;
+}
+
+/* A device number: decimal digits only, below 2^31. */
+static gboolean parse_device(const char *s, gsize len, guint32 *out)
+{
+	if (!len || len > 10)
+		return FALSE;
+	guint64 v = 0;
+	for (gsize i = 0; i < len; i++) {
+		if (!g_ascii_isdigit(s[i]))
+			return FALSE;
+		v = v * 10 + (guint64)(s[i] - '0');
+	}
+	if (v > G_MAXINT32)
+		return FALSE;
+	*out = (guint32)v;
+	return TRUE;
+}
+
+/* "devices 0-3" or "a graph without placement (device 0)". */
+static char *devices_desc(guint32 n, gboolean placed)
+{
+	if (!placed)
+		return g_strdup("the graph is not placed on devices: it is one device, 0");
+	return n == 1 ? g_strdup("the graph has 1 device, 0")
+		      : g_strdup_printf("the graph has %u devices, 0-%u", n, n - 1);
+}
+
+static gboolean parse_hw_map(CliHw *h, const char *spec, gboolean placed, GError **error)
+{
+	guint32 n = h->n_devices;
+	g_autofree int *from = g_new(int, n); /* the item that gave each device, or -1 */
+	for (guint32 d = 0; d < n; d++)
+		from[d] = -1;
+	h->device_hw = g_new0(LhHw *, n);
+	g_auto(GStrv) items = g_strsplit(spec, ",", -1);
+	g_autoptr(GHashTable) loaded = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+	g_autofree char *desc = devices_desc(n, placed);
+	for (int k = 0; items[k]; k++) {
+		const char *it = items[k], *eq = strchr(it, '=');
+		const char *dash = eq ? memchr(it, '-', (gsize)(eq - it)) : NULL;
+		guint32 a, b;
+		if (!eq || !eq[1] ||
+		    !parse_device(it, (gsize)((dash ? dash : eq) - it), &a) ||
+		    !(dash ? parse_device(dash + 1, (gsize)(eq - dash - 1), &b) : (b = a, TRUE)))
+			return hw_bad(error,
+				      "--hw %s: '%s' is not DEVICE=HW or FIRST-LAST=HW (device "
+				      "numbers from 0, HW a built-in name or an .ini file)",
+				      spec, it);
+		if (b < a)
+			return hw_bad(error, "--hw %s: '%s': the range ends before it starts", spec,
+				      it);
+		if (b >= n)
+			return hw_bad(error, "--hw %s: '%s' names device %u, but %s", spec, it,
+				      MAX(a, n), desc);
+		LhHw *hw = g_hash_table_lookup(loaded, eq + 1);
+		if (!hw) {
+			GError *e = NULL;
+			hw = cli_load_hw(eq + 1, &e);
+			if (!hw) {
+				g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+					    "--hw %s: %s", spec, e->message);
+				g_error_free(e);
+				return FALSE;
+			}
+			g_ptr_array_add(h->owned, hw);
+			g_hash_table_insert(loaded, g_strdup(eq + 1), hw);
+		}
+		for (guint32 d = a; d <= b; d++) {
+			if (from[d] >= 0)
+				return hw_bad(error,
+					      "--hw %s: device %u is given twice ('%s' and '%s')",
+					      spec, d, items[from[d]], it);
+			from[d] = k;
+			h->device_hw[d] = hw;
+		}
+	}
+	for (guint32 d = 0; d < n; d++)
+		if (from[d] < 0)
+			return hw_bad(error,
+				      "--hw %s: device %u has no hardware: the map must cover every "
+				      "device once (%s)",
+				      spec, d, desc);
+	h->hw = h->device_hw[0];
+	h->label = g_strdup(spec);
+	gboolean one = TRUE;
+	for (guint32 d = 1; d < n; d++)
+		one = one && h->device_hw[d] == h->hw;
+	if (one) { /* one description for all: as --hw NAME */
+		g_clear_pointer(&h->device_hw, g_free);
+		g_free(h->label);
+		h->label = g_strdup(h->hw->name);
+	}
+	return TRUE;
+}
+
+static gboolean parse_slow(CliHw *h, char **slow, gboolean placed, GError **error)
+{
+	guint32 n = h->n_devices;
+	h->slow = g_new(double, n);
+	g_autofree gboolean *set = g_new0(gboolean, n);
+	for (guint32 d = 0; d < n; d++)
+		h->slow[d] = 1.0;
+	g_autofree char *desc = devices_desc(n, placed);
+	for (char **q = slow; *q; q++) {
+		if (!**q)
+			return hw_bad(error, "--slow '': give DEVICE=FACTOR (3=1.2)");
+		g_auto(GStrv) items = g_strsplit(*q, ",", -1);
+		for (int k = 0; items[k]; k++) {
+			const char *it = items[k], *eq = strchr(it, '=');
+			guint32 d;
+			char *end = NULL;
+			double f = eq ? g_ascii_strtod(eq + 1, &end) : 0;
+			if (!eq || !parse_device(it, (gsize)(eq - it), &d) || end == eq + 1 || *end ||
+			    !isfinite(f))
+				return hw_bad(error,
+					      "--slow %s: '%s' is not DEVICE=FACTOR (1.2: that "
+					      "device's kernels take 20 %% longer)",
+					      *q, it);
+			if (f < 1)
+				return hw_bad(error,
+					      "--slow %s: factor %s is below 1 (a straggler is "
+					      "slower, never faster)",
+					      *q, eq + 1);
+			if (f > 1e6)
+				return hw_bad(error, "--slow %s: factor %s is above 1e6", *q, eq + 1);
+			if (d >= n)
+				return hw_bad(error, "--slow %s: device %u, but %s", *q, d, desc);
+			if (set[d])
+				return hw_bad(error, "--slow: device %u is given twice", d);
+			set[d] = TRUE;
+			h->slow[d] = f;
+		}
+	}
+	return TRUE;
+}
+
+CliHw *cli_hw_new(const char *spec, char **slow, const LhGraph *g, GError **error)
+{
+	g_autoptr(CliHw) h = g_new0(CliHw, 1);
+	h->owned = g_ptr_array_new_with_free_func((GDestroyNotify)lh_hw_free);
+	gboolean placed = g && lh_graph_placed(g);
+	h->n_devices = placed ? MAX(lh_graph_devices(g), 1) : 1;
+	if (cli_hw_is_map(spec)) {
+		if (!parse_hw_map(h, spec, placed, error))
+			return NULL;
+	} else {
+		h->hw = cli_load_hw(spec, error);
+		if (!h->hw)
+			return NULL;
+		g_ptr_array_add(h->owned, h->hw);
+		h->label = g_strdup(h->hw->name);
+	}
+	if (slow && *slow && !parse_slow(h, slow, placed, error))
+		return NULL;
+	return g_steal_pointer(&h);
+}
+
+void cli_hw_sim_options(const CliHw *h, LhSimOptions *o)
+{
+	o->device_hw = (const LhHw *const *)h->device_hw;
+	o->slow = h->slow;
+}
+
+LhPlan *cli_hw_schedule(const CliHw *h, const LhScheduler *s, const LhGraph *g,
+			const char *const *kv, FILE *explain, GError **error)
+{
+	if (lh_graph_placed(g))
+		return lh_scheduler_run_placed(s, g, h->hw, (const LhHw *const *)h->device_hw, kv,
+					       explain, error);
+	return lh_scheduler_run(s, g, h->hw, kv, explain, error);
 }
 
 LhPlan *cli_load_plan(const char *path, const LhGraph *g, GError **error)

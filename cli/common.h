@@ -2,6 +2,7 @@
 #pragma once
 
 #include "lhsim.h"
+#include "schedulers/placed.h"
 
 #include <stdio.h>
 
@@ -31,6 +32,32 @@ int cli_usage(const char *sub, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
 LhGraph *cli_load_graph(const char *path, GError **error);
 /* NULL means h100-sxm; "-" reads a description (.ini) from standard input. */
 LhHw *cli_load_hw(const char *name, GError **error);
+/* The hardware of a run (docs/cli.md, "Several devices"): --hw SPEC, one built-in name or .ini
+ * for every device, or a map "0-3=h100-sxm,4-7=a100-sxm" that gives each device of a placed
+ * graph its own; and --slow D=F (each value a comma list), a straggler factor F >= 1 on device
+ * D's kernels. Resolved against @g's devices (1 for a graph without placement). */
+typedef struct {
+	LhHw *hw;          /* device 0's: reports, lower bounds, a graph without placement */
+	char *label;       /* for reports: the hardware's name, or the map as given */
+	guint32 n_devices; /* lh_graph_devices() of a placed graph, else 1 */
+	LhHw **device_hw;  /* n_devices, or NULL when one description serves all */
+	double *slow;      /* n_devices factors, or NULL when no --slow */
+	GPtrArray *owned;  /* of LhHw * */
+} CliHw;
+
+/* Whether @spec is a map of devices ("0-3=NAME,..."): it starts with a device number or range
+ * and '='. */
+gboolean cli_hw_is_map(const char *spec);
+/* Bad input is a G_OPTION_ERROR naming the option and the device (exit 2). */
+CliHw *cli_hw_new(const char *spec, char **slow, const LhGraph *g, GError **error);
+void cli_hw_free(CliHw *h); /* NULL is fine */
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(CliHw, cli_hw_free)
+/* Sets @o's device_hw and slow from @h (pointers into @h). */
+void cli_hw_sim_options(const CliHw *h, LhSimOptions *o);
+/* Schedules @g with @s on @h's devices (lh_scheduler_run_placed for a placed graph). */
+LhPlan *cli_hw_schedule(const CliHw *h, const LhScheduler *s, const LhGraph *g,
+			const char *const *kv, FILE *explain, GError **error);
+
 /* Whether @data starts like HLO text ("HloModule", after blank lines and // comments). */
 gboolean cli_looks_like_hlo(const char *data);
 /* A plan file, or "-" for standard input; its origin is set to the file. */

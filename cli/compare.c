@@ -23,21 +23,25 @@ typedef struct {
 	const char *path; /* NULL: the default workload */
 	LhGraph *g;
 	LhBounds b;
+	CliHw *H; /* its devices' hardware (borrowed when the graphs share one) */
 	Row *rows; /* one per entry */
 } Graph;
 
-static void row_run(Row *r, const LhGraph *g, const LhHw *hw)
+static void row_run(Row *r, const LhGraph *g, const CliHw *H)
 {
 	GError *e = NULL;
-	LhPlan *plan = lh_scheduler_run(r->en->s, g, hw, (const char *const *)r->kv, NULL, &e);
+	const LhHw *hw = H->hw;
+	LhPlan *plan = cli_hw_schedule(H, r->en->s, g, (const char *const *)r->kv, NULL, &e);
 	if (plan && !lh_plan_validate(plan, g, r->en->label, &e))
 		cli_blame_scheduler(r->en->s, &e);
 	else if (plan) {
 		LhSimOptions opt = {.skip_validate = TRUE};
+		cli_hw_sim_options(H, &opt);
 		r->trace = lh_simulate(g, hw, plan, &opt, NULL, &e);
 	}
 	if (r->trace) {
-		lh_metrics_compute(r->trace, g, hw, plan, &r->m);
+		lh_metrics_compute_devices(r->trace, g, hw, (const LhHw *const *)H->device_hw, plan,
+					   &r->m);
 		r->ok = TRUE;
 		r->over = (double)r->m.peak_device > hw->memory_gib * 1073741824.0;
 		r->plan = plan;
@@ -188,10 +192,11 @@ int cli_compare(int argc, char **argv)
 {
 	g_autofree char *hw_name = NULL, *sched = NULL, *out_path = NULL, *csv_path = NULL;
 	g_autofree char *profile = NULL;
-	g_auto(GStrv) params = NULL, plugins = NULL;
+	g_auto(GStrv) params = NULL, plugins = NULL, slow = NULL;
 	gboolean json = FALSE;
 	GOptionEntry entries[] = {
-		{"hw", 0, 0, G_OPTION_ARG_STRING, &hw_name, "hardware: a built-in name or an .ini file (default h100-sxm)", "H"},
+		{"hw", 0, 0, G_OPTION_ARG_STRING, &hw_name, "hardware: a built-in name or an .ini file (default h100-sxm), or per device of a placed graph: 0-3=h100-sxm,4-7=a100-sxm", "H"},
+		{"slow", 0, 0, G_OPTION_ARG_STRING_ARRAY, &slow, "a straggler: device D's kernels take F times as long (F >= 1), repeatable or a comma list", "D=F"},
 		{"sched", 's', 0, G_OPTION_ARG_STRING, &sched, "schedulers to compare, comma-separated; each may carry its own parameters after colons: lhs:async-compute-limit=4,iree:favor=max-concurrency", "A,B,..."},
 		{"param", 'p', 0, G_OPTION_ARG_STRING_ARRAY, &params, "parameter for every listed scheduler that has it, repeatable", "K=V"},
 		{"plugin", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &plugins, "load a scheduler plugin (.so), repeatable", "F.so"},
@@ -267,26 +272,32 @@ int cli_compare(int argc, char **argv)
 			return cli_fail(e);
 		}
 	}
-	g_autoptr(LhHw) hw = cli_load_hw(hw_name, &e);
+	/* One hardware for every graph, unless a map or --slow needs each graph's devices. */
+	gboolean per_graph = cli_hw_is_map(hw_name) || slow;
+	g_autoptr(CliHw) H0 = per_graph ? NULL : cli_hw_new(hw_name, NULL, NULL, &e);
 	int rc = 0;
-	if (!hw)
+	if (!per_graph && !H0)
 		rc = cli_fail(e);
 	g_autofree Graph *gs = g_new0(Graph, ng);
 	for (guint k = 0; k < ng && !rc; k++) {
 		gs[k].path = argc > 1 ? argv[k + 1] : NULL;
 		gs[k].g = cli_load_graph(gs[k].path, &e);
-		if (!gs[k].g || !cli_apply_profile(gs[k].g, profile, hw, &e))
+		if (gs[k].g)
+			gs[k].H = per_graph ? cli_hw_new(hw_name, slow, gs[k].g, &e) : H0;
+		if (!gs[k].g || !gs[k].H || !cli_apply_profile(gs[k].g, profile, gs[k].H->hw, &e))
 			rc = cli_fail(e);
 	}
+	const LhHw *hw = rc ? NULL : gs[0].H->hw; /* device 0's, the same for every graph */
 	guint failed = 0;
 	for (guint k = 0; k < ng && !rc; k++) {
-		lh_bounds(gs[k].g, hw, NULL, &gs[k].b);
+		lh_bounds_devices(gs[k].g, gs[k].H->hw, (const LhHw *const *)gs[k].H->device_hw,
+				  NULL, &gs[k].b);
 		gs[k].rows = g_new0(Row, n);
 		for (guint i = 0; i < n; i++) {
 			Row *r = &gs[k].rows[i];
 			r->en = g_ptr_array_index(ents, i);
 			r->kv = g_strdupv(kv[i]);
-			row_run(r, gs[k].g, hw);
+			row_run(r, gs[k].g, gs[k].H);
 			failed += !r->ok;
 		}
 	}
@@ -344,6 +355,8 @@ int cli_compare(int argc, char **argv)
 			row_clear(&gs[k].rows[i]);
 		g_free(gs[k].rows);
 		lh_graph_free(gs[k].g);
+		if (gs[k].H != H0)
+			cli_hw_free(gs[k].H);
 	}
 	for (guint i = 0; i < n; i++)
 		g_strfreev(kv[i]);

@@ -70,13 +70,14 @@ int cli_run(int argc, char **argv)
 {
 	g_autofree char *hw_name = NULL, *sched = NULL, *plan_path = NULL, *save_plan = NULL,
 			*trace_path = NULL, *out_path = NULL, *profile = NULL;
-	g_auto(GStrv) params = NULL, plugins = NULL;
+	g_auto(GStrv) params = NULL, plugins = NULL, slow = NULL;
 	gboolean json = FALSE, explain = FALSE, strict = FALSE;
 	g_autofree char *window = NULL;
 	gint width = 0, height = 0;
 	gdouble dpi = 0;
 	GOptionEntry entries[] = {
-		{"hw", 0, 0, G_OPTION_ARG_STRING, &hw_name, "hardware: a built-in name or an .ini file (default h100-sxm)", "H"},
+		{"hw", 0, 0, G_OPTION_ARG_STRING, &hw_name, "hardware: a built-in name or an .ini file (default h100-sxm), or per device of a placed graph: 0-3=h100-sxm,4-7=a100-sxm", "H"},
+		{"slow", 0, 0, G_OPTION_ARG_STRING_ARRAY, &slow, "a straggler: device D's kernels take F times as long (F >= 1), repeatable or a comma list", "D=F"},
 		{"sched", 's', 0, G_OPTION_ARG_STRING, &sched, "scheduler (default serial; see 'lhsim list')", "S"},
 		{"param", 'p', 0, G_OPTION_ARG_STRING_ARRAY, &params, "scheduler parameter, repeatable", "K=V"},
 		{"plugin", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &plugins, "load a scheduler plugin (.so), repeatable", "F.so"},
@@ -140,9 +141,10 @@ int cli_run(int argc, char **argv)
 	g_autoptr(LhGraph) g = cli_load_graph(argc > 1 ? argv[1] : NULL, &e);
 	if (!g)
 		return cli_fail(e);
-	g_autoptr(LhHw) hw = cli_load_hw(hw_name, &e);
-	if (!hw)
+	g_autoptr(CliHw) H = cli_hw_new(hw_name, slow, g, &e);
+	if (!H)
 		return cli_fail(e);
+	const LhHw *hw = H->hw;
 	if (!cli_apply_profile(g, profile, hw, &e))
 		return cli_fail(e);
 	g_autoptr(LhPlan) plan = NULL;
@@ -156,8 +158,8 @@ int cli_run(int argc, char **argv)
 		if (!s)
 			return cli_fail(e);
 		cli_phase(lh_graph_n_ops(g), "scheduling");
-		plan = lh_scheduler_run(s, g, hw, (const char *const *)params,
-					explain ? stderr : NULL, &e);
+		plan = cli_hw_schedule(H, s, g, (const char *const *)params,
+				       explain ? stderr : NULL, &e);
 		cli_phase(lh_graph_n_ops(g), NULL);
 		if (!plan)
 			return cli_fail(e);
@@ -172,6 +174,7 @@ int cli_run(int argc, char **argv)
 		return cli_fail(e);
 	}
 	LhSimOptions opt = {.strict_memory = strict, .skip_validate = TRUE};
+	cli_hw_sim_options(H, &opt);
 	gboolean over = FALSE;
 	cli_phase(lh_graph_n_ops(g), "simulating");
 	g_autoptr(LhTrace) tr = lh_simulate(g, hw, plan, &opt, &over, &e);
@@ -179,7 +182,7 @@ int cli_run(int argc, char **argv)
 	if (!tr)
 		return cli_fail(e);
 	LhMetrics m;
-	lh_metrics_compute(tr, g, hw, plan, &m);
+	lh_metrics_compute_devices(tr, g, hw, (const LhHw *const *)H->device_hw, plan, &m);
 	if (trace_path) {
 		g_autofree char *t = lh_trace_to_chrome_json(tr, g, plan);
 		if (!cli_write_output("--trace", trace_path, t, &e)) {
@@ -210,9 +213,13 @@ int cli_run(int argc, char **argv)
 	} else {
 		FILE *rep = cli_report_stream();
 		fprintf(rep, "%s (%u ops) on %s, scheduler %s%s%s%s\n", lh_graph_name(g),
-		       lh_graph_n_ops(g), hw->name, plan->scheduler ? plan->scheduler : "plan",
+		       lh_graph_n_ops(g), H->label, plan->scheduler ? plan->scheduler : "plan",
 		       plan->params ? " (" : "", plan->params ? plan->params : "",
 		       plan->params ? ")" : "");
+		for (guint32 d = 0; H->slow && d < H->n_devices; d++)
+			if (H->slow[d] != 1)
+				fprintf(rep, "  straggler: device %u's kernels take %g times as long\n",
+					d, H->slow[d]);
 		lh_metrics_print_table(rep, &m, plan, hw);
 	}
 	if (over)

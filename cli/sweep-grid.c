@@ -317,6 +317,13 @@ int grid_new(const GridSpec *sp, Grid **out)
 	g->fixed = g_strdupv((char **)fixed->pdata);
 
 	/* --hw-set */
+	if (cli_hw_is_map(sp->hw_name)) {
+		cli_usage("sweep", "--hw %s: sweep takes one hardware for every device (a name or "
+				   "an .ini, which --hw-set varies); a map of devices goes with run "
+				   "and compare",
+			  sp->hw_name);
+		goto fail;
+	}
 	base = cli_load_hw(sp->hw_name, &e);
 	if (!base)
 		goto fail_e;

@@ -14,13 +14,27 @@ typedef struct {
 	const char *name;
 	double deflt, min, max;
 	const char *help;
+	const char *choices; /* a word option: its values, '|'-separated; the value is the index
+	                        of the one given (deflt -1: not given) */
 } GenOpt;
 
-/* Parses @kv against @spec into @val (same order as spec). */
+/* The index of @word among @choices ("a|b|c"), or -1. */
+static int choice_index(const char *choices, const char *word)
+{
+	g_auto(GStrv) c = g_strsplit(choices, "|", -1);
+	for (int i = 0; c[i]; i++)
+		if (!strcmp(c[i], word))
+			return i;
+	return -1;
+}
+
+/* Parses @kv against @spec into @val (same order as spec); bit i of *@given says whether option
+ * i was given. */
 static gboolean parse_opts(const char *wl, const GenOpt *spec, const char *const *kv, double *val,
-			   GError **error)
+			   guint64 *given, GError **error)
 {
 	guint n = 0;
+	*given = 0;
 	for (; spec[n].name; n++)
 		val[n] = spec[n].deflt;
 	for (const char *const *p = kv; p && *p; p++) {
@@ -37,6 +51,19 @@ static gboolean parse_opts(const char *wl, const GenOpt *spec, const char *const
 				    "%s: unknown option '%s' (options: %s)", wl, key, l->str);
 			g_string_free(l, TRUE);
 			return FALSE;
+		}
+		*given |= G_GUINT64_CONSTANT(1) << i;
+		if (spec[i].choices) {
+			int c = eq ? choice_index(spec[i].choices, eq + 1) : -1;
+			if (c < 0) {
+				g_autofree char *list = g_strdelimit(g_strdup(spec[i].choices), "|", ',');
+				g_set_error(error, LH_GEN_ERROR, LH_GEN_ERROR_OPTION,
+					    "%s: option '%s' is one of %s, got '%s'", wl, key, list,
+					    eq ? eq + 1 : "");
+				return FALSE;
+			}
+			val[i] = c;
+			continue;
 		}
 		char *end = NULL;
 		double v = eq ? g_ascii_strtod(eq + 1, &end) : NAN;
@@ -65,8 +92,11 @@ static char *opts_help(const GenOpt *spec)
 {
 	GString *s = g_string_new(NULL);
 	for (const GenOpt *o = spec; o->name; o++)
-		g_string_append_printf(s, "  %-14s %s (default %.15g, %.15g..%.15g)\n", o->name, o->help,
-				       o->deflt, o->min, o->max);
+		if (o->choices)
+			g_string_append_printf(s, "  %-14s %s (%s)\n", o->name, o->help, o->choices);
+		else
+			g_string_append_printf(s, "  %-14s %s (default %.15g, %.15g..%.15g)\n",
+					       o->name, o->help, o->deflt, o->min, o->max);
 	return g_string_free(s, FALSE);
 }
 
@@ -143,11 +173,11 @@ LhGraph *lh_gen_random_dag(const LhRandomDagOptions *o)
 }
 
 static const GenOpt random_opts[] = {
-	{"ops", 1000, 2, 1e7, "total ops, inputs included"},
-	{"width", 16, 1, 1e6, "ops per layer"},
-	{"seed", 1, 0, 1e15, "random seed"},
-	{"max-deps", 3, 1, 64, "deps per op, drawn from 1..max-deps"},
-	{NULL, 0, 0, 0, NULL},
+	{"ops", 1000, 2, 1e7, "total ops, inputs included", NULL},
+	{"width", 16, 1, 1e6, "ops per layer", NULL},
+	{"seed", 1, 0, 1e15, "random seed", NULL},
+	{"max-deps", 3, 1, 64, "deps per op, drawn from 1..max-deps", NULL},
+	{NULL, 0, 0, 0, NULL, NULL},
 };
 
 static LhGraph *gen_random(const double *v)
@@ -209,6 +239,13 @@ static guint32 xfer(Gen *b, const char *name, LhOpKind k, double size, guint32 g
 	return i;
 }
 
+/* Places op @i on device @d; returns @i. */
+static guint32 on(Gen *b, guint32 i, guint32 d)
+{
+	lh_graph_op_mut(b->g, i)->device = d;
+	return i;
+}
+
 static void dep(Gen *b, guint32 op, guint32 d)
 {
 	lh_graph_add_dep(b->g, op, d);
@@ -222,6 +259,64 @@ static LhGraph *finish(Gen *b, const char *what)
 	return b->g;
 }
 
+/* ---- several devices ---- */
+
+/* The SPMD group of @n devices that each run @one (a finished graph without placement), as one
+ * placed graph (docs/graph-format.md, "Several devices"): device K holds a copy of every op,
+ * named "d<K>.<name>", with its deps among the copies of K. A collective of group G becomes
+ * one rendezvous per block of G consecutive devices (k*G .. k*G + G - 1, as the default members
+ * 0 .. G-1 of a graph without placement are the first such block), key "<name>.g<k>", so the
+ * engine starts it when its last member gets there. Frees @one. */
+static LhGraph *spmd_group(LhGraph *one, guint32 n, const char *wl, GError **error)
+{
+	guint32 no = lh_graph_n_ops(one);
+	for (guint32 i = 0; i < no; i++) {
+		const LhOp *op = lh_graph_op(one, i);
+		if (lh_op_kind_is_collective(op->kind) && n % op->group) {
+			g_set_error(error, LH_GEN_ERROR, LH_GEN_ERROR_OPTION,
+				    "%s: devices=%u is not a multiple of the group of collective "
+				    "'%s' (%u devices): every group is a block of devices",
+				    wl, n, op->name, op->group);
+			lh_graph_free(one);
+			return NULL;
+		}
+	}
+	LhGraph *g = lh_graph_new(lh_graph_name(one));
+	lh_graph_set_placed(g, TRUE);
+	lh_graph_set_devices(g, n);
+	char name[160];
+	for (guint32 d = 0; d < n; d++)
+		for (guint32 i = 0; i < no; i++) {
+			const LhOp *op = lh_graph_op(one, i);
+			g_snprintf(name, sizeof name, "d%u.%s", d, op->name);
+			guint32 sync = 0;
+			if (lh_op_kind_is_collective(op->kind)) {
+				g_autofree char *key = g_strdup_printf("%s.g%u", op->name, d / op->group);
+				sync = 1 + lh_graph_sync_add(g, key);
+			}
+			guint32 id = lh_graph_add_op(g, name, op->kind);
+			LhOp *o = lh_graph_op_mut(g, id);
+			const char *own = o->name;
+			*o = *op;
+			o->name = own;
+			o->opcode = NULL;
+			o->n_deps = o->deps_at = 0;
+			o->members = 0; /* the generators give none */
+			o->alias = op->alias == LH_NO_OP ? LH_NO_OP : d * no + op->alias;
+			o->device = d;
+			o->sync = sync;
+			if (op->opcode)
+				lh_graph_set_opcode(g, id, op->opcode);
+			guint32 nd;
+			const guint32 *deps = lh_graph_deps(one, i, &nd);
+			for (guint32 k = 0; k < nd; k++)
+				lh_graph_add_dep(g, id, d * no + deps[k]);
+		}
+	lh_graph_free(one);
+	Gen b = {g, ""};
+	return finish(&b, wl);
+}
+
 /* ---- transformer: a dense decoder stack with FSDP ---- */
 
 /* Per layer and this GPU's T = batch * seq tokens, with hidden H and 4H MLP: the attention
@@ -232,13 +327,15 @@ static LhGraph *finish(Gen *b, const char *what)
  * the group before the forward and again before the backward; their gradients are
  * reduce-scattered after the backward. */
 static const GenOpt transformer_opts[] = {
-	{"layers", 4, 1, 1024, "transformer layers"},
-	{"hidden", 4096, 64, 65536, "hidden size"},
-	{"seq", 4096, 16, 1048576, "sequence length"},
-	{"batch", 1, 1, 1024, "micro-batch per GPU"},
-	{"heads", 32, 1, 1024, "attention heads (sizes the attention kernels' outputs)"},
-	{"fsdp", 8, 1, 1024, "FSDP group size"},
-	{NULL, 0, 0, 0, NULL},
+	{"layers", 4, 1, 1024, "transformer layers", NULL},
+	{"hidden", 4096, 64, 65536, "hidden size", NULL},
+	{"seq", 4096, 16, 1048576, "sequence length", NULL},
+	{"batch", 1, 1, 1024, "micro-batch per GPU", NULL},
+	{"heads", 32, 1, 1024, "attention heads (sizes the attention kernels' outputs)", NULL},
+	{"fsdp", 8, 1, 1024, "FSDP group size", NULL},
+	{"devices", 0, 0, 1024, "0: one GPU of the group; N: all N GPUs of the SPMD group as a "
+				"graph placed on N devices (a multiple of fsdp)", NULL},
+	{NULL, 0, 0, 0, NULL, NULL},
 };
 
 static LhGraph *gen_transformer(const double *v)
@@ -335,21 +432,23 @@ static LhGraph *gen_transformer(const double *v)
  * xla_gpu_experimental_parallel_async_compute_limit caps; none of the sizes here depends on
  * a scheduler parameter. */
 static const GenOpt moe_opts[] = {
-	{"layers", 4, 1, 256, "MoE layers (DeepSeek-V3 has 58 after 3 dense ones)"},
-	{"hidden", 7168, 64, 65536, "hidden size"},
-	{"seq", 4096, 16, 1048576, "sequence length"},
-	{"batch", 1, 1, 1024, "micro-batch per GPU"},
-	{"heads", 128, 1, 1024, "attention heads"},
-	{"experts", 256, 1, 4096, "routed experts in total"},
-	{"topk", 8, 1, 64, "routed experts per token"},
-	{"expert-ffn", 2048, 16, 65536, "intermediate size of each expert"},
-	{"ep", 8, 1, 1024, "expert-parallel group size (the all-to-all group)"},
-	{"fsdp", 8, 1, 1024, "FSDP group size (the all-gather/reduce-scatter group)"},
+	{"layers", 4, 1, 256, "MoE layers (DeepSeek-V3 has 58 after 3 dense ones)", NULL},
+	{"hidden", 7168, 64, 65536, "hidden size", NULL},
+	{"seq", 4096, 16, 1048576, "sequence length", NULL},
+	{"batch", 1, 1, 1024, "micro-batch per GPU", NULL},
+	{"heads", 128, 1, 1024, "attention heads", NULL},
+	{"experts", 256, 1, 4096, "routed experts in total", NULL},
+	{"topk", 8, 1, 64, "routed experts per token", NULL},
+	{"expert-ffn", 2048, 16, 65536, "intermediate size of each expert", NULL},
+	{"ep", 8, 1, 1024, "expert-parallel group size (the all-to-all group)", NULL},
+	{"fsdp", 8, 1, 1024, "FSDP group size (the all-gather/reduce-scatter group)", NULL},
 	{"offload", 2, 0, 2, "saved activations sent to host: 0 none, 1 the attention and MoE "
-			     "block inputs, 2 also the routed experts' gate/up activations"},
+			     "block inputs, 2 also the routed experts' gate/up activations", NULL},
 	{"scan", 0, 0, 1, "1: the forward layers are one scan loop, so each layer's offloads "
-			  "finish before the next layer starts (the host buffer is loop state)"},
-	{NULL, 0, 0, 0, NULL},
+			  "finish before the next layer starts (the host buffer is loop state)", NULL},
+	{"devices", 0, 0, 1024, "0: one GPU of the group; N: all N GPUs of the SPMD group as a "
+				"graph placed on N devices (a multiple of ep and fsdp)", NULL},
+	{NULL, 0, 0, 0, NULL, NULL},
 };
 
 static LhGraph *gen_moe(const double *v)
@@ -551,30 +650,285 @@ static LhGraph *gen_moe(const double *v)
 	return finish(&b, "moe-offload");
 }
 
-/* ---- pipeline: one stage of a 1F1B pipeline ---- */
+/* ---- pipeline: one stage of a 1F1B pipeline, or every stage ---- */
 
-/* The ops of stage `stage` of `stages` pipeline stages running `microbatches` micro-batches
- * in the 1F1B order (PipeDream-Flush, Narayanan et al. 2021): stages - stage - 1 warm-up
- * forwards, then one forward and one backward in turn, then the remaining backwards. Each
- * forward receives its activation from the previous stage (recv) and sends its output to the
- * next (send); each backward receives the gradient from the next stage and sends one back. The
- * first stage reads its inputs instead of receiving, the last computes the loss instead of
- * receiving a gradient. A stage holds `layers` dense layers (as in `transformer`). */
+/* Without `schedule`: the ops of stage `stage` of `stages` pipeline stages running
+ * `microbatches` micro-batches in the 1F1B order (PipeDream-Flush, Narayanan et al. 2021):
+ * stages - stage - 1 warm-up forwards, then one forward and one backward in turn, then the
+ * remaining backwards. Each forward receives its activation from the previous stage (recv) and
+ * sends its output to the next (send); each backward receives the gradient from the next stage
+ * and sends one back. The first stage reads its inputs instead of receiving, the last computes
+ * the loss instead of receiving a gradient. A stage holds `layers` dense layers (as in
+ * `transformer`).
+ *
+ * With `schedule`: every stage, as a graph placed on `stages` devices (build_pipeline). */
 static const GenOpt pipeline_opts[] = {
-	{"stages", 4, 1, 256, "pipeline stages"},
-	{"stage", 1, 0, 255, "which stage this GPU runs (0 = first)"},
-	{"microbatches", 8, 1, 4096, "micro-batches per step"},
-	{"layers", 2, 1, 1024, "layers per stage"},
-	{"hidden", 4096, 64, 65536, "hidden size"},
-	{"seq", 4096, 16, 1048576, "sequence length"},
-	{"batch", 1, 1, 1024, "micro-batch size"},
-	{NULL, 0, 0, 0, NULL},
+	{"stages", 4, 1, 256, "pipeline stages (with schedule: devices)", NULL},
+	{"stage", 1, 0, 255, "which stage this GPU runs (0 = first); without schedule only", NULL},
+	{"microbatches", 8, 1, 4096, "micro-batches per step", NULL},
+	{"layers", 2, 1, 1024, "layers per stage", NULL},
+	{"hidden", 4096, 64, 65536, "hidden size", NULL},
+	{"seq", 4096, 16, 1048576, "sequence length", NULL},
+	{"batch", 1, 1, 1024, "micro-batch size", NULL},
+	{"schedule", -1, 0, 2, "every stage, placed on `stages` devices, in this order: GPipe, "
+			       "1F1B, or Megatron-LM's interleaved 1F1B", "gpipe|1f1b|interleaved"},
+	{"chunks", 2, 1, 64, "schedule=interleaved: model chunks (virtual stages) per device; "
+			     "a divisor of layers", NULL},
+	{NULL, 0, 0, 0, NULL, NULL},
 };
 
-static LhGraph *gen_pipeline(const double *v, GError **error)
+enum { SCHED_GPIPE, SCHED_1F1B, SCHED_INTERLEAVED };
+
+/* One compute step of a device: the forward or backward of micro-batch `mb` through virtual
+ * stage `vs` (device vs % P, chunk vs / P). */
+typedef struct {
+	guint32 vs, mb;
+	gboolean bwd;
+} Step;
+
+/* Device @d's steps in the order @sched prescribes, @P devices, @V chunks, @M micro-batches.
+ * GPipe (Huang et al. 2019, Figure 2c): every forward, then every backward, the last
+ * micro-batch's first. 1F1B (PipeDream-Flush; Narayanan et al. 2021, section 2.2, Figure 4
+ * top): P - d - 1 warm-up forwards, then one forward and one backward in turn, then the
+ * remaining backwards. Interleaved (Narayanan et al. 2021, Figure 4 bottom, as Megatron-LM's
+ * forward_backward_pipelining_with_interleaving orders it): the M * V chunk steps run in
+ * groups of P micro-batches per chunk; warm-up (P - d - 1) * 2 + (V - 1) * P forwards (all of
+ * them when M = P), then one forward and one backward in turn. */
+static Step *device_steps(int sched, guint32 P, guint32 V, guint32 M, guint32 d, guint32 *n)
+{
+	guint32 total = M * V;
+	Step *st = g_new(Step, 2 * (gsize)total);
+	*n = 0;
+	if (sched == SCHED_GPIPE) {
+		for (guint32 m = 0; m < M; m++)
+			st[(*n)++] = (Step){d, m, FALSE};
+		for (guint32 m = M; m-- > 0;)
+			st[(*n)++] = (Step){d, m, TRUE};
+		return st;
+	}
+	guint32 warm;
+	if (sched == SCHED_1F1B)
+		warm = MIN(P - d - 1, M);
+	else
+		warm = M == P ? total : MIN((P - d - 1) * 2 + (V - 1) * P, total);
+	guint32 nf = 0, nb = 0;
+	/* Megatron-LM's get_model_chunk_id: step k of either direction runs chunk
+	 * (k mod PV) / P (reversed for backwards) on micro-batch (k / PV) * P + k mod P. */
+	while (nb < total) {
+		gboolean f = nf < total && (nf < warm || nf == nb + warm);
+		guint32 k = f ? nf++ : nb++;
+		guint32 c = (k % (P * V)) / P, m = (k / (P * V)) * P + k % P;
+		if (!f)
+			c = V - 1 - c;
+		st[(*n)++] = (Step){c * P + d, m, !f};
+	}
+	return st;
+}
+
+/* Every stage: P devices, V chunks each, virtual stage vs = c * P + d (Megatron-LM's
+ * placement; V = 1 but for interleaved). A forward of vs > 0 receives its activation from
+ * vs - 1, a backward of vs < PV - 1 its gradient from vs + 1; a device's own neighbour
+ * (P = 1) is a dep instead. The last virtual stage computes the loss after its forward. A
+ * send and its recv share the sync key "fwd.v<vs>.mb<m>" or "bwd.v<vs>.mb<m>" (vs: the
+ * sender).
+ *
+ * Program order. Each device's program is written so that running it in order, each send
+ * and recv blocking until its partner arrives, cannot deadlock: the steps of all devices are
+ * played in lockstep rounds; in each round every device whose next step needs an activation
+ * or gradient that another device holds takes it (the send is appended to the sender's
+ * program and the recv to the receiver's at once), then every device whose next step has its
+ * input runs that step. The rendezvous thus appear in one global order that every device's
+ * program follows, which is what per-device serial execution needs (docs/schedulers.md,
+ * "Placed graphs"). */
+static LhGraph *build_pipeline(int sched, guint32 P, guint32 V, guint32 M, guint32 L, double H,
+			       double S, double B, GError **error)
+{
+	if (sched == SCHED_INTERLEAVED && (L % V || M % P)) {
+		g_set_error(error, LH_GEN_ERROR, LH_GEN_ERROR_OPTION,
+			    L % V ? "pipeline: layers=%u must be a multiple of chunks=%u"
+				  : "pipeline: microbatches=%u must be a multiple of stages=%u (the "
+				    "interleaved schedule runs micro-batches in groups of one per "
+				    "stage)",
+			    L % V ? L : M, L % V ? V : P);
+		return NULL;
+	}
+	if ((guint64)P * V * M > 1000000) { /* about 6 ops each: a graph of millions of ops */
+		g_set_error(error, LH_GEN_ERROR, LH_GEN_ERROR_OPTION,
+			    "pipeline: stages x chunks x microbatches = %" G_GUINT64_FORMAT
+			    " is above 1000000",
+			    (guint64)P * V * M);
+		return NULL;
+	}
+	double T = B * S, act = T * H * BF16;
+	double Lc = (double)L / V; /* layers per chunk */
+	/* One layer as in `transformer`: 24*T*H^2 + 2*b*s^2*H flops forward. */
+	double f_fwd = Lc * (24 * T * H * H + 2 * B * S * S * H);
+	double w = Lc * 12 * H * H * BF16;
+	guint32 NV = P * V;
+	Gen b = {lh_graph_new("pipeline"), ""};
+	lh_graph_set_placed(b.g, TRUE);
+	lh_graph_set_devices(b.g, P);
+	const char *sname[] = {"gpipe", "1f1b", "interleaved"};
+	g_autofree char *gname = g_strdup_printf("pipeline-%s", sname[sched]);
+	lh_graph_set_name(b.g, gname);
+	/* Op names: "d<K>." then "c<C>." when V > 1. */
+	char pre[32];
+#define PRE(vs) (V > 1 ? g_snprintf(pre, sizeof pre, "d%u.c%u.", (vs) % P, (vs) / P) \
+		       : g_snprintf(pre, sizeof pre, "d%u.", (vs) % P), pre)
+	g_autofree guint32 *weights = g_new(guint32, NV);
+	for (guint32 vs = 0; vs < NV; vs++)
+		weights[vs] = on(&b, input(&b, nm(&b, "%sweights", PRE(vs)), w), vs % P);
+	/* Per (vs, mb): the forward and backward kernels once run, and the ops that hold the
+	 * forward's input and the backward's gradient on vs's device once they exist. */
+	gsize nvm = (gsize)NV * M;
+	g_autofree guint32 *fwd = g_new(guint32, nvm), *bwd = g_new(guint32, nvm);
+	g_autofree guint32 *fin = g_new(guint32, nvm), *gin = g_new(guint32, nvm);
+	for (gsize i = 0; i < nvm; i++)
+		fwd[i] = bwd[i] = fin[i] = gin[i] = LH_NO_OP;
+	g_autofree guint32 *last_bwd = g_new(guint32, NV);
+	for (guint32 vs = 0; vs < NV; vs++)
+		last_bwd[vs] = LH_NO_OP;
+	Step **seq = g_new(Step *, P);
+	g_autofree guint32 *n_seq = g_new(guint32, P), *at = g_new0(guint32, P);
+	guint32 left = 0;
+	for (guint32 d = 0; d < P; d++) {
+		seq[d] = device_steps(sched, P, V, M, d, &n_seq[d]);
+		left += n_seq[d];
+	}
+#define IX(vs, m) ((gsize)(vs) * M + (m))
+	/* When each device gets to its program's end so far, and when each (vs, mb)'s forward
+	 * and backward end, in units of one forward (a backward has twice its flops). */
+	g_autofree double *clock = g_new0(double, P);
+	g_autofree double *f_end = g_new(double, nvm), *b_end = g_new(double, nvm);
+	while (left) {
+		/* The next event: a device's next step meeting its sender (a rendezvous), or
+		 * running; the earliest first, at a tie a rendezvous (a blocking send is best made
+		 * while its receiver waits), then the lower device. */
+		guint32 best = P, from = 0;
+		double best_t = G_MAXDOUBLE;
+		gboolean best_meets = FALSE;
+		for (guint32 d = 0; d < P; d++) {
+			if (at[d] == n_seq[d])
+				continue;
+			Step st = seq[d][at[d]];
+			gsize i = IX(st.vs, st.mb);
+			gboolean edge = st.bwd ? st.vs + 1 == NV : st.vs == 0; /* loss or input */
+			guint32 u = st.bwd ? st.vs + 1 : st.vs - 1;             /* the source vs */
+			double t = clock[d];
+			gboolean meets = FALSE;
+			if (!edge) {
+				guint32 src = (st.bwd ? bwd : fwd)[IX(u, st.mb)];
+				if (src == LH_NO_OP)
+					continue; /* not computed yet */
+				t = MAX(t, (st.bwd ? b_end : f_end)[IX(u, st.mb)]);
+				meets = u % P != d && (st.bwd ? gin : fin)[i] == LH_NO_OP;
+				if (meets)
+					t = MAX(t, clock[u % P]); /* the sender gets to its send */
+			}
+			if (t < best_t || (t == best_t && meets && !best_meets)) {
+				best = d;
+				best_t = t;
+				best_meets = meets;
+				from = u;
+			}
+		}
+		if (best == P)
+			g_error("pipeline generator: the %s schedule is stuck", sname[sched]); /* a bug */
+		guint32 d = best;
+		Step st = seq[d][at[d]];
+		gsize i = IX(st.vs, st.mb);
+		gboolean edge = st.bwd ? st.vs + 1 == NV : st.vs == 0;
+		if (!edge && from % P != d && (st.bwd ? gin : fin)[i] == LH_NO_OP) {
+			/* The rendezvous: the send joins the sender's program and the recv the
+			 * receiver's at once, so both follow one global order. */
+			const char *dir = st.bwd ? "bwd" : "fwd";
+			g_autofree char *key = g_strdup_printf("%s.v%u.mb%u", dir, from, st.mb);
+			guint32 sync = 1 + lh_graph_sync_add(b.g, key);
+			guint32 snd = on(&b, xfer(&b, nm(&b, "%smb%u.%s.send", PRE(from), st.mb, dir),
+						  LH_OP_SEND, act, 2),
+					 from % P);
+			dep(&b, snd, (st.bwd ? bwd : fwd)[IX(from, st.mb)]);
+			guint32 rcv = on(&b, xfer(&b, nm(&b, "%smb%u.%s.recv", PRE(st.vs), st.mb, dir),
+						  LH_OP_RECV, act, 2),
+					 d);
+			lh_graph_op_mut(b.g, snd)->sync = sync;
+			lh_graph_op_mut(b.g, rcv)->sync = sync;
+			(st.bwd ? gin : fin)[i] = rcv;
+			clock[from % P] = clock[d] = best_t;
+			continue; /* the step itself is a later event */
+		}
+		if (!st.bwd) {
+			if (st.vs == 0)
+				fin[i] = on(&b, input(&b, nm(&b, "%smb%u.input", PRE(st.vs), st.mb), act),
+					    d);
+			else if ((st.vs - 1) % P == d)
+				fin[i] = fwd[IX(st.vs - 1, st.mb)];
+			guint32 k = on(&b, kernel(&b, nm(&b, "%smb%u.fwd", PRE(st.vs), st.mb), f_fwd,
+						  2 * act + w + 20 * Lc * act, act, FALSE),
+				       d);
+			dep(&b, k, fin[i]);
+			dep(&b, k, weights[st.vs]);
+			fwd[i] = k;
+			clock[d] = f_end[i] = best_t + 1;
+			if (st.vs + 1 == NV) {
+				gin[i] = on(&b, kernel(&b, nm(&b, "%smb%u.loss", PRE(st.vs), st.mb),
+						       10 * T * H, 2 * act, act, FALSE),
+					    d);
+				dep(&b, gin[i], k);
+			}
+		} else {
+			if (st.vs + 1 < NV && (st.vs + 1) % P == d)
+				gin[i] = bwd[IX(st.vs + 1, st.mb)];
+			guint32 k = on(&b, kernel(&b, nm(&b, "%smb%u.bwd", PRE(st.vs), st.mb), 2 * f_fwd,
+						  4 * act + 2 * w + 40 * Lc * act, act, FALSE),
+				       d);
+			dep(&b, k, gin[i]);
+			dep(&b, k, fwd[i]);
+			if (last_bwd[st.vs] != LH_NO_OP)
+				dep(&b, k, last_bwd[st.vs]); /* weight gradients accumulate in order */
+			last_bwd[st.vs] = k;
+			bwd[i] = k;
+			clock[d] = b_end[i] = best_t + 2;
+		}
+		at[d]++;
+		left--;
+	}
+	for (guint32 d = 0; d < P; d++)
+		g_free(seq[d]);
+	g_free(seq);
+#undef IX
+#undef PRE
+	return finish(&b, "pipeline");
+}
+
+static LhGraph *gen_pipeline(const double *v, guint64 given, GError **error)
 {
 	guint32 P = (guint32)v[0], s = (guint32)v[1], M = (guint32)v[2], L = (guint32)v[3];
 	double H = v[4], S = v[5], B = v[6];
+	int sched = (int)v[7];
+	static const char *const sname[] = {"gpipe", "1f1b", "interleaved"};
+	if (sched < 0 && given & (1u << 8)) {
+		g_set_error(error, LH_GEN_ERROR, LH_GEN_ERROR_OPTION,
+			    "pipeline: chunks goes with schedule=interleaved");
+		return NULL;
+	}
+	if (sched >= 0) {
+		if (given & (1u << 1)) {
+			g_set_error(error, LH_GEN_ERROR, LH_GEN_ERROR_OPTION,
+				    "pipeline: stage picks one stage of a graph without schedule; "
+				    "with schedule=%s every stage is built",
+				    sname[sched]);
+			return NULL;
+		}
+		if (sched != SCHED_INTERLEAVED && given & (1u << 8)) {
+			g_set_error(error, LH_GEN_ERROR, LH_GEN_ERROR_OPTION,
+				    "pipeline: chunks goes with schedule=interleaved, not schedule=%s",
+				    sname[sched]);
+			return NULL;
+		}
+		return build_pipeline(sched, P, sched == SCHED_INTERLEAVED ? (guint32)v[8] : 1, M, L,
+				      H, S, B, error);
+	}
 	if (s >= P) {
 		g_set_error(error, LH_GEN_ERROR, LH_GEN_ERROR_OPTION,
 			    "pipeline: stage=%u must be below stages=%u", s, P);
@@ -641,26 +995,29 @@ static LhGraph *gen_pipeline(const double *v, GError **error)
 typedef struct {
 	const char *name;
 	const GenOpt *opts;
-	LhGraph *(*gen)(const double *v, GError **error);
+	LhGraph *(*gen)(const double *v, guint64 given, GError **error);
 	const char *summary;
 } Workload;
 
-static LhGraph *gen_random_w(const double *v, GError **error)
+static LhGraph *gen_random_w(const double *v, guint64 given, GError **error)
 {
+	(void)given;
 	(void)error;
 	return gen_random(v);
 }
 
-static LhGraph *gen_transformer_w(const double *v, GError **error)
+static LhGraph *gen_transformer_w(const double *v, guint64 given, GError **error)
 {
-	(void)error;
-	return gen_transformer(v);
+	(void)given;
+	LhGraph *g = gen_transformer(v);
+	return v[6] > 0 ? spmd_group(g, (guint32)v[6], "transformer", error) : g;
 }
 
-static LhGraph *gen_moe_w(const double *v, GError **error)
+static LhGraph *gen_moe_w(const double *v, guint64 given, GError **error)
 {
-	(void)error;
-	return gen_moe(v);
+	(void)given;
+	LhGraph *g = gen_moe(v);
+	return v[12] > 0 ? spmd_group(g, (guint32)v[12], "moe-offload", error) : g;
 }
 
 static const Workload workloads[] = {
@@ -672,7 +1029,8 @@ static const Workload workloads[] = {
 	 "a dense decoder stack with FSDP all-gathers before each layer's forward and backward\n"
 	 "  and gradient reduce-scatters"},
 	{"pipeline", pipeline_opts, gen_pipeline,
-	 "one stage of a 1F1B pipeline: micro-batches with send/recv between stages"},
+	 "one stage of a 1F1B pipeline: micro-batches with send/recv between stages; with\n"
+	 "  schedule=gpipe|1f1b|interleaved, every stage, placed on `stages` devices"},
 	{"random", random_opts, gen_random_w, "a seeded random layered DAG"},
 };
 
@@ -712,9 +1070,10 @@ LhGraph *lh_gen_workload(const char *name, const char *const *kv, GError **error
 		if (strcmp(workloads[i].name, name) != 0)
 			continue;
 		double v[32];
-		if (!parse_opts(name, workloads[i].opts, kv, v, error))
+		guint64 given;
+		if (!parse_opts(name, workloads[i].opts, kv, v, &given, error))
 			return NULL;
-		return workloads[i].gen(v, error);
+		return workloads[i].gen(v, given, error);
 	}
 	GString *l = g_string_new(NULL);
 	for (gsize i = 0; i < G_N_ELEMENTS(workloads); i++)

@@ -1,5 +1,6 @@
 /* lhsim — the scheduler registry, plugin loading and the plan pipeline. */
 #include "schedulers/scheduler.h"
+#include "schedulers/placed.h"
 
 #include <gmodule.h>
 #include <string.h>
@@ -229,6 +230,8 @@ LhPlan *lh_scheduler_run(const LhScheduler *s, const LhGraph *g, const LhHw *hw,
 			 const char *const *kv, FILE *explain, GError **error)
 {
 	g_return_val_if_fail(s && g && hw, NULL);
+	if (lh_graph_placed(g)) /* each device's program on its own (schedulers/placed.c) */
+		return lh_scheduler_run_placed(s, g, hw, NULL, kv, explain, error);
 	g_autoptr(GError) pe = NULL;
 	g_autoptr(LhParams) p = lh_params_new(s->params, kv, &pe);
 	if (!p) {

@@ -72,9 +72,10 @@ static double class_bound(ClassOp *c, guint32 m)
 
 enum { C_SM, C_HBM, C_H2D, C_D2H, C_LINK, C_N };
 
-/* The engine-class bounds (out->class_*), without the step's launch. */
+/* The engine-class bounds (out->class_*) of the ops on device @dev (all ops when the graph is
+ * not placed), without the step's launch. */
 static void class_bounds(const LhGraph *g, const LhHw *hw, const double *T, const double *head,
-			 LhBounds *out)
+			 guint32 dev, LhBounds *out)
 {
 	guint32 n = lh_graph_n_ops(g);
 	const guint32 *topo = lh_graph_topo(g);
@@ -91,7 +92,7 @@ static void class_bounds(const LhGraph *g, const LhHw *hw, const double *T, cons
 		c[k] = g_new(ClassOp, MAX(n, 1));
 	for (guint32 i = 0; i < n; i++) {
 		const LhOp *op = lh_graph_op(g, i);
-		if (op->kind == LH_OP_INPUT)
+		if (op->kind == LH_OP_INPUT || op->device != dev)
 			continue;
 		gboolean dur = op->duration_ns >= 0;
 		double w[C_N] = {0};
@@ -121,84 +122,125 @@ static void class_bounds(const LhGraph *g, const LhHw *hw, const double *T, cons
 		g_free(c[k]);
 }
 
-void lh_bounds(const LhGraph *g, const LhHw *hw, const LhPlan *plan, LhBounds *out)
+/* Per device sums of lh_bounds (one device for a graph without placement). */
+typedef struct {
+	double sm_work, h2d_bytes, h2d_lat, d2h_bytes, d2h_lat, link_work, host;
+	guint32 non_input;
+} DevSums;
+
+/* A placed graph's bounds are each device's, the largest of them: devices work in parallel,
+ * each on its own hardware (@dhw, or @hw for all), and what one device must do bounds the
+ * step. Chains end at a device's edge (a rendezvous is not followed), which keeps the
+ * critical path a bound. A graph without placement is device 0, with the same arithmetic in
+ * the same order as before devices. */
+static void bounds_impl(const LhGraph *g, const LhHw *hw, const LhHw *const *dhw,
+			const LhPlan *plan, LhBounds *out)
 {
 	memset(out, 0, sizeof *out);
 	guint32 n = lh_graph_n_ops(g);
+	guint32 nd = lh_graph_placed(g) ? MAX(lh_graph_devices(g), 1) : 1;
+#define DEV_HW(d) (dhw ? dhw[d] : hw)
 	const guint32 *topo = lh_graph_topo(g);
 	g_autofree double *finish = g_new0(double, MAX(n, 1));
 	g_autofree double *head = g_new0(double, MAX(n, 1));
 	g_autofree double *Ts = g_new0(double, MAX(n, 1));
-	double h2d_bytes = 0, h2d_lat = 0, d2h_bytes = 0, d2h_lat = 0;
-	guint32 non_input = 0;
+	g_autofree DevSums *ds = g_new0(DevSums, nd);
 	for (guint32 k = 0; k < n; k++) {
 		guint32 i = topo[k];
 		const LhOp *op = lh_graph_op(g, i);
-		double T = lh_op_standalone_ns_in(g, op, hw);
-		guint32 nd;
-		const guint32 *deps = lh_graph_deps(g, i, &nd);
+		const LhHw *h = DEV_HW(op->device);
+		DevSums *D = &ds[op->device];
+		double T = lh_op_standalone_ns_in(g, op, h);
+		guint32 nd_;
+		const guint32 *deps = lh_graph_deps(g, i, &nd_);
 		double ready = 0;
-		for (guint32 d = 0; d < nd; d++)
+		for (guint32 d = 0; d < nd_; d++)
 			ready = MAX(ready, finish[deps[d]]);
 		finish[i] = ready + T;
 		head[i] = ready;
 		Ts[i] = T;
-		out->critical_path = MAX(out->critical_path, finish[i]);
 		if (op->kind == LH_OP_INPUT)
 			continue;
-		non_input++;
-		out->sm_work += T * lh_op_sm_share(op, hw);
+		D->non_input++;
+		D->sm_work += T * lh_op_sm_share(op, h);
 		gboolean dur = op->duration_ns >= 0;
 		if (op->kind == LH_OP_COPY_H2D || op->kind == LH_OP_COPY_D2H) {
 			/* Bytes share the direction's bandwidth whatever the engine count; the
 			 * fixed latencies overlap across engines. */
-			double bytes = dur ? T : (double)op->size / hw->pcie_gbs;
-			double lat = dur ? 0 : hw->copy_latency_ns;
+			double bytes = dur ? T : (double)op->size / h->pcie_gbs;
+			double lat = dur ? 0 : h->copy_latency_ns;
 			if (op->kind == LH_OP_COPY_H2D) {
-				h2d_bytes += bytes;
-				h2d_lat += lat;
+				D->h2d_bytes += bytes;
+				D->h2d_lat += lat;
 			} else {
-				d2h_bytes += bytes;
-				d2h_lat += lat;
+				D->d2h_bytes += bytes;
+				D->d2h_lat += lat;
 			}
 		} else if (lh_op_kind_is_collective(op->kind)) {
 			double lat, wire, lu, nu;
-			lh_op_link_phases(g, op, hw, &lat, &wire, &lu, &nu);
-			out->link_work += dur ? T : wire * lu;
+			lh_op_link_phases(g, op, h, &lat, &wire, &lu, &nu);
+			D->link_work += dur ? T : wire * lu;
 		}
 	}
-	out->h2d_work = h2d_bytes + h2d_lat / hw->copy_engines_h2d;
-	out->d2h_work = d2h_bytes + d2h_lat / hw->copy_engines_d2h;
 	if (plan) {
-		double host = 0;
 		for (guint32 c = 0; c < lh_plan_n_cmds(plan); c++) {
 			const LhCmd *cmd = lh_plan_cmd(plan, c);
-			host += cmd->kind == LH_CMD_RUN				      ? hw->launch_ns
-				: cmd->kind == LH_CMD_SIGNAL || cmd->kind == LH_CMD_WAIT ? hw->event_ns
-				: cmd->kind == LH_CMD_HOST			      ? (double)cmd->arg
-										      : 0;
+			guint32 d = cmd->kind == LH_CMD_HOST ? cmd->stream
+							     : lh_plan_stream(plan, cmd->stream)->device;
+			d = d < nd ? d : 0;
+			const LhHw *h = DEV_HW(d);
+			ds[d].host += cmd->kind == LH_CMD_RUN				  ? h->launch_ns
+				: cmd->kind == LH_CMD_SIGNAL || cmd->kind == LH_CMD_WAIT ? h->event_ns
+				: cmd->kind == LH_CMD_HOST			  ? (double)cmd->arg
+										  : 0;
 		}
-		out->host_issue = host;
 	} else {
-		out->host_issue = non_input * hw->launch_ns;
+		for (guint32 d = 0; d < nd; d++)
+			ds[d].host = ds[d].non_input * DEV_HW(d)->launch_ns;
 	}
-	class_bounds(g, hw, Ts, head, out);
-	/* Nothing runs before the step's launch (docs/engine.md, "The host"): each bound is that
-	 * much later. */
-	if (non_input) {
-		out->class_sm += s_over(hw);
-		out->class_hbm += s_over(hw);
-		out->class_h2d += s_over(hw);
-		out->class_d2h += s_over(hw);
-		out->class_link += s_over(hw);
-		double s = hw->step_overhead_ns;
-		out->critical_path += s;
-		out->sm_work += s;
-		out->h2d_work += s;
-		out->d2h_work += s;
-		out->link_work += s;
-		out->host_issue += s;
+	for (guint32 d = 0; d < nd; d++) {
+		const LhHw *h = DEV_HW(d);
+		const DevSums *D = &ds[d];
+		LhBounds b = {0};
+		b.sm_work = D->sm_work;
+		b.h2d_work = D->h2d_bytes + D->h2d_lat / h->copy_engines_h2d;
+		b.d2h_work = D->d2h_bytes + D->d2h_lat / h->copy_engines_d2h;
+		b.link_work = D->link_work;
+		b.host_issue = D->host;
+		class_bounds(g, h, Ts, head, d, &b);
+		/* Nothing runs before the step's launch (docs/engine.md, "The host"): each bound
+		 * is that much later. */
+		if (D->non_input) {
+			double s = s_over(h);
+			b.class_sm += s;
+			b.class_hbm += s;
+			b.class_h2d += s;
+			b.class_d2h += s;
+			b.class_link += s;
+			b.sm_work += s;
+			b.h2d_work += s;
+			b.d2h_work += s;
+			b.link_work += s;
+			b.host_issue += s;
+		}
+		out->sm_work = MAX(out->sm_work, b.sm_work);
+		out->h2d_work = MAX(out->h2d_work, b.h2d_work);
+		out->d2h_work = MAX(out->d2h_work, b.d2h_work);
+		out->link_work = MAX(out->link_work, b.link_work);
+		out->host_issue = MAX(out->host_issue, b.host_issue);
+		out->class_sm = MAX(out->class_sm, b.class_sm);
+		out->class_hbm = MAX(out->class_hbm, b.class_hbm);
+		out->class_h2d = MAX(out->class_h2d, b.class_h2d);
+		out->class_d2h = MAX(out->class_d2h, b.class_d2h);
+		out->class_link = MAX(out->class_link, b.class_link);
 	}
+	for (guint32 i = 0; i < n; i++) {
+		const LhOp *op = lh_graph_op(g, i);
+		/* The step's launch precedes every chain of a device that runs anything. */
+		double s = ds[op->device].non_input ? s_over(DEV_HW(op->device)) : 0;
+		out->critical_path = MAX(out->critical_path, finish[i] + s);
+	}
+#undef DEV_HW
 	struct {
 		double v;
 		const char *name;
@@ -214,6 +256,17 @@ void lh_bounds(const LhGraph *g, const LhHw *hw, const LhPlan *plan, LhBounds *o
 			out->bound = all[i].v;
 			out->binding = all[i].name;
 		}
+}
+
+void lh_bounds(const LhGraph *g, const LhHw *hw, const LhPlan *plan, LhBounds *out)
+{
+	bounds_impl(g, hw, NULL, plan, out);
+}
+
+void lh_bounds_devices(const LhGraph *g, const LhHw *hw, const LhHw *const *device_hw,
+		       const LhPlan *plan, LhBounds *out)
+{
+	bounds_impl(g, hw, lh_graph_placed(g) ? device_hw : NULL, plan, out);
 }
 
 typedef struct {
@@ -345,15 +398,82 @@ static void stream_busy(const LhTrace *t, LhMetrics *m)
 	}
 }
 
+/* Per device: compute busy (the union of its SM-engine ops), transfer and exposed transfer,
+ * from one sort of its ops' edges; end, peak and host end from the trace. */
+static void device_metrics(const LhTrace *t, const LhGraph *g, LhMetrics *m)
+{
+	guint32 nd = m->n_devices;
+	m->dev = g_new0(LhDeviceMetrics, nd);
+	g_autofree guint32 *at = g_new0(guint32, (gsize)nd + 1);
+	for (guint32 i = 0; i < t->n_ops; i++)
+		at[MIN(lh_graph_op(g, i)->device, nd - 1) + 1]++;
+	for (guint32 d = 0; d < nd; d++)
+		at[d + 1] += at[d];
+	g_autofree guint32 *ord = g_new(guint32, MAX(t->n_ops, 1));
+	for (guint32 i = 0; i < t->n_ops; i++)
+		ord[at[MIN(lh_graph_op(g, i)->device, nd - 1)]++] = i;
+	g_autoptr(GArray) e = g_array_new(FALSE, FALSE, sizeof(Edge));
+	guint32 k = 0;
+	for (guint32 d = 0; d < nd; d++) {
+		LhDeviceMetrics *D = &m->dev[d];
+		g_array_set_size(e, 0);
+		for (; k < at[d]; k++) {
+			const LhOpTiming *tm = &t->ops[ord[k]];
+			D->end = MAX(D->end, tm->end);
+			if (tm->start < 0 || tm->end <= tm->start || tm->engine == LH_ENGINE_NONE)
+				continue;
+			Edge a = {tm->start, 1, tm->engine}, b = {tm->end, -1, tm->engine};
+			g_array_append_val(e, a);
+			g_array_append_val(e, b);
+		}
+		radix_sort(e->data, e->len, sizeof(Edge));
+		int depth[LH_ENGINE_N] = {0};
+		gint64 last = 0;
+		for (guint i = 0; i < e->len; i++) {
+			const Edge *x = &g_array_index(e, Edge, i);
+			gint64 dt = x->t - last;
+			if (dt > 0) {
+				gboolean transfer = depth[LH_ENGINE_H2D] || depth[LH_ENGINE_D2H] ||
+						    depth[LH_ENGINE_LINK] || depth[LH_ENGINE_NET];
+				if (depth[LH_ENGINE_SM])
+					D->compute_busy += dt;
+				if (transfer) {
+					D->transfer_time += dt;
+					if (!depth[LH_ENGINE_SM])
+						D->exposed_transfer += dt;
+				}
+			}
+			last = x->t;
+			depth[x->engine] += x->delta;
+		}
+		D->bubble = m->makespan > 0 ? 1.0 - (double)D->compute_busy / (double)m->makespan
+					    : 0.0;
+		gboolean own = t->n_devices == nd && t->dev_peak;
+		D->peak_device = own ? lh_trace_dev_peak(t, d) : t->peak_device;
+		D->peak_device_t = own ? lh_trace_dev_peak_t(t, d) : t->peak_device_t;
+		D->host_end = own ? lh_trace_dev_host_end(t, d) : t->host_end;
+	}
+	gint64 busy = 0;
+	for (guint32 d = 0; d < nd; d++)
+		busy += m->dev[d].compute_busy;
+	m->bubble = m->makespan > 0 ? 1.0 - (double)busy / ((double)nd * (double)m->makespan) : 0.0;
+}
+
 void lh_metrics_compute(const LhTrace *t, const LhGraph *g, const LhHw *hw, const LhPlan *plan,
 			LhMetrics *m)
+{
+	lh_metrics_compute_devices(t, g, hw, NULL, plan, m);
+}
+
+void lh_metrics_compute_devices(const LhTrace *t, const LhGraph *g, const LhHw *hw,
+				const LhHw *const *device_hw, const LhPlan *plan, LhMetrics *m)
 {
 	memset(m, 0, sizeof *m);
 	for (guint32 i = 0; i < t->n_ops; i++)
 		if (t->ops[i].end > m->makespan)
 			m->makespan = t->ops[i].end;
 	m->host_end = t->host_end;
-	lh_bounds(g, hw, plan, &m->bounds);
+	lh_bounds_devices(g, hw, device_hw, plan, &m->bounds);
 	m->ratio = m->bounds.bound > 0 ? (double)m->makespan / m->bounds.bound : 1.0;
 	gint64 busy_before;
 	sweep_engines(t, m, t->host_end, &busy_before);
@@ -378,11 +498,15 @@ void lh_metrics_compute(const LhTrace *t, const LhGraph *g, const LhHw *hw, cons
 		for (guint32 s = 0; s < m->n_streams; s++)
 			m->streams_used += used[s];
 	}
+	m->placed = lh_graph_placed(g);
+	m->n_devices = m->placed ? MAX(lh_graph_devices(g), 1) : 1;
+	device_metrics(t, g, m);
 }
 
 void lh_metrics_clear(LhMetrics *m)
 {
 	g_clear_pointer(&m->stream_busy, g_free);
+	g_clear_pointer(&m->dev, g_free);
 }
 
 static double pct(gint64 part, gint64 whole)
@@ -439,6 +563,22 @@ void lh_metrics_print_table(FILE *f, const LhMetrics *m, const LhPlan *plan, con
 		fprintf(f, "    %-28s %12s  %5.1f %%\n", lh_engine_name(e), b,
 			pct(m->engine_busy[e], m->makespan));
 	}
+	if (!m->placed)
+		return;
+	fprintf(f, "  %-22s %.1f %% (the idle share of the %u devices' compute over the step)\n",
+		"bubble", 100.0 * m->bubble, m->n_devices);
+	fprintf(f, "  per device:\n    %-6s %12s %14s %7s %16s %12s %12s\n", "device", "last end",
+		"compute busy", "bubble", "exposed transfer", "peak memory", "host end");
+	for (guint32 d = 0; d < m->n_devices; d++) {
+		const LhDeviceMetrics *D = &m->dev[d];
+		g_autofree char *end = lh_format_ns((double)D->end);
+		g_autofree char *busy = lh_format_ns((double)D->compute_busy);
+		g_autofree char *exp = lh_format_ns((double)D->exposed_transfer);
+		g_autofree char *peak = lh_format_bytes((double)D->peak_device);
+		g_autofree char *host = lh_format_ns((double)D->host_end);
+		fprintf(f, "    %-6u %12s %14s %5.1f %% %16s %12s %12s\n", d, end, busy,
+			100.0 * D->bubble, exp, peak, host);
+	}
 }
 
 char *lh_metrics_to_json(const LhMetrics *m, const LhPlan *plan, const LhGraph *g, const LhHw *hw)
@@ -488,6 +628,25 @@ char *lh_metrics_to_json(const LhMetrics *m, const LhPlan *plan, const LhGraph *
 	for (int e = LH_ENGINE_SM; e < LH_ENGINE_N; e++)
 		g_string_append_printf(s, "%s\"%s\": %" G_GINT64_FORMAT, e > LH_ENGINE_SM ? ", " : "",
 				       lh_engine_name(e), m->engine_busy[e]);
-	g_string_append(s, "}\n}\n");
+	g_string_append(s, "}");
+	if (m->placed) {
+		g_string_append_printf(s, ",\n  \"bubble\": %.6f,\n  \"devices\": [", m->bubble);
+		for (guint32 d = 0; d < m->n_devices; d++) {
+			const LhDeviceMetrics *D = &m->dev[d];
+			g_string_append_printf(
+				s,
+				"%s\n    {\"device\": %u, \"end_ns\": %" G_GINT64_FORMAT
+				", \"compute_busy_ns\": %" G_GINT64_FORMAT ", \"bubble\": %.6f, "
+				"\"transfer_time_ns\": %" G_GINT64_FORMAT
+				", \"exposed_transfer_ns\": %" G_GINT64_FORMAT
+				", \"peak_device_bytes\": %" G_GINT64_FORMAT
+				", \"peak_device_at_ns\": %" G_GINT64_FORMAT
+				", \"host_end_ns\": %" G_GINT64_FORMAT "}",
+				d ? "," : "", d, D->end, D->compute_busy, D->bubble, D->transfer_time,
+				D->exposed_transfer, D->peak_device, D->peak_device_t, D->host_end);
+		}
+		g_string_append(s, "\n  ]");
+	}
+	g_string_append(s, "\n}\n");
 	return g_string_free(s, FALSE);
 }

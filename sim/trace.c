@@ -133,6 +133,88 @@ static int engine_tid(const LhOpTiming *tm, guint32 n_h2d, guint32 n_d2h)
 	}
 }
 
+/* A graph placed on devices: one process per device (pid K + 1, "device K"), its streams as
+ * threads (tid = stream index) then its engines (tid = streams + engine_tid); the memory
+ * counter, the sum over devices, on device 0's process. */
+static char *chrome_placed(const LhTrace *t, const LhGraph *g, const LhPlan *plan, GString *s)
+{
+	guint32 nd = MAX(lh_graph_devices(g), 1);
+	guint32 n_streams = plan ? lh_plan_n_streams(plan) : 0;
+	guint32 n_h2d = 0, n_d2h = 0;
+	gboolean any_net = FALSE;
+	for (guint32 i = 0; i < t->n_ops; i++) {
+		if (t->ops[i].engine == LH_ENGINE_H2D)
+			n_h2d = MAX(n_h2d, t->ops[i].engine_index + 1u);
+		if (t->ops[i].engine == LH_ENGINE_D2H)
+			n_d2h = MAX(n_d2h, t->ops[i].engine_index + 1u);
+		any_net |= t->ops[i].engine == LH_ENGINE_NET;
+	}
+	gboolean first = TRUE;
+	for (guint32 d = 0; d < nd; d++) {
+		g_string_append_printf(s,
+				       "%s\n{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%u,"
+				       "\"args\":{\"name\":\"device %u\"}},\n{\"ph\":\"M\",\"name\":"
+				       "\"process_sort_index\",\"pid\":%u,\"args\":{\"sort_index\":%u}}",
+				       first ? "" : ",", d + 1, d, d + 1, d);
+		first = FALSE;
+		for (guint32 i = 0; i < n_streams; i++) {
+			const LhStream *st = lh_plan_stream(plan, i);
+			if (st->device != d)
+				continue;
+			g_autofree char *nm = g_strdup_printf("%s (%s)", st->name,
+							      lh_stream_role_name(st->role));
+			thread_name(s, (int)d + 1, (int)i, nm, &first);
+		}
+		int e0 = (int)n_streams;
+		thread_name(s, (int)d + 1, e0, "SMs", &first);
+		thread_name(s, (int)d + 1, e0 + 1, "link", &first);
+		for (guint32 e = 0; e < n_h2d; e++) {
+			g_autofree char *nm = g_strdup_printf("copy H2D %u", e);
+			thread_name(s, (int)d + 1, e0 + 2 + (int)e, nm, &first);
+		}
+		for (guint32 e = 0; e < n_d2h; e++) {
+			g_autofree char *nm = g_strdup_printf("copy D2H %u", e);
+			thread_name(s, (int)d + 1, e0 + 2 + (int)(n_h2d + e), nm, &first);
+		}
+		if (any_net)
+			thread_name(s, (int)d + 1, e0 + 2 + (int)(n_h2d + n_d2h), "network", &first);
+	}
+	for (guint32 i = 0; i < t->n_ops; i++) {
+		const LhOpTiming *tm = &t->ops[i];
+		if (tm->start < 0 || tm->end < 0)
+			continue;
+		const LhOp *op = lh_graph_op(g, i);
+		for (int k = 0; k < 2; k++) {
+			int tid = k == 0 ? tm->stream : (int)n_streams + engine_tid(tm, n_h2d, n_d2h);
+			if ((k == 0 && tm->stream < 0) || (k == 1 && tm->engine == LH_ENGINE_NONE))
+				continue;
+			g_string_append(s, ",\n{\"ph\":\"X\",\"name\":");
+			lh_json_append_string(s, op->name);
+			g_string_append(s, ",\"cat\":");
+			lh_json_append_string(s, lh_op_kind_name(op->kind));
+			g_string_append_printf(s, ",\"pid\":%u,\"tid\":%d,\"ts\":", op->device + 1, tid);
+			us(s, tm->start);
+			g_string_append(s, ",\"dur\":");
+			us(s, tm->end - tm->start);
+			g_string_append(s, ",\"args\":{\"issue_us\":");
+			us(s, tm->issue);
+			g_string_append(s, "}}");
+		}
+	}
+	for (guint i = 0; i < t->mem->len; i++) {
+		const LhMemPoint *m = &g_array_index(t->mem, LhMemPoint, i);
+		g_string_append(s, ",\n{\"ph\":\"C\",\"name\":\"memory (all devices)\",\"pid\":1,"
+				   "\"ts\":");
+		us(s, m->t);
+		g_string_append_printf(s,
+				       ",\"args\":{\"device_bytes\":%" G_GINT64_FORMAT
+				       ",\"host_bytes\":%" G_GINT64_FORMAT "}}",
+				       m->device_bytes, m->host_bytes);
+	}
+	g_string_append(s, "\n]}\n");
+	return g_string_free(s, FALSE);
+}
+
 char *lh_trace_to_chrome_json(const LhTrace *t, const LhGraph *g, const LhPlan *plan)
 {
 	GString *s = g_string_sized_new(256 + (gsize)t->n_ops * 200);
@@ -146,6 +228,8 @@ char *lh_trace_to_chrome_json(const LhTrace *t, const LhGraph *g, const LhPlan *
 		lh_json_append_string(s, plan->scheduler);
 	}
 	g_string_append(s, "},\"traceEvents\":[");
+	if (lh_graph_placed(g))
+		return chrome_placed(t, g, plan, s);
 	g_string_append_printf(s, "\n{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":1,\"args\":{"
 				  "\"name\":\"streams\"}},\n{\"ph\":\"M\",\"name\":\"process_name\","
 				  "\"pid\":2,\"args\":{\"name\":\"engines\"}}");

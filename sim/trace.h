@@ -96,8 +96,25 @@ typedef struct {
 	double class_sm, class_hbm, class_h2d, class_d2h, class_link;
 } LhBounds;
 
-/* @plan may be NULL: host_issue then counts one launch per non-input op. */
+/* @plan may be NULL: host_issue then counts one launch per non-input op. For a graph placed on
+ * devices, each bound is the largest of the devices' (each device's own ops on its own
+ * hardware: lh_bounds_devices, @device_hw NULL = @hw for all). */
 void lh_bounds(const LhGraph *g, const LhHw *hw, const LhPlan *plan, LhBounds *out);
+void lh_bounds_devices(const LhGraph *g, const LhHw *hw, const LhHw *const *device_hw,
+		       const LhPlan *plan, LhBounds *out);
+
+/* One device's share of a run (a graph placed on devices; docs/cli.md, "Several devices"). */
+typedef struct {
+	gint64 end;              /* its last op's end, ns */
+	gint64 compute_busy;     /* time with at least one of its kernels on its SMs, ns */
+	double bubble;           /* 1 - compute_busy / makespan: the share of the step its
+	                            compute is idle (the pipeline bubble, for a pipeline) */
+	gint64 transfer_time;    /* time with one of its copies or collectives running, ns */
+	gint64 exposed_transfer; /* ... while none of its kernels runs, ns */
+	gint64 peak_device;      /* bytes */
+	gint64 peak_device_t;    /* ns */
+	gint64 host_end;         /* its host's last issue, ns */
+} LhDeviceMetrics;
 
 typedef struct {
 	gint64 makespan;           /* latest op end, ns */
@@ -116,11 +133,22 @@ typedef struct {
 	gint64 *stream_busy;       /* n_streams: union of op intervals per stream, ns */
 	gint64 engine_busy[LH_ENGINE_N]; /* union of op intervals per engine kind, ns */
 	guint32 streams_used;      /* streams that ran at least one op */
+	/* Appended. A graph placed on devices: placed TRUE, one entry per device in dev; the
+	 * fields above are the step as a whole (kernel_time, transfer_time, exposed_transfer
+	 * and engine_busy count time when any device is busy, peak_device is the largest
+	 * device's). Otherwise placed FALSE, n_devices 1 and dev[0] the one device. */
+	gboolean placed;
+	guint32 n_devices;
+	LhDeviceMetrics *dev;      /* n_devices */
+	double bubble;             /* the step: 1 - sum of compute_busy / (n_devices * makespan) */
 } LhMetrics;
 
 void lh_metrics_compute(const LhTrace *t, const LhGraph *g, const LhHw *hw, const LhPlan *plan,
 			LhMetrics *out);
-void lh_metrics_clear(LhMetrics *m); /* frees stream_busy */
+/* The same with each device's hardware for the bounds (@device_hw NULL = @hw for all). */
+void lh_metrics_compute_devices(const LhTrace *t, const LhGraph *g, const LhHw *hw,
+				const LhHw *const *device_hw, const LhPlan *plan, LhMetrics *out);
+void lh_metrics_clear(LhMetrics *m); /* frees stream_busy and dev */
 
 /* Writers. The table and JSON are for people and scripts; Chrome trace-event JSON loads in
  * Perfetto and chrome://tracing with one track per stream and one per engine. */

@@ -289,3 +289,57 @@ Test(gen, cli_gen)
 	cr_assert(strstr(so, "moe-offload") && strstr(so, "expert-ffn"), "%s", so);
 	g_free(so);
 }
+
+/* ---- several devices (issue 10): without the new options, the same bytes as before ---- */
+
+Test(gen, outputs_without_device_options_are_unchanged)
+{
+	/* tests/data/gen: the examples as lhsim gen wrote them before schedule= and devices=
+	 * existed (tests/data/SOURCES.md), with examples/README.md's commands. */
+	struct {
+		const char *name, *kv[3], *file;
+	} c[] = {
+		{"moe-offload", {NULL}, "gen/moe-offload.json"},
+		{"pipeline", {NULL}, "gen/pipeline.json"},
+		{"transformer", {"layers=2", NULL}, "gen/transformer.json"},
+		{"random", {"ops=200", "width=8", NULL}, "gen/random.json"},
+	};
+	for (gsize i = 0; i < G_N_ELEMENTS(c); i++) {
+		g_autoptr(LhGraph) g = gen(c[i].name, c[i].kv);
+		g_autofree char *j = lh_graph_to_json(g);
+		g_autofree char *path = t_data(c[i].file);
+		g_autofree char *want = NULL;
+		cr_assert(g_file_get_contents(path, &want, NULL, NULL), "%s", path);
+		cr_assert_str_eq(j, want, "%s", c[i].name);
+		cr_assert_not(lh_graph_placed(g));
+	}
+	/* devices=0 is the default: one GPU of the group, not placed. */
+	const char *const d0[] = {"layers=2", "devices=0", NULL};
+	g_autoptr(LhGraph) t0 = gen("transformer", d0);
+	g_autofree char *j0 = lh_graph_to_json(t0);
+	g_autofree char *path = t_data("gen/transformer.json");
+	g_autofree char *want = NULL;
+	cr_assert(g_file_get_contents(path, &want, NULL, NULL));
+	cr_assert_str_eq(j0, want);
+}
+
+Test(gen, placed_workloads_round_trip)
+{
+	const char *const p[] = {"schedule=interleaved", NULL};
+	const char *const t[] = {"layers=2", "devices=16", NULL};
+	const char *const m[] = {"layers=1", "devices=8", NULL};
+	struct {
+		const char *name;
+		const char *const *kv;
+	} c[] = {{"pipeline", p}, {"transformer", t}, {"moe-offload", m}};
+	for (gsize i = 0; i < G_N_ELEMENTS(c); i++) {
+		g_autoptr(LhGraph) g = gen(c[i].name, c[i].kv);
+		cr_assert(lh_graph_placed(g));
+		g_autofree char *j = lh_graph_to_json(g);
+		GError *e = NULL;
+		g_autoptr(LhGraph) g2 = lh_graph_new_from_json_data(j, -1, c[i].name, &e);
+		cr_assert(g2, "%s", e ? e->message : "");
+		g_autofree char *j2 = lh_graph_to_json(g2);
+		cr_assert_str_eq(j, j2, "%s", c[i].name);
+	}
+}

@@ -67,19 +67,26 @@ static void link_rows(GArray *lanes, LhLaneMap *m, const LhTrace *t, GArray *ops
 	}
 }
 
-LhLaneMap *lh_lanes_new(const LhPlan *plan, const LhTrace *t)
+/* The device of op timing @tm: its stream's. */
+static guint32 op_device(const LhPlan *plan, const LhOpTiming *tm)
 {
-	g_return_val_if_fail(t != NULL, NULL);
-	guint32 n_streams = plan ? lh_plan_n_streams(plan) : 0;
+	if (!plan || tm->stream < 0 || (guint32)tm->stream >= lh_plan_n_streams(plan))
+		return 0;
+	return lh_plan_stream(plan, (guint32)tm->stream)->device;
+}
+
+/* The lanes of device @d: its streams, its copy engines, its link and network rows. With one
+ * device, every stream and op is its. */
+static void device_block(GArray *lanes, LhLaneMap *m, const LhPlan *plan, const LhTrace *t,
+			 guint32 d, guint32 n_streams, gboolean several)
+{
 	guint32 n_h2d = 0, n_d2h = 0;
 	g_autoptr(GArray) link = g_array_new(FALSE, FALSE, sizeof(LinkOp));
 	g_autoptr(GArray) net = g_array_new(FALSE, FALSE, sizeof(LinkOp));
 	for (guint32 i = 0; i < t->n_ops; i++) {
 		const LhOpTiming *tm = &t->ops[i];
-		if (!ran(tm))
+		if (!ran(tm) || op_device(plan, tm) != d)
 			continue;
-		if (tm->stream >= 0)
-			n_streams = MAX(n_streams, (guint32)tm->stream + 1);
 		if (tm->engine == LH_ENGINE_H2D)
 			n_h2d = MAX(n_h2d, tm->engine_index + 1u);
 		else if (tm->engine == LH_ENGINE_D2H)
@@ -89,54 +96,92 @@ LhLaneMap *lh_lanes_new(const LhPlan *plan, const LhTrace *t)
 			g_array_append_val(tm->engine == LH_ENGINE_NET ? net : link, l);
 		}
 	}
-
-	LhLaneMap *m = g_new0(LhLaneMap, 1);
-	m->n_ops = t->n_ops;
-	m->stream_lane = g_new(gint32, MAX(t->n_ops, 1));
-	m->engine_lane = g_new(gint32, MAX(t->n_ops, 1));
-	GArray *lanes = g_array_new(FALSE, FALSE, sizeof(LhLane));
-	char buf[64];
+	char buf[64], pre[16] = "";
+	if (several)
+		g_snprintf(pre, sizeof pre, "d%u ", d);
+	guint32 first = lanes->len;
+	m->dev_first[d] = first;
+	if (several) {
+		g_snprintf(buf, sizeof buf, "device %u", d);
+		lane_add(lanes, LH_LANE_DEVICE, d, buf);
+	}
 	for (guint32 s = 0; s < n_streams; s++) {
 		if (plan && s < lh_plan_n_streams(plan)) {
 			const LhStream *st = lh_plan_stream(plan, s);
+			if (st->device != d)
+				continue;
 			g_snprintf(buf, sizeof buf, "%s (%s)", st->name, lh_stream_role_name(st->role));
 		} else {
+			if (d != 0)
+				continue;
 			g_snprintf(buf, sizeof buf, "stream %u", s);
 		}
+		m->stream_lane_of[s] = (gint32)lanes->len;
 		lane_add(lanes, LH_LANE_STREAM, s, buf);
 	}
-	m->n_stream_lanes = n_streams;
+	m->dev_streams[d] = lanes->len - first - (several ? 1 : 0);
 	guint32 h2d_at = lanes->len;
 	for (guint32 e = 0; e < n_h2d; e++) {
 		if (n_h2d == 1)
-			g_strlcpy(buf, "copy H2D", sizeof buf);
+			g_snprintf(buf, sizeof buf, "%scopy H2D", pre);
 		else
-			g_snprintf(buf, sizeof buf, "copy H2D %u", e);
+			g_snprintf(buf, sizeof buf, "%scopy H2D %u", pre, e);
 		lane_add(lanes, LH_LANE_H2D, e, buf);
 	}
 	guint32 d2h_at = lanes->len;
 	for (guint32 e = 0; e < n_d2h; e++) {
 		if (n_d2h == 1)
-			g_strlcpy(buf, "copy D2H", sizeof buf);
+			g_snprintf(buf, sizeof buf, "%scopy D2H", pre);
 		else
-			g_snprintf(buf, sizeof buf, "copy D2H %u", e);
+			g_snprintf(buf, sizeof buf, "%scopy D2H %u", pre, e);
 		lane_add(lanes, LH_LANE_D2H, e, buf);
 	}
-
-	for (guint32 i = 0; i < t->n_ops; i++)
-		m->engine_lane[i] = -1;
-	link_rows(lanes, m, t, link, LH_LANE_LINK, "link");
-	link_rows(lanes, m, t, net, LH_LANE_NET, "network");
-
+	g_snprintf(buf, sizeof buf, "%slink", pre);
+	link_rows(lanes, m, t, link, LH_LANE_LINK, buf);
+	g_snprintf(buf, sizeof buf, "%snetwork", pre);
+	link_rows(lanes, m, t, net, LH_LANE_NET, buf);
 	for (guint32 i = 0; i < t->n_ops; i++) {
 		const LhOpTiming *tm = &t->ops[i];
-		m->stream_lane[i] = ran(tm) && tm->stream >= 0 ? tm->stream : -1;
-		if (!ran(tm))
+		if (!ran(tm) || op_device(plan, tm) != d)
 			continue;
 		if (tm->engine == LH_ENGINE_H2D)
 			m->engine_lane[i] = (gint32)(h2d_at + tm->engine_index);
 		else if (tm->engine == LH_ENGINE_D2H)
 			m->engine_lane[i] = (gint32)(d2h_at + tm->engine_index);
+	}
+	for (guint32 l = first; l < lanes->len; l++)
+		g_array_index(lanes, LhLane, l).device = d;
+}
+
+LhLaneMap *lh_lanes_new(const LhPlan *plan, const LhTrace *t)
+{
+	g_return_val_if_fail(t != NULL, NULL);
+	guint32 n_streams = plan ? lh_plan_n_streams(plan) : 0;
+	guint32 n_dev = MAX(t->n_devices, 1);
+	for (guint32 s = 0; s < n_streams; s++)
+		n_dev = MAX(n_dev, lh_plan_stream(plan, s)->device + 1);
+	for (guint32 i = 0; i < t->n_ops; i++)
+		if (ran(&t->ops[i]) && t->ops[i].stream >= 0)
+			n_streams = MAX(n_streams, (guint32)t->ops[i].stream + 1);
+
+	LhLaneMap *m = g_new0(LhLaneMap, 1);
+	m->n_ops = t->n_ops;
+	m->stream_lane = g_new(gint32, MAX(t->n_ops, 1));
+	m->engine_lane = g_new(gint32, MAX(t->n_ops, 1));
+	m->stream_lane_of = g_new(gint32, MAX(n_streams, 1));
+	m->n_devices = n_dev;
+	m->dev_first = g_new0(guint32, (gsize)n_dev + 1);
+	m->dev_streams = g_new0(guint32, n_dev);
+	for (guint32 i = 0; i < t->n_ops; i++)
+		m->engine_lane[i] = -1;
+	GArray *lanes = g_array_new(FALSE, FALSE, sizeof(LhLane));
+	for (guint32 d = 0; d < n_dev; d++)
+		device_block(lanes, m, plan, t, d, n_streams, n_dev > 1);
+	m->dev_first[n_dev] = lanes->len;
+	m->n_stream_lanes = n_dev > 1 ? 0 : m->dev_streams[0];
+	for (guint32 i = 0; i < t->n_ops; i++) {
+		const LhOpTiming *tm = &t->ops[i];
+		m->stream_lane[i] = ran(tm) && tm->stream >= 0 ? m->stream_lane_of[tm->stream] : -1;
 	}
 	m->n_lanes = lanes->len;
 	m->lanes = (LhLane *)g_array_free(lanes, FALSE);
@@ -150,6 +195,9 @@ void lh_lanes_free(LhLaneMap *m)
 	g_free(m->lanes);
 	g_free(m->stream_lane);
 	g_free(m->engine_lane);
+	g_free(m->stream_lane_of);
+	g_free(m->dev_first);
+	g_free(m->dev_streams);
 	g_free(m);
 }
 

@@ -21,12 +21,15 @@ typedef enum {
 	LH_LANE_D2H,    /* one per device-to-host copy engine that ran a copy */
 	LH_LANE_LINK,   /* the link; one row per concurrent collective (see below) */
 	LH_LANE_NET,    /* the network: collectives that leave the node, rows as the link's */
+	LH_LANE_DEVICE, /* several devices: the empty lane that heads a device's block, "device K" */
 } LhLaneKind;
 
 typedef struct {
 	LhLaneKind kind;
 	guint32 index;  /* stream index, copy-engine index or link row */
-	char label[64]; /* "main (compute)", "copy H2D", "copy H2D 1", "link", "link 2" */
+	char label[64]; /* "main (compute)", "copy H2D", "copy H2D 1", "link", "link 2"; on a
+	                   graph placed on devices, engine lanes start "dK " */
+	guint32 device; /* the device whose block the lane is in (0 without placement) */
 } LhLane;
 
 /* Where every op of a trace is drawn. An op that ran appears twice: on its stream's lane, and
@@ -44,10 +47,19 @@ typedef struct {
 	guint32 n_ops;
 	gint32 *stream_lane; /* n_ops: lane of the op's stream, -1 when it did not run */
 	gint32 *engine_lane; /* n_ops: lane of the op's engine, -1 for kernels and ops not run */
+	/* Appended. Several devices (streams of a plan for a placed graph): one block of lanes per
+	 * device, in device order, each a heading lane (LH_LANE_DEVICE) then laid out as above
+	 * (its streams, its engines, its link and network rows); n_stream_lanes is then 0. One device: n_devices 1, one block. */
+	guint32 n_devices;
+	guint32 *dev_first;   /* n_devices + 1: the first lane of each block, then n_lanes */
+	guint32 *dev_streams; /* n_devices: the stream lanes that open each block */
+	gint32 *stream_lane_of; /* per stream: its lane */
 } LhLaneMap;
 
 /* @plan gives the stream names and roles (may be NULL: streams are then named "stream N"
- * after the largest stream index in @t). Caller frees. */
+ * after the largest stream index in @t) and each stream's device: an op is on the device of
+ * the stream it ran on. There are max(t->n_devices, the largest stream device + 1) devices.
+ * Caller frees. */
 LhLaneMap *lh_lanes_new(const LhPlan *plan, const LhTrace *t);
 void lh_lanes_free(LhLaneMap *m); /* NULL is fine */
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(LhLaneMap, lh_lanes_free)

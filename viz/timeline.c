@@ -23,7 +23,7 @@ enum {
 
 static const guint32 INK = 0x222222, INK_SOFT = 0x666666, GRID = 0xe3e3e3, FRAME = 0xbdbdbd,
 		     STRIPE = 0xf3f4f6, MEM_FILL = 0xa6cee3, MEM_LINE = 0x1f78b4,
-		     CAPACITY = 0xd62728;
+		     CAPACITY = 0xd62728, DEVICE_BAND = 0xdde3ea;
 
 typedef struct {
 	const LhGraph *g;
@@ -305,7 +305,12 @@ static void draw_lanes(Fig *f, LhPen *p, Block *k)
 		double ty = y + (LH - p->font_h[LH__FONT_LABEL]) / 2;
 		double avail = f->gutter - 10;
 		double tw = lh__text_w(p, LH__FONT_LABEL, m->lanes[l].label, -1);
-		if (tw <= avail)
+		if (m->lanes[l].kind == LH_LANE_DEVICE) {
+			/* A device's block opens with its name, left in the gutter, on a band. */
+			rect(cr, MARGIN, y, f->x1 - MARGIN, LH, lh__rgb_hex(DEVICE_BAND));
+			lh__text(p, LH__FONT_LABEL, MARGIN + 2, ty, 0, m->lanes[l].label, -1,
+				 lh__rgb_hex(INK));
+		} else if (tw <= avail)
 			lh__text(p, LH__FONT_LABEL, f->x0 - 8, ty, 1, m->lanes[l].label, -1,
 				 lh__rgb_hex(INK));
 		else
@@ -390,6 +395,24 @@ static void draw_lanes(Fig *f, LhPen *p, Block *k)
 		cairo_move_to(cr, MARGIN, y);
 		cairo_line_to(cr, f->x1, y);
 		cairo_stroke(cr);
+	}
+	/* Several devices: a strong rule above each block, a light one after its streams. */
+	for (guint32 d = 0; m->n_devices > 1 && d < m->n_devices; d++) {
+		double y = k->y_lanes + (double)m->dev_first[d] * LH;
+		lh__rgb(cr, lh__rgb_hex(0x404040));
+		cairo_set_line_width(cr, 2);
+		cairo_move_to(cr, MARGIN, y);
+		cairo_line_to(cr, f->x1, y);
+		cairo_stroke(cr);
+		guint32 se = m->dev_first[d] + 1 + m->dev_streams[d];
+		if (se < m->dev_first[d + 1]) {
+			y = k->y_lanes + (double)se * LH;
+			lh__rgb(cr, lh__rgb_hex(0x8c8c8c));
+			cairo_set_line_width(cr, 1);
+			cairo_move_to(cr, MARGIN, y);
+			cairo_line_to(cr, f->x1, y);
+			cairo_stroke(cr);
+		}
 	}
 }
 
@@ -511,7 +534,7 @@ static void draw_memory(Fig *f, LhPen *p, Block *k)
 		cap_box[3] = fh;
 	}
 	/* The peak: a dot and its value, beside it on the side with room. */
-	if (k->t->peak_device > 0) {
+	if (k->t->peak_device > 0 && k->t->n_devices <= 1) { /* per device: the table */
 		double px = lh_axis_to_px(&f->axis, (double)k->t->peak_device_t);
 		double py = y1 - (double)k->t->peak_device / f->mem_top * hs;
 		lh__rgb(cr, lh__rgb_hex(MEM_LINE));
@@ -649,16 +672,26 @@ static void fig_draw(LhPen *p, gpointer data)
 static void set_memory(Fig *f, const LhHw *hw)
 {
 	gint64 peak = 0;
-	for (guint b = 0; b < f->n_blocks; b++)
-		peak = MAX(peak, f->blocks[b].t->peak_device);
-	f->capacity = hw ? hw->memory_gib * 1073741824.0 : 0;
+	guint32 n_dev = 1;
+	for (guint b = 0; b < f->n_blocks; b++) {
+		const LhTrace *t = f->blocks[b].t;
+		peak = MAX(peak, t->peak_device);
+		n_dev = MAX(n_dev, t->n_devices);
+		/* Several devices: the curve is their sum (sim/trace.h), above any one's peak. */
+		for (guint i = 0; t->n_devices > 1 && i < t->mem->len; i++)
+			peak = MAX(peak, g_array_index(t->mem, LhMemPoint, i).device_bytes);
+	}
+	/* One device's capacity is no line for a sum over several. */
+	f->capacity = hw && n_dev == 1 ? hw->memory_gib * 1073741824.0 : 0;
 	/* Scale to the peak, with room above it; take the capacity in when it is close enough
 	 * that the curve stays readable (within 2x of the peak). */
 	f->mem_top = MAX((double)peak * 1.2, 1024);
 	if (f->capacity > 0 && f->capacity <= 2 * (double)peak)
 		f->mem_top = MAX(f->mem_top, f->capacity * 1.08);
 	f->mem_label[0] = g_strdup("device memory");
-	f->mem_label[1] = g_strdup(f->capacity > f->mem_top ? "axis broken below capacity" : "");
+	f->mem_label[1] = n_dev > 1 ? g_strdup_printf("the sum of %u devices", n_dev)
+				    : g_strdup(f->capacity > f->mem_top ? "axis broken below capacity"
+									 : "");
 }
 
 static void fig_measure(Fig *f)
