@@ -7,7 +7,8 @@
  * scheduler takes more than 2 s at one size it is skipped at larger ones ("-"). No plan is
  * simulated: this measures the schedulers, bench-engine the engine.
  *
- * usage: bench-sched [N ...]
+ * usage: bench-sched [-s NAME[,NAME...]] [N ...]
+ *   -s  time only these schedulers (from the list below, e.g. -s lhs,heft: for profiling)
  */
 #include "lhsim.h"
 
@@ -54,16 +55,23 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	guint32 sizes[16] = {1000, 10000, 100000, 1000000};
-	int ns = 4;
-	if (argc > 1) {
+	int ns = 4, first = 1;
+	gboolean skip[G_N_ELEMENTS(scheds)] = {FALSE}, omit[G_N_ELEMENTS(scheds)] = {FALSE};
+	if (argc > 2 && strcmp(argv[1], "-s") == 0) {
+		g_auto(GStrv) names = g_strsplit(argv[2], ",", -1);
+		for (gsize k = 0; k < G_N_ELEMENTS(scheds); k++)
+			omit[k] = !g_strv_contains((const char *const *)names, scheds[k]);
+		first = 3;
+	}
+	if (argc > first) {
 		ns = 0;
-		for (int i = 1; i < argc && ns < 16; i++)
+		for (int i = first; i < argc && ns < 16; i++)
 			sizes[ns++] = (guint32)strtoul(argv[i], NULL, 10);
 	}
-	gboolean skip[G_N_ELEMENTS(scheds)] = {FALSE};
 	printf("%10s", "ops");
 	for (gsize k = 0; k < G_N_ELEMENTS(scheds); k++)
-		printf("  %10s", scheds[k]);
+		if (!omit[k])
+			printf("  %10s", scheds[k]);
 	printf("\n");
 	for (int i = 0; i < ns; i++) {
 		LhRandomDagOptions o;
@@ -75,6 +83,8 @@ int main(int argc, char **argv)
 		printf("%10u", sizes[i]);
 		fflush(stdout);
 		for (gsize k = 0; k < G_N_ELEMENTS(scheds); k++) {
+			if (omit[k])
+				continue;
 			if (skip[k]) {
 				printf("  %10s", "-");
 				continue;

@@ -48,6 +48,7 @@ typedef struct {
 	guint32 n;
 	gboolean dirty; /* maxgap is stale */
 	double maxgap;
+	double last_e;  /* v[n - 1].e, so that the search over blocks reads this array only */
 } Blk;
 
 typedef struct {
@@ -59,6 +60,7 @@ static void proc_init(Proc *p)
 {
 	p->b = g_new0(Blk, 1);
 	p->b[0].v = g_new(Busy, BLK_MAX);
+	p->b[0].maxgap = -G_MAXDOUBLE; /* no gap yet, as blk_maxgap counts it */
 	p->nb = 1;
 }
 
@@ -97,7 +99,7 @@ static double earliest_slot(Proc *p, double ready, double w, guint32 *blk, guint
 	while (lo < hi) {
 		guint32 mid = (lo + hi) / 2;
 		const Blk *b = &p->b[mid];
-		if (!b->n || b->v[b->n - 1].e <= ready)
+		if (!b->n || b->last_e <= ready)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -109,7 +111,17 @@ static double earliest_slot(Proc *p, double ready, double w, guint32 *blk, guint
 	}
 	guint32 j = lo;
 	Blk *b = &p->b[j];
-	guint32 k0 = 0, k1 = b->n;
+	/* The first interval of the block ending after ready (ends are sorted). Ready times
+	 * mostly fall among the latest intervals, so the search gallops back from the block's
+	 * end before it bisects: fewer cache lines of the block are read. */
+	guint32 k0 = 0, k1 = b->n - 1; /* v[k1].e > ready: the block's last */
+	for (guint32 step = 1; step <= k1; step *= 2) {
+		if (b->v[k1 - step].e <= ready) {
+			k0 = k1 - step + 1;
+			break;
+		}
+		k1 -= step;
+	}
 	while (k0 < k1) {
 		guint32 mid = (k0 + k1) / 2;
 		if (b->v[mid].e <= ready)
@@ -153,15 +165,34 @@ static double earliest_slot(Proc *p, double ready, double w, guint32 *blk, guint
 	return t;
 }
 
+/* Counts gap @g, new in block @b, in its longest gap (a stale one is recomputed anyway). */
+static void blk_gap_add(Blk *b, double g)
+{
+	if (!b->dirty)
+		b->maxgap = MAX(b->maxgap, g);
+}
+
 static void proc_insert(Proc *p, guint32 j, guint32 at, Busy x)
 {
 	Blk *b = &p->b[j];
+	/* x goes into the gap between prev and next (either may be absent), which belongs to
+	 * next's block jn. It splits that gap into one before x (in block j) and one before
+	 * next (in jn), each no longer than the old one (the same subtractions, monotonic under
+	 * rounding): the longest gap of jn is stale only if the old gap was it. So blk_maxgap
+	 * gives what a recount would, with no recount per insertion. */
+	const Busy *prev = at ? &b->v[at - 1] : j ? &p->b[j - 1].v[p->b[j - 1].n - 1] : NULL;
+	guint32 jn = at < b->n ? j : j + 1;
+	const Busy *next = jn < p->nb ? &p->b[jn].v[jn == j ? at : 0] : NULL;
+	if (prev && next && next->s - prev->e >= p->b[jn].maxgap)
+		p->b[jn].dirty = TRUE;
+	if (prev)
+		blk_gap_add(b, x.s - prev->e);
+	if (next)
+		blk_gap_add(&p->b[jn], next->s - x.e);
 	memmove(&b->v[at + 1], &b->v[at], (b->n - at) * sizeof(Busy));
 	b->v[at] = x;
 	b->n++;
-	b->dirty = TRUE;
-	if (j + 1 < p->nb)
-		p->b[j + 1].dirty = TRUE;
+	b->last_e = b->v[b->n - 1].e;
 	if (b->n == BLK_MAX) { /* split in halves */
 		p->b = g_renew(Blk, p->b, p->nb + 1);
 		memmove(&p->b[j + 2], &p->b[j + 1], (p->nb - j - 1) * sizeof(Blk));
@@ -173,6 +204,8 @@ static void proc_insert(Proc *p, guint32 j, guint32 at, Busy x)
 		memcpy(c->v, &b->v[b->n - c->n], c->n * sizeof(Busy));
 		b->n -= c->n;
 		c->dirty = b->dirty = TRUE;
+		b->last_e = b->v[b->n - 1].e;
+		c->last_e = c->v[c->n - 1].e;
 	}
 }
 
@@ -232,6 +265,8 @@ static LhPlan *heft_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GE
 	g_autofree guint8 *kind = g_new0(guint8, n);
 	g_autofree guint8 *done = g_new0(guint8, n);
 	guint32 placed = 0;
+	g_autoptr(GArray) dfin = g_array_new(FALSE, FALSE, sizeof(double));
+	g_autoptr(GArray) dvs = g_array_new(FALSE, FALSE, sizeof(guint32));
 	for (guint32 r = 0; r < n; r++) {
 		guint32 v = order[r].op;
 		const LhOp *op = lh_graph_op(g, v);
@@ -242,17 +277,27 @@ static LhPlan *heft_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GE
 		kind[v] = (guint8)k;
 		guint32 nd;
 		const guint32 *d = lh_graph_deps(g, v, &nd);
+		/* The deps' finish times and streams, read once for all processors (the same
+		 * values, so the same maxima). */
+		g_array_set_size(dfin, 0);
+		g_array_set_size(dvs, 0);
+		for (guint32 j = 0; j < nd; j++) {
+			guint32 u = d[j];
+			g_assert(done[u]);
+			if (lh_graph_op(g, u)->kind == LH_OP_INPUT)
+				continue;
+			g_array_append_val(dfin, fin[u]);
+			guint32 on = kind[u] == k ? vs[u] : G_MAXUINT32;
+			g_array_append_val(dvs, on);
+		}
 		double best_f = G_MAXDOUBLE, best_s = 0;
 		guint32 best_p = 0, best_at = 0, best_blk = 0;
 		for (guint32 s = 0; s < count[k]; s++) {
 			double ready = 0;
-			for (guint32 j = 0; j < nd; j++) {
-				guint32 u = d[j];
-				g_assert(done[u]);
-				if (lh_graph_op(g, u)->kind == LH_OP_INPUT)
-					continue;
-				gboolean same = kind[u] == k && vs[u] == s;
-				ready = MAX(ready, fin[u] + (same ? 0 : hw->event_ns));
+			for (guint32 j = 0; j < dfin->len; j++) {
+				gboolean same = g_array_index(dvs, guint32, j) == s;
+				ready = MAX(ready, g_array_index(dfin, double, j) +
+							   (same ? 0 : hw->event_ns));
 			}
 			guint32 at, blk;
 			double t = earliest_slot(&busy[k][s], ready, w[v], &blk, &at);
@@ -270,10 +315,11 @@ static LhPlan *heft_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GE
 		fin[v] = best_f;
 		vs[v] = best_p;
 		seq[v] = placed++;
-		lh_params_explain(p, "heft: %s '%s' (rank_u %.0f ns) -> %s%u, start %.0f ns, "
-				     "earliest finish %.0f ns",
-				  lh_op_kind_name(op->kind), op->name, rank[v], prefix[k], best_p, best_s,
-				  best_f);
+		if (lh_params_explaining(p))
+			lh_params_explain(p, "heft: %s '%s' (rank_u %.0f ns) -> %s%u, start %.0f ns, "
+					     "earliest finish %.0f ns",
+					  lh_op_kind_name(op->kind), op->name, rank[v], prefix[k],
+					  best_p, best_s, best_f);
 	}
 	LhPlan *plan = lh_plan_new();
 	g_autofree guint32 *stream = g_new0(guint32, n);
