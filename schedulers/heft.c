@@ -29,7 +29,7 @@ static const LhParamSpec heft_params[] = {
 	{NULL, 0, NULL, 0, 0, NULL, NULL},
 };
 
-enum { K_COMPUTE, K_H2D, K_D2H, K_COLL, K_P2P, K_N };
+enum { K_COMPUTE, K_H2D, K_D2H, K_COLL, K_P2P, K_N, K_INPUT = K_N };
 
 typedef struct {
 	double s, e;
@@ -41,7 +41,7 @@ typedef LhSortRec Rank; /* d: rank_u, u: topological position, op */
  * an insertion moves one block, not the whole list). Each block keeps the longest gap before
  * one of its intervals (after the previous interval, maybe in the block before), so that the
  * search for a slot skips blocks with no gap long enough. */
-#define BLK_MAX 512
+#define BLK_MAX 128
 
 typedef struct {
 	Busy *v;
@@ -260,34 +260,49 @@ static LhPlan *heft_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GE
 		for (guint32 s = 0; s < count[k]; s++)
 			proc_init(&busy[k][s]);
 	}
-	g_autofree double *start = g_new0(double, n), *fin = g_new0(double, n);
-	g_autofree guint32 *vs = g_new0(guint32, n), *seq = g_new0(guint32, n);
-	g_autofree guint8 *kind = g_new0(guint8, n);
-	g_autofree guint8 *done = g_new0(guint8, n);
+	/* What placing an op reads of its deps, in one record per op, filled as ops are placed:
+	 * in rank order the deps lie anywhere in memory (issue 12: a record is one cache miss
+	 * where four arrays were four). kind is K_INPUT for inputs, known before. */
+	typedef struct {
+		double fin;  /* estimated finish */
+		guint32 vs;  /* processor of its kind */
+		guint8 kind; /* K_*, or K_INPUT */
+		guint8 done; /* placed (or an input) */
+	} Placed;
+	g_autofree Placed *pl = g_new0(Placed, n);
+	/* The deps too, as offsets into the graph's dep list: lh_graph_deps reads the op's
+	 * record (88 bytes) for them, a cache miss per op in rank order. */
+	g_autofree const guint32 **dep = g_new(const guint32 *, n);
+	g_autofree guint32 *n_dep = g_new(guint32, n);
+	for (guint32 i = 0; i < n; i++) {
+		const LhOp *op = lh_graph_op(g, i);
+		pl[i].kind = op->kind == LH_OP_INPUT ? K_INPUT : (guint8)kind_of(op);
+		dep[i] = lh_graph_deps(g, i, &n_dep[i]);
+	}
+	g_autofree double *start = g_new0(double, n);
+	g_autofree guint32 *seq = g_new0(guint32, n);
 	guint32 placed = 0;
 	g_autoptr(GArray) dfin = g_array_new(FALSE, FALSE, sizeof(double));
 	g_autoptr(GArray) dvs = g_array_new(FALSE, FALSE, sizeof(guint32));
 	for (guint32 r = 0; r < n; r++) {
 		guint32 v = order[r].op;
-		const LhOp *op = lh_graph_op(g, v);
-		done[v] = 1;
-		if (op->kind == LH_OP_INPUT)
+		pl[v].done = 1;
+		if (pl[v].kind == K_INPUT)
 			continue;
-		guint k = kind_of(op);
-		kind[v] = (guint8)k;
-		guint32 nd;
-		const guint32 *d = lh_graph_deps(g, v, &nd);
+		guint k = pl[v].kind;
+		guint32 nd = n_dep[v];
+		const guint32 *d = dep[v];
 		/* The deps' finish times and streams, read once for all processors (the same
 		 * values, so the same maxima). */
 		g_array_set_size(dfin, 0);
 		g_array_set_size(dvs, 0);
 		for (guint32 j = 0; j < nd; j++) {
-			guint32 u = d[j];
-			g_assert(done[u]);
-			if (lh_graph_op(g, u)->kind == LH_OP_INPUT)
+			const Placed *u = &pl[d[j]];
+			g_assert(u->done);
+			if (u->kind == K_INPUT)
 				continue;
-			g_array_append_val(dfin, fin[u]);
-			guint32 on = kind[u] == k ? vs[u] : G_MAXUINT32;
+			g_array_append_val(dfin, u->fin);
+			guint32 on = u->kind == k ? u->vs : G_MAXUINT32;
 			g_array_append_val(dvs, on);
 		}
 		double best_f = G_MAXDOUBLE, best_s = 0;
@@ -312,9 +327,10 @@ static LhPlan *heft_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GE
 		Busy b = {best_s, best_f};
 		proc_insert(&busy[k][best_p], best_blk, best_at, b);
 		start[v] = best_s;
-		fin[v] = best_f;
-		vs[v] = best_p;
+		pl[v].fin = best_f;
+		pl[v].vs = best_p;
 		seq[v] = placed++;
+		const LhOp *op = lh_graph_op(g, v);
 		if (lh_params_explaining(p))
 			lh_params_explain(p, "heft: %s '%s' (rank_u %.0f ns) -> %s%u, start %.0f ns, "
 					     "earliest finish %.0f ns",
@@ -332,14 +348,15 @@ static LhPlan *heft_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GE
 	map[K_COMPUTE][0] = lh_plan_add_stream(plan, "s0", LH_ROLE_COMPUTE);
 	for (guint32 r = 0; r < n; r++) {
 		guint32 v = order[r].op;
-		if (lh_graph_op(g, v)->kind == LH_OP_INPUT)
+		if (pl[v].kind == K_INPUT)
 			continue;
-		guint k = kind[v];
-		if (map[k][vs[v]] == G_MAXUINT32) {
-			g_autofree char *name = g_strdup_printf("%s%u", prefix[k], vs[v]);
-			map[k][vs[v]] = lh_plan_add_stream(plan, name, role[k]);
+		guint k = pl[v].kind;
+		guint32 vs = pl[v].vs;
+		if (map[k][vs] == G_MAXUINT32) {
+			g_autofree char *name = g_strdup_printf("%s%u", prefix[k], vs);
+			map[k][vs] = lh_plan_add_stream(plan, name, role[k]);
 		}
-		stream[v] = map[k][vs[v]];
+		stream[v] = map[k][vs];
 	}
 	lh__emit_list_schedule(plan, g, stream, start, seq);
 	for (guint k = 0; k < K_N; k++) {

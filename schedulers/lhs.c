@@ -577,16 +577,49 @@ static void memory_schedule(LhsReady *r, Lhs *s, guint32 v)
 #define GSUM(s, k) ((s)->gt[2 * (gsize)(k)])
 #define GMX(s, k) ((s)->gt[2 * (gsize)(k) + 1])
 
-static void gt_pull(Lhs *s, guint32 k)
+/* Changes to leaves are batched, and the paths above them pulled together, level by level:
+ * a node shared by several paths (the leaves one step touches lie close together in serial's
+ * order) is computed once. Each node is computed from its children's final values, so the
+ * tree is the one of pulling after every change. */
+#define GT_BATCH 16
+typedef struct {
+	guint32 k[GT_BATCH]; /* tree nodes changed, at one level */
+	guint32 n;
+} GtBatch;
+
+static void gt_flush(Lhs *s, GtBatch *t)
 {
-	for (k /= 2; k > 0; k /= 2) {
-		GSUM(s, k) = GSUM(s, 2 * k) + GSUM(s, 2 * k + 1);
-		GMX(s, k) = MAX(GMX(s, 2 * k), GSUM(s, 2 * k) + GMX(s, 2 * k + 1));
+	guint32 *k = t->k, n = t->n;
+	for (guint32 i = 1; i < n; i++) /* ascending, so that parents shared come together */
+		for (guint32 j = i; j > 0 && k[j - 1] > k[j]; j--) {
+			guint32 x = k[j];
+			k[j] = k[j - 1];
+			k[j - 1] = x;
+		}
+	while (n && k[0] > 1) {
+		guint32 m = 0;
+		for (guint32 i = 0; i < n; i++) {
+			guint32 p = k[i] / 2;
+			if (m && k[m - 1] == p)
+				continue;
+			GSUM(s, p) = GSUM(s, 2 * p) + GSUM(s, 2 * p + 1);
+			GMX(s, p) = MAX(GMX(s, 2 * p), GSUM(s, 2 * p) + GMX(s, 2 * p + 1));
+			k[m++] = p;
+		}
+		n = m;
 	}
+	t->n = 0;
+}
+
+static void gt_touch(Lhs *s, GtBatch *t, guint32 k)
+{
+	if (t->n == GT_BATCH)
+		gt_flush(s, t);
+	t->k[t->n++] = k;
 }
 
 /* Adds @x to the profile from position @q on (nothing past the last position). */
-static void gt_add(Lhs *s, guint32 q, double x)
+static void gt_add(Lhs *s, GtBatch *t, guint32 q, double x)
 {
 	if (q >= s->n_nodes)
 		return;
@@ -594,15 +627,15 @@ static void gt_add(Lhs *s, guint32 q, double x)
 	GSUM(s, k) += x;
 	if (GMX(s, k) != -INFINITY)
 		GMX(s, k) = GSUM(s, k);
-	gt_pull(s, k);
+	gt_touch(s, t, k);
 }
 
 /* Position @q stops counting (@on FALSE) or counts again. */
-static void gt_count(Lhs *s, guint32 q, gboolean on)
+static void gt_count(Lhs *s, GtBatch *t, guint32 q, gboolean on)
 {
 	guint32 k = q + s->gn;
 	GMX(s, k) = on ? GSUM(s, k) : -INFINITY;
-	gt_pull(s, k);
+	gt_touch(s, t, k);
 }
 
 static void guard_init(Lhs *s)
@@ -652,20 +685,22 @@ static void guard_init(Lhs *s)
  * memory_schedule(). */
 static void guard_shift(Lhs *s, guint32 v, double sign)
 {
+	GtBatch t = {.n = 0};
 	if (sign < 0)
-		gt_count(s, s->gpos[v], TRUE);
+		gt_count(s, &t, s->gpos[v], TRUE);
 	FOR_EACH_USED_BUFFER(s, v, b, {
 		if (s->buf[b] == 0 && s->buf_bytes[b] > 0)
-			gt_add(s, s->gend[b] + 1, sign * s->buf_bytes[b]);
+			gt_add(s, &t, s->gend[b] + 1, sign * s->buf_bytes[b]);
 	});
 	guint32 f = node_frees(s, v);
 	if (f != G_MAXUINT32 && s->buf_bytes[f] > 0 && s->buf[f] != 2) {
-		gt_add(s, s->gdef[f], -sign * s->buf_bytes[f]);
+		gt_add(s, &t, s->gdef[f], -sign * s->buf_bytes[f]);
 		if (s->buf[f] == 0)
-			gt_add(s, s->gend[f] + 1, sign * s->buf_bytes[f]);
+			gt_add(s, &t, s->gend[f] + 1, sign * s->buf_bytes[f]);
 	}
 	if (sign > 0)
-		gt_count(s, s->gpos[v], FALSE);
+		gt_count(s, &t, s->gpos[v], FALSE);
+	gt_flush(s, &t);
 }
 
 /* The estimate with @v taken next, the tree already shifted; @peak: lh__lhs_memory_change()'s. */
@@ -989,10 +1024,12 @@ static LhPlan *lhs_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GEr
 			guint32 side = lh__pool_stream(pl, member[op]);
 			lh_plan_link(plan, main_s, side);
 			lh_plan_run(plan, side, op);
-			lh_params_explain(p, "lhs: %s '%s' runs on %s (%s)",
-					  lh_op_kind_name(lh_graph_op(g, op)->kind),
-					  lh_graph_op(g, op)->name, lh_plan_stream(plan, side)->name,
-					  lhs_class_name(s.node_class[v]));
+			if (lh_params_explaining(p)) /* the arguments read the op: a cache miss */
+				lh_params_explain(p, "lhs: %s '%s' runs on %s (%s)",
+						  lh_op_kind_name(lh_graph_op(g, op)->kind),
+						  lh_graph_op(g, op)->name,
+						  lh_plan_stream(plan, side)->name,
+						  lhs_class_name(s.node_class[v]));
 			break;
 		}
 		case NODE_DONE: {
