@@ -173,6 +173,7 @@ typedef struct {
 } LhsIncHeap;
 
 typedef struct _LhsWalk LhsWalk;
+typedef struct _LhsSeg LhsSeg;
 
 /* The ready set. The fields are the index's; lhs.c reads only `n` and `where`. */
 typedef struct {
@@ -206,8 +207,7 @@ typedef struct {
 	/* And a min-tree over rank of all kernels and starts: a leaf holds the node's
 	 * mem_peak while it is in deep, else infinity; so the first node of deep that passes
 	 * kMemoryPeakOverLimit is found in O(log n) (seg_find). */
-	double *seg;
-	guint32 seg_n;              /* leaves, a power of two */
+	LhsSeg *seg;
 } LhsReady;
 
 void lh__ready_init(LhsReady *r, const Lhs *s);
