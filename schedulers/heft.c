@@ -332,8 +332,8 @@ static LhPlan *heft_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GE
 		seq[v] = placed++;
 		const LhOp *op = lh_graph_op(g, v);
 		if (lh_params_explaining(p))
-			lh_params_explain(p, "heft: %s '%s' (rank_u %.0f ns) -> %s%u, start %.0f ns, "
-					     "earliest finish %.0f ns",
+			lh_params_explain(p, "heft: %s '%s' (rank_u %.0f ns) -> %s%u, "
+					     "start %.0f ns, earliest finish %.0f ns",
 					  lh_op_kind_name(op->kind), op->name, rank[v], prefix[k],
 					  best_p, best_s, best_f);
 	}

@@ -485,7 +485,8 @@ int lh__lhs_prefer_lead(const Lhs *s, const LhsCand *ca, const LhsCand *cb, cons
 	LEAD(!(lhs_releases(s, a) && s->async_depth[a] == 0 && !lhs_constrained(s, a)),
 	     !(lhs_releases(s, b) && s->async_depth[b] == 0 && !lhs_constrained(s, b)),
 	     "kStartAtZeroDepth");
-	LEAD(lhs_releases(s, a) && lhs_constrained(s, a), lhs_releases(s, b) && lhs_constrained(s, b),
+	LEAD(lhs_releases(s, a) && lhs_constrained(s, a),
+	     lhs_releases(s, b) && lhs_constrained(s, b),
 	     "kFreeBackedupResource");
 	LEAD(s->async_depth[a] > s->async_depth[b], s->async_depth[b] > s->async_depth[a],
 	     "kAsyncDepth");
@@ -823,7 +824,7 @@ static guint32 pick(const Lhs *s, const GArray *cand, const char **why)
 		LhsCand c = {.node = v};
 		if (s->mem_active) {
 			lh__lhs_memory_change(s, v, &c.mem_inc, &c.mem_peak);
-			/* The memory index is exact (see "Memory pressure"). */
+			/* The memory index is exact (see "Memory pressure" in lhs-ready.c). */
 			g_assert(!s->mem_index ||
 				 (c.mem_inc == s->mem_inc[v] && c.mem_peak == s->mem_peak[v]));
 		}
@@ -882,8 +883,9 @@ static LhPlan *lhs_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GEr
 		s.max_use = MAX(s.max_use, use);
 	}
 	gboolean reference = g_getenv("LHSIM_LHS_REFERENCE") != NULL;
-	/* The memory index (see "Memory pressure"): needed only if usage, at most every buffer
-	 * at once, can pass half the limit; exact while that total stays below 2^53 bytes. */
+	/* The memory index (see "Memory pressure" in lhs-ready.c): needed only if usage, at most
+	 * every buffer at once, can pass half the limit; exact while that total stays below 2^53
+	 * bytes. */
 	double total = 0;
 	for (guint32 i = 0; i < s.n_ops; i++)
 		total += s.buf_bytes[i];
@@ -923,8 +925,8 @@ static LhPlan *lhs_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GEr
 		/* Under memory pressure the memory rules come first; they cannot set nodes apart
 		 * while even the largest use of any node fits under the limit (every node passes
 		 * kMemoryPeakOverLimit, and kDecreaseMemoryOverLimit needs usage at the limit),
-		 * so the plain keys still prune. Otherwise see "Memory pressure"; without the
-		 * memory index, every ready node is compared. */
+		 * so the plain keys still prune. Otherwise see "Memory pressure" in lhs-ready.c;
+		 * without the memory index, every ready node is compared. */
 		gboolean mem_rules = s.mem_active && s.usage + s.max_use > s.limit_bytes;
 		gboolean exact = lh__ready_exact(&r, &s);
 		if (s.mem_index_ok && !s.mem_index && (mem_rules || !exact))
