@@ -249,7 +249,9 @@ static LhPlan *heft_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GE
 		for (guint32 j = 0; j < ns; j++)
 			best = MAX(best, mean_c + rank[sc[j]]);
 		rank[v] = w[v] + best;
-		order[k] = (Rank){rank[v], k, v};
+		/* u = 0: the records are in topological position already, and the sort is stable,
+		 * so ties keep that order without two more passes over the records. */
+		order[k] = (Rank){rank[v], 0, v};
 	}
 	lh__sort_f64_u32(order, n, TRUE); /* rank_u descending, then topological position */
 
@@ -314,6 +316,10 @@ static LhPlan *heft_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GE
 				ready = MAX(ready, g_array_index(dfin, double, j) +
 							   (same ? 0 : hw->event_ns));
 			}
+			/* The slot starts at ready or later, so its finish is at least ready + w
+			 * (rounding is monotonic): if that does not beat the best, neither can it. */
+			if (ready + w[v] >= best_f)
+				continue;
 			guint32 at, blk;
 			double t = earliest_slot(&busy[k][s], ready, w[v], &blk, &at);
 			if (t + w[v] < best_f) {
