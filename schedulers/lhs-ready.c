@@ -398,8 +398,8 @@ void lh__ready_init(LhsReady *r, const Lhs *s)
 	guint32 m = s->n_nodes;
 	/* The rank order: async depth, deepest first, then node (a stable radix sort). */
 	g_autofree LhSortRec *rec = g_new(LhSortRec, MAX(m, 1));
-	for (guint32 v = 0; v < m; v++)
-		rec[v] = (LhSortRec){s->async_depth[v], v, v};
+	for (guint32 v = 0; v < m; v++) /* u = 0: ties keep node order, the sort is stable */
+		rec[v] = (LhSortRec){s->async_depth[v], 0, v};
 	lh__sort_f64_u32(rec, m, TRUE);
 	r->rank = g_new(guint32, MAX(m, 1));
 	r->rank_node = g_new(guint32, MAX(m, 1));

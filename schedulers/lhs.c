@@ -183,12 +183,13 @@ static void build_graph(Lhs *s, const LhHw *hw, gboolean xla)
 	s->node_class = g_new0(guint8, m);
 	s->cost = g_new0(double, m);
 	s->position = g_new(guint64, m);
+	g_autofree double *sa = g_new0(double, n); /* standalone time per op */
 	for (guint32 i = 0; i < n; i++) {
 		const LhOp *op = lh_graph_op(g, i);
 		if (op->kind == LH_OP_INPUT)
 			continue;
 		guint32 a = s->first[i];
-		double t = lh_op_standalone_ns_in(g, op, hw);
+		double t = sa[i] = lh_op_standalone_ns_in(g, op, hw);
 		if (is_async(op)) {
 			s->node_op[a] = s->node_op[a + 1] = i;
 			s->node_type[a] = NODE_START;
@@ -237,9 +238,8 @@ static void build_graph(Lhs *s, const LhHw *hw, gboolean xla)
 	for (guint32 i = 0; i < n; i++) {
 		if (s->first[i] == G_MAXUINT32)
 			continue;
-		const LhOp *op = lh_graph_op(g, i);
 		if (s->first[i] != s->last[i]) {
-			double lat = xla ? 5000 : lh_op_standalone_ns_in(g, op, hw);
+			double lat = xla ? 5000 : sa[i];
 			guint32 a = s->first[i], b = s->last[i];
 			s->pred[pf[b]] = a;
 			s->pred_lat[pf[b]++] = lat;
@@ -710,11 +710,24 @@ static double guard_estimate(const Lhs *s, double peak)
 	return MAX(s->usage + peak, GMX(s, 1));
 }
 
+/* lh__lhs_memory_change() of a ready node: the memory index holds it exactly when it is kept
+ * (pick() asserts the two agree), and reading it there saves a pass over the node's
+ * buffers. */
+static void change_of(const Lhs *s, guint32 v, double *inc, double *peak)
+{
+	if (s->mem_index) {
+		*inc = s->mem_inc[v];
+		*peak = s->mem_peak[v];
+	} else {
+		lh__lhs_memory_change(s, v, inc, peak);
+	}
+}
+
 /* Checks @v, XLA's pick, and commits the node to take to the tree (see "The memory guard"). */
 static guint32 guard_check(Lhs *s, guint32 v, const char **why)
 {
 	double inc, peak;
-	lh__lhs_memory_change(s, v, &inc, &peak);
+	change_of(s, v, &inc, &peak);
 	guard_shift(s, v, 1);
 	if (guard_estimate(s, peak) <= s->cap)
 		goto done;
@@ -732,7 +745,7 @@ static guint32 guard_check(Lhs *s, guint32 v, const char **why)
 			guint32 u = s->gnode[k];
 			if (s->node_type[u] != NODE_START || s->node_class[u] != c)
 				continue;
-			lh__lhs_memory_change(s, u, &inc, &peak);
+			change_of(s, u, &inc, &peak);
 			guard_shift(s, u, 1);
 			double e = guard_estimate(s, peak);
 			guard_shift(s, u, -1);
@@ -746,7 +759,7 @@ static guint32 guard_check(Lhs *s, guint32 v, const char **why)
 		v = best;
 		*why = "memory guard: an in-flight start";
 	}
-	lh__lhs_memory_change(s, v, &inc, &peak);
+	change_of(s, v, &inc, &peak);
 	guard_shift(s, v, 1);
 done:
 	s->peak_done = MAX(s->peak_done, s->usage + peak);
