@@ -14,8 +14,9 @@
  * it with LHSIM_LHS_REFERENCE=1, bench/sched-plans.sh against an older build.
  *
  * The index reads the node arrays of Lhs, and from lhs.c two functions: the leading rules
- * (lh__lhs_prefer_lead) and the memory model (lh__lhs_memory_change). It writes
- * Lhs.mem_inc and .mem_peak (the memory index), Lhs.waiting_dones, and nothing else of Lhs.
+ * (lh__lhs_prefer_lead) and the memory model (lh__lhs_memory_change). Of Lhs it writes
+ * only mem_index, mem_inc and mem_peak (the memory index: lh__ready_index_build allocates
+ * them) and waiting_dones.
  */
 #pragma once
 
