@@ -7,39 +7,61 @@
  * scheduler takes more than 2 s at one size it is skipped at larger ones ("-"). No plan is
  * simulated: this measures the schedulers, bench-engine the engine.
  *
- * usage: bench-sched [N ...]
+ * usage: bench-sched [-c] [-s NAME[,NAME...]] [N ...]
+ *   -c  time by the process's CPU time, not the wall clock (on a loaded machine)
+ *   -s  time these schedulers instead of the list below, each NAME, NAME* (see lhs*) or
+ *       NAME:K=V[:K=V...] with parameters (-s lhs,lhs:memory-limit=40,heft)
  */
 #include "lhsim.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* "lhs*" is lhs with memory-limit=100000 GiB: the same algorithm without memory pressure.
  * On these graphs lhs's bottom-up order comes near the H100's 80 GiB from about 5*10^4 ops
  * on, so with the default limit XLA's memory rules rank the ready nodes by their memory
  * change (at 10^5 ops at 81 % of the steps, over the limit at 79 %; lhs's memory index finds
  * the winner without comparing them all); lhs* shows the cost of the rest of the scheduler. */
-static const char *const scheds[] = {"serial", "lhs", "lhs*", "iree", "heft", "cpath"};
+static const char *const scheds[] = {"serial", "lhs", "lhs*", "iree", "heft", "cpath", NULL};
 
+/* With -c, the process's CPU time instead of the wall clock: on a machine shared with other
+ * jobs the wall clock counts the time the process waited for a core. */
+static gboolean cpu_time;
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(cpu_time ? CLOCK_PROCESS_CPUTIME_ID : CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Times NAME, NAME* (see above) or NAME:K=V[:K=V...] (a scheduler with parameters). */
 static double time_plan(const char *name, const LhGraph *g, const LhHw *hw, int reps)
 {
 	const char *const star[] = {"memory-limit=100000", NULL};
 	gboolean is_star = g_str_has_suffix(name, "*");
-	g_autofree char *base = g_strndup(name, strlen(name) - (is_star ? 1 : 0));
-	const LhScheduler *s = lh_scheduler_find(base);
+	g_autofree char *unstarred = g_strndup(name, strlen(name) - (is_star ? 1 : 0));
+	g_auto(GStrv) parts = g_strsplit(unstarred, ":", -1);
+	const LhScheduler *s = lh_scheduler_find(parts[0]);
+	if (!s) {
+		fprintf(stderr, "bench-sched: no scheduler '%s'\n", parts[0]);
+		exit(2);
+	}
+	const char *const *params = is_star ? star : (const char *const *)parts + 1;
 	double best = G_MAXDOUBLE;
 	for (int r = 0; r < reps; r++) {
 		GError *e = NULL;
-		gint64 t0 = g_get_monotonic_time();
-		LhPlan *p = lh_scheduler_run(s, g, hw, is_star ? star : NULL, NULL, &e);
-		gint64 t1 = g_get_monotonic_time();
+		double t0 = now_s();
+		LhPlan *p = lh_scheduler_run(s, g, hw, params, NULL, &e);
+		double t1 = now_s();
 		if (!p) {
-			fprintf(stderr, "bench-sched: %s: %s\n", s->name, e->message);
+			fprintf(stderr, "bench-sched: %s: %s\n", name, e->message);
 			exit(1);
 		}
 		lh_plan_free(p);
-		best = MIN(best, (t1 - t0) / 1e6);
+		best = MIN(best, t1 - t0);
 	}
 	return best;
 }
@@ -54,16 +76,27 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	guint32 sizes[16] = {1000, 10000, 100000, 1000000};
-	int ns = 4;
-	if (argc > 1) {
+	int ns = 4, first = 1;
+	g_auto(GStrv) cols = g_strdupv((char **)scheds);
+	if (argc > first && strcmp(argv[first], "-c") == 0) {
+		cpu_time = TRUE;
+		first++;
+	}
+	if (argc > first + 1 && strcmp(argv[first], "-s") == 0) {
+		g_strfreev(cols);
+		cols = g_strsplit(argv[first + 1], ",", -1);
+		first += 2;
+	}
+	guint nc = g_strv_length(cols);
+	if (argc > first) {
 		ns = 0;
-		for (int i = 1; i < argc && ns < 16; i++)
+		for (int i = first; i < argc && ns < 16; i++)
 			sizes[ns++] = (guint32)strtoul(argv[i], NULL, 10);
 	}
-	gboolean skip[G_N_ELEMENTS(scheds)] = {FALSE};
+	g_autofree gboolean *skip = g_new0(gboolean, nc);
 	printf("%10s", "ops");
-	for (gsize k = 0; k < G_N_ELEMENTS(scheds); k++)
-		printf("  %10s", scheds[k]);
+	for (guint k = 0; k < nc; k++)
+		printf("  %10s", cols[k]);
 	printf("\n");
 	for (int i = 0; i < ns; i++) {
 		LhRandomDagOptions o;
@@ -74,12 +107,12 @@ int main(int argc, char **argv)
 		LhGraph *g = lh_gen_random_dag(&o);
 		printf("%10u", sizes[i]);
 		fflush(stdout);
-		for (gsize k = 0; k < G_N_ELEMENTS(scheds); k++) {
+		for (guint k = 0; k < nc; k++) {
 			if (skip[k]) {
 				printf("  %10s", "-");
 				continue;
 			}
-			double t = time_plan(scheds[k], g, hw, sizes[i] < 100000 ? 3 : 1);
+			double t = time_plan(cols[k], g, hw, sizes[i] < 100000 ? 3 : 1);
 			if (t > 2) /* 10x more ops would take minutes for an O(n^2) scheduler */
 				skip[k] = TRUE;
 			char *f = lh_format_ns(t * 1e9);

@@ -29,7 +29,7 @@ static const LhParamSpec heft_params[] = {
 	{NULL, 0, NULL, 0, 0, NULL, NULL},
 };
 
-enum { K_COMPUTE, K_H2D, K_D2H, K_COLL, K_P2P, K_N };
+enum { K_COMPUTE, K_H2D, K_D2H, K_COLL, K_P2P, K_N, K_INPUT = K_N };
 
 typedef struct {
 	double s, e;
@@ -41,13 +41,14 @@ typedef LhSortRec Rank; /* d: rank_u, u: topological position, op */
  * an insertion moves one block, not the whole list). Each block keeps the longest gap before
  * one of its intervals (after the previous interval, maybe in the block before), so that the
  * search for a slot skips blocks with no gap long enough. */
-#define BLK_MAX 512
+#define BLK_MAX 128
 
 typedef struct {
 	Busy *v;
 	guint32 n;
 	gboolean dirty; /* maxgap is stale */
 	double maxgap;
+	double last_e;  /* v[n - 1].e, so that the search over blocks reads this array only */
 } Blk;
 
 typedef struct {
@@ -59,6 +60,7 @@ static void proc_init(Proc *p)
 {
 	p->b = g_new0(Blk, 1);
 	p->b[0].v = g_new(Busy, BLK_MAX);
+	p->b[0].maxgap = -G_MAXDOUBLE; /* no gap yet, as blk_maxgap counts it */
 	p->nb = 1;
 }
 
@@ -97,7 +99,7 @@ static double earliest_slot(Proc *p, double ready, double w, guint32 *blk, guint
 	while (lo < hi) {
 		guint32 mid = (lo + hi) / 2;
 		const Blk *b = &p->b[mid];
-		if (!b->n || b->v[b->n - 1].e <= ready)
+		if (!b->n || b->last_e <= ready)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -109,7 +111,17 @@ static double earliest_slot(Proc *p, double ready, double w, guint32 *blk, guint
 	}
 	guint32 j = lo;
 	Blk *b = &p->b[j];
-	guint32 k0 = 0, k1 = b->n;
+	/* The first interval of the block ending after ready (ends are sorted). Ready times
+	 * mostly fall among the latest intervals, so the search gallops back from the block's
+	 * end before it bisects: fewer cache lines of the block are read. */
+	guint32 k0 = 0, k1 = b->n - 1; /* v[k1].e > ready: the block's last */
+	for (guint32 step = 1; step <= k1; step *= 2) {
+		if (b->v[k1 - step].e <= ready) {
+			k0 = k1 - step + 1;
+			break;
+		}
+		k1 -= step;
+	}
 	while (k0 < k1) {
 		guint32 mid = (k0 + k1) / 2;
 		if (b->v[mid].e <= ready)
@@ -153,15 +165,34 @@ static double earliest_slot(Proc *p, double ready, double w, guint32 *blk, guint
 	return t;
 }
 
+/* Counts gap @g, new in block @b, in its longest gap (a stale one is recomputed anyway). */
+static void blk_gap_add(Blk *b, double g)
+{
+	if (!b->dirty)
+		b->maxgap = MAX(b->maxgap, g);
+}
+
 static void proc_insert(Proc *p, guint32 j, guint32 at, Busy x)
 {
 	Blk *b = &p->b[j];
+	/* x goes into the gap between prev and next (either may be absent), which belongs to
+	 * next's block jn. It splits that gap into one before x (in block j) and one before
+	 * next (in jn), each no longer than the old one (the same subtractions, monotonic under
+	 * rounding): the longest gap of jn is stale only if the old gap was it. So blk_maxgap
+	 * gives what a recount would, with no recount per insertion. */
+	const Busy *prev = at ? &b->v[at - 1] : j ? &p->b[j - 1].v[p->b[j - 1].n - 1] : NULL;
+	guint32 jn = at < b->n ? j : j + 1;
+	const Busy *next = jn < p->nb ? &p->b[jn].v[jn == j ? at : 0] : NULL;
+	if (prev && next && next->s - prev->e >= p->b[jn].maxgap)
+		p->b[jn].dirty = TRUE;
+	if (prev)
+		blk_gap_add(b, x.s - prev->e);
+	if (next)
+		blk_gap_add(&p->b[jn], next->s - x.e);
 	memmove(&b->v[at + 1], &b->v[at], (b->n - at) * sizeof(Busy));
 	b->v[at] = x;
 	b->n++;
-	b->dirty = TRUE;
-	if (j + 1 < p->nb)
-		p->b[j + 1].dirty = TRUE;
+	b->last_e = b->v[b->n - 1].e;
 	if (b->n == BLK_MAX) { /* split in halves */
 		p->b = g_renew(Blk, p->b, p->nb + 1);
 		memmove(&p->b[j + 2], &p->b[j + 1], (p->nb - j - 1) * sizeof(Blk));
@@ -173,6 +204,8 @@ static void proc_insert(Proc *p, guint32 j, guint32 at, Busy x)
 		memcpy(c->v, &b->v[b->n - c->n], c->n * sizeof(Busy));
 		b->n -= c->n;
 		c->dirty = b->dirty = TRUE;
+		b->last_e = b->v[b->n - 1].e;
+		c->last_e = c->v[c->n - 1].e;
 	}
 }
 
@@ -216,7 +249,9 @@ static LhPlan *heft_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GE
 		for (guint32 j = 0; j < ns; j++)
 			best = MAX(best, mean_c + rank[sc[j]]);
 		rank[v] = w[v] + best;
-		order[k] = (Rank){rank[v], k, v};
+		/* u = 0: the records are in topological position already, and the sort is stable,
+		 * so ties keep that order without two more passes over the records. */
+		order[k] = (Rank){rank[v], 0, v};
 	}
 	lh__sort_f64_u32(order, n, TRUE); /* rank_u descending, then topological position */
 
@@ -227,33 +262,64 @@ static LhPlan *heft_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GE
 		for (guint32 s = 0; s < count[k]; s++)
 			proc_init(&busy[k][s]);
 	}
-	g_autofree double *start = g_new0(double, n), *fin = g_new0(double, n);
-	g_autofree guint32 *vs = g_new0(guint32, n), *seq = g_new0(guint32, n);
-	g_autofree guint8 *kind = g_new0(guint8, n);
-	g_autofree guint8 *done = g_new0(guint8, n);
+	/* What placing an op reads of its deps, in one record per op, filled as ops are placed:
+	 * in rank order the deps lie anywhere in memory (issue 12: a record is one cache miss
+	 * where four arrays were four). kind is K_INPUT for inputs, known before. */
+	typedef struct {
+		double fin;  /* estimated finish */
+		guint32 vs;  /* processor of its kind */
+		guint8 kind; /* K_*, or K_INPUT */
+		guint8 done; /* placed (or an input) */
+	} Placed;
+	g_autofree Placed *pl = g_new0(Placed, n);
+	/* The deps too, as offsets into the graph's dep list: lh_graph_deps reads the op's
+	 * record (88 bytes) for them, a cache miss per op in rank order. */
+	g_autofree const guint32 **dep = g_new(const guint32 *, n);
+	g_autofree guint32 *n_dep = g_new(guint32, n);
+	for (guint32 i = 0; i < n; i++) {
+		const LhOp *op = lh_graph_op(g, i);
+		pl[i].kind = op->kind == LH_OP_INPUT ? K_INPUT : (guint8)kind_of(op);
+		dep[i] = lh_graph_deps(g, i, &n_dep[i]);
+	}
+	g_autofree double *start = g_new0(double, n);
+	g_autofree guint32 *seq = g_new0(guint32, n);
 	guint32 placed = 0;
+	g_autoptr(GArray) dfin = g_array_new(FALSE, FALSE, sizeof(double));
+	g_autoptr(GArray) dvs = g_array_new(FALSE, FALSE, sizeof(guint32));
 	for (guint32 r = 0; r < n; r++) {
 		guint32 v = order[r].op;
-		const LhOp *op = lh_graph_op(g, v);
-		done[v] = 1;
-		if (op->kind == LH_OP_INPUT)
+		pl[v].done = 1;
+		if (pl[v].kind == K_INPUT)
 			continue;
-		guint k = kind_of(op);
-		kind[v] = (guint8)k;
-		guint32 nd;
-		const guint32 *d = lh_graph_deps(g, v, &nd);
+		guint k = pl[v].kind;
+		guint32 nd = n_dep[v];
+		const guint32 *d = dep[v];
+		/* The deps' finish times and streams, read once for all processors (the same
+		 * values, so the same maxima). */
+		g_array_set_size(dfin, 0);
+		g_array_set_size(dvs, 0);
+		for (guint32 j = 0; j < nd; j++) {
+			const Placed *u = &pl[d[j]];
+			g_assert(u->done);
+			if (u->kind == K_INPUT)
+				continue;
+			g_array_append_val(dfin, u->fin);
+			guint32 on = u->kind == k ? u->vs : G_MAXUINT32;
+			g_array_append_val(dvs, on);
+		}
 		double best_f = G_MAXDOUBLE, best_s = 0;
 		guint32 best_p = 0, best_at = 0, best_blk = 0;
 		for (guint32 s = 0; s < count[k]; s++) {
 			double ready = 0;
-			for (guint32 j = 0; j < nd; j++) {
-				guint32 u = d[j];
-				g_assert(done[u]);
-				if (lh_graph_op(g, u)->kind == LH_OP_INPUT)
-					continue;
-				gboolean same = kind[u] == k && vs[u] == s;
-				ready = MAX(ready, fin[u] + (same ? 0 : hw->event_ns));
+			for (guint32 j = 0; j < dfin->len; j++) {
+				gboolean same = g_array_index(dvs, guint32, j) == s;
+				ready = MAX(ready, g_array_index(dfin, double, j) +
+							   (same ? 0 : hw->event_ns));
 			}
+			/* The slot starts at ready or later, so its finish is at least ready + w
+			 * (rounding is monotonic): if that does not beat the best, neither can it. */
+			if (ready + w[v] >= best_f)
+				continue;
 			guint32 at, blk;
 			double t = earliest_slot(&busy[k][s], ready, w[v], &blk, &at);
 			if (t + w[v] < best_f) {
@@ -267,13 +333,15 @@ static LhPlan *heft_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GE
 		Busy b = {best_s, best_f};
 		proc_insert(&busy[k][best_p], best_blk, best_at, b);
 		start[v] = best_s;
-		fin[v] = best_f;
-		vs[v] = best_p;
+		pl[v].fin = best_f;
+		pl[v].vs = best_p;
 		seq[v] = placed++;
-		lh_params_explain(p, "heft: %s '%s' (rank_u %.0f ns) -> %s%u, start %.0f ns, "
-				     "earliest finish %.0f ns",
-				  lh_op_kind_name(op->kind), op->name, rank[v], prefix[k], best_p, best_s,
-				  best_f);
+		const LhOp *op = lh_graph_op(g, v);
+		if (lh_params_explaining(p))
+			lh_params_explain(p, "heft: %s '%s' (rank_u %.0f ns) -> %s%u, "
+					     "start %.0f ns, earliest finish %.0f ns",
+					  lh_op_kind_name(op->kind), op->name, rank[v], prefix[k],
+					  best_p, best_s, best_f);
 	}
 	LhPlan *plan = lh_plan_new();
 	g_autofree guint32 *stream = g_new0(guint32, n);
@@ -286,14 +354,15 @@ static LhPlan *heft_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GE
 	map[K_COMPUTE][0] = lh_plan_add_stream(plan, "s0", LH_ROLE_COMPUTE);
 	for (guint32 r = 0; r < n; r++) {
 		guint32 v = order[r].op;
-		if (lh_graph_op(g, v)->kind == LH_OP_INPUT)
+		if (pl[v].kind == K_INPUT)
 			continue;
-		guint k = kind[v];
-		if (map[k][vs[v]] == G_MAXUINT32) {
-			g_autofree char *name = g_strdup_printf("%s%u", prefix[k], vs[v]);
-			map[k][vs[v]] = lh_plan_add_stream(plan, name, role[k]);
+		guint k = pl[v].kind;
+		guint32 vs = pl[v].vs;
+		if (map[k][vs] == G_MAXUINT32) {
+			g_autofree char *name = g_strdup_printf("%s%u", prefix[k], vs);
+			map[k][vs] = lh_plan_add_stream(plan, name, role[k]);
 		}
-		stream[v] = map[k][vs[v]];
+		stream[v] = map[k][vs];
 	}
 	lh__emit_list_schedule(plan, g, stream, start, seq);
 	for (guint k = 0; k < K_N; k++) {

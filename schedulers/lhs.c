@@ -94,20 +94,12 @@
  * takes the member stream with the fewest ops in flight, so the plan uses as many side
  * streams of a class as the limit lets ops overlap.
  */
-#include "schedulers/sched-util.h"
+#include "schedulers/lhs-ready.h"
 #include "sim/cost.h"
 #include "sim/topo.h"
 
 #include <math.h>
 #include <string.h>
-
-enum { NODE_KERNEL, NODE_START, NODE_DONE };
-
-/* lhs's resources: XLA's classes (LhOpClass) and, after them, the scale-up collectives
- * (XLA's kGpuAsyncStreamScaleUpCollectives, openxla/xla#47467): collectives whose every group
- * sits in one NVLink domain, on hardware with a cluster, in a graph that says who takes part. */
-#define LHS_SCALE_UP LH_CLASS_N
-#define LHS_NCLASS (LH_CLASS_N + 1)
 
 static const char *lhs_class_name(guint c)
 {
@@ -139,68 +131,6 @@ static const LhParamSpec lhs_params[] = {
 	{NULL, 0, NULL, 0, 0, NULL, NULL},
 };
 
-typedef struct {
-	const LhGraph *g;
-	const LhParams *p;
-	guint32 n_ops, n_nodes;
-	/* Nodes. */
-	guint32 *node_op;
-	guint8 *node_type;
-	guint8 *node_class; /* LhOpClass of the resource a start/done uses; NONE for kernels */
-	double *cost;
-	guint64 *position; /* original order */
-	double *async_depth;
-	gboolean *unlock_done; /* has a done among its predecessors */
-	gboolean *force_delay; /* XLA's ForceDelay: picked last (see kForceDelay above) */
-	guint32 *first, *last; /* per op: first and last node; G_MAXUINT32 for inputs */
-	/* Edges, CSR both ways. */
-	guint32 *pred_at, *pred;
-	double *pred_lat;
-	guint32 *succ_at, *succ;
-	double *succ_lat;
-	/* Scheduling state. */
-	guint32 *outdeg;
-	double *ready_time;
-	double now;
-	guint32 in_flight[LHS_NCLASS];
-	guint32 limit[LHS_NCLASS];
-	guint32 waiting_dones[LHS_NCLASS]; /* dones of each class in the ready set */
-	GArray *coll_in_flight; /* ops of the collectives in flight (a done scheduled, not its
-	                           start), for XLA's rule on shared devices */
-	/* Memory (bytes), see mem_model(). Per buffer: 0 = not live yet, 1 = live, 2 = freed. */
-	guint8 *buf;
-	double *buf_bytes;       /* per buffer: bytes allocated by the op that starts it */
-	guint32 *buf_of;         /* per op: the buffer its output lives in */
-	guint32 *freer;          /* per buffer: the node that frees it bottom-up, or G_MAXUINT32 */
-	gboolean *to_end;        /* per buffer: no op depends on it, so it lives to the end */
-	guint32 *nbuf_at, *nbuf; /* per node, CSR: the buffers it uses (each once) */
-	guint32 *user_at, *user; /* per buffer, CSR: the nodes that use it */
-	double usage, limit_bytes;
-	double max_use;      /* most bytes any node's used buffers hold (a bound on its peak) */
-	gboolean mem_active; /* usage > limit / 2 at this step */
-	double next_ready;   /* earliest ready time above now among ready nodes, or -1 */
-	/* The memory index (see "Memory pressure" below): kept from the first step that needs
-	 * it on (mem_index), if it can be (mem_index_ok). */
-	gboolean mem_index_ok, mem_index;
-	double *mem_inc;         /* per ready node: memory_change()'s net change */
-	double *mem_peak;        /* per ready node: memory_change()'s peak change */
-	/* The memory guard (see "The memory guard" below), when guard is set. */
-	gboolean guard;
-	guint32 gn;             /* leaves of the tree: a power of two >= n_nodes */
-	double *gmx, *gsum;     /* the tree (gt_add) */
-	guint32 *gpos;          /* per node: its position in serial's order */
-	guint32 *gdef, *gend;   /* per buffer: its first and (while unused) last position */
-	double cap;             /* max(limit, the serial order's peak) */
-	double p0;              /* the serial order's peak (the model) */
-	double peak_done;       /* the peak of the steps taken so far (the model) */
-	GArray *gheap;          /* ready nodes, max-heap by gpos (lazy) */
-	guint32 n_veto;         /* picks the guard replaced */
-} Lhs;
-
-typedef struct {
-	guint32 node;
-	double mem_inc, mem_peak; /* valid when mem_active */
-} Cand;
 
 static double xla_node_cost(const LhOp *op)
 {
@@ -253,12 +183,13 @@ static void build_graph(Lhs *s, const LhHw *hw, gboolean xla)
 	s->node_class = g_new0(guint8, m);
 	s->cost = g_new0(double, m);
 	s->position = g_new(guint64, m);
+	g_autofree double *sa = g_new0(double, n); /* standalone time per op */
 	for (guint32 i = 0; i < n; i++) {
 		const LhOp *op = lh_graph_op(g, i);
 		if (op->kind == LH_OP_INPUT)
 			continue;
 		guint32 a = s->first[i];
-		double t = lh_op_standalone_ns_in(g, op, hw);
+		double t = sa[i] = lh_op_standalone_ns_in(g, op, hw);
 		if (is_async(op)) {
 			s->node_op[a] = s->node_op[a + 1] = i;
 			s->node_type[a] = NODE_START;
@@ -307,9 +238,8 @@ static void build_graph(Lhs *s, const LhHw *hw, gboolean xla)
 	for (guint32 i = 0; i < n; i++) {
 		if (s->first[i] == G_MAXUINT32)
 			continue;
-		const LhOp *op = lh_graph_op(g, i);
 		if (s->first[i] != s->last[i]) {
-			double lat = xla ? 5000 : lh_op_standalone_ns_in(g, op, hw);
+			double lat = xla ? 5000 : sa[i];
 			guint32 a = s->first[i], b = s->last[i];
 			s->pred[pf[b]] = a;
 			s->pred_lat[pf[b]++] = lat;
@@ -383,25 +313,16 @@ static void lhs_free(Lhs *s)
 	g_free(s->nbuf);
 	g_free(s->mem_inc);
 	g_free(s->mem_peak);
-	g_free(s->gmx);
-	g_free(s->gsum);
+	g_free(s->gt);
+	g_free(s->gnode);
 	g_free(s->gpos);
 	g_free(s->gdef);
 	g_free(s->gend);
-	if (s->gheap)
-		g_array_free(s->gheap, TRUE);
+	if (s->guard)
+		lh__bits_clear(&s->gready);
 	g_free(s->user_at);
 	g_free(s->user);
 }
-
-/* The buffers a node uses (mem_model): calls BODY with @b set to each, once. */
-#define FOR_EACH_USED_BUFFER(s, v, b, BODY)                                                  \
-	do {                                                                                 \
-		for (guint32 k_ = (s)->nbuf_at[v]; k_ < (s)->nbuf_at[(v) + 1]; k_++) {       \
-			guint32 b = (s)->nbuf[k_];                                           \
-			BODY;                                                                \
-		}                                                                            \
-	} while (0)
 
 /* The buffer @v frees bottom-up (it allocates it), or G_MAXUINT32. */
 static guint32 node_frees(const Lhs *s, guint32 v)
@@ -502,7 +423,7 @@ static void mem_model(Lhs *s)
 }
 
 /* XLA's GetMemoryPressureChanges: (net change, peak change) if @v were scheduled now. */
-static void memory_change(const Lhs *s, guint32 v, double *inc, double *peak)
+void lh__lhs_memory_change(const Lhs *s, guint32 v, double *inc, double *peak)
 {
 	double add = 0, freed = 0;
 	FOR_EACH_USED_BUFFER(s, v, b, {
@@ -514,21 +435,6 @@ static void memory_change(const Lhs *s, guint32 v, double *inc, double *peak)
 		freed = s->buf_bytes[f];
 	*inc = add - freed;
 	*peak = add;
-}
-
-static gboolean releases(const Lhs *s, guint32 v)
-{
-	return s->node_type[v] == NODE_START;
-}
-
-/* XLA's IsResourceConstrained: the node's resource is fully in use and dones of its class
- * wait in the ready set. */
-static gboolean constrained(const Lhs *s, guint32 v)
-{
-	if (s->node_type[v] == NODE_KERNEL)
-		return FALSE;
-	guint8 c = s->node_class[v];
-	return s->in_flight[c] >= s->limit[c] && s->waiting_dones[c] > 0;
 }
 
 static int ready_if_scheduled(const Lhs *s, guint32 v)
@@ -562,7 +468,7 @@ static int ready_if_scheduled(const Lhs *s, guint32 v)
 		}                                                                            \
 	} while (0)
 
-static int prefer_lead(const Lhs *s, const Cand *ca, const Cand *cb, const char **reason)
+int lh__lhs_prefer_lead(const Lhs *s, const LhsCand *ca, const LhsCand *cb, const char **reason)
 {
 	guint32 a = ca->node, b = cb->node;
 	LEAD(!s->force_delay[a], !s->force_delay[b], "kForceDelay");
@@ -576,10 +482,11 @@ static int prefer_lead(const Lhs *s, const Cand *ca, const Cand *cb, const char 
 	LEAD(s->node_type[a] == NODE_DONE, s->node_type[b] == NODE_DONE, "kScheduleDone");
 	double ra = MAX(s->ready_time[a] - s->now, 0), rb = MAX(s->ready_time[b] - s->now, 0);
 	LEAD(ra < rb, rb < ra, "kLessStall");
-	LEAD(!(releases(s, a) && s->async_depth[a] == 0 && !constrained(s, a)),
-	     !(releases(s, b) && s->async_depth[b] == 0 && !constrained(s, b)),
+	LEAD(!(lhs_releases(s, a) && s->async_depth[a] == 0 && !lhs_constrained(s, a)),
+	     !(lhs_releases(s, b) && s->async_depth[b] == 0 && !lhs_constrained(s, b)),
 	     "kStartAtZeroDepth");
-	LEAD(releases(s, a) && constrained(s, a), releases(s, b) && constrained(s, b),
+	LEAD(lhs_releases(s, a) && lhs_constrained(s, a),
+	     lhs_releases(s, b) && lhs_constrained(s, b),
 	     "kFreeBackedupResource");
 	LEAD(s->async_depth[a] > s->async_depth[b], s->async_depth[b] > s->async_depth[a],
 	     "kAsyncDepth");
@@ -587,16 +494,16 @@ static int prefer_lead(const Lhs *s, const Cand *ca, const Cand *cb, const char 
 }
 
 /* TRUE when @a is preferred over @b; *@reason names the rule that decided. */
-static gboolean prefer(const Lhs *s, const Cand *ca, const Cand *cb, const char **reason)
+static gboolean prefer(const Lhs *s, const LhsCand *ca, const LhsCand *cb, const char **reason)
 {
 	guint32 a = ca->node, b = cb->node;
-	int lead = prefer_lead(s, ca, cb, reason);
+	int lead = lh__lhs_prefer_lead(s, ca, cb, reason);
 	if (lead != 0)
 		return lead > 0;
 	if (s->next_ready >= 0) {
 		double da = fabs(s->next_ready - s->now - s->cost[a]);
 		double db = fabs(s->next_ready - s->now - s->cost[b]);
-		RULE(!releases(s, a) && da < db, !releases(s, b) && db < da, "kAvoidWaste");
+		RULE(!lhs_releases(s, a) && da < db, !lhs_releases(s, b) && db < da, "kAvoidWaste");
 	}
 	RULE(s->unlock_done[a], s->unlock_done[b], "kUnlockDone");
 	int na = ready_if_scheduled(s, a), nb = ready_if_scheduled(s, b);
@@ -607,288 +514,16 @@ static gboolean prefer(const Lhs *s, const Cand *ca, const Cand *cb, const char 
 	return s->position[a] > s->position[b];
 }
 
-/* The ready set, kept so that each step only compares the candidates that can win.
- *
- * XLA compares every ready node with the best so far, rule by rule. The first rules are plain
- * keys: kForceDelay, kScheduleDone (a done whose class has a free slot; a done without one is
- * no candidate at all), kLessStall (nodes ready now tie at 0), kStartAtZeroDepth and
- * kFreeBackedupResource (which together put the starts of a backed-up class first, then
- * kernels and starts with async depth > 0, then starts with depth 0), kAsyncDepth (the
- * highest). A node that loses on one of these keys never wins, and the winner of the scan is
- * the winner of the same scan over the nodes that tie on them; so only those are compared,
- * with the full rule list, in ascending node order. When memory pressure is active the memory
- * rules come first, and the memory index finds the candidates instead (see "Memory pressure"
- * below). With the test hook LHSIM_LHS_REFERENCE set every ready node is compared (ready_all),
- * as XLA does; tests/test-sched-props.c checks that both give the same plans.
- *
- * Structures: dones by class; force-delayed nodes; nodes not ready yet in a min-heap by ready
- * time; nodes ready now: kernels and starts with async depth > 0 in a tree by (depth, node),
- * starts with depth 0 in a list, and every ready-now start also in a list of its class. */
-typedef struct {
-	guint32 n;               /* ready nodes in all */
-	GTree *dnow[LHS_NCLASS];  /* ready-now dones by class, key node+1, by (depth, node) */
-	GArray *dheap[LHS_NCLASS]; /* dones not ready yet, min-heap by ready time (lazy) */
-	GArray *fd;              /* force-delayed */
-	GArray *heap;            /* of guint32, min ready_time then node */
-	GTree *deep;             /* ready now: kernels, starts with depth > 0; key node+1 */
-	GArray *zero;            /* ready now: starts with async depth 0 */
-	GArray *starts[LHS_NCLASS]; /* ready now: starts by class */
-	double early_t;          /* ready time of nodes moved in before it came, or -1 */
-	GArray *later;           /* min-heap of dones and fd nodes by ready time (lazy) */
-	double stale_t;          /* ready time of nodes moved in ahead of time and not picked
-	                            when now did not reach it (see ready_advance); -1 if none */
-	guint8 *where;           /* per node: 0 none, 1 done, 2 fd, 3 heap, 4 now */
-	guint32 *slot;           /* position in dones/fd/zero list */
-	guint32 *sslot;          /* position in starts[c] */
-	/* The memory index, kept when s->mem_index is set: every ready node that is not
-	 * force-delayed, by (mem_inc, deepest, node): kernels and starts in one tree, dones in
-	 * one per class; and the same nodes in a list. */
-	GTree *by_inc;
-	GTree *dones_by_inc[LHS_NCLASS];
-	GArray *plain;           /* ready, not force-delayed */
-	guint32 *pslot;          /* position in plain */
-	/* And a min-tree over deep's order (async depth, deepest first, then node) of all
-	 * kernels and starts: a leaf holds the node's mem_peak while it is in deep, else
-	 * infinity; so the first node of deep that passes kMemoryPeakOverLimit is found in
-	 * O(log n) (seg_find). */
-	double *seg;
-	guint32 seg_n;           /* leaves, a power of two */
-	guint32 *deep_rank;      /* per kernel or start: its leaf */
-	guint32 *rank_node;      /* per leaf: the node */
-	const Lhs *s;
-} Ready;
-
-enum { W_NONE, W_DONE, W_FD, W_HEAP, W_NOW, W_DNOW };
-
-static int deep_cmp(gconstpointer pa, gconstpointer pb, gpointer data)
-{
-	const Lhs *s = data;
-	guint32 a = GPOINTER_TO_UINT(pa) - 1, b = GPOINTER_TO_UINT(pb) - 1;
-	if (s->async_depth[a] != s->async_depth[b])
-		return s->async_depth[a] > s->async_depth[b] ? -1 : 1; /* deepest first */
-	return (a > b) - (a < b);
-}
-
-static int inc_cmp(gconstpointer pa, gconstpointer pb, gpointer data)
-{
-	const Lhs *s = data;
-	guint32 a = GPOINTER_TO_UINT(pa) - 1, b = GPOINTER_TO_UINT(pb) - 1;
-	if (s->mem_inc[a] != s->mem_inc[b])
-		return s->mem_inc[a] < s->mem_inc[b] ? -1 : 1;
-	if (s->async_depth[a] != s->async_depth[b])
-		return s->async_depth[a] > s->async_depth[b] ? -1 : 1; /* deepest first */
-	return (a > b) - (a < b);
-}
-
-static int rank_cmp(gconstpointer pa, gconstpointer pb, gpointer data)
-{
-	return deep_cmp(GUINT_TO_POINTER(*(const guint32 *)pa + 1),
-			GUINT_TO_POINTER(*(const guint32 *)pb + 1), data);
-}
-
-static void seg_set(Ready *r, guint32 v, double x)
-{
-	guint32 k = r->seg_n + r->deep_rank[v];
-	r->seg[k] = x;
-	for (k /= 2; k > 0; k /= 2)
-		r->seg[k] = MIN(r->seg[2 * k], r->seg[2 * k + 1]);
-}
-
-/* The first leaf at or after @from under tree node @k (leaves @lo..@hi) whose mem_peak passes
- * kMemoryPeakOverLimit, or G_MAXUINT32. A subtree holds one that passes iff its least does:
- * rounding keeps x + usage monotonic in x. */
-static guint32 seg_find_in(const Ready *r, const Lhs *s, guint32 k, guint32 lo, guint32 hi,
-			   guint32 from)
-{
-	if (hi <= from || !(r->seg[k] + s->usage <= s->limit_bytes))
-		return G_MAXUINT32;
-	if (hi - lo == 1)
-		return lo;
-	guint32 mid = lo + (hi - lo) / 2;
-	guint32 x = seg_find_in(r, s, 2 * k, lo, mid, from);
-	return x != G_MAXUINT32 ? x : seg_find_in(r, s, 2 * k + 1, mid, hi, from);
-}
-
-static guint32 seg_find(const Ready *r, const Lhs *s, guint32 from)
-{
-	return seg_find_in(r, s, 1, 0, r->seg_n, from);
-}
-
-static gboolean in_deep(const Ready *r, const Lhs *s, guint32 v)
-{
-	return r->where[v] == W_NOW && !(s->node_type[v] == NODE_START && s->async_depth[v] == 0);
-}
-
-static void list_add(GArray *l, guint32 *slot, guint32 v)
-{
-	slot[v] = l->len;
-	g_array_append_val(l, v);
-}
-
-static void list_del(GArray *l, guint32 *slot, guint32 v)
-{
-	guint32 k = slot[v], last = g_array_index(l, guint32, l->len - 1);
-	g_array_index(l, guint32, k) = last;
-	slot[last] = k;
-	g_array_set_size(l, l->len - 1);
-}
-
-static gboolean heap_less(const Lhs *s, guint32 a, guint32 b)
-{
-	if (s->ready_time[a] != s->ready_time[b])
-		return s->ready_time[a] < s->ready_time[b];
-	return a < b;
-}
-
-static void heap_push(GArray *h, const Lhs *s, guint32 v)
-{
-	g_array_append_val(h, v);
-	guint32 *d = (guint32 *)h->data;
-	for (guint32 k = h->len - 1; k > 0;) {
-		guint32 up = (k - 1) / 2;
-		if (!heap_less(s, d[k], d[up]))
-			break;
-		guint32 t = d[k];
-		d[k] = d[up];
-		d[up] = t;
-		k = up;
-	}
-}
-
-static guint32 heap_pop(GArray *h, const Lhs *s)
-{
-	guint32 *d = (guint32 *)h->data, top = d[0], n = h->len - 1;
-	d[0] = d[n];
-	g_array_set_size(h, n);
-	for (guint32 k = 0;;) {
-		guint32 l = 2 * k + 1, r = l + 1, m = k;
-		if (l < n && heap_less(s, d[l], d[m]))
-			m = l;
-		if (r < n && heap_less(s, d[r], d[m]))
-			m = r;
-		if (m == k)
-			break;
-		guint32 t = d[k];
-		d[k] = d[m];
-		d[m] = t;
-		k = m;
-	}
-	return top;
-}
-
-static void ready_init(Ready *r, const Lhs *s)
-{
-	memset(r, 0, sizeof *r);
-	r->s = s;
-	for (guint c = 0; c < LHS_NCLASS; c++) {
-		r->dnow[c] = g_tree_new_full(deep_cmp, (gpointer)s, NULL, NULL);
-		r->dheap[c] = g_array_new(FALSE, FALSE, sizeof(guint32));
-		r->starts[c] = g_array_new(FALSE, FALSE, sizeof(guint32));
-	}
-	r->fd = g_array_new(FALSE, FALSE, sizeof(guint32));
-	r->heap = g_array_new(FALSE, FALSE, sizeof(guint32));
-	r->later = g_array_new(FALSE, FALSE, sizeof(guint32));
-	r->zero = g_array_new(FALSE, FALSE, sizeof(guint32));
-	r->deep = g_tree_new_full(deep_cmp, (gpointer)s, NULL, NULL);
-	r->stale_t = -1;
-	r->where = g_new0(guint8, s->n_nodes);
-	r->slot = g_new0(guint32, s->n_nodes);
-	r->sslot = g_new0(guint32, s->n_nodes);
-}
-
-static void ready_clear(Ready *r)
-{
-	for (guint c = 0; c < LHS_NCLASS; c++) {
-		g_tree_destroy(r->dnow[c]);
-		g_array_free(r->dheap[c], TRUE);
-		g_array_free(r->starts[c], TRUE);
-	}
-	g_array_free(r->fd, TRUE);
-	g_array_free(r->heap, TRUE);
-	g_array_free(r->later, TRUE);
-	g_array_free(r->zero, TRUE);
-	g_tree_destroy(r->deep);
-	g_free(r->where);
-	g_free(r->slot);
-	g_free(r->sslot);
-	if (r->by_inc) {
-		g_tree_destroy(r->by_inc);
-		for (guint c = 0; c < LHS_NCLASS; c++)
-			g_tree_destroy(r->dones_by_inc[c]);
-		g_array_free(r->plain, TRUE);
-		g_free(r->pslot);
-		g_free(r->seg);
-		g_free(r->deep_rank);
-		g_free(r->rank_node);
-	}
-}
-
-/* The memory index's tree of @v (not force-delayed). */
-static GTree *inc_tree(const Ready *r, const Lhs *s, guint32 v)
-{
-	return s->node_type[v] == NODE_DONE ? r->dones_by_inc[s->node_class[v]] : r->by_inc;
-}
-
-/* Before now_add(), or for a node already in its place (index_build). */
-static void index_add(Ready *r, Lhs *s, guint32 v)
-{
-	memory_change(s, v, &s->mem_inc[v], &s->mem_peak[v]);
-	if (s->force_delay[v])
-		return;
-	g_tree_insert(inc_tree(r, s, v), GUINT_TO_POINTER(v + 1), GUINT_TO_POINTER(1));
-	list_add(r->plain, r->pslot, v);
-	if (in_deep(r, s, v))
-		seg_set(r, v, s->mem_peak[v]);
-}
-
-static void index_remove(Ready *r, const Lhs *s, guint32 v)
-{
-	if (s->force_delay[v])
-		return;
-	g_tree_remove(inc_tree(r, s, v), GUINT_TO_POINTER(v + 1));
-	list_del(r->plain, r->pslot, v);
-}
-
-/* A ready node's memory change moves by (@d_inc, @d_peak) bytes. */
-static void index_move(Ready *r, Lhs *s, guint32 v, double d_inc, double d_peak)
-{
-	if (!s->force_delay[v])
-		g_tree_remove(inc_tree(r, s, v), GUINT_TO_POINTER(v + 1));
-	s->mem_inc[v] += d_inc;
-	s->mem_peak[v] += d_peak;
-	if (!s->force_delay[v])
-		g_tree_insert(inc_tree(r, s, v), GUINT_TO_POINTER(v + 1), GUINT_TO_POINTER(1));
-	if (in_deep(r, s, v))
-		seg_set(r, v, s->mem_peak[v]);
-}
-
-/* Buffer @b leaves state 0 (not live yet) for state @to (1 live, 2 freed). memory_change()
- * counts it for a node that uses it only in state 0, so every ready user now needs its bytes
- * less; and the node that frees it (its freer) counts it as freed only in state 1. (Neither can happen in fact while that node is ready, since all users of
- * a buffer are scheduled before its producer is ready; it is handled all the same.) */
-static void index_buffer(Ready *r, Lhs *s, guint32 b, guint8 to)
-{
-	double bytes = s->buf_bytes[b];
-	if (bytes == 0)
-		return;
-	for (guint32 k = s->user_at[b]; k < s->user_at[b + 1]; k++)
-		if (r->where[s->user[k]] != W_NONE)
-			index_move(r, s, s->user[k], -bytes, -bytes);
-	guint32 v = s->freer[b];
-	if (to == 1 && v != G_MAXUINT32 && r->where[v] != W_NONE)
-		index_move(r, s, v, -bytes, 0);
-}
-
 /* Marks the buffers @v uses live and frees its own (bottom-up, its producer is scheduled);
  * keeps the memory index. @v has left the ready set. */
-static void memory_schedule(Ready *r, Lhs *s, guint32 v)
+static void memory_schedule(LhsReady *r, Lhs *s, guint32 v)
 {
 	FOR_EACH_USED_BUFFER(s, v, b, {
 		if (s->buf[b] == 0) {
 			s->buf[b] = 1;
 			s->usage += s->buf_bytes[b];
 			if (s->mem_index)
-				index_buffer(r, s, b, 1);
+				lh__ready_buffer(r, s, b, 1);
 		}
 	});
 	guint32 f = node_frees(s, v);
@@ -896,559 +531,9 @@ static void memory_schedule(Ready *r, Lhs *s, guint32 v)
 		if (s->buf[f] == 1)
 			s->usage -= s->buf_bytes[f];
 		else if (s->buf[f] == 0 && s->mem_index)
-			index_buffer(r, s, f, 2);
+			lh__ready_buffer(r, s, f, 2);
 		s->buf[f] = 2;
 	}
-}
-
-static void now_add(Ready *r, const Lhs *s, guint32 v)
-{
-	r->where[v] = W_NOW;
-	if (s->node_type[v] == NODE_START) {
-		list_add(r->starts[s->node_class[v]], r->sslot, v);
-		if (s->async_depth[v] == 0) {
-			list_add(r->zero, r->slot, v);
-			return;
-		}
-	}
-	g_tree_insert(r->deep, GUINT_TO_POINTER(v + 1), GUINT_TO_POINTER(1));
-	if (r->seg)
-		seg_set(r, v, s->mem_peak[v]);
-}
-
-static void gheap_push(Lhs *s, guint32 v);
-
-static void ready_add(Ready *r, Lhs *s, guint32 v)
-{
-	r->n++;
-	if (s->guard)
-		gheap_push(s, v);
-	if (s->mem_index)
-		index_add(r, s, v);
-	if (s->node_type[v] == NODE_DONE) {
-		s->waiting_dones[s->node_class[v]]++;
-		if (s->ready_time[v] > s->now) {
-			r->where[v] = W_DONE;
-			heap_push(r->dheap[s->node_class[v]], s, v);
-			heap_push(r->later, s, v);
-		} else {
-			r->where[v] = W_DNOW;
-			g_tree_insert(r->dnow[s->node_class[v]], GUINT_TO_POINTER(v + 1),
-				      GUINT_TO_POINTER(1));
-		}
-	} else if (s->force_delay[v]) {
-		r->where[v] = W_FD;
-		list_add(r->fd, r->slot, v);
-		if (s->ready_time[v] > s->now)
-			heap_push(r->later, s, v);
-	} else if (s->ready_time[v] <= s->now) {
-		now_add(r, s, v);
-	} else {
-		r->where[v] = W_HEAP;
-		heap_push(r->heap, s, v);
-	}
-}
-
-static void heap_clean(Ready *r, const Lhs *s)
-{
-	while (r->heap->len && r->where[g_array_index(r->heap, guint32, 0)] != W_HEAP)
-		heap_pop(r->heap, s);
-}
-
-/* Moves nodes whose ready time has come from the heap to the ready-now structures. When no
- * done can run and nothing is ready now, the nodes that become ready first all tie on
- * kLessStall, so they join the ready-now structures too: whichever is picked, now then
- * reaches their ready time, so they are all ready now again at the next step. */
-static void dheap_clean(Ready *r, const Lhs *s, guint c)
-{
-	GArray *h = r->dheap[c];
-	while (h->len && r->where[g_array_index(h, guint32, 0)] != W_DONE)
-		heap_pop(h, s);
-}
-
-static void dnow_add(Ready *r, const Lhs *s, guint c)
-{
-	guint32 v = heap_pop(r->dheap[c], s);
-	r->where[v] = W_DNOW;
-	g_tree_insert(r->dnow[c], GUINT_TO_POINTER(v + 1), GUINT_TO_POINTER(1));
-	dheap_clean(r, s, c);
-}
-
-static gboolean class_free(const Lhs *s, guint c)
-{
-	return s->in_flight[c] < s->limit[c];
-}
-
-static void ready_advance(Ready *r, const Lhs *s)
-{
-	/* Nodes moved in ahead of time are picked first unless a memory rule picked another
-	 * node; then now may not have reached their ready time, and they stay (see
-	 * ready_exact). */
-	if (r->early_t > s->now)
-		r->stale_t = MAX(r->stale_t, r->early_t);
-	r->early_t = -1;
-	/* Dones: those whose time has come; then, if no done with a free slot is ready now,
-	 * the free-slot dones that become ready first (they tie on kLessStall and win
-	 * kScheduleDone over everything else). */
-	gboolean done_now = FALSE, done_later = FALSE;
-	double dt = G_MAXDOUBLE;
-	for (guint c = 0; c < LHS_NCLASS; c++) {
-		dheap_clean(r, s, c);
-		while (r->dheap[c]->len &&
-		       s->ready_time[g_array_index(r->dheap[c], guint32, 0)] <= s->now)
-			dnow_add(r, s, c);
-		if (!class_free(s, c))
-			continue;
-		if (g_tree_nnodes(r->dnow[c]) > 0)
-			done_now = TRUE;
-		if (r->dheap[c]->len) {
-			done_later = TRUE;
-			dt = MIN(dt, s->ready_time[g_array_index(r->dheap[c], guint32, 0)]);
-		}
-	}
-	if (!done_now && done_later) {
-		for (guint c = 0; c < LHS_NCLASS; c++)
-			while (class_free(s, c) && r->dheap[c]->len &&
-			       s->ready_time[g_array_index(r->dheap[c], guint32, 0)] == dt)
-				dnow_add(r, s, c);
-		r->early_t = dt;
-	}
-	heap_clean(r, s);
-	while (r->heap->len && s->ready_time[g_array_index(r->heap, guint32, 0)] <= s->now) {
-		now_add(r, s, heap_pop(r->heap, s));
-		heap_clean(r, s);
-	}
-	if (!r->heap->len || g_tree_nnodes(r->deep) > 0 || r->zero->len > 0)
-		return;
-	if (done_now || done_later)
-		return;
-	double t = s->ready_time[g_array_index(r->heap, guint32, 0)];
-	r->early_t = t;
-	while (r->heap->len && s->ready_time[g_array_index(r->heap, guint32, 0)] == t) {
-		now_add(r, s, heap_pop(r->heap, s));
-		heap_clean(r, s);
-	}
-}
-
-static void ready_remove(Ready *r, Lhs *s, guint32 v)
-{
-	r->n--;
-	if (s->mem_index)
-		index_remove(r, s, v);
-	switch (r->where[v]) {
-	case W_DONE: /* lazy, like W_HEAP */
-		s->waiting_dones[s->node_class[v]]--;
-		break;
-	case W_DNOW:
-		s->waiting_dones[s->node_class[v]]--;
-		g_tree_remove(r->dnow[s->node_class[v]], GUINT_TO_POINTER(v + 1));
-		break;
-	case W_FD:
-		list_del(r->fd, r->slot, v);
-		break;
-	case W_HEAP:
-		/* Lazy deletion: the entry stays in the heap, dead (where != W_HEAP), and is
-		 * dropped when it reaches the top. Only the reference scan picks from the heap. */
-		break;
-	case W_NOW:
-		if (s->node_type[v] == NODE_START) {
-			list_del(r->starts[s->node_class[v]], r->sslot, v);
-			if (s->async_depth[v] == 0) {
-				list_del(r->zero, r->slot, v);
-				break;
-			}
-		}
-		g_tree_remove(r->deep, GUINT_TO_POINTER(v + 1));
-		if (r->seg)
-			seg_set(r, v, INFINITY);
-		break;
-	}
-	r->where[v] = W_NONE;
-}
-
-/* kAvoidWaste's "next ready": the earliest ready time above now among ready nodes. */
-static double ready_next_time(Ready *r, const Lhs *s)
-{
-	double t = -1;
-	if (r->heap->len) /* heap_clean()ed by ready_advance */
-		t = s->ready_time[g_array_index(r->heap, guint32, 0)];
-	if (r->early_t > s->now) /* nodes in the ready-now structures ahead of time */
-		t = r->early_t;
-	/* Dones and force-delayed nodes: drop entries picked already or ready by now. */
-	while (r->later->len) {
-		guint32 v = g_array_index(r->later, guint32, 0);
-		if ((r->where[v] == W_DONE || r->where[v] == W_FD) && s->ready_time[v] > s->now)
-			break;
-		heap_pop(r->later, s);
-	}
-	if (r->later->len) {
-		double rt = s->ready_time[g_array_index(r->later, guint32, 0)];
-		if (t < 0 || rt < t)
-			t = rt;
-	}
-	return t;
-}
-
-static int u32_cmp(gconstpointer a, gconstpointer b)
-{
-	guint32 x = *(const guint32 *)a, y = *(const guint32 *)b;
-	return (x > y) - (x < y);
-}
-
-static gboolean collect_tree(gpointer key, gpointer value, gpointer data)
-{
-	(void)value;
-	g_array_append_val((GArray *)data, *(guint32[]){GPOINTER_TO_UINT(key) - 1});
-	return FALSE;
-}
-
-/* Every ready node a rule could pick (the reference scan), ascending. */
-static void ready_all(const Ready *r, const Lhs *s, GArray *out)
-{
-	g_array_set_size(out, 0);
-	for (guint c = 0; c < LHS_NCLASS; c++) {
-		g_tree_foreach(r->dnow[c], collect_tree, out);
-		for (guint32 k = 0; k < r->dheap[c]->len; k++)
-			if (r->where[g_array_index(r->dheap[c], guint32, k)] == W_DONE)
-				g_array_append_val(out, g_array_index(r->dheap[c], guint32, k));
-	}
-	g_array_append_vals(out, r->fd->data, r->fd->len);
-	for (guint32 k = 0; k < r->heap->len; k++)
-		if (r->where[g_array_index(r->heap, guint32, k)] == W_HEAP)
-			g_array_append_val(out, g_array_index(r->heap, guint32, k));
-	g_array_append_vals(out, r->zero->data, r->zero->len);
-	g_tree_foreach(r->deep, collect_tree, out);
-	g_array_sort(out, u32_cmp);
-	(void)s;
-}
-
-/* The nodes that tie on the plain leading keys (see above), ascending. Returns the rule that
- * set them apart from the other ready nodes (the reason --explain shows when one is left). */
-static const char *ready_candidates(const Ready *r, const Lhs *s, GArray *out)
-{
-	const char *rule = "kScheduleDone";
-	g_array_set_size(out, 0);
-	/* kScheduleDone: dones with a free slot, all ready now (ready_advance); kLessStall ties;
-	 * kAsyncDepth: the deepest. */
-	double best = -1;
-	for (guint c = 0; c < LHS_NCLASS; c++)
-		if (class_free(s, c) && g_tree_nnodes(r->dnow[c]) > 0) {
-			guint32 v = GPOINTER_TO_UINT(g_tree_node_key(g_tree_node_first(r->dnow[c]))) - 1;
-			best = MAX(best, s->async_depth[v]);
-		}
-	for (guint c = 0; c < LHS_NCLASS && best >= 0; c++) {
-		if (!class_free(s, c))
-			continue;
-		for (GTreeNode *nd = g_tree_node_first(r->dnow[c]); nd; nd = g_tree_node_next(nd)) {
-			guint32 v = GPOINTER_TO_UINT(g_tree_node_key(nd)) - 1;
-			if (s->async_depth[v] != best)
-				break;
-			g_array_append_val(out, v);
-		}
-	}
-	if (!out->len) {
-		gboolean any_now = g_tree_nnodes(r->deep) > 0 || r->zero->len > 0;
-		if (any_now) {
-			/* kLessStall ties at 0; kFreeBackedupResource: starts of a backed-up
-			 * class (they also pass kStartAtZeroDepth). */
-			rule = r->heap->len ? "kLessStall" : "kFreeBackedupResource";
-			for (guint c = 0; c < LHS_NCLASS; c++)
-				if (s->in_flight[c] >= s->limit[c] && s->waiting_dones[c] > 0)
-					g_array_append_vals(out, r->starts[c]->data,
-							    r->starts[c]->len);
-			if (!out->len && g_tree_nnodes(r->deep) > 0) {
-				/* kAsyncDepth: the deepest kernels and starts. */
-				rule = r->zero->len ? "kStartAtZeroDepth" : "kAsyncDepth";
-				GTreeNode *nd = g_tree_node_first(r->deep);
-				guint32 top = GPOINTER_TO_UINT(g_tree_node_key(nd)) - 1;
-				for (; nd; nd = g_tree_node_next(nd)) {
-					guint32 v = GPOINTER_TO_UINT(g_tree_node_key(nd)) - 1;
-					if (s->async_depth[v] != s->async_depth[top])
-						break;
-					g_array_append_val(out, v);
-				}
-				return rule; /* the tree gives them in ascending order */
-			}
-			if (!out->len) /* only starts of depth 0 are ready now */
-				g_array_append_vals(out, r->zero->data, r->zero->len);
-		}
-	}
-	if (!out->len) { /* kForceDelay: force-delayed nodes last */
-		g_array_append_vals(out, r->fd->data, r->fd->len);
-		rule = "kForceDelay";
-	}
-	g_array_sort(out, u32_cmp);
-	return rule;
-}
-
-/* Memory pressure.
- *
- * Once usage passes half the limit and some node could take it over the limit (mem_rules in
- * lhs_plan), XLA's memory rules come before the plain keys, and the plain candidates above
- * may miss the winner. The reference scan then compares every ready node at every step
- * (O(ops x ready nodes): 19 s at 10^5 ops in bench-sched). The memory index instead keeps
- * every ready node's memory_change() up to date as buffers become live (index_buffer: only
- * the ready users of that buffer change), the nodes that are not force-delayed ordered by
- * (net change, deepest first), and each step feeds only a few nodes to prefer_lead.
- *
- * Why the winner is the same. The leading rules (prefer_lead: kForceDelay, the two memory
- * rules, the plain keys kScheduleDone .. kAsyncDepth) are each a key of one node (a flag, or
- * a number compared with < or >), so together they compare key tuples lexicographically.
- * pick() scans its candidates in ascending node order keeping the best so far, and the best
- * always holds the highest tuple seen so far (a higher tuple wins, a lower one loses, an
- * equal one goes on to the later rules, which keep the tuple). So from the first node with
- * the highest tuple on, only the nodes with that tuple (the set M) can replace the best, each
- * compared with the best exactly as in a scan of M alone. Hence scanning ANY ascending set of
- * eligible nodes that holds M picks what the scan of every ready node picks, whatever the
- * later rules (kAvoidWaste is not a key) do. Lead below keeps, of the nodes fed to it, those
- * with the highest tuple: M, once every node of M has been fed. The cases:
- *   usage >= limit (mem_over_candidates): kDecreaseMemoryOverLimit is the second key, so M
- *     lies among the eligible nodes that are not force-delayed with the least net change:
- *     the first ones of the kernel-and-start tree and of the done trees of classes with a
- *     free slot. If there are none, every eligible node is force-delayed, and all of those
- *     are the candidates.
- *   usage < limit (mem_fit_candidates): the keys are kForceDelay, kMemoryPeakOverLimit, then
- *     the plain keys. If some node passes kMemoryPeakOverLimit, M is among the nodes that
- *     pass; they are walked in order of their plain keys, as far as one can still tie with
- *     the best. If none passes, all tie on it, and the plain candidates hold M.
- *   no memory rule (usage + the largest use of any node within the limit): every node passes
- *     kMemoryPeakOverLimit and kDecreaseMemoryOverLimit needs usage at the limit (where the
- *     largest use is 0), so the plain candidates hold M, as without memory pressure.
- * The stored changes are memory_change()'s exactly: buffer sizes are whole numbers and all of
- * them together stay below 2^53 (the index is kept only then), so every sum and difference of
- * them is exact in a double, in whatever order it is taken. pick() asserts it.
- *
- * ready_advance moves nodes to the ready-now structures ahead of their time when they tie on
- * kLessStall as the best nodes; without memory rules one of them is picked and now reaches
- * their time. A memory rule may pick another node, and then nodes that are not ready stay in
- * the ready-now structures, which ready_candidates and mem_fit_candidates do not allow for.
- * Until now reaches their time (ready_exact), lead_scan feeds every ready node to
- * prefer_lead (mem_over_candidates does not use those structures). With build_graph's costs
- * this does not happen (a released node is ready at once unless it is a start waiting out its
- * async latency, since no other edge's latency exceeds its user's cost; and starts are moved
- * ahead only when no other node that is not force-delayed is eligible); the guard is cheap. */
-typedef struct {
-	Cand best;   /* a node with the highest key tuple so far */
-	GArray *out; /* the nodes that tie with it */
-	gboolean have;
-	const char *why;
-} Lead;
-
-static void lead_add(Lead *l, const Lhs *s, guint32 v)
-{
-	/* The overlap limit: a done needs a free slot of its class (as in pick). */
-	if (s->node_type[v] == NODE_DONE && !class_free(s, s->node_class[v]))
-		return;
-	Cand c = {.node = v, .mem_inc = s->mem_inc[v], .mem_peak = s->mem_peak[v]};
-	int w = l->have ? prefer_lead(s, &l->best, &c, &l->why) : -1;
-	if (w > 0)
-		return;
-	if (w < 0) {
-		g_array_set_size(l->out, 0);
-		l->best = c;
-		l->have = TRUE;
-	}
-	g_array_append_val(l->out, v);
-}
-
-/* Every eligible ready node is force-delayed: all of them. */
-static const char *fd_candidates(const Ready *r, GArray *out)
-{
-	g_array_set_size(out, 0);
-	g_array_append_vals(out, r->fd->data, r->fd->len);
-	g_array_sort(out, u32_cmp);
-	return "kForceDelay";
-}
-
-/* Whether @v passes kMemoryPeakOverLimit (as prefer_lead computes it). */
-static gboolean fits(const Lhs *s, guint32 v)
-{
-	return s->mem_peak[v] + s->usage <= s->limit_bytes;
-}
-
-static gboolean ready_exact(const Ready *r, const Lhs *s)
-{
-	return r->stale_t <= s->now;
-}
-
-/* Whether no node can beat @v before kAsyncDepth, among those tied with it on
- * kForceDelay and kDecreaseMemoryOverLimit, with usage at or over the limit: it passes
- * kMemoryPeakOverLimit or none can (over the limit, mem_peak >= 0 fails it), it is a done
- * (dones tie on kStartAtZeroDepth and kFreeBackedupResource, at the top of both), and it has
- * no stall. */
-static gboolean over_top(const Lhs *s, guint32 v)
-{
-	return (s->usage > s->limit_bytes || fits(s, v)) && s->node_type[v] == NODE_DONE &&
-	       MAX(s->ready_time[v] - s->now, 0) == 0;
-}
-
-/* usage >= limit: M, ascending, from the nodes with the least net change (see "Memory
- * pressure"). Each tree holds them deepest first; once the best so far is over_top(), a less
- * deep done loses to it (on kAsyncDepth), and so do all kernels and starts (on kScheduleDone),
- * so the walk stops there. */
-static const char *mem_over_candidates(const Ready *r, const Lhs *s, GArray *out)
-{
-	GTree *t[1 + LHS_NCLASS];
-	guint nt = 0;
-	t[nt++] = r->by_inc;
-	for (guint c = 0; c < LHS_NCLASS; c++)
-		if (class_free(s, c))
-			t[nt++] = r->dones_by_inc[c];
-	gboolean any = FALSE;
-	double lo = 0;
-	for (guint i = 0; i < nt; i++) {
-		GTreeNode *nd = g_tree_node_first(t[i]);
-		if (!nd)
-			continue;
-		guint32 v = GPOINTER_TO_UINT(g_tree_node_key(nd)) - 1;
-		if (!any || s->mem_inc[v] < lo)
-			lo = s->mem_inc[v];
-		any = TRUE;
-	}
-	if (!any)
-		return fd_candidates(r, out);
-	Lead l = {.out = out, .why = "kDecreaseMemoryOverLimit"};
-	g_array_set_size(out, 0);
-	for (guint i = nt; i-- > 0;) /* the done trees first */
-		for (GTreeNode *nd = g_tree_node_first(t[i]); nd; nd = g_tree_node_next(nd)) {
-			guint32 v = GPOINTER_TO_UINT(g_tree_node_key(nd)) - 1;
-			if (s->mem_inc[v] != lo)
-				break;
-			if (l.have && over_top(s, l.best.node) &&
-			    (i == 0 || s->async_depth[v] < s->async_depth[l.best.node]))
-				break;
-			lead_add(&l, s, v);
-		}
-	g_array_sort(out, u32_cmp);
-	return l.why;
-}
-
-/* M, ascending, from every ready node that is not force-delayed (or the force-delayed ones
- * if no other node is eligible). */
-static const char *lead_scan(const Ready *r, const Lhs *s, GArray *out)
-{
-	Lead l = {.out = out, .why = "kMemoryPeakOverLimit"};
-	g_array_set_size(out, 0);
-	for (guint32 k = 0; k < r->plain->len; k++)
-		lead_add(&l, s, g_array_index(r->plain, guint32, k));
-	if (!l.have)
-		return fd_candidates(r, out);
-	g_array_sort(out, u32_cmp);
-	return l.why;
-}
-
-/* Feeds @v to prefer_lead if it passes kMemoryPeakOverLimit. */
-static void lead_add_fit(Lead *l, const Lhs *s, guint32 v)
-{
-	if (fits(s, v))
-		lead_add(l, s, v);
-}
-
-/* Walks a tree of nodes that tie on the plain keys but kAsyncDepth, deepest first, up to the
- * depth of the best node so far (the rest lose to it). */
-static void fit_walk_tree(Lead *l, const Lhs *s, GTree *t)
-{
-	for (GTreeNode *nd = g_tree_node_first(t); nd; nd = g_tree_node_next(nd)) {
-		guint32 v = GPOINTER_TO_UINT(g_tree_node_key(nd)) - 1;
-		if (l->have && s->async_depth[v] < s->async_depth[l->best.node])
-			break;
-		lead_add_fit(l, s, v);
-	}
-}
-
-/* usage < limit (see "Memory pressure"): M, ascending. If a node passes
- * kMemoryPeakOverLimit, M is among those that do, and only those are fed to prefer_lead.
- * The eligible nodes that are not force-delayed fall into tiers, each ranked above the next
- * by a plain key on which all its nodes tie (see ready_candidates for why the structures
- * hold these sets): (1) ready-now dones with a free slot; (2) the other dones with a free
- * slot (more stall); (3) ready-now backed-up starts; (4) other ready-now kernels and starts
- * of async depth > 0 (below 3 on kFreeBackedupResource); (5) other ready-now starts of depth
- * 0 (below on kStartAtZeroDepth); (6) nodes not ready now (more stall). Within tiers 1 and 4
- * only kAsyncDepth is left among the plain keys, and their trees are deepest first. So once
- * a node that passes is found, no node of a later tier, nor a less deep one of its own
- * tier, can reach its key tuple, and the walk stops there. If none passes, all tie on
- * kMemoryPeakOverLimit, and the plain candidates hold M. Tier 4 can hold thousands of nodes
- * that do not pass ahead of the first that does (bench-sched at 10^6 ops): the min-tree
- * (seg_find) goes from one node that passes to the next in deep's order. */
-static const char *mem_fit_candidates(const Ready *r, const Lhs *s, GArray *out)
-{
-	Lead l = {.out = out, .why = "kMemoryPeakOverLimit"};
-	g_array_set_size(out, 0);
-	for (guint c = 0; c < LHS_NCLASS; c++) /* 1 */
-		if (class_free(s, c))
-			fit_walk_tree(&l, s, r->dnow[c]);
-	if (l.have)
-		goto found;
-	for (guint c = 0; c < LHS_NCLASS; c++) /* 2 */
-		for (guint32 k = 0; class_free(s, c) && k < r->dheap[c]->len; k++)
-			if (r->where[g_array_index(r->dheap[c], guint32, k)] == W_DONE)
-				lead_add_fit(&l, s, g_array_index(r->dheap[c], guint32, k));
-	if (l.have)
-		goto found;
-	for (guint c = 0; c < LHS_NCLASS; c++) /* 3 */
-		if (s->in_flight[c] >= s->limit[c] && s->waiting_dones[c] > 0)
-			for (guint32 k = 0; k < r->starts[c]->len; k++)
-				lead_add_fit(&l, s, g_array_index(r->starts[c], guint32, k));
-	if (l.have)
-		goto found;
-	/* 4: deep's nodes that pass, deepest first, from the min-tree (as fit_walk_tree). */
-	for (guint32 k = seg_find(r, s, 0); k != G_MAXUINT32; k = seg_find(r, s, k + 1)) {
-		guint32 v = r->rank_node[k];
-		if (l.have && s->async_depth[v] < s->async_depth[l.best.node])
-			break;
-		if (!(releases(s, v) && constrained(s, v)))
-			lead_add(&l, s, v);
-	}
-	if (l.have)
-		goto found;
-	for (guint32 k = 0; k < r->zero->len; k++) { /* 5 */
-		guint32 v = g_array_index(r->zero, guint32, k);
-		if (!constrained(s, v))
-			lead_add_fit(&l, s, v);
-	}
-	if (l.have)
-		goto found;
-	for (guint32 k = 0; k < r->heap->len; k++) /* 6 */
-		if (r->where[g_array_index(r->heap, guint32, k)] == W_HEAP)
-			lead_add_fit(&l, s, g_array_index(r->heap, guint32, k));
-	if (!l.have)
-		return ready_candidates(r, s, out);
-found:
-	g_array_sort(out, u32_cmp);
-	return l.why;
-}
-
-/* Starts keeping the memory index: the first step with the memory rules (see "Memory
- * pressure"), so that runs without memory pressure do not pay for it. */
-static void index_build(Ready *r, Lhs *s)
-{
-	s->mem_index = TRUE;
-	s->mem_inc = g_new0(double, s->n_nodes);
-	s->mem_peak = g_new0(double, s->n_nodes);
-	r->by_inc = g_tree_new_full(inc_cmp, (gpointer)s, NULL, NULL);
-	for (guint c = 0; c < LHS_NCLASS; c++)
-		r->dones_by_inc[c] = g_tree_new_full(inc_cmp, (gpointer)s, NULL, NULL);
-	r->plain = g_array_new(FALSE, FALSE, sizeof(guint32));
-	r->pslot = g_new0(guint32, s->n_nodes);
-	GArray *ranked = g_array_new(FALSE, FALSE, sizeof(guint32));
-	for (guint32 v = 0; v < s->n_nodes; v++)
-		if (s->node_type[v] != NODE_DONE)
-			g_array_append_val(ranked, v);
-	g_array_sort_with_data(ranked, rank_cmp, (gpointer)s);
-	r->deep_rank = g_new0(guint32, s->n_nodes);
-	for (guint32 k = 0; k < ranked->len; k++)
-		r->deep_rank[g_array_index(ranked, guint32, k)] = k;
-	r->rank_node = (guint32 *)(void *)g_array_free(ranked, FALSE);
-	for (r->seg_n = 1; r->seg_n < s->n_nodes; r->seg_n *= 2)
-		;
-	r->seg = g_new(double, 2 * r->seg_n);
-	for (guint32 k = 0; k < 2 * r->seg_n; k++)
-		r->seg[k] = INFINITY;
-	GArray *all = g_array_new(FALSE, FALSE, sizeof(guint32));
-	ready_all(r, s, all);
-	for (guint32 k = 0; k < all->len; k++)
-		index_add(r, s, g_array_index(all, guint32, k));
-	g_array_free(all, TRUE);
 }
 
 /* The memory guard.
@@ -1487,33 +572,71 @@ static void index_build(Ready *r, Lhs *s)
 /* The tree holds, per position, the change of the profile there (a buffer adds its bytes at
  * its first position and takes them off after its last), and per subtree its sum and the
  * largest running sum at a position that still counts (-infinity at the others), so the
- * root holds the profile's peak over the rest. Every change is one leaf and its path. */
-static void gt_pull(Lhs *s, guint32 k)
+ * root holds the profile's peak over the rest. Every change is one leaf and its path. A tree
+ * node's sum and max lie side by side in gt (GSUM, GMX), and so do two siblings', so that a
+ * step up the path reads one cache line (issue 12: at 10^6 ops the tree is 64 MB). */
+#define GSUM(s, k) ((s)->gt[2 * (gsize)(k)])
+#define GMX(s, k) ((s)->gt[2 * (gsize)(k) + 1])
+
+/* Changes to leaves are batched, and the paths above them pulled together, level by level:
+ * a node shared by several paths (the leaves one step touches lie close together in serial's
+ * order) is computed once. Each node is computed from its children's final values, so the
+ * tree is the one of pulling after every change. */
+#define GT_BATCH 16
+typedef struct {
+	guint32 k[GT_BATCH]; /* tree nodes changed, at one level */
+	guint32 n;
+} GtBatch;
+
+static void gt_flush(Lhs *s, GtBatch *t)
 {
-	for (k /= 2; k > 0; k /= 2) {
-		s->gsum[k] = s->gsum[2 * k] + s->gsum[2 * k + 1];
-		s->gmx[k] = MAX(s->gmx[2 * k], s->gsum[2 * k] + s->gmx[2 * k + 1]);
+	guint32 *k = t->k, n = t->n;
+	for (guint32 i = 1; i < n; i++) /* ascending, so that parents shared come together */
+		for (guint32 j = i; j > 0 && k[j - 1] > k[j]; j--) {
+			guint32 x = k[j];
+			k[j] = k[j - 1];
+			k[j - 1] = x;
+		}
+	while (n && k[0] > 1) {
+		guint32 m = 0;
+		for (guint32 i = 0; i < n; i++) {
+			guint32 p = k[i] / 2;
+			if (m && k[m - 1] == p)
+				continue;
+			GSUM(s, p) = GSUM(s, 2 * p) + GSUM(s, 2 * p + 1);
+			GMX(s, p) = MAX(GMX(s, 2 * p), GSUM(s, 2 * p) + GMX(s, 2 * p + 1));
+			k[m++] = p;
+		}
+		n = m;
 	}
+	t->n = 0;
+}
+
+static void gt_touch(Lhs *s, GtBatch *t, guint32 k)
+{
+	if (t->n == GT_BATCH)
+		gt_flush(s, t);
+	t->k[t->n++] = k;
 }
 
 /* Adds @x to the profile from position @q on (nothing past the last position). */
-static void gt_add(Lhs *s, guint32 q, double x)
+static void gt_add(Lhs *s, GtBatch *t, guint32 q, double x)
 {
 	if (q >= s->n_nodes)
 		return;
 	guint32 k = q + s->gn;
-	s->gsum[k] += x;
-	if (s->gmx[k] != -INFINITY)
-		s->gmx[k] = s->gsum[k];
-	gt_pull(s, k);
+	GSUM(s, k) += x;
+	if (GMX(s, k) != -INFINITY)
+		GMX(s, k) = GSUM(s, k);
+	gt_touch(s, t, k);
 }
 
 /* Position @q stops counting (@on FALSE) or counts again. */
-static void gt_count(Lhs *s, guint32 q, gboolean on)
+static void gt_count(Lhs *s, GtBatch *t, guint32 q, gboolean on)
 {
 	guint32 k = q + s->gn;
-	s->gmx[k] = on ? s->gsum[k] : -INFINITY;
-	gt_pull(s, k);
+	GMX(s, k) = on ? GSUM(s, k) : -INFINITY;
+	gt_touch(s, t, k);
 }
 
 static void guard_init(Lhs *s)
@@ -1541,110 +664,88 @@ static void guard_init(Lhs *s)
 	}
 	for (s->gn = 1; s->gn < m; s->gn *= 2)
 		;
-	s->gmx = g_new(double, 2 * s->gn);
-	s->gsum = g_new0(double, 2 * s->gn);
+	s->gt = g_new0(double, 4 * (gsize)s->gn);
 	for (guint32 k = 0; k < s->gn; k++) {
-		s->gsum[s->gn + k] = k < m ? diff[k] : 0;
-		s->gmx[s->gn + k] = k < m ? diff[k] : -INFINITY;
+		GSUM(s, s->gn + k) = k < m ? diff[k] : 0;
+		GMX(s, s->gn + k) = k < m ? diff[k] : -INFINITY;
 	}
 	for (guint32 k = s->gn; k-- > 1;) {
-		s->gsum[k] = s->gsum[2 * k] + s->gsum[2 * k + 1];
-		s->gmx[k] = MAX(s->gmx[2 * k], s->gsum[2 * k] + s->gmx[2 * k + 1]);
+		GSUM(s, k) = GSUM(s, 2 * k) + GSUM(s, 2 * k + 1);
+		GMX(s, k) = MAX(GMX(s, 2 * k), GSUM(s, 2 * k) + GMX(s, 2 * k + 1));
 	}
-	s->p0 = s->gmx[1];
+	s->p0 = GMX(s, 1);
 	s->cap = MAX(s->limit_bytes, s->p0);
 	s->peak_done = s->usage;
-	s->gheap = g_array_new(FALSE, FALSE, sizeof(guint32));
+	s->gnode = g_new(guint32, m);
+	for (guint32 v = 0; v < m; v++)
+		s->gnode[s->gpos[v]] = v;
+	lh__bits_init(&s->gready, m);
 }
 
 /* Moves @v from the rest to the scheduled part in the tree (@sign 1), or back (-1), before
  * memory_schedule(). */
 static void guard_shift(Lhs *s, guint32 v, double sign)
 {
+	GtBatch t = {.n = 0};
 	if (sign < 0)
-		gt_count(s, s->gpos[v], TRUE);
+		gt_count(s, &t, s->gpos[v], TRUE);
 	FOR_EACH_USED_BUFFER(s, v, b, {
 		if (s->buf[b] == 0 && s->buf_bytes[b] > 0)
-			gt_add(s, s->gend[b] + 1, sign * s->buf_bytes[b]);
+			gt_add(s, &t, s->gend[b] + 1, sign * s->buf_bytes[b]);
 	});
 	guint32 f = node_frees(s, v);
 	if (f != G_MAXUINT32 && s->buf_bytes[f] > 0 && s->buf[f] != 2) {
-		gt_add(s, s->gdef[f], -sign * s->buf_bytes[f]);
+		gt_add(s, &t, s->gdef[f], -sign * s->buf_bytes[f]);
 		if (s->buf[f] == 0)
-			gt_add(s, s->gend[f] + 1, sign * s->buf_bytes[f]);
+			gt_add(s, &t, s->gend[f] + 1, sign * s->buf_bytes[f]);
 	}
 	if (sign > 0)
-		gt_count(s, s->gpos[v], FALSE);
+		gt_count(s, &t, s->gpos[v], FALSE);
+	gt_flush(s, &t);
 }
 
-/* The estimate with @v taken next, the tree already shifted; @peak: memory_change()'s. */
+/* The estimate with @v taken next, the tree already shifted; @peak: lh__lhs_memory_change()'s. */
 static double guard_estimate(const Lhs *s, double peak)
 {
-	return MAX(s->usage + peak, s->gmx[1]);
+	return MAX(s->usage + peak, GMX(s, 1));
 }
 
-static gboolean gheap_less(const Lhs *s, const GArray *h, guint32 a, guint32 b)
+/* lh__lhs_memory_change() of a ready node: the memory index holds it exactly when it is kept
+ * (pick() asserts the two agree), and reading it there saves a pass over the node's
+ * buffers. */
+static void change_of(const Lhs *s, guint32 v, double *inc, double *peak)
 {
-	return s->gpos[g_array_index(h, guint32, a)] < s->gpos[g_array_index(h, guint32, b)];
-}
-
-static void gheap_swap(GArray *h, guint32 a, guint32 b)
-{
-	guint32 t = g_array_index(h, guint32, a);
-	g_array_index(h, guint32, a) = g_array_index(h, guint32, b);
-	g_array_index(h, guint32, b) = t;
-}
-
-static void gheap_push(Lhs *s, guint32 v)
-{
-	GArray *h = s->gheap;
-	g_array_append_val(h, v);
-	for (guint32 k = h->len - 1; k > 0 && gheap_less(s, h, (k - 1) / 2, k); k = (k - 1) / 2)
-		gheap_swap(h, k, (k - 1) / 2);
-}
-
-static void gheap_pop(Lhs *s)
-{
-	GArray *h = s->gheap;
-	guint32 n = h->len - 1;
-	gheap_swap(h, 0, n);
-	g_array_set_size(h, n);
-	for (guint32 k = 0;;) {
-		guint32 l = 2 * k + 1, r = l + 1, m = k;
-		if (l < n && gheap_less(s, h, m, l))
-			m = l;
-		if (r < n && gheap_less(s, h, m, r))
-			m = r;
-		if (m == k)
-			break;
-		gheap_swap(h, k, m);
-		k = m;
+	if (s->mem_index) {
+		*inc = s->mem_inc[v];
+		*peak = s->mem_peak[v];
+	} else {
+		lh__lhs_memory_change(s, v, inc, peak);
 	}
 }
 
 /* Checks @v, XLA's pick, and commits the node to take to the tree (see "The memory guard"). */
-static guint32 guard_check(Lhs *s, const guint8 *where, guint32 v, const char **why)
+static guint32 guard_check(Lhs *s, guint32 v, const char **why)
 {
 	double inc, peak;
-	memory_change(s, v, &inc, &peak);
+	change_of(s, v, &inc, &peak);
 	guard_shift(s, v, 1);
 	if (guard_estimate(s, peak) <= s->cap)
 		goto done;
 	guard_shift(s, v, -1);
 	s->n_veto++;
-	while (where[g_array_index(s->gheap, guint32, 0)] == W_NONE)
-		gheap_pop(s);
-	v = g_array_index(s->gheap, guint32, 0);
+	v = s->gnode[lh__bits_last(&s->gready)];
 	*why = "memory guard: serial's order";
 	guint8 c = s->node_class[v];
 	if (s->node_type[v] == NODE_DONE && s->in_flight[c] >= s->limit[c]) {
 		guint32 best = G_MAXUINT32;
 		double best_est = 0;
-		for (guint32 k = 0; k < s->gheap->len; k++) {
-			guint32 u = g_array_index(s->gheap, guint32, k);
-			if (where[u] == W_NONE || s->node_type[u] != NODE_START || s->node_class[u] != c)
+		/* Every ready node (in any order: (estimate, position) decides). */
+		for (guint32 k = lh__bits_first(&s->gready); k != G_MAXUINT32;
+		     k = lh__bits_next(&s->gready, k)) {
+			guint32 u = s->gnode[k];
+			if (s->node_type[u] != NODE_START || s->node_class[u] != c)
 				continue;
-			memory_change(s, u, &inc, &peak);
+			change_of(s, u, &inc, &peak);
 			guard_shift(s, u, 1);
 			double e = guard_estimate(s, peak);
 			guard_shift(s, u, -1);
@@ -1658,7 +759,7 @@ static guint32 guard_check(Lhs *s, const guint8 *where, guint32 v, const char **
 		v = best;
 		*why = "memory guard: an in-flight start";
 	}
-	memory_change(s, v, &inc, &peak);
+	change_of(s, v, &inc, &peak);
 	guard_shift(s, v, 1);
 done:
 	s->peak_done = MAX(s->peak_done, s->usage + peak);
@@ -1727,16 +828,16 @@ static void coll_track(Lhs *s, guint32 v)
 static guint32 pick(const Lhs *s, const GArray *cand, const char **why)
 {
 	gboolean have = FALSE;
-	Cand best = {0};
+	LhsCand best = {0};
 	for (guint32 k = 0; k < cand->len; k++) {
 		guint32 v = g_array_index(cand, guint32, k);
 		/* The overlap limit: a done needs a free slot of its class. */
 		if (s->node_type[v] == NODE_DONE && s->in_flight[s->node_class[v]] >= s->limit[s->node_class[v]])
 			continue;
-		Cand c = {.node = v};
+		LhsCand c = {.node = v};
 		if (s->mem_active) {
-			memory_change(s, v, &c.mem_inc, &c.mem_peak);
-			/* The memory index is exact (see "Memory pressure"). */
+			lh__lhs_memory_change(s, v, &c.mem_inc, &c.mem_peak);
+			/* The memory index is exact (see "Memory pressure" in lhs-ready.c). */
 			g_assert(!s->mem_index ||
 				 (c.mem_inc == s->mem_inc[v] && c.mem_peak == s->mem_peak[v]));
 		}
@@ -1757,6 +858,21 @@ static guint32 pick(const Lhs *s, const GArray *cand, const char **why)
 static const char *node_type_name(guint8 t)
 {
 	return t == NODE_START ? "start" : t == NODE_DONE ? "done" : "run";
+}
+
+/* A node joins the ready set (and the guard's set of ready nodes by serial position). */
+static void add_ready(LhsReady *r, Lhs *s, guint32 v)
+{
+	if (s->guard)
+		lh__bits_add(&s->gready, s->gpos[v]);
+	lh__ready_add(r, s, v);
+}
+
+static void remove_ready(LhsReady *r, Lhs *s, guint32 v)
+{
+	if (s->guard)
+		lh__bits_del(&s->gready, s->gpos[v]);
+	lh__ready_remove(r, s, v);
 }
 
 static LhPlan *lhs_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GError **error)
@@ -1780,8 +896,9 @@ static LhPlan *lhs_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GEr
 		s.max_use = MAX(s.max_use, use);
 	}
 	gboolean reference = g_getenv("LHSIM_LHS_REFERENCE") != NULL;
-	/* The memory index (see "Memory pressure"): needed only if usage, at most every buffer
-	 * at once, can pass half the limit; exact while that total stays below 2^53 bytes. */
+	/* The memory index (see "Memory pressure" in lhs-ready.c): needed only if usage, at most
+	 * every buffer at once, can pass half the limit; exact while that total stays below 2^53
+	 * bytes. */
 	double total = 0;
 	for (guint32 i = 0; i < s.n_ops; i++)
 		total += s.buf_bytes[i];
@@ -1791,12 +908,12 @@ static LhPlan *lhs_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GEr
 		guard_init(&s);
 	s.outdeg = g_new(guint32, m);
 	s.ready_time = g_new0(double, m);
-	Ready r;
-	ready_init(&r, &s);
+	LhsReady r;
+	lh__ready_init(&r, &s);
 	for (guint32 v = 0; v < m; v++) {
 		s.outdeg[v] = s.succ_at[v + 1] - s.succ_at[v];
 		if (s.outdeg[v] == 0)
-			ready_add(&r, &s, v);
+			add_ready(&r, &s, v);
 	}
 	g_autofree char *su_text = su == 0 ? g_strdup("unlimited")
 					   : g_strdup_printf("%" G_GINT64_FORMAT, su);
@@ -1815,30 +932,30 @@ static LhPlan *lhs_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GEr
 	for (guint32 step = 0; step < m; step++) {
 		g_assert(r.n > 0);
 		s.mem_active = s.usage > s.limit_bytes / 2;
-		ready_advance(&r, &s);
-		s.next_ready = ready_next_time(&r, &s);
+		lh__ready_advance(&r, &s);
+		s.next_ready = lh__ready_next_time(&r, &s);
 		const char *why = r.n == 1 ? "only candidate" : "kScheduleDone";
 		/* Under memory pressure the memory rules come first; they cannot set nodes apart
 		 * while even the largest use of any node fits under the limit (every node passes
 		 * kMemoryPeakOverLimit, and kDecreaseMemoryOverLimit needs usage at the limit),
-		 * so the plain keys still prune. Otherwise see "Memory pressure"; without the
-		 * memory index, every ready node is compared. */
+		 * so the plain keys still prune. Otherwise see "Memory pressure" in lhs-ready.c;
+		 * without the memory index, every ready node is compared. */
 		gboolean mem_rules = s.mem_active && s.usage + s.max_use > s.limit_bytes;
-		gboolean exact = ready_exact(&r, &s);
+		gboolean exact = lh__ready_exact(&r, &s);
 		if (s.mem_index_ok && !s.mem_index && (mem_rules || !exact))
-			index_build(&r, &s);
+			lh__ready_index_build(&r, &s);
 		n_mem += mem_rules;
 		n_over += mem_rules && s.usage >= s.limit_bytes;
 		if (reference || (!s.mem_index && (mem_rules || !exact))) {
-			ready_all(&r, &s, cand);
+			lh__ready_all(&r, &s, cand);
 		} else if (mem_rules && s.usage >= s.limit_bytes) {
-			why = mem_over_candidates(&r, &s, cand);
+			why = lh__ready_over_candidates(&r, &s, cand);
 		} else if (!exact) {
-			why = lead_scan(&r, &s, cand);
+			why = lh__ready_scan(&r, &s, cand);
 		} else if (mem_rules) {
-			why = mem_fit_candidates(&r, &s, cand);
+			why = lh__ready_fit_candidates(&r, &s, cand);
 		} else {
-			why = ready_candidates(&r, &s, cand);
+			why = lh__ready_candidates(&r, &s, cand);
 		}
 		if (r.n == 1)
 			why = "only candidate";
@@ -1846,14 +963,14 @@ static LhPlan *lhs_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GEr
 		 * device with one in flight waits; the start of the one in flight is always
 		 * ready, so some node is left. */
 		if (s.coll_in_flight->len && !drop_shared(&s, cand)) {
-			ready_all(&r, &s, cand);
+			lh__ready_all(&r, &s, cand);
 			drop_shared(&s, cand);
 			why = "a collective sharing devices is in flight";
 		}
 		guint32 v = pick(&s, cand, &why);
 		if (s.guard)
-			v = guard_check(&s, r.where, v, &why);
-		ready_remove(&r, &s, v);
+			v = guard_check(&s, v, &why);
+		remove_ready(&r, &s, v);
 		double t = MAX(s.now, s.ready_time[v]);
 		s.ready_time[v] = t;
 		s.now = t + s.cost[v];
@@ -1881,12 +998,12 @@ static LhPlan *lhs_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GEr
 					rt = et;
 			}
 			s.ready_time[u] = rt;
-			ready_add(&r, &s, u);
+			add_ready(&r, &s, u);
 		}
 	}
 	g_array_free(cand, TRUE);
 	g_array_free(s.coll_in_flight, TRUE);
-	ready_clear(&r);
+	lh__ready_clear(&r);
 	lh_params_explain(p, "lhs: memory rules at %u of %u steps, %u of them at or over the limit",
 			  n_mem, m, n_over);
 	if (s.guard)
@@ -1922,10 +1039,12 @@ static LhPlan *lhs_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GEr
 			guint32 side = lh__pool_stream(pl, member[op]);
 			lh_plan_link(plan, main_s, side);
 			lh_plan_run(plan, side, op);
-			lh_params_explain(p, "lhs: %s '%s' runs on %s (%s)",
-					  lh_op_kind_name(lh_graph_op(g, op)->kind),
-					  lh_graph_op(g, op)->name, lh_plan_stream(plan, side)->name,
-					  lhs_class_name(s.node_class[v]));
+			if (lh_params_explaining(p)) /* the arguments read the op: a cache miss */
+				lh_params_explain(p, "lhs: %s '%s' runs on %s (%s)",
+						  lh_op_kind_name(lh_graph_op(g, op)->kind),
+						  lh_graph_op(g, op)->name,
+						  lh_plan_stream(plan, side)->name,
+						  lhs_class_name(s.node_class[v]));
 			break;
 		}
 		case NODE_DONE: {

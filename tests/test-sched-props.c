@@ -141,7 +141,7 @@ Test(props, lhs_memory_summary)
 }
 
 /* lhs keeps its ready set so that each step compares only the nodes that can win, and under
- * memory pressure a memory index that finds them (see schedulers/lhs.c); LHSIM_LHS_REFERENCE
+ * memory pressure a memory index that finds them (see schedulers/lhs-ready.c); LHSIM_LHS_REFERENCE
  * makes it compare every ready node, as XLA does. Both must give the same plan, command for
  * command, on every graph and configuration. These graphs hold 2 to 9 GB of buffers: without
  * a limit (the H100's 80 GiB) there is no pressure; the small limits put them under the

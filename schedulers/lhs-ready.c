@@ -1,0 +1,1055 @@
+/* lhsim — `lhs`'s ready set: the index over the ready nodes (schedulers/lhs-ready.h says what
+ * it promises; schedulers/lhs.c holds XLA's rules).
+ *
+ * The ready set, kept so that each step only compares the candidates that can win.
+ *
+ * XLA compares every ready node with the best so far, rule by rule. The first rules are plain
+ * keys: kForceDelay, kScheduleDone (a done whose class has a free slot; a done without one is
+ * no candidate at all), kLessStall (nodes ready now tie at 0), kStartAtZeroDepth and
+ * kFreeBackedupResource (which together put the starts of a backed-up class first, then
+ * kernels and starts with async depth > 0, then starts with depth 0), kAsyncDepth (the
+ * highest). A node that loses on one of these keys never wins, and the winner of the scan is
+ * the winner of the same scan over the nodes that tie on them; so only those are compared,
+ * with the full rule list, in ascending node order. When memory pressure is active the memory
+ * rules come first, and the memory index finds the candidates instead (see "Memory pressure"
+ * below). With the test hook LHSIM_LHS_REFERENCE set every ready node is compared
+ * (lh__ready_all), as XLA does; tests/test-sched-props.c checks that both give the same plans.
+ *
+ * Structures: dones by class; force-delayed nodes; nodes not ready yet in a min-heap by ready
+ * time; nodes ready now: kernels and starts with async depth > 0 in a set by (depth, node),
+ * starts with depth 0 in a list, and every ready-now start also in a list of its class.
+ *
+ * Issue 12 (10^6 ops in a second): the sets ordered by (async depth, deepest first, node) are
+ * bit trees over each node's rank in that order (LhsBits), computed once by a radix sort,
+ * instead of balanced trees that compare through a callback; the memory index's orders by
+ * (net change, rank) are heaps that know each node's place, walked in order from the root
+ * when a step needs the least ones. Both give the nodes in the same order as before, so the
+ * candidates, the picks and the plans are the same (bench/sched-plans.sh compares them).
+ */
+#include "schedulers/lhs-ready.h"
+
+#include <math.h>
+#include <string.h>
+
+/* ---- LhsBits ---- */
+
+void lh__bits_init(LhsBits *b, guint32 n)
+{
+	memset(b, 0, sizeof *b);
+	guint32 words = MAX((n + 63) / 64, 1), total = 0;
+	for (;;) {
+		g_assert(b->levels < LHS_BITS_LEVELS);
+		b->off[b->levels] = total;
+		b->size[b->levels++] = words;
+		total += words;
+		if (words == 1)
+			break;
+		words = (words + 63) / 64;
+	}
+	b->w = g_new0(guint64, total);
+}
+
+void lh__bits_clear(LhsBits *b)
+{
+	g_free(b->w);
+	b->w = NULL;
+}
+
+void lh__bits_add(LhsBits *b, guint32 k)
+{
+	b->count++;
+	for (guint32 l = 0; l < b->levels; l++) {
+		guint64 *w = &b->w[b->off[l] + (k >> 6)];
+		guint64 was = *w;
+		*w = was | (G_GUINT64_CONSTANT(1) << (k & 63));
+		if (was)
+			break; /* the levels above know this word already */
+		k >>= 6;
+	}
+}
+
+void lh__bits_del(LhsBits *b, guint32 k)
+{
+	b->count--;
+	for (guint32 l = 0; l < b->levels; l++) {
+		guint64 *w = &b->w[b->off[l] + (k >> 6)];
+		*w &= ~(G_GUINT64_CONSTANT(1) << (k & 63));
+		if (*w)
+			break;
+		k >>= 6;
+	}
+}
+
+/* The least member under word @k of level @l (not 0). */
+static guint32 bits_down_first(const LhsBits *b, guint32 l, guint32 k)
+{
+	for (;;) {
+		k = (k << 6) | (guint32)__builtin_ctzll(b->w[b->off[l] + k]);
+		if (l-- == 0)
+			return k;
+	}
+}
+
+guint32 lh__bits_first(const LhsBits *b)
+{
+	if (!b->count)
+		return G_MAXUINT32;
+	return bits_down_first(b, b->levels - 1, 0);
+}
+
+guint32 lh__bits_last(const LhsBits *b)
+{
+	if (!b->count)
+		return G_MAXUINT32;
+	guint32 k = 0;
+	for (guint32 l = b->levels; l-- > 0;)
+		k = (k << 6) | (63 - (guint32)__builtin_clzll(b->w[b->off[l] + k]));
+	return k;
+}
+
+guint32 lh__bits_next(const LhsBits *b, guint32 k)
+{
+	if (k == G_MAXUINT32)
+		return G_MAXUINT32;
+	guint64 i = (guint64)k + 1; /* the least candidate at this level */
+	for (guint32 l = 0; l < b->levels; l++) {
+		guint64 word = i >> 6;
+		if (word >= b->size[l])
+			return G_MAXUINT32;
+		guint64 m = b->w[b->off[l] + word] & (~G_GUINT64_CONSTANT(0) << (i & 63));
+		if (m) {
+			guint32 x = (guint32)((word << 6) | (guint64)__builtin_ctzll(m));
+			return l ? bits_down_first(b, l - 1, x) : x;
+		}
+		i = word + 1; /* the words after this one, as bits of the level above */
+	}
+	return G_MAXUINT32;
+}
+
+/* ---- LhsIncHeap: the memory index's orders ---- */
+
+static gboolean inc_less(const LhsIncEnt *a, const LhsIncEnt *b)
+{
+	if (a->key != b->key)
+		return a->key < b->key;
+	return a->rank < b->rank;
+}
+
+static void inc_place(LhsIncHeap *h, guint32 *hpos, guint32 k, LhsIncEnt x)
+{
+	h->e[k] = x;
+	hpos[x.node] = k;
+}
+
+static void inc_up(LhsIncHeap *h, guint32 *hpos, guint32 k)
+{
+	LhsIncEnt x = h->e[k];
+	while (k > 0) {
+		guint32 up = (k - 1) / 2;
+		if (!inc_less(&x, &h->e[up]))
+			break;
+		inc_place(h, hpos, k, h->e[up]);
+		k = up;
+	}
+	inc_place(h, hpos, k, x);
+}
+
+static void inc_down(LhsIncHeap *h, guint32 *hpos, guint32 k)
+{
+	LhsIncEnt x = h->e[k];
+	for (;;) {
+		guint32 c = 2 * k + 1;
+		if (c >= h->n)
+			break;
+		if (c + 1 < h->n && inc_less(&h->e[c + 1], &h->e[c]))
+			c++;
+		if (!inc_less(&h->e[c], &x))
+			break;
+		inc_place(h, hpos, k, h->e[c]);
+		k = c;
+	}
+	inc_place(h, hpos, k, x);
+}
+
+static void inc_push(LhsIncHeap *h, guint32 *hpos, LhsIncEnt x)
+{
+	if (h->n == h->cap) {
+		h->cap = MAX(16, 2 * h->cap);
+		h->e = g_renew(LhsIncEnt, h->e, h->cap);
+	}
+	inc_place(h, hpos, h->n++, x);
+	inc_up(h, hpos, h->n - 1);
+}
+
+static void inc_del(LhsIncHeap *h, guint32 *hpos, guint32 v)
+{
+	guint32 k = hpos[v];
+	LhsIncEnt last = h->e[--h->n];
+	if (k == h->n)
+		return;
+	inc_place(h, hpos, k, last);
+	inc_up(h, hpos, k);
+	inc_down(h, hpos, hpos[last.node]);
+}
+
+/* The heap's entries in order, without taking them out: a frontier of places (itself a
+ * min-heap), from the root; each step takes the least and adds its children. A walk of k
+ * entries costs O(k log k), whatever the heap's size. */
+struct _LhsWalk {
+	const LhsIncHeap *h;
+	guint32 *d; /* the frontier */
+	guint32 n, cap;
+};
+
+static gboolean walk_less(const LhsIncHeap *h, guint32 a, guint32 b)
+{
+	return inc_less(&h->e[a], &h->e[b]);
+}
+
+static void walk_start(LhsWalk *w, const LhsIncHeap *h)
+{
+	w->h = h;
+	w->n = 0;
+	if (h->n) {
+		if (!w->cap) {
+			w->cap = 64;
+			w->d = g_new(guint32, w->cap);
+		}
+		w->d[w->n++] = 0;
+	}
+}
+
+static void walk_push(LhsWalk *w, guint32 x)
+{
+	if (w->n == w->cap) {
+		w->cap *= 2;
+		w->d = g_renew(guint32, w->d, w->cap);
+	}
+	guint32 *d = w->d, k = w->n++;
+	while (k > 0) {
+		guint32 up = (k - 1) / 2;
+		if (!walk_less(w->h, x, d[up]))
+			break;
+		d[k] = d[up];
+		k = up;
+	}
+	d[k] = x;
+}
+
+/* The next node in the heap's order, or G_MAXUINT32. */
+static guint32 walk_next(LhsWalk *w)
+{
+	if (!w->n)
+		return G_MAXUINT32;
+	const LhsIncHeap *h = w->h;
+	guint32 *d = w->d, top = d[0], n = --w->n, x = d[n];
+	guint32 k = 0;
+	for (;;) {
+		guint32 c = 2 * k + 1;
+		if (c >= n)
+			break;
+		if (c + 1 < n && walk_less(h, d[c + 1], d[c]))
+			c++;
+		if (!walk_less(h, d[c], x))
+			break;
+		d[k] = d[c];
+		k = c;
+	}
+	if (n)
+		d[k] = x;
+	if (2 * top + 1 < h->n)
+		walk_push(w, 2 * top + 1);
+	if (2 * top + 2 < h->n)
+		walk_push(w, 2 * top + 2);
+	return h->e[top].node;
+}
+
+/* ---- the min-tree of mem_peak over rank ---- */
+
+/* The tree is brought up to date lazily: a change writes the leaf and notes it, and a query
+ * first pulls the paths above the noted leaves (or rebuilds the whole tree when they are
+ * many). Over the limit, the common case under memory pressure, no step queries it (issue 12:
+ * at 10^6 ops, 359 of 1.3 M steps do), so most changes cost one write. */
+struct _LhsSeg {
+	double *t;       /* the tree: node k's children are 2k and 2k + 1, leaves from n */
+	guint32 n;       /* leaves, a power of two */
+	guint32 *dirty;  /* leaves written since the last query */
+	guint32 n_dirty;
+	guint8 *flag;    /* per leaf: in dirty */
+};
+
+static void seg_set(LhsReady *r, guint32 v, double x)
+{
+	LhsSeg *g = r->seg;
+	guint32 k = r->rank[v];
+	g->t[g->n + k] = x;
+	if (!g->flag[k]) {
+		g->flag[k] = 1;
+		g->dirty[g->n_dirty++] = k;
+	}
+}
+
+/* Each node on a noted path is computed after the last noted leaf below it has been pulled
+ * past it, so from its children's final values: the tree of pulling after every change. */
+static void seg_sync(LhsSeg *g)
+{
+	if (g->n_dirty > g->n / 32) {
+		for (guint32 k = g->n; k-- > 1;)
+			g->t[k] = MIN(g->t[2 * k], g->t[2 * k + 1]);
+	} else {
+		for (guint32 i = 0; i < g->n_dirty; i++)
+			for (guint32 k = (g->n + g->dirty[i]) / 2; k > 0; k /= 2)
+				g->t[k] = MIN(g->t[2 * k], g->t[2 * k + 1]);
+	}
+	for (guint32 i = 0; i < g->n_dirty; i++)
+		g->flag[g->dirty[i]] = 0;
+	g->n_dirty = 0;
+}
+
+/* The first leaf at or after @from under tree node @k (leaves @lo..@hi) whose mem_peak passes
+ * kMemoryPeakOverLimit, or G_MAXUINT32. A subtree holds one that passes iff its least does:
+ * rounding keeps x + usage monotonic in x. */
+static guint32 seg_find_in(const LhsSeg *g, const Lhs *s, guint32 k, guint32 lo, guint32 hi,
+			   guint32 from)
+{
+	if (hi <= from || !(g->t[k] + s->usage <= s->limit_bytes))
+		return G_MAXUINT32;
+	if (hi - lo == 1)
+		return lo;
+	guint32 mid = lo + (hi - lo) / 2;
+	guint32 x = seg_find_in(g, s, 2 * k, lo, mid, from);
+	return x != G_MAXUINT32 ? x : seg_find_in(g, s, 2 * k + 1, mid, hi, from);
+}
+
+static guint32 seg_find(const LhsReady *r, const Lhs *s, guint32 from)
+{
+	if (r->seg->n_dirty)
+		seg_sync(r->seg);
+	return seg_find_in(r->seg, s, 1, 0, r->seg->n, from);
+}
+
+/* ---- the ready set ---- */
+
+static gboolean in_deep(const LhsReady *r, const Lhs *s, guint32 v)
+{
+	return r->where[v] == W_NOW && !(s->node_type[v] == NODE_START && s->async_depth[v] == 0);
+}
+
+static void list_add(GArray *l, guint32 *slot, guint32 v)
+{
+	slot[v] = l->len;
+	g_array_append_val(l, v);
+}
+
+static void list_del(GArray *l, guint32 *slot, guint32 v)
+{
+	guint32 k = slot[v], last = g_array_index(l, guint32, l->len - 1);
+	g_array_index(l, guint32, k) = last;
+	slot[last] = k;
+	g_array_set_size(l, l->len - 1);
+}
+
+static gboolean heap_less(const Lhs *s, guint32 a, guint32 b)
+{
+	if (s->ready_time[a] != s->ready_time[b])
+		return s->ready_time[a] < s->ready_time[b];
+	return a < b;
+}
+
+static void heap_push(GArray *h, const Lhs *s, guint32 v)
+{
+	g_array_append_val(h, v);
+	guint32 *d = (guint32 *)h->data;
+	for (guint32 k = h->len - 1; k > 0;) {
+		guint32 up = (k - 1) / 2;
+		if (!heap_less(s, d[k], d[up]))
+			break;
+		guint32 t = d[k];
+		d[k] = d[up];
+		d[up] = t;
+		k = up;
+	}
+}
+
+static guint32 heap_pop(GArray *h, const Lhs *s)
+{
+	guint32 *d = (guint32 *)h->data, top = d[0], n = h->len - 1;
+	d[0] = d[n];
+	g_array_set_size(h, n);
+	for (guint32 k = 0;;) {
+		guint32 l = 2 * k + 1, r = l + 1, m = k;
+		if (l < n && heap_less(s, d[l], d[m]))
+			m = l;
+		if (r < n && heap_less(s, d[r], d[m]))
+			m = r;
+		if (m == k)
+			break;
+		guint32 t = d[k];
+		d[k] = d[m];
+		d[m] = t;
+		k = m;
+	}
+	return top;
+}
+
+void lh__ready_init(LhsReady *r, const Lhs *s)
+{
+	memset(r, 0, sizeof *r);
+	guint32 m = s->n_nodes;
+	/* The rank order: async depth, deepest first, then node (a stable radix sort). */
+	g_autofree LhSortRec *rec = g_new(LhSortRec, MAX(m, 1));
+	for (guint32 v = 0; v < m; v++) /* u = 0: ties keep node order, the sort is stable */
+		rec[v] = (LhSortRec){s->async_depth[v], 0, v};
+	lh__sort_f64_u32(rec, m, TRUE);
+	r->rank = g_new(guint32, MAX(m, 1));
+	r->rank_node = g_new(guint32, MAX(m, 1));
+	for (guint32 k = 0; k < m; k++) {
+		r->rank[rec[k].op] = k;
+		r->rank_node[k] = rec[k].op;
+	}
+	for (guint c = 0; c < LHS_NCLASS; c++) {
+		lh__bits_init(&r->dnow[c], m);
+		r->dheap[c] = g_array_new(FALSE, FALSE, sizeof(guint32));
+		r->starts[c] = g_array_new(FALSE, FALSE, sizeof(guint32));
+	}
+	r->fd = g_array_new(FALSE, FALSE, sizeof(guint32));
+	r->heap = g_array_new(FALSE, FALSE, sizeof(guint32));
+	r->later = g_array_new(FALSE, FALSE, sizeof(guint32));
+	r->zero = g_array_new(FALSE, FALSE, sizeof(guint32));
+	lh__bits_init(&r->deep, m);
+	r->stale_t = -1;
+	r->where = g_new0(guint8, m);
+	r->slot = g_new0(guint32, m);
+	r->sslot = g_new0(guint32, m);
+}
+
+void lh__ready_clear(LhsReady *r)
+{
+	for (guint c = 0; c < LHS_NCLASS; c++) {
+		lh__bits_clear(&r->dnow[c]);
+		g_array_free(r->dheap[c], TRUE);
+		g_array_free(r->starts[c], TRUE);
+		g_free(r->dones_by_inc[c].e);
+	}
+	g_array_free(r->fd, TRUE);
+	g_array_free(r->heap, TRUE);
+	g_array_free(r->later, TRUE);
+	g_array_free(r->zero, TRUE);
+	lh__bits_clear(&r->deep);
+	g_free(r->where);
+	g_free(r->slot);
+	g_free(r->sslot);
+	g_free(r->rank);
+	g_free(r->rank_node);
+	g_free(r->by_inc.e);
+	g_free(r->hpos);
+	if (r->walk)
+		g_free(r->walk->d);
+	g_free(r->walk);
+	if (r->plain)
+		g_array_free(r->plain, TRUE);
+	g_free(r->pslot);
+	if (r->seg) {
+		g_free(r->seg->t);
+		g_free(r->seg->dirty);
+		g_free(r->seg->flag);
+		g_free(r->seg);
+	}
+}
+
+/* The memory index's heap of @v (not force-delayed). */
+static LhsIncHeap *inc_heap(LhsReady *r, const Lhs *s, guint32 v)
+{
+	return s->node_type[v] == NODE_DONE ? &r->dones_by_inc[s->node_class[v]] : &r->by_inc;
+}
+
+static LhsIncEnt inc_ent(const LhsReady *r, const Lhs *s, guint32 v)
+{
+	return (LhsIncEnt){s->mem_inc[v], r->rank[v], v};
+}
+
+/* Before now_add(), or for a node already in its place (lh__ready_index_build). */
+static void index_add(LhsReady *r, Lhs *s, guint32 v)
+{
+	lh__lhs_memory_change(s, v, &s->mem_inc[v], &s->mem_peak[v]);
+	if (s->force_delay[v])
+		return;
+	inc_push(inc_heap(r, s, v), r->hpos, inc_ent(r, s, v));
+	list_add(r->plain, r->pslot, v);
+	if (in_deep(r, s, v))
+		seg_set(r, v, s->mem_peak[v]);
+}
+
+static void index_remove(LhsReady *r, const Lhs *s, guint32 v)
+{
+	if (s->force_delay[v])
+		return;
+	inc_del(inc_heap(r, s, v), r->hpos, v);
+	list_del(r->plain, r->pslot, v);
+}
+
+/* A ready node's memory change moves by (@d_inc, @d_peak) bytes. */
+static void index_move(LhsReady *r, Lhs *s, guint32 v, double d_inc, double d_peak)
+{
+	s->mem_inc[v] += d_inc;
+	s->mem_peak[v] += d_peak;
+	if (!s->force_delay[v]) {
+		LhsIncHeap *h = inc_heap(r, s, v);
+		guint32 k = r->hpos[v];
+		h->e[k].key = s->mem_inc[v];
+		inc_up(h, r->hpos, k);
+		inc_down(h, r->hpos, r->hpos[v]);
+	}
+	if (in_deep(r, s, v))
+		seg_set(r, v, s->mem_peak[v]);
+}
+
+/* Buffer @b leaves state 0 (not live yet) for state @to (1 live, 2 freed).
+ * lh__lhs_memory_change() counts it for a node that uses it only in state 0, so every ready
+ * user now needs its bytes less; and the node that frees it (its freer) counts it as freed
+ * only in state 1. (Neither can happen in fact while that node is ready, since all users of a
+ * buffer are scheduled before its producer is ready; it is handled all the same.) */
+void lh__ready_buffer(LhsReady *r, Lhs *s, guint32 b, guint8 to)
+{
+	double bytes = s->buf_bytes[b];
+	if (bytes == 0)
+		return;
+	for (guint32 k = s->user_at[b]; k < s->user_at[b + 1]; k++)
+		if (r->where[s->user[k]] != W_NONE)
+			index_move(r, s, s->user[k], -bytes, -bytes);
+	guint32 v = s->freer[b];
+	if (to == 1 && v != G_MAXUINT32 && r->where[v] != W_NONE)
+		index_move(r, s, v, -bytes, 0);
+}
+
+static void now_add(LhsReady *r, const Lhs *s, guint32 v)
+{
+	r->where[v] = W_NOW;
+	if (s->node_type[v] == NODE_START) {
+		list_add(r->starts[s->node_class[v]], r->sslot, v);
+		if (s->async_depth[v] == 0) {
+			list_add(r->zero, r->slot, v);
+			return;
+		}
+	}
+	lh__bits_add(&r->deep, r->rank[v]);
+	if (r->seg)
+		seg_set(r, v, s->mem_peak[v]);
+}
+
+void lh__ready_add(LhsReady *r, Lhs *s, guint32 v)
+{
+	r->n++;
+	if (s->mem_index)
+		index_add(r, s, v);
+	if (s->node_type[v] == NODE_DONE) {
+		s->waiting_dones[s->node_class[v]]++;
+		if (s->ready_time[v] > s->now) {
+			r->where[v] = W_DONE;
+			heap_push(r->dheap[s->node_class[v]], s, v);
+			heap_push(r->later, s, v);
+		} else {
+			r->where[v] = W_DNOW;
+			lh__bits_add(&r->dnow[s->node_class[v]], r->rank[v]);
+		}
+	} else if (s->force_delay[v]) {
+		r->where[v] = W_FD;
+		list_add(r->fd, r->slot, v);
+		if (s->ready_time[v] > s->now)
+			heap_push(r->later, s, v);
+	} else if (s->ready_time[v] <= s->now) {
+		now_add(r, s, v);
+	} else {
+		r->where[v] = W_HEAP;
+		heap_push(r->heap, s, v);
+	}
+}
+
+static void heap_clean(LhsReady *r, const Lhs *s)
+{
+	while (r->heap->len && r->where[g_array_index(r->heap, guint32, 0)] != W_HEAP)
+		heap_pop(r->heap, s);
+}
+
+/* Moves nodes whose ready time has come from the heap to the ready-now structures. When no
+ * done can run and nothing is ready now, the nodes that become ready first all tie on
+ * kLessStall, so they join the ready-now structures too: whichever is picked, now then
+ * reaches their ready time, so they are all ready now again at the next step. */
+static void dheap_clean(LhsReady *r, const Lhs *s, guint c)
+{
+	GArray *h = r->dheap[c];
+	while (h->len && r->where[g_array_index(h, guint32, 0)] != W_DONE)
+		heap_pop(h, s);
+}
+
+static void dnow_add(LhsReady *r, const Lhs *s, guint c)
+{
+	guint32 v = heap_pop(r->dheap[c], s);
+	r->where[v] = W_DNOW;
+	lh__bits_add(&r->dnow[c], r->rank[v]);
+	dheap_clean(r, s, c);
+}
+
+void lh__ready_advance(LhsReady *r, const Lhs *s)
+{
+	/* Nodes moved in ahead of time are picked first unless a memory rule picked another
+	 * node; then now may not have reached their ready time, and they stay (see
+	 * lh__ready_exact). */
+	if (r->early_t > s->now)
+		r->stale_t = MAX(r->stale_t, r->early_t);
+	r->early_t = -1;
+	/* Dones: those whose time has come; then, if no done with a free slot is ready now,
+	 * the free-slot dones that become ready first (they tie on kLessStall and win
+	 * kScheduleDone over everything else). */
+	gboolean done_now = FALSE, done_later = FALSE;
+	double dt = G_MAXDOUBLE;
+	for (guint c = 0; c < LHS_NCLASS; c++) {
+		dheap_clean(r, s, c);
+		while (r->dheap[c]->len &&
+		       s->ready_time[g_array_index(r->dheap[c], guint32, 0)] <= s->now)
+			dnow_add(r, s, c);
+		if (!lhs_class_free(s, c))
+			continue;
+		if (r->dnow[c].count > 0)
+			done_now = TRUE;
+		if (r->dheap[c]->len) {
+			done_later = TRUE;
+			dt = MIN(dt, s->ready_time[g_array_index(r->dheap[c], guint32, 0)]);
+		}
+	}
+	if (!done_now && done_later) {
+		for (guint c = 0; c < LHS_NCLASS; c++)
+			while (lhs_class_free(s, c) && r->dheap[c]->len &&
+			       s->ready_time[g_array_index(r->dheap[c], guint32, 0)] == dt)
+				dnow_add(r, s, c);
+		r->early_t = dt;
+	}
+	heap_clean(r, s);
+	while (r->heap->len && s->ready_time[g_array_index(r->heap, guint32, 0)] <= s->now) {
+		now_add(r, s, heap_pop(r->heap, s));
+		heap_clean(r, s);
+	}
+	if (!r->heap->len || r->deep.count > 0 || r->zero->len > 0)
+		return;
+	if (done_now || done_later)
+		return;
+	double t = s->ready_time[g_array_index(r->heap, guint32, 0)];
+	r->early_t = t;
+	while (r->heap->len && s->ready_time[g_array_index(r->heap, guint32, 0)] == t) {
+		now_add(r, s, heap_pop(r->heap, s));
+		heap_clean(r, s);
+	}
+}
+
+void lh__ready_remove(LhsReady *r, Lhs *s, guint32 v)
+{
+	r->n--;
+	if (s->mem_index)
+		index_remove(r, s, v);
+	switch (r->where[v]) {
+	case W_DONE: /* lazy, like W_HEAP */
+		s->waiting_dones[s->node_class[v]]--;
+		break;
+	case W_DNOW:
+		s->waiting_dones[s->node_class[v]]--;
+		lh__bits_del(&r->dnow[s->node_class[v]], r->rank[v]);
+		break;
+	case W_FD:
+		list_del(r->fd, r->slot, v);
+		break;
+	case W_HEAP:
+		/* Lazy deletion: the entry stays in the heap, dead (where != W_HEAP), and is
+		 * dropped when it reaches the top. Only the reference scan picks from the heap. */
+		break;
+	case W_NOW:
+		if (s->node_type[v] == NODE_START) {
+			list_del(r->starts[s->node_class[v]], r->sslot, v);
+			if (s->async_depth[v] == 0) {
+				list_del(r->zero, r->slot, v);
+				break;
+			}
+		}
+		lh__bits_del(&r->deep, r->rank[v]);
+		if (r->seg)
+			seg_set(r, v, INFINITY);
+		break;
+	}
+	r->where[v] = W_NONE;
+}
+
+double lh__ready_next_time(LhsReady *r, const Lhs *s)
+{
+	double t = -1;
+	if (r->heap->len) /* heap_clean()ed by lh__ready_advance */
+		t = s->ready_time[g_array_index(r->heap, guint32, 0)];
+	if (r->early_t > s->now) /* nodes in the ready-now structures ahead of time */
+		t = r->early_t;
+	/* Dones and force-delayed nodes: drop entries picked already or ready by now. */
+	while (r->later->len) {
+		guint32 v = g_array_index(r->later, guint32, 0);
+		if ((r->where[v] == W_DONE || r->where[v] == W_FD) && s->ready_time[v] > s->now)
+			break;
+		heap_pop(r->later, s);
+	}
+	if (r->later->len) {
+		double rt = s->ready_time[g_array_index(r->later, guint32, 0)];
+		if (t < 0 || rt < t)
+			t = rt;
+	}
+	return t;
+}
+
+static int u32_cmp(gconstpointer a, gconstpointer b)
+{
+	guint32 x = *(const guint32 *)a, y = *(const guint32 *)b;
+	return (x > y) - (x < y);
+}
+
+/* Appends the nodes of @b (by rank). */
+static void collect_bits(const LhsReady *r, const LhsBits *b, GArray *out)
+{
+	for (guint32 k = lh__bits_first(b); k != G_MAXUINT32; k = lh__bits_next(b, k))
+		g_array_append_val(out, r->rank_node[k]);
+}
+
+void lh__ready_all(const LhsReady *r, const Lhs *s, GArray *out)
+{
+	g_array_set_size(out, 0);
+	for (guint c = 0; c < LHS_NCLASS; c++) {
+		collect_bits(r, &r->dnow[c], out);
+		for (guint32 k = 0; k < r->dheap[c]->len; k++)
+			if (r->where[g_array_index(r->dheap[c], guint32, k)] == W_DONE)
+				g_array_append_val(out, g_array_index(r->dheap[c], guint32, k));
+	}
+	g_array_append_vals(out, r->fd->data, r->fd->len);
+	for (guint32 k = 0; k < r->heap->len; k++)
+		if (r->where[g_array_index(r->heap, guint32, k)] == W_HEAP)
+			g_array_append_val(out, g_array_index(r->heap, guint32, k));
+	g_array_append_vals(out, r->zero->data, r->zero->len);
+	collect_bits(r, &r->deep, out);
+	g_array_sort(out, u32_cmp);
+	(void)s;
+}
+
+const char *lh__ready_candidates(const LhsReady *r, const Lhs *s, GArray *out)
+{
+	const char *rule = "kScheduleDone";
+	g_array_set_size(out, 0);
+	/* kScheduleDone: dones with a free slot, all ready now (lh__ready_advance); kLessStall
+	 * ties; kAsyncDepth: the deepest. */
+	double best = -1;
+	for (guint c = 0; c < LHS_NCLASS; c++)
+		if (lhs_class_free(s, c) && r->dnow[c].count > 0) {
+			guint32 v = r->rank_node[lh__bits_first(&r->dnow[c])];
+			best = MAX(best, s->async_depth[v]);
+		}
+	for (guint c = 0; c < LHS_NCLASS && best >= 0; c++) {
+		if (!lhs_class_free(s, c))
+			continue;
+		const LhsBits *b = &r->dnow[c];
+		for (guint32 k = lh__bits_first(b); k != G_MAXUINT32; k = lh__bits_next(b, k)) {
+			guint32 v = r->rank_node[k];
+			if (s->async_depth[v] != best)
+				break;
+			g_array_append_val(out, v);
+		}
+	}
+	if (!out->len) {
+		gboolean any_now = r->deep.count > 0 || r->zero->len > 0;
+		if (any_now) {
+			/* kLessStall ties at 0; kFreeBackedupResource: starts of a backed-up
+			 * class (they also pass kStartAtZeroDepth). */
+			rule = r->heap->len ? "kLessStall" : "kFreeBackedupResource";
+			for (guint c = 0; c < LHS_NCLASS; c++)
+				if (s->in_flight[c] >= s->limit[c] && s->waiting_dones[c] > 0)
+					g_array_append_vals(out, r->starts[c]->data,
+							    r->starts[c]->len);
+			if (!out->len && r->deep.count > 0) {
+				/* kAsyncDepth: the deepest kernels and starts. */
+				rule = r->zero->len ? "kStartAtZeroDepth" : "kAsyncDepth";
+				guint32 k = lh__bits_first(&r->deep);
+				guint32 top = r->rank_node[k];
+				for (; k != G_MAXUINT32; k = lh__bits_next(&r->deep, k)) {
+					guint32 v = r->rank_node[k];
+					if (s->async_depth[v] != s->async_depth[top])
+						break;
+					g_array_append_val(out, v);
+				}
+				return rule; /* ranks of one depth are in ascending node order */
+			}
+			if (!out->len) /* only starts of depth 0 are ready now */
+				g_array_append_vals(out, r->zero->data, r->zero->len);
+		}
+	}
+	if (!out->len) { /* kForceDelay: force-delayed nodes last */
+		g_array_append_vals(out, r->fd->data, r->fd->len);
+		rule = "kForceDelay";
+	}
+	g_array_sort(out, u32_cmp);
+	return rule;
+}
+
+/* Memory pressure.
+ *
+ * Once usage passes half the limit and some node could take it over the limit (mem_rules in
+ * lhs_plan), XLA's memory rules come before the plain keys, and the plain candidates above
+ * may miss the winner. The reference scan then compares every ready node at every step
+ * (O(ops x ready nodes): 19 s at 10^5 ops in bench-sched). The memory index instead keeps
+ * every ready node's memory change up to date as buffers become live (lh__ready_buffer: only
+ * the ready users of that buffer change), the nodes that are not force-delayed ordered by
+ * (net change, deepest first), and each step feeds only a few nodes to the leading rules.
+ *
+ * Why the winner is the same. The leading rules (lh__lhs_prefer_lead: kForceDelay, the two
+ * memory rules, the plain keys kScheduleDone .. kAsyncDepth) are each a key of one node (a
+ * flag, or a number compared with < or >), so together they compare key tuples
+ * lexicographically. pick() scans its candidates in ascending node order keeping the best so
+ * far, and the best always holds the highest tuple seen so far (a higher tuple wins, a lower
+ * one loses, an equal one goes on to the later rules, which keep the tuple). So from the
+ * first node with the highest tuple on, only the nodes with that tuple (the set M) can
+ * replace the best, each compared with the best exactly as in a scan of M alone. Hence
+ * scanning ANY ascending set of eligible nodes that holds M picks what the scan of every ready
+ * node picks, whatever the later rules (kAvoidWaste is not a key) do. Lead below keeps, of
+ * the nodes fed to it, those with the highest tuple: M, once every node of M has been fed.
+ * The cases:
+ *   usage >= limit (lh__ready_over_candidates): kDecreaseMemoryOverLimit is the second key,
+ *     so M lies among the eligible nodes that are not force-delayed with the least net
+ *     change: the first ones of the kernel-and-start heap and of the done heaps of classes
+ *     with a free slot. If there are none, every eligible node is force-delayed, and all of
+ *     those are the candidates.
+ *   usage < limit (lh__ready_fit_candidates): the keys are kForceDelay, kMemoryPeakOverLimit,
+ *     then the plain keys. If some node passes kMemoryPeakOverLimit, M is among the nodes
+ *     that pass; they are walked in order of their plain keys, as far as one can still tie
+ *     with the best. If none passes, all tie on it, and the plain candidates hold M.
+ *   no memory rule (usage + the largest use of any node within the limit): every node passes
+ *     kMemoryPeakOverLimit and kDecreaseMemoryOverLimit needs usage at the limit (where the
+ *     largest use is 0), so the plain candidates hold M, as without memory pressure.
+ * The stored changes are the memory model's exactly: buffer sizes are whole numbers and all
+ * of them together stay below 2^53 (the index is kept only then), so every sum and
+ * difference of them is exact in a double, in whatever order it is taken. pick() asserts it.
+ *
+ * lh__ready_advance moves nodes to the ready-now structures ahead of their time when they tie
+ * on kLessStall as the best nodes; without memory rules one of them is picked and now reaches
+ * their time. A memory rule may pick another node, and then nodes that are not ready stay in
+ * the ready-now structures, which lh__ready_candidates and lh__ready_fit_candidates do not
+ * allow for. Until now reaches their time (lh__ready_exact), lh__ready_scan feeds every ready
+ * node to the leading rules (lh__ready_over_candidates does not use those structures). With
+ * lhs's costs this does not happen (a released node is ready at once unless it is a start
+ * waiting out its async latency, since no other edge's latency exceeds its user's cost; and
+ * starts are moved ahead only when no other node that is not force-delayed is eligible); the
+ * guard is cheap. */
+typedef struct {
+	LhsCand best; /* a node with the highest key tuple so far */
+	GArray *out;  /* the nodes that tie with it */
+	gboolean have;
+	const char *why;
+} Lead;
+
+static void lead_add(Lead *l, const Lhs *s, guint32 v)
+{
+	/* The overlap limit: a done needs a free slot of its class (as in pick). */
+	if (s->node_type[v] == NODE_DONE && !lhs_class_free(s, s->node_class[v]))
+		return;
+	LhsCand c = {.node = v, .mem_inc = s->mem_inc[v], .mem_peak = s->mem_peak[v]};
+	int w = l->have ? lh__lhs_prefer_lead(s, &l->best, &c, &l->why) : -1;
+	if (w > 0)
+		return;
+	if (w < 0) {
+		g_array_set_size(l->out, 0);
+		l->best = c;
+		l->have = TRUE;
+	}
+	g_array_append_val(l->out, v);
+}
+
+/* Every eligible ready node is force-delayed: all of them. */
+static const char *fd_candidates(const LhsReady *r, GArray *out)
+{
+	g_array_set_size(out, 0);
+	g_array_append_vals(out, r->fd->data, r->fd->len);
+	g_array_sort(out, u32_cmp);
+	return "kForceDelay";
+}
+
+/* Whether @v passes kMemoryPeakOverLimit (as lh__lhs_prefer_lead computes it). */
+static gboolean fits(const Lhs *s, guint32 v)
+{
+	return s->mem_peak[v] + s->usage <= s->limit_bytes;
+}
+
+gboolean lh__ready_exact(const LhsReady *r, const Lhs *s)
+{
+	return r->stale_t <= s->now;
+}
+
+/* Whether no node can beat @v before kAsyncDepth, among those tied with it on
+ * kForceDelay and kDecreaseMemoryOverLimit, with usage at or over the limit: it passes
+ * kMemoryPeakOverLimit or none can (over the limit, mem_peak >= 0 fails it), it is a done
+ * (dones tie on kStartAtZeroDepth and kFreeBackedupResource, at the top of both), and it has
+ * no stall. */
+static gboolean over_top(const Lhs *s, guint32 v)
+{
+	return (s->usage > s->limit_bytes || fits(s, v)) && s->node_type[v] == NODE_DONE &&
+	       MAX(s->ready_time[v] - s->now, 0) == 0;
+}
+
+/* usage >= limit: M, ascending, from the nodes with the least net change (see "Memory
+ * pressure"). Each heap gives them deepest first; once the best so far is over_top(), a less
+ * deep done loses to it (on kAsyncDepth), and so do all kernels and starts (on kScheduleDone),
+ * so the walk stops there. */
+const char *lh__ready_over_candidates(const LhsReady *r, const Lhs *s, GArray *out)
+{
+	const LhsIncHeap *t[1 + LHS_NCLASS];
+	guint nt = 0;
+	t[nt++] = &r->by_inc;
+	for (guint c = 0; c < LHS_NCLASS; c++)
+		if (lhs_class_free(s, c))
+			t[nt++] = &r->dones_by_inc[c];
+	gboolean any = FALSE;
+	double lo = 0;
+	for (guint i = 0; i < nt; i++) {
+		if (!t[i]->n)
+			continue;
+		guint32 v = t[i]->e[0].node;
+		if (!any || s->mem_inc[v] < lo)
+			lo = s->mem_inc[v];
+		any = TRUE;
+	}
+	if (!any)
+		return fd_candidates(r, out);
+	Lead l = {.out = out, .why = "kDecreaseMemoryOverLimit"};
+	g_array_set_size(out, 0);
+	for (guint i = nt; i-- > 0;) { /* the done heaps first */
+		if (!t[i]->n || t[i]->e[0].key != lo)
+			continue;
+		walk_start(r->walk, t[i]);
+		for (guint32 v = walk_next(r->walk); v != G_MAXUINT32; v = walk_next(r->walk)) {
+			if (s->mem_inc[v] != lo)
+				break;
+			if (l.have && over_top(s, l.best.node) &&
+			    (i == 0 || s->async_depth[v] < s->async_depth[l.best.node]))
+				break;
+			lead_add(&l, s, v);
+		}
+	}
+	g_array_sort(out, u32_cmp);
+	return l.why;
+}
+
+const char *lh__ready_scan(const LhsReady *r, const Lhs *s, GArray *out)
+{
+	Lead l = {.out = out, .why = "kMemoryPeakOverLimit"};
+	g_array_set_size(out, 0);
+	for (guint32 k = 0; k < r->plain->len; k++)
+		lead_add(&l, s, g_array_index(r->plain, guint32, k));
+	if (!l.have)
+		return fd_candidates(r, out);
+	g_array_sort(out, u32_cmp);
+	return l.why;
+}
+
+/* Feeds @v to the leading rules if it passes kMemoryPeakOverLimit. */
+static void lead_add_fit(Lead *l, const Lhs *s, guint32 v)
+{
+	if (fits(s, v))
+		lead_add(l, s, v);
+}
+
+/* Walks a set of nodes that tie on the plain keys but kAsyncDepth, deepest first, up to the
+ * depth of the best node so far (the rest lose to it). */
+static void fit_walk(Lead *l, const LhsReady *r, const Lhs *s, const LhsBits *b)
+{
+	for (guint32 k = lh__bits_first(b); k != G_MAXUINT32; k = lh__bits_next(b, k)) {
+		guint32 v = r->rank_node[k];
+		if (l->have && s->async_depth[v] < s->async_depth[l->best.node])
+			break;
+		lead_add_fit(l, s, v);
+	}
+}
+
+/* usage < limit (see "Memory pressure"): M, ascending. If a node passes
+ * kMemoryPeakOverLimit, M is among those that do, and only those are fed to the leading
+ * rules. The eligible nodes that are not force-delayed fall into tiers, each ranked above the
+ * next by a plain key on which all its nodes tie (see lh__ready_candidates for why the
+ * structures hold these sets): (1) ready-now dones with a free slot; (2) the other dones with
+ * a free slot (more stall); (3) ready-now backed-up starts; (4) other ready-now kernels and
+ * starts of async depth > 0 (below 3 on kFreeBackedupResource); (5) other ready-now starts of
+ * depth 0 (below on kStartAtZeroDepth); (6) nodes not ready now (more stall). Within tiers 1
+ * and 4 only kAsyncDepth is left among the plain keys, and their sets are deepest first. So
+ * once a node that passes is found, no node of a later tier, nor a less deep one of its own
+ * tier, can reach its key tuple, and the walk stops there. If none passes, all tie on
+ * kMemoryPeakOverLimit, and the plain candidates hold M. Tier 4 can hold thousands of nodes
+ * that do not pass ahead of the first that does (bench-sched at 10^6 ops): the min-tree
+ * (seg_find) goes from one node that passes to the next in deep's order. */
+const char *lh__ready_fit_candidates(const LhsReady *r, const Lhs *s, GArray *out)
+{
+	Lead l = {.out = out, .why = "kMemoryPeakOverLimit"};
+	g_array_set_size(out, 0);
+	for (guint c = 0; c < LHS_NCLASS; c++) /* 1 */
+		if (lhs_class_free(s, c))
+			fit_walk(&l, r, s, &r->dnow[c]);
+	if (l.have)
+		goto found;
+	for (guint c = 0; c < LHS_NCLASS; c++) /* 2 */
+		for (guint32 k = 0; lhs_class_free(s, c) && k < r->dheap[c]->len; k++)
+			if (r->where[g_array_index(r->dheap[c], guint32, k)] == W_DONE)
+				lead_add_fit(&l, s, g_array_index(r->dheap[c], guint32, k));
+	if (l.have)
+		goto found;
+	for (guint c = 0; c < LHS_NCLASS; c++) /* 3 */
+		if (s->in_flight[c] >= s->limit[c] && s->waiting_dones[c] > 0)
+			for (guint32 k = 0; k < r->starts[c]->len; k++)
+				lead_add_fit(&l, s, g_array_index(r->starts[c], guint32, k));
+	if (l.have)
+		goto found;
+	/* 4: deep's nodes that pass, deepest first, from the min-tree (as fit_walk). */
+	for (guint32 k = seg_find(r, s, 0); k != G_MAXUINT32; k = seg_find(r, s, k + 1)) {
+		guint32 v = r->rank_node[k];
+		if (l.have && s->async_depth[v] < s->async_depth[l.best.node])
+			break;
+		if (!(lhs_releases(s, v) && lhs_constrained(s, v)))
+			lead_add(&l, s, v);
+	}
+	if (l.have)
+		goto found;
+	for (guint32 k = 0; k < r->zero->len; k++) { /* 5 */
+		guint32 v = g_array_index(r->zero, guint32, k);
+		if (!lhs_constrained(s, v))
+			lead_add_fit(&l, s, v);
+	}
+	if (l.have)
+		goto found;
+	for (guint32 k = 0; k < r->heap->len; k++) /* 6 */
+		if (r->where[g_array_index(r->heap, guint32, k)] == W_HEAP)
+			lead_add_fit(&l, s, g_array_index(r->heap, guint32, k));
+	if (!l.have)
+		return lh__ready_candidates(r, s, out);
+found:
+	g_array_sort(out, u32_cmp);
+	return l.why;
+}
+
+/* Starts keeping the memory index: the first step with the memory rules (see "Memory
+ * pressure"), so that runs without memory pressure do not pay for it. */
+void lh__ready_index_build(LhsReady *r, Lhs *s)
+{
+	s->mem_index = TRUE;
+	s->mem_inc = g_new0(double, s->n_nodes);
+	s->mem_peak = g_new0(double, s->n_nodes);
+	r->hpos = g_new0(guint32, s->n_nodes);
+	r->walk = g_new0(LhsWalk, 1);
+	r->plain = g_array_new(FALSE, FALSE, sizeof(guint32));
+	r->pslot = g_new0(guint32, s->n_nodes);
+	LhsSeg *g = r->seg = g_new0(LhsSeg, 1);
+	for (g->n = 1; g->n < s->n_nodes; g->n *= 2)
+		;
+	g->t = g_new(double, 2 * g->n);
+	for (guint32 k = 0; k < 2 * g->n; k++)
+		g->t[k] = INFINITY;
+	g->dirty = g_new(guint32, g->n);
+	g->flag = g_new0(guint8, g->n);
+	GArray *all = g_array_new(FALSE, FALSE, sizeof(guint32));
+	lh__ready_all(r, s, all);
+	for (guint32 k = 0; k < all->len; k++)
+		index_add(r, s, g_array_index(all, guint32, k));
+	g_array_free(all, TRUE);
+}

@@ -1,0 +1,246 @@
+/* lhsim — `lhs`'s ready set (internal, not installed): the index that finds, at each step of
+ * lhs's bottom-up list scheduling, the few ready nodes that can win XLA's rules, so that a
+ * step does not compare every ready node (schedulers/lhs.c holds the rules and the scheduler;
+ * schedulers/lhs-ready.c the index).
+ *
+ * The contract. lhs.c owns the schedule graph and its state (Lhs below). At each step it calls
+ * lh__ready_advance(), asks for candidates (lh__ready_candidates() and its memory-pressure
+ * variants), compares them with XLA's full rule list and removes the winner
+ * (lh__ready_remove()); nodes whose users are all scheduled come in with lh__ready_add().
+ * Every candidate function fills its array, in ascending node order, with a set of eligible
+ * nodes that holds every node the full comparison of all ready nodes could pick
+ * (lh__ready_all(), the reference), and returns the rule that set them apart (for
+ * --explain). So the plan is the reference's, node for node: tests/test-sched-props.c checks
+ * it with LHSIM_LHS_REFERENCE=1, bench/sched-plans.sh against an older build.
+ *
+ * The index reads the node arrays of Lhs, and from lhs.c two functions: the leading rules
+ * (lh__lhs_prefer_lead) and the memory model (lh__lhs_memory_change). Of Lhs it writes
+ * only mem_index, mem_inc and mem_peak (the memory index: lh__ready_index_build allocates
+ * them) and waiting_dones.
+ */
+#pragma once
+
+#include "schedulers/sched-util.h"
+
+G_BEGIN_DECLS
+
+enum { NODE_KERNEL, NODE_START, NODE_DONE };
+
+/* lhs's resources: XLA's classes (LhOpClass) and, after them, the scale-up collectives
+ * (XLA's kGpuAsyncStreamScaleUpCollectives, openxla/xla#47467): collectives whose every group
+ * sits in one NVLink domain, on hardware with a cluster, in a graph that says who takes part. */
+#define LHS_SCALE_UP LH_CLASS_N
+#define LHS_NCLASS (LH_CLASS_N + 1)
+
+/* A set of integers in [0, n): a 64-ary tree of bit words, so that adding, removing, and
+ * finding the least, the greatest, or the next member after k each read a few words (one per
+ * level: 4 levels for 2^24 members). The ready set keeps nodes in it by their rank in a fixed
+ * order; lhs's memory guard by their position in serial's order. */
+#define LHS_BITS_LEVELS 6
+typedef struct {
+	guint64 *w;                     /* the levels, the bits first, each above summarising
+	                                   the words below (bit i: word i is not 0) */
+	guint32 off[LHS_BITS_LEVELS];   /* where each level starts in w */
+	guint32 size[LHS_BITS_LEVELS];  /* words in each level */
+	guint32 levels;
+	guint32 count;                  /* members */
+} LhsBits;
+
+void lh__bits_init(LhsBits *b, guint32 n);
+void lh__bits_clear(LhsBits *b);
+void lh__bits_add(LhsBits *b, guint32 k);   /* k must not be a member */
+void lh__bits_del(LhsBits *b, guint32 k);   /* k must be a member */
+guint32 lh__bits_first(const LhsBits *b);   /* the least member, or G_MAXUINT32 if none */
+guint32 lh__bits_last(const LhsBits *b);    /* the greatest member, or G_MAXUINT32 */
+guint32 lh__bits_next(const LhsBits *b, guint32 k); /* the least member > k, or G_MAXUINT32 */
+
+/* The scheduler's state (lhs.c builds it; see there for the schedule graph and memory). */
+typedef struct {
+	const LhGraph *g;
+	const LhParams *p;
+	guint32 n_ops, n_nodes;
+	/* Nodes. */
+	guint32 *node_op;
+	guint8 *node_type;
+	guint8 *node_class; /* LhOpClass of the resource a start/done uses; NONE for kernels */
+	double *cost;
+	guint64 *position; /* original order */
+	double *async_depth;
+	gboolean *unlock_done; /* has a done among its predecessors */
+	gboolean *force_delay; /* XLA's ForceDelay: picked last (see kForceDelay in lhs.c) */
+	guint32 *first, *last; /* per op: first and last node; G_MAXUINT32 for inputs */
+	/* Edges, CSR both ways. */
+	guint32 *pred_at, *pred;
+	double *pred_lat;
+	guint32 *succ_at, *succ;
+	double *succ_lat;
+	/* Scheduling state. */
+	guint32 *outdeg;
+	double *ready_time;
+	double now;
+	guint32 in_flight[LHS_NCLASS];
+	guint32 limit[LHS_NCLASS];
+	guint32 waiting_dones[LHS_NCLASS]; /* dones of each class in the ready set */
+	GArray *coll_in_flight; /* ops of the collectives in flight (a done scheduled, not its
+	                           start), for XLA's rule on shared devices */
+	/* Memory (bytes), see mem_model() in lhs.c. Per buffer: 0 = not live yet, 1 = live,
+	 * 2 = freed. */
+	guint8 *buf;
+	double *buf_bytes;       /* per buffer: bytes allocated by the op that starts it */
+	guint32 *buf_of;         /* per op: the buffer its output lives in */
+	guint32 *freer;          /* per buffer: the node that frees it bottom-up, or G_MAXUINT32 */
+	gboolean *to_end;        /* per buffer: no op depends on it, so it lives to the end */
+	guint32 *nbuf_at, *nbuf; /* per node, CSR: the buffers it uses (each once) */
+	guint32 *user_at, *user; /* per buffer, CSR: the nodes that use it */
+	double usage, limit_bytes;
+	double max_use;      /* most bytes any node's used buffers hold (a bound on its peak) */
+	gboolean mem_active; /* usage > limit / 2 at this step */
+	double next_ready;   /* earliest ready time above now among ready nodes, or -1 */
+	/* The memory index (see "Memory pressure" in lhs-ready.c): kept from the first step that
+	 * needs it on (mem_index), if it can be (mem_index_ok). */
+	gboolean mem_index_ok, mem_index;
+	double *mem_inc;         /* per ready node: memory_change()'s net change */
+	double *mem_peak;        /* per ready node: memory_change()'s peak change */
+	/* The memory guard (see "The memory guard" in lhs.c), when guard is set. */
+	gboolean guard;
+	guint32 gn;             /* leaves of the tree: a power of two >= n_nodes */
+	double *gt;             /* the tree (gt_add): per tree node its sum, then its max */
+	guint32 *gpos;          /* per node: its position in serial's order */
+	guint32 *gnode;         /* per position in serial's order: the node */
+	guint32 *gdef, *gend;   /* per buffer: its first and (while unused) last position */
+	double cap;             /* max(limit, the serial order's peak) */
+	double p0;              /* the serial order's peak (the model) */
+	double peak_done;       /* the peak of the steps taken so far (the model) */
+	LhsBits gready;         /* ready nodes by gpos */
+	guint32 n_veto;         /* picks the guard replaced */
+} Lhs;
+
+/* A candidate with its memory change (valid when mem_active). */
+typedef struct {
+	guint32 node;
+	double mem_inc, mem_peak;
+} LhsCand;
+
+/* From lhs.c. The leading rules of XLA's order, each a key of one node (kForceDelay, the two
+ * memory rules, kScheduleDone .. kAsyncDepth): 1 when @a is preferred, -1 when @b is, 0 when
+ * they tie on all of them (then *@reason is left alone). */
+int lh__lhs_prefer_lead(const Lhs *s, const LhsCand *a, const LhsCand *b, const char **reason);
+/* From lhs.c. XLA's GetMemoryPressureChanges: (net change, peak change) if @v were scheduled
+ * now. */
+void lh__lhs_memory_change(const Lhs *s, guint32 v, double *inc, double *peak);
+
+/* The buffers a node uses (mem_model in lhs.c): calls BODY with @b set to each, once. */
+#define FOR_EACH_USED_BUFFER(s, v, b, BODY)                                                  \
+	do {                                                                                 \
+		for (guint32 k_ = (s)->nbuf_at[v]; k_ < (s)->nbuf_at[(v) + 1]; k_++) {       \
+			guint32 b = (s)->nbuf[k_];                                           \
+			BODY;                                                                \
+		}                                                                            \
+	} while (0)
+
+static inline gboolean lhs_releases(const Lhs *s, guint32 v)
+{
+	return s->node_type[v] == NODE_START;
+}
+
+/* XLA's IsResourceConstrained: the node's resource is fully in use and dones of its class
+ * wait in the ready set. */
+static inline gboolean lhs_constrained(const Lhs *s, guint32 v)
+{
+	if (s->node_type[v] == NODE_KERNEL)
+		return FALSE;
+	guint8 c = s->node_class[v];
+	return s->in_flight[c] >= s->limit[c] && s->waiting_dones[c] > 0;
+}
+
+static inline gboolean lhs_class_free(const Lhs *s, guint c)
+{
+	return s->in_flight[c] < s->limit[c];
+}
+
+/* Where a ready node is kept (LhsReady.where). */
+enum { W_NONE, W_DONE, W_FD, W_HEAP, W_NOW, W_DNOW };
+
+/* A min-heap of ready nodes by (key, rank), with each node's place in it (LhsReady.hpos), so
+ * that a node's key can change and a node can leave. */
+typedef struct {
+	double key;
+	guint32 rank, node;
+} LhsIncEnt;
+
+typedef struct {
+	LhsIncEnt *e;
+	guint32 n, cap;
+} LhsIncHeap;
+
+typedef struct _LhsWalk LhsWalk;
+typedef struct _LhsSeg LhsSeg;
+
+/* The ready set. The fields are the index's; lhs.c reads only `n` and `where`. */
+typedef struct {
+	guint32 n;                  /* ready nodes in all */
+	guint8 *where;              /* per node: W_* */
+	/* Nodes by their rank in (async depth, deepest first, then node): rank[v], node[k]. */
+	guint32 *rank, *rank_node;
+	LhsBits dnow[LHS_NCLASS];   /* ready-now dones by class, by rank */
+	GArray *dheap[LHS_NCLASS];  /* dones not ready yet, min-heap by ready time (lazy) */
+	GArray *fd;                 /* force-delayed */
+	GArray *heap;               /* of guint32, min ready_time then node */
+	LhsBits deep;               /* ready now: kernels, starts with depth > 0; by rank */
+	GArray *zero;               /* ready now: starts with async depth 0 */
+	GArray *starts[LHS_NCLASS]; /* ready now: starts by class */
+	double early_t;             /* ready time of nodes moved in before it came, or -1 */
+	GArray *later;              /* min-heap of dones and fd nodes by ready time (lazy) */
+	double stale_t;             /* ready time of nodes moved in ahead of time and not
+	                               picked when now did not reach it (see ready_advance);
+	                               -1 if none */
+	guint32 *slot;              /* position in dones/fd/zero list */
+	guint32 *sslot;             /* position in starts[c] */
+	/* The memory index, kept when s->mem_index is set: every ready node that is not
+	 * force-delayed, by (mem_inc, rank): kernels and starts in one heap, dones in one per
+	 * class; and the same nodes in a list. */
+	LhsIncHeap by_inc;
+	LhsIncHeap dones_by_inc[LHS_NCLASS];
+	guint32 *hpos;              /* per node: its place in its heap */
+	LhsWalk *walk;              /* scratch: a walk of a heap in order */
+	GArray *plain;              /* ready, not force-delayed */
+	guint32 *pslot;             /* position in plain */
+	/* And a min-tree over rank of all kernels and starts: a leaf holds the node's
+	 * mem_peak while it is in deep, else infinity; so the first node of deep that passes
+	 * kMemoryPeakOverLimit is found in O(log n) (seg_find). */
+	LhsSeg *seg;
+} LhsReady;
+
+void lh__ready_init(LhsReady *r, const Lhs *s);
+void lh__ready_clear(LhsReady *r);
+/* @v's users are all scheduled; s->ready_time[v] is set. */
+void lh__ready_add(LhsReady *r, Lhs *s, guint32 v);
+/* @v was picked. */
+void lh__ready_remove(LhsReady *r, Lhs *s, guint32 v);
+/* Before each step: moves the nodes whose time has come (or that tie with the best on
+ * kLessStall) to the ready-now structures. */
+void lh__ready_advance(LhsReady *r, const Lhs *s);
+/* kAvoidWaste's "next ready": the earliest ready time above now among ready nodes, or -1. */
+double lh__ready_next_time(LhsReady *r, const Lhs *s);
+/* Whether the ready-now structures hold only nodes ready now (else see lh__ready_scan). */
+gboolean lh__ready_exact(const LhsReady *r, const Lhs *s);
+/* Every ready node a rule could pick (the reference scan), ascending. */
+void lh__ready_all(const LhsReady *r, const Lhs *s, GArray *out);
+
+/* The candidates, each ascending, each returning the rule that set them apart:
+ * without memory rules (and lh__ready_exact()): */
+const char *lh__ready_candidates(const LhsReady *r, const Lhs *s, GArray *out);
+/* with the memory index, usage >= limit: */
+const char *lh__ready_over_candidates(const LhsReady *r, const Lhs *s, GArray *out);
+/* with the memory index, usage < limit and the memory rules at work: */
+const char *lh__ready_fit_candidates(const LhsReady *r, const Lhs *s, GArray *out);
+/* with the memory index, when not lh__ready_exact(): */
+const char *lh__ready_scan(const LhsReady *r, const Lhs *s, GArray *out);
+
+/* Starts the memory index (sets s->mem_index); from then on lh__ready_add and
+ * lh__ready_remove keep it, and lh__ready_buffer() must be called when a buffer leaves state
+ * 0 (not live yet) for @to (1 live, 2 freed). */
+void lh__ready_index_build(LhsReady *r, Lhs *s);
+void lh__ready_buffer(LhsReady *r, Lhs *s, guint32 b, guint8 to);
+
+G_END_DECLS
