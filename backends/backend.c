@@ -7,7 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* clang-format off: the quark's name is a string with dashes */
 G_DEFINE_QUARK(lh-backend-error-quark, lh_backend_error)
+/* clang-format on */
 
 static const LhBackend *const builtin[] = {&lh_backend_cpu, &lh_backend_cuda, NULL};
 

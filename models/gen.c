@@ -6,7 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* clang-format off: the quark's name is a string with dashes */
 G_DEFINE_QUARK(lh-gen-error-quark, lh_gen_error)
+/* clang-format on */
 
 /* ---- options ---- */
 

@@ -9,7 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* clang-format off: the quark's name is a string with dashes */
 G_DEFINE_QUARK(lh-measured-error-quark, lh_measured_error)
+/* clang-format on */
 
 /* The deepest nesting of objects and arrays accepted (a trace needs 4: root, traceEvents, an
  * event, its args). json-glib parses recursively, so deeper input could overflow the stack. */

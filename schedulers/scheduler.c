@@ -5,7 +5,9 @@
 #include <gmodule.h>
 #include <string.h>
 
+/* clang-format off: the quark's name is a string with dashes */
 G_DEFINE_QUARK(lh-sched-error-quark, lh_sched_error)
+/* clang-format on */
 
 /* Built-ins in a static table, found by name; plugins are appended at run time. */
 static const LhScheduler *const builtin[] = {

@@ -27,7 +27,9 @@
 #include <math.h>
 #include <string.h>
 
+/* clang-format off: the quark's name is a string with dashes */
 G_DEFINE_QUARK(lh-engine-error-quark, lh_engine_error)
+/* clang-format on */
 
 #define NONE G_MAXUINT32
 #define DIRTY_SM 1u   /* the SM/link running set changed */

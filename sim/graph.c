@@ -4,7 +4,9 @@
 #include <math.h>
 #include <string.h>
 
+/* clang-format off: the quark's name is a string with dashes */
 G_DEFINE_QUARK(lh-graph-error-quark, lh_graph_error)
+/* clang-format on */
 
 typedef struct {
 	guint32 op, dep;

@@ -5,7 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* clang-format off: the quark's name is a string with dashes */
 G_DEFINE_QUARK(lh-hw-error-quark, lh_hw_error)
+/* clang-format on */
 
 #define GROUP "hw"
 

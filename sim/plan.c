@@ -5,7 +5,9 @@
 #include <errno.h>
 #include <string.h>
 
+/* clang-format off: the quark's name is a string with dashes */
 G_DEFINE_QUARK(lh-plan-error-quark, lh_plan_error)
+/* clang-format on */
 
 static const char *const role_names[LH_ROLE_N] = {
 	"compute", "async-compute", "collective", "p2p", "h2d", "d2h", "memcpy",

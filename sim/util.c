@@ -11,7 +11,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* clang-format off: the quark's name is a string with dashes */
 G_DEFINE_QUARK(lh-io-error-quark, lh_io_error)
+/* clang-format on */
 
 gboolean lh_path_is_std(const char *path)
 {

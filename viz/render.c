@@ -9,7 +9,9 @@
 #include <string.h>
 #include "sim/util.h"
 
+/* clang-format off: the quark's name is a string with dashes */
 G_DEFINE_QUARK(lh-viz-error-quark, lh_viz_error)
+/* clang-format on */
 
 /* ---- Pen ---- */
 
