@@ -6,7 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* clang-format off: the quark's name is a string with dashes */
+/* The quark's name is a string with dashes, which clang-format would space. */
+/* clang-format off */
 G_DEFINE_QUARK(lh-gen-error-quark, lh_gen_error)
 /* clang-format on */
 

@@ -9,7 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* clang-format off: the quark's name is a string with dashes */
+/* The quark's name is a string with dashes, which clang-format would space. */
+/* clang-format off */
 G_DEFINE_QUARK(lh-measured-error-quark, lh_measured_error)
 /* clang-format on */
 

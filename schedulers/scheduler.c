@@ -5,7 +5,8 @@
 #include <gmodule.h>
 #include <string.h>
 
-/* clang-format off: the quark's name is a string with dashes */
+/* The quark's name is a string with dashes, which clang-format would space. */
+/* clang-format off */
 G_DEFINE_QUARK(lh-sched-error-quark, lh_sched_error)
 /* clang-format on */
 

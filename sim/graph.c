@@ -4,7 +4,8 @@
 #include <math.h>
 #include <string.h>
 
-/* clang-format off: the quark's name is a string with dashes */
+/* The quark's name is a string with dashes, which clang-format would space. */
+/* clang-format off */
 G_DEFINE_QUARK(lh-graph-error-quark, lh_graph_error)
 /* clang-format on */
 

@@ -5,7 +5,8 @@
 #include <errno.h>
 #include <string.h>
 
-/* clang-format off: the quark's name is a string with dashes */
+/* The quark's name is a string with dashes, which clang-format would space. */
+/* clang-format off */
 G_DEFINE_QUARK(lh-plan-error-quark, lh_plan_error)
 /* clang-format on */
 

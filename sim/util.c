@@ -11,7 +11,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* clang-format off: the quark's name is a string with dashes */
+/* The quark's name is a string with dashes, which clang-format would space. */
+/* clang-format off */
 G_DEFINE_QUARK(lh-io-error-quark, lh_io_error)
 /* clang-format on */
 

@@ -23,7 +23,8 @@
 #include <math.h>
 #include <string.h>
 
-/* clang-format off: the quark's name is a string with dashes */
+/* The quark's name is a string with dashes, which clang-format would space. */
+/* clang-format off */
 G_DEFINE_QUARK(lh-engine-error-quark, lh_engine_error)
 /* clang-format on */
 

@@ -9,7 +9,8 @@
 #include <string.h>
 #include "sim/util.h"
 
-/* clang-format off: the quark's name is a string with dashes */
+/* The quark's name is a string with dashes, which clang-format would space. */
+/* clang-format off */
 G_DEFINE_QUARK(lh-viz-error-quark, lh_viz_error)
 /* clang-format on */
 
