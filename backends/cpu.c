@@ -24,7 +24,7 @@
  * All sleeps are to absolute deadlines (CLOCK_MONOTONIC), so that wake-up latency does not
  * accumulate along the host's issue sequence.
  */
-#include "backends/backend.h"
+#include "backends/backend-private.h"
 #include "sim/engine.h"
 
 #include <errno.h>

@@ -30,7 +30,7 @@
  * Every CUDA call and launch is checked. A failure stops the run, waits for the device,
  * frees every stream, event and buffer, and reports the op (or command) that failed.
  */
-#include "backends/backend.h"
+#include "backends/backend-private.h"
 #include "backends/cuda-kernels.h"
 #include <gmodule.h>
 #include "sim/cost.h"
