@@ -54,9 +54,9 @@ void lh_replay_options_init(LhReplayOptions *o)
 /* "plan.txt:12:1" when the plan was read from text, else "plan: command 12". */
 static char *cmd_pos(const LhPlan *p, guint32 c)
 {
-	const char *where = p->source ? p->source : "plan";
-	if (p->lines && c < p->lines->len)
-		return g_strdup_printf("%s:%u:1", where, g_array_index(p->lines, guint32, c));
+	const char *where = lh_plan_source(p) ? lh_plan_source(p) : "plan";
+	if (lh_plan_cmd_line(p, c))
+		return g_strdup_printf("%s:%u:1", where, lh_plan_cmd_line(p, c));
 	return g_strdup_printf("%s: command %u", where, c + 1);
 }
 
@@ -66,8 +66,8 @@ gboolean lh_backend_check_plan(const LhGraph *g, const LhPlan *plan, GError **er
 	if (!lh_plan_validate(plan, g, NULL, error))
 		return FALSE;
 	guint32 n = lh_plan_n_cmds(plan);
-	g_autofree guint8 *signaled = g_new0(guint8, MAX(plan->n_events, 1));
-	g_autofree guint32 *sig_cmd = g_new0(guint32, MAX(plan->n_events, 1));
+	g_autofree guint8 *signaled = g_new0(guint8, MAX(lh_plan_n_events(plan), 1));
+	g_autofree guint32 *sig_cmd = g_new0(guint32, MAX(lh_plan_n_events(plan), 1));
 	for (guint32 c = 0; c < n; c++) {
 		const LhCmd *cmd = lh_plan_cmd(plan, c);
 		if (cmd->kind == LH_CMD_SIGNAL) {
@@ -75,7 +75,7 @@ gboolean lh_backend_check_plan(const LhGraph *g, const LhPlan *plan, GError **er
 			sig_cmd[cmd->arg] = c;
 		}
 	}
-	memset(signaled, 0, MAX(plan->n_events, 1));
+	memset(signaled, 0, MAX(lh_plan_n_events(plan), 1));
 	for (guint32 c = 0; c < n; c++) {
 		const LhCmd *cmd = lh_plan_cmd(plan, c);
 		if (cmd->kind == LH_CMD_SIGNAL) {

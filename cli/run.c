@@ -210,9 +210,11 @@ int cli_run(int argc, char **argv)
 	} else {
 		FILE *rep = cli_report_stream();
 		fprintf(rep, "%s (%u ops) on %s, scheduler %s%s%s%s\n", lh_graph_name(g),
-		       lh_graph_n_ops(g), hw->name, plan->scheduler ? plan->scheduler : "plan",
-		       plan->params ? " (" : "", plan->params ? plan->params : "",
-		       plan->params ? ")" : "");
+		       lh_graph_n_ops(g), hw->name,
+		       lh_plan_scheduler(plan) ? lh_plan_scheduler(plan) : "plan",
+		       lh_plan_params(plan) ? " (" : "",
+		       lh_plan_params(plan) ? lh_plan_params(plan) : "",
+		       lh_plan_params(plan) ? ")" : "");
 		lh_metrics_print_table(rep, &m, plan, hw);
 	}
 	if (over)

@@ -1,5 +1,5 @@
 /* lhsim — the stream program: building, text reader and writer. */
-#include "sim/plan.h"
+#include "sim/plan-private.h"
 #include "sim/util.h"
 
 #include <errno.h>
@@ -51,6 +51,44 @@ guint32 lh_plan_add_stream_on(LhPlan *p, const char *name, LhStreamRole role, gu
 	LhStream s = {g_strdup(name), role, device};
 	g_array_append_val(p->streams, s);
 	return p->streams->len - 1;
+}
+
+const LhCmd *lh_plan_cmds(const LhPlan *p, guint32 *n)
+{
+	g_return_val_if_fail(p != NULL, NULL);
+	if (n)
+		*n = p->cmds->len;
+	return p->cmds->len ? (const LhCmd *)p->cmds->data : NULL;
+}
+
+guint32 lh_plan_n_events(const LhPlan *p)
+{
+	g_return_val_if_fail(p != NULL, 0);
+	return p->n_events;
+}
+
+const char *lh_plan_scheduler(const LhPlan *p)
+{
+	g_return_val_if_fail(p != NULL, NULL);
+	return p->scheduler;
+}
+
+const char *lh_plan_params(const LhPlan *p)
+{
+	g_return_val_if_fail(p != NULL, NULL);
+	return p->params;
+}
+
+const char *lh_plan_source(const LhPlan *p)
+{
+	g_return_val_if_fail(p != NULL, NULL);
+	return p->source;
+}
+
+guint32 lh_plan_cmd_line(const LhPlan *p, guint32 c)
+{
+	g_return_val_if_fail(p != NULL, 0);
+	return p->lines && c < p->lines->len ? g_array_index(p->lines, guint32, c) : 0;
 }
 
 guint32 lh_plan_n_streams(const LhPlan *p)
