@@ -100,6 +100,20 @@ void lh_plan_sync(LhPlan *p, guint32 stream);
 /* Stamps who made the plan: both copied; NULL (and "" for @params) clears. */
 void lh_plan_set_origin(LhPlan *p, const char *scheduler, const char *params);
 
+/* The plan builder (docs/api.md#the-plan-builder): appends the commands of a list schedule.
+ * Each non-input op i runs on plan stream @stream[i] (@stream has lh_graph_n_ops(@g) entries;
+ * those of inputs are ignored), and ops are issued in the order of @order (@n op indices;
+ * every non-input op exactly once, after all of its deps; inputs may appear and are skipped,
+ * so lh_graph_topo() is a valid order). The builder adds the synchronisation: after an op that
+ * has a successor on another stream, a signal of a new event on the op's stream; before an
+ * op, a wait on that event for each dep on another stream, unless an earlier wait of the same
+ * stream already covers it (it waited for that dep's stream at the dep's position or later).
+ * On bad input (a stream not in @p, an op missing, twice or before one of its deps, an index
+ * out of range) it appends nothing and fails with LH_PLAN_ERROR_INVALID naming the op. @g must
+ * be finished. The built-in list schedulers (cpath, heft) emit their plans with it. */
+gboolean lh_plan_add_list_schedule(LhPlan *p, const LhGraph *g, const guint32 *stream,
+				   const guint32 *order, guint32 n, GError **error);
+
 /* Checks the plan against its graph (docs/design.md#plan-validation): every non-input op runs exactly once, no
  * input runs, every dep is ordered by stream order or a signal/wait chain, every waited event
  * is signaled exactly once, no event is signaled twice, no wait-for cycle. The error names
