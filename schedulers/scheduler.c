@@ -191,8 +191,8 @@ const LhScheduler *lh_scheduler_load_plugin(const char *path, GError **error)
 	}
 	if (version < LH_SCHEDULER_ABI_MIN || version > LH_SCHEDULER_ABI) {
 		g_set_error(error, LH_SCHED_ERROR, LH_SCHED_ERROR_PLUGIN,
-			    "%s: wrong ABI version: the plugin was built for scheduler ABI %u, this "
-			    "lhsim loads ABI %u to %u; rebuild it against this lhsim",
+			    "%s: wrong ABI version: the plugin was built for scheduler ABI %u, "
+			    "this lhsim loads ABI %u to %u; rebuild it against this lhsim",
 			    path, version, LH_SCHEDULER_ABI_MIN, LH_SCHEDULER_ABI);
 		g_module_close(mod);
 		return NULL;

@@ -181,7 +181,8 @@ static gboolean list_schedule_check(const LhPlan *p, const LhGraph *g, const gui
 		guint32 v = order[k];
 		if (v >= n_ops) {
 			g_set_error(error, LH_PLAN_ERROR, LH_PLAN_ERROR_INVALID,
-				    "plan builder: order entry %u is op %u, but the graph has %u ops",
+				    "plan builder: order entry %u is op %u, but the graph has %u "
+				    "ops",
 				    k, v, n_ops);
 			return FALSE;
 		}
@@ -190,15 +191,15 @@ static gboolean list_schedule_check(const LhPlan *p, const LhGraph *g, const gui
 			continue;
 		if (pos[v] != G_MAXUINT32) {
 			g_set_error(error, LH_PLAN_ERROR, LH_PLAN_ERROR_INVALID,
-				    "plan builder: op '%s' appears twice in the order (entries %u and "
-				    "%u)",
+				    "plan builder: op '%s' appears twice in the order (entries "
+				    "%u and %u)",
 				    op->name, pos[v], k);
 			return FALSE;
 		}
 		if (stream[v] >= ns) {
 			g_set_error(error, LH_PLAN_ERROR, LH_PLAN_ERROR_INVALID,
-				    "plan builder: op '%s' is assigned stream %u, but the plan has %u "
-				    "streams",
+				    "plan builder: op '%s' is assigned stream %u, but the plan "
+				    "has %u streams",
 				    op->name, stream[v], ns);
 			return FALSE;
 		}
@@ -207,8 +208,8 @@ static gboolean list_schedule_check(const LhPlan *p, const LhGraph *g, const gui
 		for (guint32 j = 0; j < nd; j++)
 			if (lh_graph_op(g, d[j])->kind != LH_OP_INPUT && pos[d[j]] == G_MAXUINT32) {
 				g_set_error(error, LH_PLAN_ERROR, LH_PLAN_ERROR_INVALID,
-					    "plan builder: op '%s' comes before its dep '%s' in the "
-					    "order",
+					    "plan builder: op '%s' comes before its dep '%s' in "
+					    "the order",
 					    op->name, lh_graph_op(g, d[j])->name);
 				return FALSE;
 			}
@@ -254,7 +255,8 @@ gboolean lh_plan_add_list_schedule(LhPlan *p, const LhGraph *g, const guint32 *s
 			guint32 t = stream[u];
 			if (covered[(gsize)s * ns + t] > pos[u])
 				continue;
-			g_assert(event[u] != G_MAXUINT32); /* u has a successor (v) on another stream */
+			/* u has a successor (v) on another stream, so it signaled. */
+			g_assert(event[u] != G_MAXUINT32);
 			lh_plan_wait(p, s, event[u]);
 			covered[(gsize)s * ns + t] = pos[u] + 1;
 		}

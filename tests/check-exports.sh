@@ -69,4 +69,5 @@ if [ -s "$tmp/missing" ]; then
 	fail=1
 fi
 [ "$fail" = 0 ] || exit 1
-echo "ok: $(wc -l <"$tmp/exported") symbols exported, all declared in the $(wc -l <"$tmp/installed") installed headers"
+echo "ok: $(wc -l <"$tmp/exported") symbols exported, all declared in the" \
+	"$(wc -l <"$tmp/installed") installed headers"

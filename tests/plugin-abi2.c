@@ -1,4 +1,4 @@
-/* lhsim tests — a scheduler plugin as it was written for scheduler ABI 2 (tests/test-plugin-abi.c).
+/* lhsim tests — a scheduler plugin as written for scheduler ABI 2 (tests/test-plugin-abi.c).
  *
  * It declares the table with ABI 2's layout (five slots, copied below from
  * schedulers/scheduler.h as it was at ABI 2) and reads ops the ABI-2 way, through LhOp's

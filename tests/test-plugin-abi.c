@@ -220,7 +220,8 @@ Test(builder, bad_input_appends_nothing)
 		const char *want;
 	} cases[] = {
 		{"a up b down", G_MAXUINT32, "op 'c' is missing from the order"},
-		{"a up b down c a", G_MAXUINT32, "op 'a' appears twice in the order (entries 0 and 5)"},
+		{"a up b down c a", G_MAXUINT32,
+		 "op 'a' appears twice in the order (entries 0 and 5)"},
 		{"a b up down c", G_MAXUINT32, "op 'b' comes before its dep 'up' in the order"},
 		{"a up b down c", 1, "op 'a' is assigned stream 5, but the plan has 1 streams"},
 	};
