@@ -58,7 +58,7 @@ const LhCmd *lh_plan_cmds(const LhPlan *p, guint32 *n)
 	g_return_val_if_fail(p != NULL, NULL);
 	if (n)
 		*n = p->cmds->len;
-	return p->cmds->len ? (const LhCmd *)p->cmds->data : NULL;
+	return (const LhCmd *)p->cmds->data;
 }
 
 guint32 lh_plan_n_events(const LhPlan *p)

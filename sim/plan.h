@@ -72,7 +72,7 @@ const LhStream *lh_plan_stream(const LhPlan *p, guint32 s);
 guint32 lh_plan_n_cmds(const LhPlan *p);
 const LhCmd *lh_plan_cmd(const LhPlan *p, guint32 i);
 /* All commands as one array of lh_plan_n_cmds() (*@n), owned by the plan; valid until the next
- * command is added. NULL when there is none. */
+ * command is added. May be NULL when there is none. */
 const LhCmd *lh_plan_cmds(const LhPlan *p, guint32 *n);
 /* Events numbered so far (lh_plan_new_event, or a plan file's events): ids 0 .. n - 1. */
 guint32 lh_plan_n_events(const LhPlan *p);
