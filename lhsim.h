@@ -2,6 +2,7 @@
 #pragma once
 
 #include "sim/graph.h"
+#include "sim/op.h"
 #include "sim/hw.h"
 #include "sim/cost.h"
 #include "sim/topo.h"

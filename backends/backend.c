@@ -1,6 +1,7 @@
 /* lhsim — the backend registry and what every backend shares: the plan check, the time
  * scale, the memory curve of a measured trace, and the comparison with a prediction. */
 #include "backends/backend.h"
+#include "backends/backend-private.h"
 #include "sim/engine.h"
 
 #include <math.h>
@@ -56,9 +57,9 @@ void lh_replay_options_init(LhReplayOptions *o)
 /* "plan.txt:12:1" when the plan was read from text, else "plan: command 12". */
 static char *cmd_pos(const LhPlan *p, guint32 c)
 {
-	const char *where = p->source ? p->source : "plan";
-	if (p->lines && c < p->lines->len)
-		return g_strdup_printf("%s:%u:1", where, g_array_index(p->lines, guint32, c));
+	const char *where = lh_plan_source(p) ? lh_plan_source(p) : "plan";
+	if (lh_plan_cmd_line(p, c))
+		return g_strdup_printf("%s:%u:1", where, lh_plan_cmd_line(p, c));
 	return g_strdup_printf("%s: command %u", where, c + 1);
 }
 
@@ -68,8 +69,8 @@ gboolean lh_backend_check_plan(const LhGraph *g, const LhPlan *plan, GError **er
 	if (!lh_plan_validate(plan, g, NULL, error))
 		return FALSE;
 	guint32 n = lh_plan_n_cmds(plan);
-	g_autofree guint8 *signaled = g_new0(guint8, MAX(plan->n_events, 1));
-	g_autofree guint32 *sig_cmd = g_new0(guint32, MAX(plan->n_events, 1));
+	g_autofree guint8 *signaled = g_new0(guint8, MAX(lh_plan_n_events(plan), 1));
+	g_autofree guint32 *sig_cmd = g_new0(guint32, MAX(lh_plan_n_events(plan), 1));
 	for (guint32 c = 0; c < n; c++) {
 		const LhCmd *cmd = lh_plan_cmd(plan, c);
 		if (cmd->kind == LH_CMD_SIGNAL) {
@@ -77,7 +78,7 @@ gboolean lh_backend_check_plan(const LhGraph *g, const LhPlan *plan, GError **er
 			sig_cmd[cmd->arg] = c;
 		}
 	}
-	memset(signaled, 0, MAX(plan->n_events, 1));
+	memset(signaled, 0, MAX(lh_plan_n_events(plan), 1));
 	for (guint32 c = 0; c < n; c++) {
 		const LhCmd *cmd = lh_plan_cmd(plan, c);
 		if (cmd->kind == LH_CMD_SIGNAL) {
@@ -134,23 +135,6 @@ double lh_replay_time_scale(const LhReplayOptions *opt, const LhGraph *g,
 	if (makespan > 0 && (double)makespan * scale > 20e9)
 		scale = MAX(1.0, 20e9 / (double)makespan);
 	return scale;
-}
-
-LhEngine lh_op_engine(LhOpKind k)
-{
-	switch (k) {
-	case LH_OP_INPUT:
-		return LH_ENGINE_NONE;
-	case LH_OP_COPY_H2D:
-		return LH_ENGINE_H2D;
-	case LH_OP_COPY_D2H:
-		return LH_ENGINE_D2H;
-	case LH_OP_KERNEL:
-	case LH_OP_COPY_D2D:
-		return LH_ENGINE_SM;
-	default:
-		return lh_op_kind_is_collective(k) ? LH_ENGINE_LINK : LH_ENGINE_NONE;
-	}
 }
 
 /* ---- memory curve ---- */
@@ -383,62 +367,4 @@ char *lh_calibration_to_ini(const LhHw *hw, GHashTable *notes, const char *heade
 		g_string_append_printf(s, "%s\n", *l);
 	}
 	return g_string_free(s, FALSE);
-}
-
-static int i64_cmp(const void *a, const void *b)
-{
-	gint64 x = *(const gint64 *)a, y = *(const gint64 *)b;
-	return (x > y) - (x < y);
-}
-
-void lh_replay_fill_medians(LhTrace *t, const gint64 *rows, guint32 R, const LhGraph *g,
-			    const LhPlan *plan, double scale)
-{
-	guint32 n_ops = lh_graph_n_ops(g), n = lh_plan_n_cmds(plan);
-	gsize stride = 3 * (gsize)MAX(n_ops, 1) + MAX(n, 1);
-	g_autofree gint64 *col = g_new(gint64, MAX(R, 1));
-	for (gsize k = 0; k < 3 * (gsize)n_ops + n; k++) {
-		for (guint32 r = 0; r < R; r++)
-			col[r] = rows[r * stride + k];
-		qsort(col, R, sizeof(gint64), i64_cmp);
-		gint64 v = col[(R - 1) / 2];
-		gint64 ns = v < 0 ? -1 : scale == 1.0 ? v : (gint64)llround((double)v / scale);
-		if (k < n_ops)
-			t->ops[k].issue = ns;
-		else if (k < 2 * (gsize)n_ops)
-			t->ops[k - n_ops].start = ns;
-		else if (k < 3 * (gsize)n_ops)
-			t->ops[k - 2 * n_ops].end = ns;
-		else
-			t->cmd_issue[k - 3 * n_ops] = ns;
-	}
-	for (guint32 c = 0; c < n; c++) {
-		const LhCmd *cmd = lh_plan_cmd(plan, c);
-		if (cmd->kind != LH_CMD_RUN)
-			continue;
-		LhOpTiming *tm = &t->ops[cmd->arg];
-		tm->stream = (gint32)cmd->stream;
-		tm->engine = (guint8)lh_op_engine(lh_graph_op(g, (guint32)cmd->arg)->kind);
-	}
-}
-
-const LhTrace *lh_replay_prediction(const char *who, const LhGraph *g, const LhHw *hw,
-				    const LhPlan *plan, const LhReplayOptions *opt, LhTrace **own,
-				    GError **error)
-{
-	guint32 n_ops = lh_graph_n_ops(g), n = lh_plan_n_cmds(plan);
-	const LhTrace *pred = opt ? opt->predicted : NULL;
-	*own = NULL;
-	if (pred && (pred->n_ops != n_ops || pred->n_cmds != n)) {
-		g_set_error(error, LH_BACKEND_ERROR, LH_BACKEND_ERROR_PLAN,
-			    "%s: the predicted trace (%u ops, %u commands) is not of this graph and "
-			    "plan (%u ops, %u commands)",
-			    who, pred->n_ops, pred->n_cmds, n_ops, n);
-		return NULL;
-	}
-	if (pred)
-		return pred;
-	LhSimOptions so = {.skip_validate = TRUE};
-	*own = lh_simulate(g, hw, plan, &so, NULL, error);
-	return *own;
 }

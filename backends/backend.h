@@ -90,31 +90,14 @@ extern const LhBackend lh_backend_cuda;
 gboolean lh_backend_check_plan(const LhGraph *g, const LhPlan *plan, GError **error);
 
 /* The time scale the cpu backend uses for @opt (resolves time_scale 0 from @predicted). */
-/* The prediction a replay is measured against: opt->predicted when it fits @g and @plan (else
- * an error naming @who, "cpu replay"), otherwise a fresh simulation put in *@own, which the
- * caller frees. Returns NULL with @error set on failure. */
-const LhTrace *lh_replay_prediction(const char *who, const LhGraph *g, const LhHw *hw,
-				    const LhPlan *plan, const LhReplayOptions *opt, LhTrace **own,
-				    GError **error);
 double lh_replay_time_scale(const LhReplayOptions *opt, const LhGraph *g,
 			    const LhTrace *predicted);
-
-/* Which engine an op of kind @k runs on (LH_ENGINE_NONE for inputs). */
-LhEngine lh_op_engine(LhOpKind k);
 
 /* Rebuilds @t's memory curve and peaks from its op start and end times with the engine's
  * rule (docs/engine.md#memory): inputs live from 0, an output is allocated at its op's start and freed
  * when its last consumer ends; an op with an alias allocates nothing and keeps the aliased
  * buffer until its own consumers end. Backends call it on the traces they measure. */
 void lh_trace_rebuild_memory(LhTrace *t, const LhGraph *g);
-
-/* For backends that replay a plan R times: @rows holds R rows of 3 * n_ops + n_cmds times
- * (each op's issue, then each op's start, then each op's end, then each command's issue) in
- * the replay's clock. Fills @t (n_ops, n_cmds as in @g and @plan) with each column's median
- * divided by @scale (wall-clock ns per predicted ns; 1 for none), -1 staying -1, and labels
- * each op that runs with its stream and engine. The caller sets engine_index. */
-void lh_replay_fill_medians(LhTrace *t, const gint64 *rows, guint32 R, const LhGraph *g,
-			    const LhPlan *plan, double scale);
 
 /* ---- comparing a prediction with a measurement ---- */
 

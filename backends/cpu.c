@@ -24,7 +24,7 @@
  * All sleeps are to absolute deadlines (CLOCK_MONOTONIC), so that wake-up latency does not
  * accumulate along the host's issue sequence.
  */
-#include "backends/backend.h"
+#include "backends/backend-private.h"
 #include "sim/engine.h"
 
 #include <errno.h>
@@ -301,7 +301,7 @@ static gboolean run_once(Cpu *x, GError **error)
 	guint32 n_ops = lh_graph_n_ops(x->g);
 	x->issued = 0;
 	x->abort = FALSE;
-	memset(x->fired, 0, MAX(x->p->n_events, 1));
+	memset(x->fired, 0, MAX(lh_plan_n_events(x->p), 1));
 	memset(x->q_left, 0, sizeof(guint32) * x->Q);
 	memset(x->s_done, 0, sizeof(guint32) * MAX(x->S, 1));
 	memset(x->s_issued, 0, sizeof(guint32) * MAX(x->S, 1));
@@ -419,7 +419,7 @@ static LhTrace *cpu_replay(const LhGraph *g, const LhPlan *plan, const LhHw *hw,
 	x.Q = MAX(hw->hw_queues, 1);
 	g_mutex_init(&x.lock);
 	g_cond_init(&x.cond);
-	x.fired = g_new0(guint8, MAX(plan->n_events, 1));
+	x.fired = g_new0(guint8, MAX(lh_plan_n_events(plan), 1));
 	x.q_left = g_new0(guint32, x.Q);
 	x.qpos = g_new0(guint32, MAX(n, 1));
 	x.s_done = g_new0(guint32, MAX(x.S, 1));

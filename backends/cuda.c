@@ -30,7 +30,7 @@
  * Every CUDA call and launch is checked. A failure stops the run, waits for the device,
  * frees every stream, event and buffer, and reports the op (or command) that failed.
  */
-#include "backends/backend.h"
+#include "backends/backend-private.h"
 #include "backends/cuda-kernels.h"
 #include <gmodule.h>
 #include "sim/cost.h"
@@ -500,7 +500,7 @@ static LhTrace *cuda_replay(const LhGraph *g, const LhPlan *plan, const LhHw *hw
 	x.p = plan;
 	x.hw = hw;
 	x.S = lh_plan_n_streams(plan);
-	x.E = plan->n_events;
+	x.E = lh_plan_n_events(plan);
 	x.n_ops = n_ops;
 	x.n_cmds = n;
 	/* Test hook (tests/test-cuda.c): LHSIM_CUDA_FAULT_OP=NAME makes that op's launch fail,

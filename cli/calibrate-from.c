@@ -60,7 +60,7 @@ int cli_calibrate_from(char **from, const char *graph, const char *hw_name, cons
 
 	printf("calibration of %s from %u measured file%s of %s (%u ops), schedule %s\n",
 	       base->name, nf, nf == 1 ? "" : "s", lh_graph_name(g), lh_graph_n_ops(g),
-	       plan->scheduler ? plan->scheduler : "plan");
+	       lh_plan_scheduler(plan) ? lh_plan_scheduler(plan) : "plan");
 	for (guint f = 0; f < nf; f++) {
 		const LhMeasured *m = ms->pdata[f];
 		const LhMatch *x = xs->pdata[f];
@@ -92,7 +92,8 @@ int cli_calibrate_from(char **from, const char *graph, const char *hw_name, cons
 	g_autofree char *header = g_strdup_printf(
 		"%s, fitted by `lhsim calibrate --from` to %s (graph %s, schedule %s).\n"
 		"Keys without a 'fitted' comment keep the base model's value.",
-		hw->name, files, lh_graph_name(g), plan->scheduler ? plan->scheduler : "plan");
+		hw->name, files, lh_graph_name(g),
+		lh_plan_scheduler(plan) ? lh_plan_scheduler(plan) : "plan");
 	g_autofree char *text = lh_calibration_to_ini(hw, notes, header);
 	lh_fit_keys_clear(keys);
 	g_autoptr(LhHw) back = lh_hw_new_from_data(text, strlen(text), out_path, &e);

@@ -213,12 +213,15 @@ int cli_run(int argc, char **argv)
 	} else {
 		FILE *rep = cli_report_stream();
 		fprintf(rep, "%s (%u ops) on %s, scheduler %s%s%s%s\n", lh_graph_name(g),
-		       lh_graph_n_ops(g), H->label, plan->scheduler ? plan->scheduler : "plan",
-		       plan->params ? " (" : "", plan->params ? plan->params : "",
-		       plan->params ? ")" : "");
+		       lh_graph_n_ops(g), H->label,
+		       lh_plan_scheduler(plan) ? lh_plan_scheduler(plan) : "plan",
+		       lh_plan_params(plan) ? " (" : "",
+		       lh_plan_params(plan) ? lh_plan_params(plan) : "",
+		       lh_plan_params(plan) ? ")" : "");
 		for (guint32 d = 0; H->slow && d < H->n_devices; d++)
 			if (H->slow[d] != 1)
-				fprintf(rep, "  straggler: device %u's kernels take %g times as long\n",
+				fprintf(rep, "  straggler: device %u's kernels take %g times as long
+",
 					d, H->slow[d]);
 		lh_metrics_print_table(rep, &m, plan, hw);
 	}

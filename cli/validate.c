@@ -159,7 +159,7 @@ static char *to_json(const LhGraph *g, const LhHw *hw, const LhPlan *plan,
 	json_builder_begin_object(b);
 	jstr(b, "graph", lh_graph_name(g));
 	jstr(b, "hw", hw->name);
-	jstr(b, "schedule", plan->scheduler ? plan->scheduler : "plan");
+	jstr(b, "schedule", lh_plan_scheduler(plan) ? lh_plan_scheduler(plan) : "plan");
 	jstr(b, "measured", m->path);
 	jstr(b, "format", m->format);
 	jint(b, "device", x->device);
@@ -248,7 +248,8 @@ static void print_text(const LhGraph *g, const LhHw *hw, const LhPlan *plan, con
 		       const LhMatch *x, const LhValidation *v, gboolean all)
 {
 	printf("%s (%u ops) on %s, schedule %s, against %s (%s, device %d)\n", lh_graph_name(g),
-	       lh_graph_n_ops(g), hw->name, plan->scheduler ? plan->scheduler : "plan", m->path,
+	       lh_graph_n_ops(g), hw->name,
+	       lh_plan_scheduler(plan) ? lh_plan_scheduler(plan) : "plan", m->path,
 	       m->format, x->device);
 	printf("  matched events: %u of %u (%.1f %%): by name %u, annotation %u, token %u, "
 	       "order %u\n",

@@ -22,20 +22,6 @@ static guint spec_len(const LhParamSpec *spec)
 	return n;
 }
 
-static const char *type_name(LhParamType t)
-{
-	switch (t) {
-	case LH_PARAM_INT:
-		return "integer";
-	case LH_PARAM_DOUBLE:
-		return "number";
-	case LH_PARAM_BOOL:
-		return "true|false";
-	default:
-		return "choice";
-	}
-}
-
 static char *list_params(const LhParamSpec *spec)
 {
 	GString *s = g_string_new(NULL);
@@ -262,10 +248,4 @@ void lh_params_explain(const LhParams *p, const char *fmt, ...)
 	vfprintf(p->explain, fmt, ap);
 	va_end(ap);
 	fputc('\n', p->explain);
-}
-
-const char *lh_param_type_name(LhParamType t);
-const char *lh_param_type_name(LhParamType t)
-{
-	return type_name(t);
 }

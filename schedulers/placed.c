@@ -178,13 +178,14 @@ static void rank_add(const LhGraph *g, const LhPlan *p, const guint32 *map, GArr
  * to @out. */
 static void merge(LhPlan *out, const LhPlan *p, guint32 d, const guint32 *map)
 {
-	guint32 s0 = lh_plan_n_streams(out), e0 = out->n_events;
+	guint32 s0 = lh_plan_n_streams(out), e0 = lh_plan_n_events(out);
 	for (guint32 s = 0; s < lh_plan_n_streams(p); s++) {
 		const LhStream *st = lh_plan_stream(p, s);
 		g_autofree char *name = g_strdup_printf("d%u.%s", d, st->name);
 		lh_plan_add_stream_on(out, name, st->role, d);
 	}
-	out->n_events += p->n_events;
+	for (guint32 e = 0; e < lh_plan_n_events(p); e++)
+		lh_plan_new_event(out); /* ids e0 .. e0 + n - 1 */
 	for (guint32 c = 0; c < lh_plan_n_cmds(p); c++) {
 		const LhCmd *cmd = lh_plan_cmd(p, c);
 		switch ((LhCmdKind)cmd->kind) {

@@ -106,49 +106,20 @@ void lh__sort_f64_u32(LhSortRec *r, guint32 n, gboolean desc)
 void lh__emit_list_schedule(LhPlan *plan, const LhGraph *g, const guint32 *stream,
 			    const double *start, const guint32 *seq)
 {
-	guint32 n = lh_graph_n_ops(g), ns = lh_plan_n_streams(plan);
-	g_autofree Slot *slot = g_new(Slot, n);
+	guint32 n = lh_graph_n_ops(g);
+	g_autofree Slot *slot = g_new(Slot, MAX(n, 1));
 	guint32 m = 0;
 	for (guint32 i = 0; i < n; i++)
 		if (lh_graph_op(g, i)->kind != LH_OP_INPUT)
 			slot[m++] = (Slot){start[i], seq[i], i};
 	lh__sort_f64_u32(slot, m, FALSE); /* by (start, seq) */
-
-	/* pos[i]: position of op i in its stream; event[i]: event signaled after it, or none.
-	 * covered[s * ns + t]: the latest position on stream t that stream s already waited for
-	 * (+1; 0 = none). */
-	g_autofree guint32 *pos = g_new0(guint32, n);
-	g_autofree guint32 *event = g_new(guint32, n);
-	g_autofree guint32 *len = g_new0(guint32, ns);
-	g_autofree guint32 *covered = g_new0(guint32, (gsize)ns * ns);
-	for (guint32 i = 0; i < n; i++)
-		event[i] = G_MAXUINT32;
-	for (guint32 k = 0; k < m; k++) {
-		guint32 v = slot[k].op, s = stream[v];
-		guint32 nd;
-		const guint32 *d = lh_graph_deps(g, v, &nd);
-		for (guint32 j = 0; j < nd; j++) {
-			guint32 u = d[j];
-			if (lh_graph_op(g, u)->kind == LH_OP_INPUT || stream[u] == s)
-				continue;
-			guint32 t = stream[u];
-			if (covered[(gsize)s * ns + t] > pos[u])
-				continue;
-			g_assert(event[u] != G_MAXUINT32);
-			lh_plan_wait(plan, s, event[u]);
-			covered[(gsize)s * ns + t] = pos[u] + 1;
-		}
-		lh_plan_run(plan, s, v);
-		pos[v] = len[s]++;
-		guint32 nsucc;
-		const guint32 *sc = lh_graph_succs(g, v, &nsucc);
-		for (guint32 j = 0; j < nsucc; j++)
-			if (stream[sc[j]] != s) {
-				event[v] = lh_plan_new_event(plan);
-				lh_plan_signal(plan, s, event[v]);
-				break;
-			}
-	}
+	g_autofree guint32 *order = g_new(guint32, MAX(m, 1));
+	for (guint32 k = 0; k < m; k++)
+		order[k] = slot[k].op;
+	/* The schedulers place every op after its deps, so the order is topological. */
+	g_autoptr(GError) e = NULL;
+	if (!lh_plan_add_list_schedule(plan, g, stream, order, m, &e))
+		g_error("list schedule: %s", e->message);
 }
 
 void lh__class_limits(const LhParams *p, guint32 limit[LH_CLASS_N])

@@ -30,9 +30,8 @@ guint32 lh__pool_stream(const LhStreamPool *pool, guint32 member);
 
 /* Emits a plan from a list schedule: each non-input op @i runs on plan stream @stream[i];
  * ops are issued in order of (@start[i], i's position in @seq order). @seq[i] is the order in
- * which the scheduler placed op i (a topological order). A dependency across streams gets a
- * signal right after the producer's run and a wait before the consumer, unless an earlier
- * wait on that stream already covers it. */
+ * which the scheduler placed op i (a topological order). The public plan builder
+ * (lh_plan_add_list_schedule, sim/plan.h) adds the signals and waits. */
 void lh__emit_list_schedule(LhPlan *plan, const LhGraph *g, const guint32 *stream,
 			    const double *start, const guint32 *seq);
 

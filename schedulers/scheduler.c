@@ -23,8 +23,17 @@ static const LhScheduler *const builtin[] = {
 };
 
 static GMutex plugin_lock;
-static GPtrArray *plugins;      /* of const LhScheduler *; their modules stay resident */
+static GPtrArray *plugins;      /* of LhScheduler *: the registry's copies, never freed */
+static GPtrArray *plugin_tables; /* of const void *: each plugin's own table, same index */
 static GPtrArray *plugin_paths; /* of char *: the file each was loaded from, same index */
+
+/* The bytes of LhScheduler a plugin of each version has: its table ends there, and the loader
+ * must not read further (the slots after are not the plugin's). Index: version. */
+static const gsize table_size[] = {
+	[2] = G_STRUCT_OFFSET(LhScheduler, supports),
+	[3] = sizeof(LhScheduler),
+};
+G_STATIC_ASSERT(G_N_ELEMENTS(table_size) == LH_SCHEDULER_ABI + 1);
 
 const LhScheduler *lh_scheduler_find(const char *name)
 {
@@ -174,32 +183,46 @@ const LhScheduler *lh_scheduler_load_plugin(const char *path, GError **error)
 		g_module_close(mod);
 		return NULL;
 	}
-	const LhScheduler *s = fn();
-	const char *why = NULL;
-	if (!s)
-		why = "lh_scheduler_plugin() returned NULL";
-	else if (s->version != LH_SCHEDULER_ABI)
-		why = "wrong ABI version";
-	else if (!s->name || !*s->name || !s->plan)
-		why = "its scheduler has no name or no plan function";
-	if (why) {
-		if (s && s->version != LH_SCHEDULER_ABI)
-			g_set_error(error, LH_SCHED_ERROR, LH_SCHED_ERROR_PLUGIN,
-				    "%s: %s: the plugin was built for scheduler ABI %u, this lhsim "
-				    "has ABI %u; rebuild it against this lhsim",
-				    path, why, s->version, LH_SCHEDULER_ABI);
-		else
-			g_set_error(error, LH_SCHED_ERROR, LH_SCHED_ERROR_PLUGIN, "%s: %s", path,
-				    why);
+	/* Only the version is read before it is known to be one this loader understands: the
+	 * rest of the table has that version's layout. */
+	const void *table = fn();
+	guint32 version = table ? *(const guint32 *)table : 0;
+	if (!table) {
+		g_set_error(error, LH_SCHED_ERROR, LH_SCHED_ERROR_PLUGIN,
+			    "%s: lh_scheduler_plugin() returned NULL", path);
 		g_module_close(mod);
 		return NULL;
 	}
-	const LhScheduler *same = lh_scheduler_find(s->name);
-	if (same == s) {
+	if (version < LH_SCHEDULER_ABI_MIN || version > LH_SCHEDULER_ABI) {
+		g_set_error(error, LH_SCHED_ERROR, LH_SCHED_ERROR_PLUGIN,
+			    "%s: wrong ABI version: the plugin was built for scheduler ABI %u, "
+			    "this lhsim loads ABI %u to %u; rebuild it against this lhsim",
+			    path, version, LH_SCHEDULER_ABI_MIN, LH_SCHEDULER_ABI);
+		g_module_close(mod);
+		return NULL;
+	}
+	/* This version's layout: the plugin's slots, and NULL for the ones it does not have. */
+	LhScheduler layout = {0};
+	memcpy(&layout, table, table_size[version]);
+	const LhScheduler *s = &layout;
+	if (!s->name || !*s->name || !s->plan) {
+		g_set_error(error, LH_SCHED_ERROR, LH_SCHED_ERROR_PLUGIN,
+			    "%s: its scheduler has no name or no plan function", path);
+		g_module_close(mod);
+		return NULL;
+	}
+	g_mutex_lock(&plugin_lock);
+	const LhScheduler *again = NULL;
+	for (guint i = 0; plugin_tables && i < plugin_tables->len && !again; i++)
+		if (g_ptr_array_index(plugin_tables, i) == table)
+			again = g_ptr_array_index(plugins, i);
+	g_mutex_unlock(&plugin_lock);
+	if (again) {
 		/* The same file again (by any path): already loaded, nothing to do. */
 		g_module_close(mod);
-		return s;
+		return again;
 	}
+	const LhScheduler *same = lh_scheduler_find(s->name);
 	if (same) {
 		const char *other = lh_scheduler_plugin_path(same);
 		if (other)
@@ -218,21 +241,44 @@ const LhScheduler *lh_scheduler_load_plugin(const char *path, GError **error)
 		return NULL;
 	}
 	g_module_make_resident(mod);
+	LhScheduler *copy = g_memdup2(&layout, sizeof layout);
 	g_mutex_lock(&plugin_lock);
 	if (!plugins) {
 		plugins = g_ptr_array_new();
+		plugin_tables = g_ptr_array_new();
 		plugin_paths = g_ptr_array_new();
 	}
-	g_ptr_array_add(plugins, (gpointer)s);
+	g_ptr_array_add(plugins, copy);
+	g_ptr_array_add(plugin_tables, (gpointer)table);
 	g_ptr_array_add(plugin_paths, g_strdup(path));
 	g_mutex_unlock(&plugin_lock);
-	return s;
+	return copy;
+}
+
+gboolean lh_scheduler_supports(const LhScheduler *s, const LhGraph *g, const LhHw *hw,
+			       GError **error)
+{
+	g_return_val_if_fail(s && g && hw, FALSE);
+	if (!s->supports)
+		return TRUE;
+	GError *e = NULL;
+	if (s->supports(g, hw, &e))
+		return TRUE;
+	if (e)
+		g_propagate_error(error, e);
+	else
+		g_set_error(error, LH_SCHED_ERROR, LH_SCHED_ERROR_UNSUPPORTED,
+			    "%s: the scheduler cannot plan graph '%s' and gave no reason", s->name,
+			    lh_graph_name(g));
+	return FALSE;
 }
 
 LhPlan *lh_scheduler_run(const LhScheduler *s, const LhGraph *g, const LhHw *hw,
 			 const char *const *kv, FILE *explain, GError **error)
 {
 	g_return_val_if_fail(s && g && hw, NULL);
+	if (!lh_scheduler_supports(s, g, hw, error))
+		return NULL;
 	if (lh_graph_placed(g)) /* each device's program on its own (schedulers/placed.c) */
 		return lh_scheduler_run_placed(s, g, hw, NULL, kv, explain, error);
 	g_autoptr(GError) pe = NULL;

@@ -1,25 +1,36 @@
 /* lhsim — the scheduler interface, its parameters and the registry (docs/design.md#scheduler-interface).
  *
- * A scheduler turns a finished graph into a plan. It is a versioned method table; new slots
- * go at the end and bump LH_SCHEDULER_ABI, and so does any change to the layout of a struct a
- * plugin reads (LhOp, LhHw, LhPlan). Plugins export
+ * A scheduler turns a finished graph into a plan. It is a versioned method table (docs/api.md,
+ * "Scheduler plugins"). Plugins export
  *     const LhScheduler *lh_scheduler_plugin(void);
- * and are loaded with lh_scheduler_load_plugin().
+ * and are loaded with lh_scheduler_load_plugin(). The table's `version` says which layout of
+ * LhScheduler the plugin was built with: the loader accepts every version from
+ * LH_SCHEDULER_ABI_MIN to LH_SCHEDULER_ABI and reads only the slots that version has; a slot
+ * added later is absent (NULL) for the plugin. New slots go at the end and bump
+ * LH_SCHEDULER_ABI. What a plugin reads of the graph and the hardware goes through functions
+ * (sim/op.h, lh_hw_get); LhOp, LhHw and LhStream only grow at their ends, so that a plugin of an
+ * older version that reads their first fields directly keeps working.
  */
 #pragma once
 
 #include <stdio.h>
 #include <glib.h>
 #include "sim/graph.h"
+#include "sim/op.h"
 #include "sim/hw.h"
 #include "sim/plan.h"
 
 G_BEGIN_DECLS
 
-/* 2: LhOp and LhHw grew fields (dtype, GEMM shape, transpose, alias, member sets; per-dtype
- * peaks, the GEMM model, the cluster), so a plugin built against 1 reads them at the wrong
- * offsets and is refused. */
-#define LH_SCHEDULER_ABI 2u
+/* The interface versions:
+ * 1: the first table (version .. plan).
+ * 2: same table; LhOp and LhHw grew fields in their middle (dtype, GEMM shape, transpose,
+ *    alias, member sets; per-dtype peaks, the GEMM model, the cluster), so a plugin built
+ *    against 1 reads them at the wrong offsets: 1 is refused, and 2 is the oldest accepted.
+ * 3: the table gains `supports`; plugins read ops and hardware through accessors; LhPlan is
+ *    opaque (its ABI-2 fields stay where they were). */
+#define LH_SCHEDULER_ABI 3u
+#define LH_SCHEDULER_ABI_MIN 2u
 
 #define LH_SCHED_ERROR (lh_sched_error_quark())
 GQuark lh_sched_error_quark(void);
@@ -29,6 +40,7 @@ typedef enum {
 	LH_SCHED_ERROR_PARAM,     /* unknown parameter, bad value, out of range */
 	LH_SCHED_ERROR_PLUGIN,    /* a plugin failed to load or has the wrong ABI */
 	LH_SCHED_ERROR_FAILED,    /* the scheduler could not make a plan */
+	LH_SCHED_ERROR_UNSUPPORTED, /* the scheduler's `supports` turned the graph down */
 } LhSchedError;
 
 typedef enum {
@@ -73,12 +85,18 @@ gboolean lh_params_explaining(const LhParams *p);
 void lh_params_explain(const LhParams *p, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
 
 typedef struct {
-	guint32 version;          /* LH_SCHEDULER_ABI */
+	guint32 version;          /* LH_SCHEDULER_ABI when built; the loader reads the rest by it */
 	const char *name;         /* used with --sched */
 	const char *summary;      /* one line for `lhsim list` */
 	const LhParamSpec *params; /* NULL-terminated by name; may be NULL (no parameters) */
-	/* Returns a plan valid for @g, or NULL with @error set. Caller frees the plan. */
+	/* Returns a plan valid for @g, or NULL with @error set. Caller frees the plan. Called from
+	 * any thread, possibly from several at once (sweeps): keep no unlocked global state. */
 	LhPlan *(*plan)(const LhGraph *g, const LhHw *hw, const LhParams *p, GError **error);
+	/* ---- ABI 3 ---- */
+	/* Optional (NULL: every finished graph). Whether the scheduler can plan @g on @hw at all,
+	 * asked before parameters are parsed; FALSE with @error set says why (a graph without
+	 * what the scheduler needs, such as XLA's schedule). lh_scheduler_run() asks it first. */
+	gboolean (*supports)(const LhGraph *g, const LhHw *hw, GError **error);
 } LhScheduler;
 
 typedef const LhScheduler *(*LhSchedulerPluginFunc)(void);
@@ -88,11 +106,18 @@ const LhScheduler *lh_scheduler_find(const char *name); /* NULL when unknown */
 const LhScheduler *lh_scheduler_lookup(const char *name, GError **error);
 /* Built-ins then plugins, in registration order; NULL-terminated; caller frees array only. */
 const LhScheduler **lh_scheduler_list(void);
-/* Loads a shared object, checks its ABI and its parameter table (names, types, ranges, that
- * each default parses) and registers its scheduler. Loading the same file again returns the
- * scheduler already loaded; another scheduler of the same name is an error. Returns the
- * scheduler. */
+/* Loads a shared object, checks its interface version (LH_SCHEDULER_ABI_MIN ..
+ * LH_SCHEDULER_ABI) and its parameter table (names, types, ranges, that each default parses)
+ * and registers its scheduler. Loading the same file again returns the scheduler already
+ * loaded; another scheduler of the same name is an error. Returns the registry's copy of the
+ * plugin's table, in this version's layout (slots the plugin's version lacks are NULL), which
+ * lives as long as the process. */
 const LhScheduler *lh_scheduler_load_plugin(const char *path, GError **error);
+/* Asks @s's `supports` slot; TRUE when the scheduler has none (a plugin of ABI 2, or a
+ * built-in that plans every graph). FALSE with @error (LH_SCHED_ERROR_UNSUPPORTED, or the
+ * scheduler's own) otherwise. */
+gboolean lh_scheduler_supports(const LhScheduler *s, const LhGraph *g, const LhHw *hw,
+			       GError **error);
 /* The file a plugin scheduler was loaded from (as given to lh_scheduler_load_plugin), or NULL
  * for a built-in. */
 const char *lh_scheduler_plugin_path(const LhScheduler *s);

@@ -449,9 +449,7 @@ static LhPlan *search_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, 
 		lh_plan_free(start);
 	else {
 		/* Hand back a copy without the start's origin: the pipeline stamps ours. */
-		g_free(best->scheduler);
-		g_free(best->params);
-		best->scheduler = best->params = NULL;
+		lh_plan_set_origin(best, NULL, NULL);
 	}
 	return best;
 }

@@ -1282,8 +1282,8 @@ static gboolean check_devices(const LhGraph *g, const LhPlan *p, GError **error)
 {
 	guint32 D = lh_graph_devices(g), S = lh_plan_n_streams(p), n = lh_plan_n_cmds(p);
 	const LhOp *ops = lh__graph_ops(g);
-	g_autofree guint32 *ev_dev = g_new(guint32, MAX(p->n_events, 1));
-	for (guint32 e = 0; e < p->n_events; e++)
+	g_autofree guint32 *ev_dev = g_new(guint32, MAX(lh_plan_n_events(p), 1));
+	for (guint32 e = 0; e < lh_plan_n_events(p); e++)
 		ev_dev[e] = NONE;
 	for (guint32 s = 0; s < S; s++)
 		if (lh_plan_stream(p, s)->device >= D)
@@ -1507,8 +1507,9 @@ LhTrace *lh_simulate(const LhGraph *g, const LhHw *hw, const LhPlan *plan,
 		}
 	}
 	guint32 n_ops = lh_graph_n_ops(g);
-	guint32 n_cmds = lh_plan_n_cmds(plan), S = lh_plan_n_streams(plan), E = plan->n_events;
-	const LhCmd *cmds = (const LhCmd *)plan->cmds->data;
+	guint32 n_cmds = lh_plan_n_cmds(plan), S = lh_plan_n_streams(plan);
+	guint32 E = lh_plan_n_events(plan);
+	const LhCmd *cmds = lh_plan_cmds(plan, NULL);
 	const LhOp *ops = lh__graph_ops(g);
 	LhTrace *tr = lh_trace_new(n_ops, n_cmds);
 	tr->source = g_strdup("simulated");

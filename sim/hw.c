@@ -674,6 +674,28 @@ char *lh_hw_to_data(const LhHw *hw)
 	return g_string_free(s, FALSE);
 }
 
+double lh_hw_get(const LhHw *hw, const char *key)
+{
+	g_return_val_if_fail(hw != NULL && key != NULL, NAN);
+	if (!strcmp(key, "sm_sharing"))
+		return hw->sm_sharing == LH_SHARING_FAIR ? 1 : 0;
+	for (gsize i = 0; i < G_N_ELEMENTS(keys); i++) {
+		if (strcmp(keys[i].key, key) != 0)
+			continue;
+		const char *at = (const char *)hw + keys[i].offset;
+		if (keys[i].type == K_UINT)
+			return *(const guint32 *)(const void *)at;
+		return *(const double *)(const void *)at;
+	}
+	return NAN;
+}
+
+const char *lh_hw_name(const LhHw *hw)
+{
+	g_return_val_if_fail(hw != NULL, NULL);
+	return hw->name;
+}
+
 const char *lh_sm_sharing_name(LhSmSharing s)
 {
 	return s == LH_SHARING_FAIR ? "fair" : "fifo";

@@ -112,6 +112,12 @@ char *lh_hw_to_data(const LhHw *hw);
 
 const char *lh_sm_sharing_name(LhSmSharing s);
 
+/* A key's value by its .ini name (docs/hw-format.md), as stored (0 for an optional key not
+ * given; sm_sharing: 0 fifo, 1 fair); NaN for a key this lhsim does not know. For plugins: the
+ * key names are the contract, not LhHw's layout (docs/api.md). */
+double lh_hw_get(const LhHw *hw, const char *key);
+const char *lh_hw_name(const LhHw *hw); /* the description's name; owned by @hw */
+
 /* Effective values, with the documented fallback for a field left 0 (a hand-built LhHw, or an
  * .ini written before the key existed). */
 double lh_hw_peak_tflops(const LhHw *hw, LhDtype dtype); /* NONE, BF16, F16: peak_tflops */

@@ -588,9 +588,10 @@ char *lh_metrics_to_json(const LhMetrics *m, const LhPlan *plan, const LhGraph *
 	g_string_append_printf(s, ",\n  \"ops\": %u,\n  \"hardware\": ", lh_graph_n_ops(g));
 	lh_json_append_string(s, hw->name);
 	g_string_append(s, ",\n  \"scheduler\": ");
-	lh_json_append_string(s, plan && plan->scheduler ? plan->scheduler : "plan");
+	const char *sched = plan ? lh_plan_scheduler(plan) : NULL;
+	lh_json_append_string(s, sched ? sched : "plan");
 	g_string_append(s, ",\n  \"params\": ");
-	lh_json_append_string(s, plan && plan->params ? plan->params : "");
+	lh_json_append_string(s, plan && lh_plan_params(plan) ? lh_plan_params(plan) : "");
 	g_string_append_printf(
 		s,
 		",\n  \"makespan_ns\": %" G_GINT64_FORMAT ",\n  \"lower_bound_ns\": %.0f,\n"

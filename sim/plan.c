@@ -1,5 +1,5 @@
 /* lhsim — the stream program: building, text reader and writer. */
-#include "sim/plan.h"
+#include "sim/plan-private.h"
 #include "sim/util.h"
 
 #include <errno.h>
@@ -54,6 +54,44 @@ guint32 lh_plan_add_stream_on(LhPlan *p, const char *name, LhStreamRole role, gu
 	LhStream s = {g_strdup(name), role, device};
 	g_array_append_val(p->streams, s);
 	return p->streams->len - 1;
+}
+
+const LhCmd *lh_plan_cmds(const LhPlan *p, guint32 *n)
+{
+	g_return_val_if_fail(p != NULL, NULL);
+	if (n)
+		*n = p->cmds->len;
+	return (const LhCmd *)p->cmds->data;
+}
+
+guint32 lh_plan_n_events(const LhPlan *p)
+{
+	g_return_val_if_fail(p != NULL, 0);
+	return p->n_events;
+}
+
+const char *lh_plan_scheduler(const LhPlan *p)
+{
+	g_return_val_if_fail(p != NULL, NULL);
+	return p->scheduler;
+}
+
+const char *lh_plan_params(const LhPlan *p)
+{
+	g_return_val_if_fail(p != NULL, NULL);
+	return p->params;
+}
+
+const char *lh_plan_source(const LhPlan *p)
+{
+	g_return_val_if_fail(p != NULL, NULL);
+	return p->source;
+}
+
+guint32 lh_plan_cmd_line(const LhPlan *p, guint32 c)
+{
+	g_return_val_if_fail(p != NULL, 0);
+	return p->lines && c < p->lines->len ? g_array_index(p->lines, guint32, c) : 0;
 }
 
 guint32 lh_plan_n_streams(const LhPlan *p)
@@ -133,6 +171,110 @@ void lh_plan_set_origin(LhPlan *p, const char *scheduler, const char *params)
 	g_free(p->params);
 	p->scheduler = g_strdup(scheduler);
 	p->params = params && *params ? g_strdup(params) : NULL;
+}
+
+/* The checks first, so that a bad call appends nothing. */
+static gboolean list_schedule_check(const LhPlan *p, const LhGraph *g, const guint32 *stream,
+				    const guint32 *order, guint32 n, guint32 *pos, GError **error)
+{
+	guint32 n_ops = lh_graph_n_ops(g), ns = lh_plan_n_streams(p);
+	for (guint32 i = 0; i < n_ops; i++)
+		pos[i] = G_MAXUINT32;
+	for (guint32 k = 0; k < n; k++) {
+		guint32 v = order[k];
+		if (v >= n_ops) {
+			g_set_error(error, LH_PLAN_ERROR, LH_PLAN_ERROR_INVALID,
+				    "plan builder: order entry %u is op %u, but the graph has %u "
+				    "ops",
+				    k, v, n_ops);
+			return FALSE;
+		}
+		const LhOp *op = lh_graph_op(g, v);
+		if (op->kind == LH_OP_INPUT)
+			continue;
+		if (pos[v] != G_MAXUINT32) {
+			g_set_error(error, LH_PLAN_ERROR, LH_PLAN_ERROR_INVALID,
+				    "plan builder: op '%s' appears twice in the order (entries "
+				    "%u and %u)",
+				    op->name, pos[v], k);
+			return FALSE;
+		}
+		if (stream[v] >= ns) {
+			g_set_error(error, LH_PLAN_ERROR, LH_PLAN_ERROR_INVALID,
+				    "plan builder: op '%s' is assigned stream %u, but the plan "
+				    "has %u streams",
+				    op->name, stream[v], ns);
+			return FALSE;
+		}
+		guint32 nd;
+		const guint32 *d = lh_graph_deps(g, v, &nd);
+		for (guint32 j = 0; j < nd; j++)
+			if (lh_graph_op(g, d[j])->kind != LH_OP_INPUT && pos[d[j]] == G_MAXUINT32) {
+				g_set_error(error, LH_PLAN_ERROR, LH_PLAN_ERROR_INVALID,
+					    "plan builder: op '%s' comes before its dep '%s' in "
+					    "the order",
+					    op->name, lh_graph_op(g, d[j])->name);
+				return FALSE;
+			}
+		pos[v] = k;
+	}
+	for (guint32 i = 0; i < n_ops; i++)
+		if (lh_graph_op(g, i)->kind != LH_OP_INPUT && pos[i] == G_MAXUINT32) {
+			g_set_error(error, LH_PLAN_ERROR, LH_PLAN_ERROR_INVALID,
+				    "plan builder: op '%s' is missing from the order",
+				    lh_graph_op(g, i)->name);
+			return FALSE;
+		}
+	return TRUE;
+}
+
+gboolean lh_plan_add_list_schedule(LhPlan *p, const LhGraph *g, const guint32 *stream,
+				   const guint32 *order, guint32 n, GError **error)
+{
+	g_return_val_if_fail(p && g && stream && (order || n == 0), FALSE);
+	g_return_val_if_fail(lh_graph_is_finished(g), FALSE);
+	guint32 n_ops = lh_graph_n_ops(g), ns = lh_plan_n_streams(p);
+	/* pos[i]: first the op's place in @order (the check), then its position in its stream;
+	 * event[i]: event signaled after it, or none. covered[s * ns + t]: the latest position on
+	 * stream t that stream s already waited for (+1; 0 = none). */
+	g_autofree guint32 *pos = g_new(guint32, MAX(n_ops, 1));
+	if (!list_schedule_check(p, g, stream, order, n, pos, error))
+		return FALSE;
+	g_autofree guint32 *event = g_new(guint32, MAX(n_ops, 1));
+	g_autofree guint32 *len = g_new0(guint32, MAX(ns, 1));
+	g_autofree guint32 *covered = g_new0(guint32, MAX((gsize)ns * ns, 1));
+	for (guint32 i = 0; i < n_ops; i++)
+		event[i] = G_MAXUINT32;
+	for (guint32 k = 0; k < n; k++) {
+		guint32 v = order[k], s = stream[v];
+		if (lh_graph_op(g, v)->kind == LH_OP_INPUT)
+			continue;
+		guint32 nd;
+		const guint32 *d = lh_graph_deps(g, v, &nd);
+		for (guint32 j = 0; j < nd; j++) {
+			guint32 u = d[j];
+			if (lh_graph_op(g, u)->kind == LH_OP_INPUT || stream[u] == s)
+				continue;
+			guint32 t = stream[u];
+			if (covered[(gsize)s * ns + t] > pos[u])
+				continue;
+			/* u has a successor (v) on another stream, so it signaled. */
+			g_assert(event[u] != G_MAXUINT32);
+			lh_plan_wait(p, s, event[u]);
+			covered[(gsize)s * ns + t] = pos[u] + 1;
+		}
+		lh_plan_run(p, s, v);
+		pos[v] = len[s]++;
+		guint32 nsucc;
+		const guint32 *sc = lh_graph_succs(g, v, &nsucc);
+		for (guint32 j = 0; j < nsucc; j++)
+			if (stream[sc[j]] != s) {
+				event[v] = lh_plan_new_event(p);
+				lh_plan_signal(p, s, event[v]);
+				break;
+			}
+	}
+	return TRUE;
 }
 
 const char *lh_plan_event_name(const LhPlan *p, guint64 e, char buf[32])

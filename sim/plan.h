@@ -56,16 +56,9 @@ typedef struct {
 	                   0 otherwise. Appended: older plugins never read it. */
 } LhStream;
 
-typedef struct _LhPlan {
-	GArray *streams; /* of LhStream */
-	GArray *cmds;    /* of LhCmd */
-	guint32 n_events;
-	char *scheduler; /* who made it, for titles; may be NULL */
-	char *params;    /* the parameters it was made with ("async-compute-limit=2"); may be NULL */
-	GArray *lines;   /* of guint32: source line of each command when read from text, else NULL */
-	char *source;    /* file it was read from, for error positions; may be NULL */
-	GPtrArray *event_names; /* of char *: the names a plan file gave its events, by id; or NULL */
-} LhPlan;
+/* Opaque: read a plan through the accessors below (docs/api.md). The layout a plugin built
+ * against ABI 2 could read directly is kept (sim/plan-private.h), but no longer promised. */
+typedef struct _LhPlan LhPlan;
 
 LhPlan *lh_plan_new(void);
 void lh_plan_free(LhPlan *p); /* NULL is fine */
@@ -78,6 +71,19 @@ guint32 lh_plan_n_streams(const LhPlan *p);
 const LhStream *lh_plan_stream(const LhPlan *p, guint32 s);
 guint32 lh_plan_n_cmds(const LhPlan *p);
 const LhCmd *lh_plan_cmd(const LhPlan *p, guint32 i);
+/* All commands as one array of lh_plan_n_cmds() (*@n), owned by the plan; valid until the next
+ * command is added. May be NULL when there is none. */
+const LhCmd *lh_plan_cmds(const LhPlan *p, guint32 *n);
+/* Events numbered so far (lh_plan_new_event, or a plan file's events): ids 0 .. n - 1. */
+guint32 lh_plan_n_events(const LhPlan *p);
+/* Who made the plan and with which parameters (lh_plan_set_origin); NULL when unknown. Owned
+ * by the plan. */
+const char *lh_plan_scheduler(const LhPlan *p);
+const char *lh_plan_params(const LhPlan *p);
+/* The file the plan was read from (lh_plan_new_from_file), for messages; NULL otherwise. */
+const char *lh_plan_source(const LhPlan *p);
+/* The line of the plan file command @c came from (1-based); 0 for a plan not read from text. */
+guint32 lh_plan_cmd_line(const LhPlan *p, guint32 c);
 
 void lh_plan_run(LhPlan *p, guint32 stream, guint32 op);
 guint32 lh_plan_new_event(LhPlan *p);
@@ -91,7 +97,22 @@ void lh_plan_host(LhPlan *p, guint64 ns);
  * device in LhCmd.stream; lh_plan_host is device 0. */
 void lh_plan_host_on(LhPlan *p, guint32 device, guint64 ns);
 void lh_plan_sync(LhPlan *p, guint32 stream);
+/* Stamps who made the plan: both copied; NULL (and "" for @params) clears. */
 void lh_plan_set_origin(LhPlan *p, const char *scheduler, const char *params);
+
+/* The plan builder (docs/api.md#the-plan-builder): appends the commands of a list schedule.
+ * Each non-input op i runs on plan stream @stream[i] (@stream has lh_graph_n_ops(@g) entries;
+ * those of inputs are ignored), and ops are issued in the order of @order (@n op indices;
+ * every non-input op exactly once, after all of its deps; inputs may appear and are skipped,
+ * so lh_graph_topo() is a valid order). The builder adds the synchronisation: after an op that
+ * has a successor on another stream, a signal of a new event on the op's stream; before an
+ * op, a wait on that event for each dep on another stream, unless an earlier wait of the same
+ * stream already covers it (it waited for that dep's stream at the dep's position or later).
+ * On bad input (a stream not in @p, an op missing, twice or before one of its deps, an index
+ * out of range) it appends nothing and fails with LH_PLAN_ERROR_INVALID naming the op. @g must
+ * be finished. The built-in list schedulers (cpath, heft) emit their plans with it. */
+gboolean lh_plan_add_list_schedule(LhPlan *p, const LhGraph *g, const guint32 *stream,
+				   const guint32 *order, guint32 n, GError **error);
 
 /* Checks the plan against its graph (docs/design.md#plan-validation): every non-input op runs exactly once, no
  * input runs, every dep is ordered by stream order or a signal/wait chain, every waited event

@@ -223,9 +223,9 @@ char *lh_trace_to_chrome_json(const LhTrace *t, const LhGraph *g, const LhPlan *
 	lh_json_append_string(s, lh_graph_name(g));
 	g_string_append(s, ",\"source\":");
 	lh_json_append_string(s, t->source ? t->source : "simulated");
-	if (plan && plan->scheduler) {
+	if (plan && lh_plan_scheduler(plan)) {
 		g_string_append(s, ",\"scheduler\":");
-		lh_json_append_string(s, plan->scheduler);
+		lh_json_append_string(s, lh_plan_scheduler(plan));
 	}
 	g_string_append(s, "},\"traceEvents\":[");
 	if (lh_graph_placed(g))

@@ -9,7 +9,7 @@
  * at v's run, the clock covers u's run. If the logical run stops with commands left, the plan
  * can deadlock on any hardware, and the error names each stuck stream and what it waits for.
  */
-#include "sim/plan.h"
+#include "sim/plan-private.h"
 
 #include <string.h>
 

@@ -836,11 +836,11 @@ LhTrace *lh_simulate(const LhGraph *g, const LhHw *hw, const LhPlan *plan,
 	x.n_cmds = lh_plan_n_cmds(plan);
 	x.S = lh_plan_n_streams(plan);
 	x.Q = MIN(hw->hw_queues, MAX(x.S, 1));
-	x.E = plan->n_events;
+	x.E = lh_plan_n_events(plan);
 	x.launch = round_cost(hw->launch_ns);
 	x.event = round_cost(hw->event_ns);
 	x.cap_bytes = (gint64)(hw->memory_gib * 1073741824.0);
-	x.cmds = (const LhCmd *)plan->cmds->data;
+	x.cmds = lh_plan_cmds(plan, NULL);
 	x.ops = lh__graph_ops(g);
 	x.deps = lh__graph_dep_array(g);
 	x.tr = lh_trace_new(n_ops, x.n_cmds);

@@ -36,7 +36,7 @@ static void check_order(const LhGraph *g, const LhPlan *p, const LhTrace *t, gin
 	}
 	guint32 S = lh_plan_n_streams(p);
 	g_autofree gint64 *last_end = g_new0(gint64, S), *gate = g_new0(gint64, S);
-	g_autofree gint64 *ev = g_new0(gint64, MAX(p->n_events, 1));
+	g_autofree gint64 *ev = g_new0(gint64, MAX(lh_plan_n_events(p), 1));
 	for (guint32 c = 0; c < lh_plan_n_cmds(p); c++) {
 		const LhCmd *cmd = lh_plan_cmd(p, c);
 		if (cmd->kind == LH_CMD_RUN) {

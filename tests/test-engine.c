@@ -665,8 +665,10 @@ Test(engine, tie_order_matches_a_reference_on_random_plans)
 			guint32 s = (guint32)g_rand_int_range(r, 0, (gint32)S);
 			if (what == 0)
 				lh_plan_signal(p, s, lh_plan_new_event(p));
-			else if (what == 1 && p->n_events)
-				lh_plan_wait(p, s, (guint32)g_rand_int_range(r, 0, (gint32)p->n_events));
+			else if (what == 1 && lh_plan_n_events(p))
+				lh_plan_wait(p, s,
+					     (guint32)g_rand_int_range(
+						     r, 0, (gint32)lh_plan_n_events(p)));
 			else
 				lh_plan_run(p, s, order[ran++]);
 		}

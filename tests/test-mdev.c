@@ -761,7 +761,7 @@ Test(mdev, devices_are_independent)
 			lh_plan_add_stream_on(p2, lh_plan_stream(a, s)->name, LH_ROLE_COMPUTE, 1);
 			lh_plan_add_stream_on(p2, lh_plan_stream(c, s)->name, LH_ROLE_COMPUTE, 0);
 		}
-		for (guint32 e = 0; e < a->n_events + c->n_events; e++)
+		for (guint32 e = 0; e < lh_plan_n_events(a) + lh_plan_n_events(c); e++)
 			lh_plan_new_event(p2);
 		guint32 na = lh_plan_n_cmds(a), nc = lh_plan_n_cmds(c);
 		for (guint32 i = 0; i < MAX(na, nc); i++)
@@ -771,7 +771,7 @@ Test(mdev, devices_are_independent)
 					continue;
 				const LhCmd *cmd = lh_plan_cmd(q, i);
 				guint32 s = 2 * cmd->stream + (which ? 1 : 0);
-				guint32 ev = (guint32)cmd->arg + (which ? a->n_events : 0);
+				guint32 ev = (guint32)cmd->arg + (which ? lh_plan_n_events(a) : 0);
 				if (cmd->kind == LH_CMD_RUN)
 					lh_plan_run(p2, s, (guint32)cmd->arg);
 				else if (cmd->kind == LH_CMD_SIGNAL)

@@ -268,7 +268,7 @@ Test(readers, good_plan_and_round_trip)
 	cr_assert(lh_plan_validate(p, g, NULL, &e), "%s", e ? e->message : "");
 	cr_expect_eq(lh_plan_n_cmds(p), 6);
 	cr_expect_eq(lh_plan_n_streams(p), 2);
-	cr_expect_eq(p->n_events, 1);
+	cr_expect_eq(lh_plan_n_events(p), 1);
 	cr_expect_eq(lh_plan_cmd(p, 3)->kind, LH_CMD_HOST);
 	cr_expect_eq(lh_plan_cmd(p, 3)->arg, 250);
 	g_autofree char *out = lh_plan_to_data(p, g);
@@ -276,7 +276,8 @@ Test(readers, good_plan_and_round_trip)
 	cr_assert_not_null(p2, "%s", e ? e->message : "");
 	g_autofree char *out2 = lh_plan_to_data(p2, g);
 	cr_expect_str_eq(out, out2);
-	cr_expect(memcmp(p->cmds->data, p2->cmds->data, sizeof(LhCmd) * lh_plan_n_cmds(p)) == 0);
+	cr_expect(memcmp(lh_plan_cmds(p, NULL), lh_plan_cmds(p2, NULL),
+			 sizeof(LhCmd) * lh_plan_n_cmds(p)) == 0);
 }
 
 /* ---- hardware .ini ---- */

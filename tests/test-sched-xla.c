@@ -63,8 +63,8 @@ static void sched_plan(Sched *s, const char **kv)
 	g_autofree gint64 *last_run = g_new(gint64, ns);
 	for (guint32 k = 0; k < ns; k++)
 		last_run[k] = -1;
-	g_autofree gint64 *event_op = g_new(gint64, s->plan->n_events + 1);
-	for (guint32 k = 0; k <= s->plan->n_events; k++)
+	g_autofree gint64 *event_op = g_new(gint64, lh_plan_n_events(s->plan) + 1);
+	for (guint32 k = 0; k <= lh_plan_n_events(s->plan); k++)
 		event_op[k] = -1;
 	for (guint32 c = 0; c < lh_plan_n_cmds(s->plan); c++) {
 		const LhCmd *cmd = lh_plan_cmd(s->plan, c);

@@ -117,10 +117,10 @@ static GArray *sequence_of_plan(const LhPlan *p)
 {
 	GArray *seq = g_array_new(FALSE, FALSE, sizeof(guint32));
 	g_autofree guint32 *last_run = g_new(guint32, MAX(lh_plan_n_streams(p), 1));
-	g_autofree guint32 *event_op = g_new(guint32, MAX(p->n_events, 1));
+	g_autofree guint32 *event_op = g_new(guint32, MAX(lh_plan_n_events(p), 1));
 	for (guint32 s = 0; s < lh_plan_n_streams(p); s++)
 		last_run[s] = G_MAXUINT32;
-	for (guint32 ev = 0; ev < p->n_events; ev++)
+	for (guint32 ev = 0; ev < lh_plan_n_events(p); ev++)
 		event_op[ev] = G_MAXUINT32;
 	for (guint32 k = 0; k < lh_plan_n_cmds(p); k++) {
 		const LhCmd *c = lh_plan_cmd(p, k);

@@ -3,6 +3,7 @@
  * The pictures in viz/viz.h are these functions plus drawing. Keeping the decisions here
  * (which op goes on which lane, where a time lands in pixels, which ticks to show, which bars
  * to merge, how much of a name fits) lets tests check them with numbers worked out by hand.
+ * Internal: not installed, not exported from liblhsim (tests link the objects).
  */
 #pragma once
 
@@ -10,6 +11,7 @@
 #include "sim/graph.h"
 #include "sim/plan.h"
 #include "sim/trace.h"
+#include "viz/viz.h"
 
 G_BEGIN_DECLS
 
@@ -82,11 +84,7 @@ double lh_axis_from_px(const LhAxis *a, double x);
 /* The smallest "round" step, 1, 2 or 5 times a power of ten, that is >= @raw (> 0). */
 double lh_nice_step(double raw);
 
-typedef enum {
-	LH_TICKS_PLAIN, /* numbers as they are */
-	LH_TICKS_TIME,  /* nanoseconds shown in ns, us, ms or s */
-	LH_TICKS_BYTES, /* bytes shown in B, KiB, MiB, GiB or TiB (steps round in that unit) */
-} LhTickUnit;
+/* LhTickUnit is in viz/viz.h: the heat map takes one. */
 
 typedef struct {
 	double first;      /* the first tick, >= lo (in the input's unit: ns, bytes) */

@@ -711,9 +711,9 @@ static gboolean fig_write(const char *path, Fig *f, GError **error)
 
 static char *plan_desc(const LhPlan *plan)
 {
-	const char *s = plan && plan->scheduler ? plan->scheduler : "plan";
-	if (plan && plan->params && *plan->params)
-		return g_strdup_printf("%s (%s)", s, plan->params);
+	const char *s = plan && lh_plan_scheduler(plan) ? lh_plan_scheduler(plan) : "plan";
+	if (plan && lh_plan_params(plan) && *lh_plan_params(plan))
+		return g_strdup_printf("%s (%s)", s, lh_plan_params(plan));
 	return g_strdup(s);
 }
 

@@ -18,7 +18,6 @@
 #include "sim/hw.h"
 #include "sim/plan.h"
 #include "sim/trace.h"
-#include "viz/layout.h"
 
 G_BEGIN_DECLS
 
@@ -98,6 +97,13 @@ gboolean lh_viz_sweep(const char *path, const char *title, const char *param,
 gboolean lh_viz_sweep_spread(const char *path, const char *title, const char *param,
 			     const LhSweepPoint *points, const LhSweepSpread *spread, guint n,
 			     double capacity_bytes, GError **error);
+
+/* The unit of an axis's numbers, which picks how ticks are labelled. */
+typedef enum {
+	LH_TICKS_PLAIN, /* numbers as they are */
+	LH_TICKS_TIME,  /* nanoseconds shown in ns, us, ms or s */
+	LH_TICKS_BYTES, /* bytes shown in B, KiB, MiB, GiB or TiB (steps round in that unit) */
+} LhTickUnit;
 
 /* One cell of a heat map: a point of a two-axis sweep. */
 typedef struct {

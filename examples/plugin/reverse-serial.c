@@ -33,9 +33,10 @@ static LhPlan *reverse_serial_plan(const LhGraph *g, const LhHw *hw, const LhPar
 				best = k;
 		guint32 v = g_array_index(ready, guint32, best);
 		g_array_remove_index_fast(ready, best);
-		const LhOp *op = lh_graph_op(g, v);
-		if (op->kind != LH_OP_INPUT) {
-			lh_params_explain(p, "reverse-serial: '%s' is the latest ready op", op->name);
+		const LhOp *op = lh_graph_op(g, v); /* read through sim/op.h, not its fields */
+		if (lh_op_kind(op) != LH_OP_INPUT) {
+			lh_params_explain(p, "reverse-serial: '%s' is the latest ready op",
+					  lh_op_name(op));
 			lh_plan_run(plan, s, v);
 		}
 		guint32 ns;

@@ -1,0 +1,23 @@
+/* lhsim — the plan's layout (internal: sim/ only, not installed).
+ *
+ * Outside sim/, a plan is read through the accessors of sim/plan.h. The first fields keep the
+ * order and types of the struct that sim/plan.h showed up to scheduler ABI 2, so that a
+ * plugin built then which read them directly still works; new fields go at the end. */
+#pragma once
+
+#include "sim/plan.h"
+
+G_BEGIN_DECLS
+
+struct _LhPlan {
+	GArray *streams; /* of LhStream */
+	GArray *cmds;    /* of LhCmd */
+	guint32 n_events;
+	char *scheduler; /* who made it, for titles; may be NULL */
+	char *params;    /* the parameters it was made with ("async-compute-limit=2"); may be NULL */
+	GArray *lines;   /* of guint32: source line of each command when read from text, else NULL */
+	char *source;    /* file it was read from, for error positions; may be NULL */
+	GPtrArray *event_names; /* of char *: the names a plan file gave its events, by id; or NULL */
+};
+
+G_END_DECLS
