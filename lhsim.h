@@ -19,5 +19,6 @@
 #include "models/measured.h"
 #include "models/fit.h"
 #include "schedulers/scheduler.h"
+#include "schedulers/placed.h"
 #include "backends/backend.h"
 #include "viz/viz.h"

@@ -220,8 +220,7 @@ int cli_run(int argc, char **argv)
 		       lh_plan_params(plan) ? ")" : "");
 		for (guint32 d = 0; H->slow && d < H->n_devices; d++)
 			if (H->slow[d] != 1)
-				fprintf(rep, "  straggler: device %u's kernels take %g times as long
-",
+				fprintf(rep, "  straggler: device %u's kernels take %g times as long\n",
 					d, H->slow[d]);
 		lh_metrics_print_table(rep, &m, plan, hw);
 	}

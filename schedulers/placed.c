@@ -247,7 +247,7 @@ LhPlan *lh_scheduler_run_placed(const LhScheduler *s, const LhGraph *g, const Lh
 		merge(out, p, d, map);
 		rank_add(g, p, map, order, rank);
 		if (d == 0)
-			lh_plan_set_origin(out, p->scheduler, p->params);
+			lh_plan_set_origin(out, lh_plan_scheduler(p), lh_plan_params(p));
 	}
 	return g_steal_pointer(&out);
 }

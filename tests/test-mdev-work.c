@@ -309,7 +309,7 @@ Test(mdev_sched, device_program_and_merged_plan)
 	cr_assert_str_eq(lh_plan_stream(p, 0)->name, "d0.main");
 	cr_assert_str_eq(lh_plan_stream(p, 1)->name, "d1.main");
 	cr_assert_eq(lh_plan_stream(p, 1)->device, 1);
-	cr_assert_str_eq(p->scheduler, "serial");
+	cr_assert_str_eq(lh_plan_scheduler(p), "serial");
 	/* Every non-input op runs once: 22 ops, 4 of them inputs (2 weights, 2 batches). */
 	cr_assert_eq(lh_plan_n_cmds(p), 18);
 	for (guint32 c = 0; c < lh_plan_n_cmds(p); c++) {
