@@ -75,6 +75,16 @@ typedef struct {
 #define COST_SYNC 16u     /* a part of a rendezvous (LhOp.sync) */
 #define COST_USE 8u       /* a collective whose link and network use in its main phase are not
 			     the link's alone (1 and 0): they are in Sim.use */
+/* The op's line and engine class (two bits), and whether a start allocates nothing: dispatch,
+ * admission and start read them here rather than from the op (LhOp is 128 bytes a record, so
+ * every read of it at 10^6 ops is a cache miss). */
+#define COST_CLASS 96u    /* mask: */
+#define COST_KERNEL 0u    /* the SM line, a kernel */
+#define COST_H2D 32u      /* the H2D line */
+#define COST_D2H 64u      /* the D2H line */
+#define COST_COLL 96u     /* the SM line, a collective (the link or the network) */
+#define COST_NOALLOC 128u /* an alias (it writes into its dep's buffer) or an empty output: its
+			     start leaves memory as it is (mem_alloc would add 0 bytes) */
 
 /* A collective's link and network use in its main phase (docs/engine.md, "Collectives on a
  * cluster"), kept apart from OpCost: only collectives on a cluster have other than 1 and 0. */
@@ -179,6 +189,7 @@ typedef struct {
 	                         aliasing its buffer; G_MAXUINT32 when one has none (lives to the end) */
 	gint64 dev, host_mem;
 	gboolean mem_changed; /* device or host bytes changed at this instant */
+	guint mem_n;          /* run_one: the points in tr->mem (its length counts spare room) */
 	gint64 cap_bytes;
 	gint64 *pk, *pk_t;    /* where this device's peak goes: the trace's peak, or dev_peak[d] */
 	gint64 *pk_host;      /* the trace's peak_host (one device), else a scratch */
@@ -215,6 +226,19 @@ struct World {
 	guint8 *eta_stale;    /* per device: a part's eta moved, rescan its next_eta */
 };
 
+/* ceil(@v), up to the sign of a zero (ceil gives -0 in (-1, 0), this +0; callers only compare
+ * it and convert it to an integer): without SSE4.1 (the baseline x86-64 target) ceil is a
+ * library call of about 25 instructions. Below 2^52 in magnitude the truncation to an integer
+ * is exact, and from 2^52 on every double is an integer (so is ceil's result, as are inf and
+ * NaN: v itself). */
+static inline double ceil_exact(double v)
+{
+	if (!(v > -4503599627370496.0 && v < 4503599627370496.0))
+		return v;
+	double t = (double)(gint64)v;
+	return t < v ? t + 1 : t;
+}
+
 static gint64 round_cost(double ns)
 {
 	return ns <= 0 ? 0 : (gint64)llround(ns);
@@ -222,18 +246,24 @@ static gint64 round_cost(double ns)
 
 /* ---- memory ---- */
 
-/* One point per instant of the memory in use, for a graph without placement. */
-static void mem_point_one(Sim *x)
+/* One point per instant of the memory in use, for a graph without placement. While run_one
+ * runs, tr->mem holds mem_n points and spare room after them (mem_reserve): a point is then a
+ * store, not a call (g_array_append_val cost about 80 instructions per point). */
+G_ALWAYS_INLINE static inline void mem_point_one(Sim *x)
 {
 	LhTrace *tr = x->tr;
-	LhMemPoint *last = tr->mem->len ? &g_array_index(tr->mem, LhMemPoint, tr->mem->len - 1)
-					: NULL;
+	LhMemPoint *pts = (LhMemPoint *)(void *)tr->mem->data;
+	LhMemPoint *last = x->mem_n ? &pts[x->mem_n - 1] : NULL;
 	if (last && last->t == x->t) {
 		last->device_bytes = x->dev;
 		last->host_bytes = x->host_mem;
 	} else if (!last || last->device_bytes != x->dev || last->host_bytes != x->host_mem) {
-		LhMemPoint pt = {x->t, x->dev, x->host_mem};
-		g_array_append_val(tr->mem, pt);
+		if (G_UNLIKELY(x->mem_n == tr->mem->len)) {
+			/* GArray grows its room to a power of two, as appends would. */
+			g_array_set_size(tr->mem, x->mem_n + 4096);
+			pts = (LhMemPoint *)(void *)tr->mem->data;
+		}
+		pts[x->mem_n++] = (LhMemPoint){x->t, x->dev, x->host_mem};
 	}
 }
 
@@ -414,12 +444,12 @@ G_ALWAYS_INLINE static inline gboolean dispatch(Sim *x)
 		any = TRUE;
 		if (cmd->kind == LH_CMD_RUN) {
 			guint32 op = (guint32)cmd->arg;
-			const LhOp *o = &x->ops[op];
+			guint8 cl = x->cflags[op] & COST_CLASS;
 			x->s_inflight[s] = c;
 			x->tr->ops[op].stream = (gint32)s;
-			if (o->kind == LH_OP_COPY_H2D)
+			if (cl == COST_H2D)
 				fifo_push(&x->h2d_line, c);
-			else if (o->kind == LH_OP_COPY_D2H)
+			else if (cl == COST_D2H)
 				fifo_push(&x->d2h_line, c);
 			else
 				fifo_push(&x->sm_line, c);
@@ -610,7 +640,7 @@ static void start_act(Sim *x, guint32 c, LhEngine eng, guint8 idx)
 	}
 	guint32 si = slot_new(x);
 	Act *a = &x->acts[si];
-	*a = (Act){0};
+	/* Every field is set below (no zeroing pass over the slot first). */
 	a->op = op;
 	a->cmd = c;
 	a->stream = cmd->stream;
@@ -627,6 +657,7 @@ static void start_act(Sim *x, guint32 c, LhEngine eng, guint8 idx)
 	a->phase = f & COST_LATENCY ? PH_LATENCY : PH_MAIN;
 	a->rem = k->first;
 	a->main_work = eng == LH_ENGINE_SM ? 0 : k->x;
+	a->lk = a->nt = 0;
 	if (a->is_coll) {
 		if (f & COST_USE) {
 			guint i = GPOINTER_TO_UINT(g_hash_table_lookup(x->use_at,
@@ -652,7 +683,7 @@ static void start_act(Sim *x, guint32 c, LhEngine eng, guint8 idx)
 	tm->start = x->t;
 	tm->engine = f & COST_NET ? LH_ENGINE_NET : eng; /* it leaves the node: the network's lane */
 	tm->engine_index = idx;
-	if (x->ops[op].alias == LH_NO_OP) /* an alias writes into its dep's buffer */
+	if (!(f & COST_NOALLOC))
 		mem_alloc(x, op);
 	if (eng == LH_ENGINE_SM || eng == LH_ENGINE_LINK) {
 		/* Under fifo a new last activity that uses no link or network share leaves every
@@ -670,6 +701,24 @@ static void start_act(Sim *x, guint32 c, LhEngine eng, guint8 idx)
 	}
 }
 
+/* Copies of direction @d (0: H2D, 1: D2H) start on idle engines, lowest index first. Returns
+ * TRUE if any did. */
+static gboolean admit_copies(Sim *x, int d)
+{
+	Fifo *line = d ? &x->d2h_line : &x->h2d_line;
+	guint8 *busy = d ? x->d2h_busy : x->h2d_busy;
+	guint32 n_eng = d ? x->hw->copy_engines_d2h : x->hw->copy_engines_h2d;
+	gboolean any = FALSE;
+	for (guint32 e = 0; e < n_eng && line->len && x->free_eng[d]; e++)
+		if (!busy[e]) {
+			busy[e] = 1;
+			x->free_eng[d]--;
+			start_act(x, fifo_pop(line), d ? LH_ENGINE_D2H : LH_ENGINE_H2D, (guint8)e);
+			any = TRUE;
+		}
+	return any;
+}
+
 /* Engine admissions in line order. Returns TRUE if any op started. */
 G_ALWAYS_INLINE static inline gboolean admit(Sim *x)
 {
@@ -678,23 +727,16 @@ G_ALWAYS_INLINE static inline gboolean admit(Sim *x)
 		return FALSE;
 	while (x->sm_line.len && x->resident < x->hw->max_resident_kernels) {
 		guint32 c = fifo_pop(&x->sm_line);
-		const LhOp *o = &x->ops[(guint32)x->cmds[c].arg];
+		guint8 cl = x->cflags[(guint32)x->cmds[c].arg] & COST_CLASS;
 		x->resident++;
-		start_act(x, c, lh_op_kind_is_collective(o->kind) ? LH_ENGINE_LINK : LH_ENGINE_SM, 0);
+		start_act(x, c, cl == COST_COLL ? LH_ENGINE_LINK : LH_ENGINE_SM, 0);
 		any = TRUE;
 	}
-	Fifo *lines[2] = {&x->h2d_line, &x->d2h_line};
-	guint8 *busy[2] = {x->h2d_busy, x->d2h_busy};
-	guint32 n_eng[2] = {x->hw->copy_engines_h2d, x->hw->copy_engines_d2h};
-	for (int d = 0; d < 2; d++)
-		for (guint32 e = 0; e < n_eng[d] && lines[d]->len && x->free_eng[d]; e++)
-			if (!busy[d][e]) {
-				busy[d][e] = 1;
-				x->free_eng[d]--;
-				start_act(x, fifo_pop(lines[d]), d ? LH_ENGINE_D2H : LH_ENGINE_H2D,
-					  (guint8)e);
-				any = TRUE;
-			}
+	/* Copies: most instants have none waiting, or no idle engine for them. */
+	if (x->h2d_line.len && x->free_eng[0])
+		any |= admit_copies(x, 0);
+	if (x->d2h_line.len && x->free_eng[1])
+		any |= admit_copies(x, 1);
 	return any;
 }
 
@@ -728,7 +770,7 @@ static void set_rate(Sim *x, Act *a, double r)
 		return;
 	}
 	double d = a->rem / r;
-	d = ceil(d - 1e-6 - d * 1e-12);
+	d = ceil_exact(d - 1e-6 - d * 1e-12);
 	if (d > 4e18) { /* beyond any representable time: it will be rescheduled first */
 		a->eta = NEVER;
 		return;
@@ -989,7 +1031,7 @@ static void rdv_rates(World *w)
 		r->eta = NEVER;
 		if (R > 0) { /* as set_rate */
 			double d = r->rem / R;
-			d = ceil(d - 1e-6 - d * 1e-12);
+			d = ceil_exact(d - 1e-6 - d * 1e-12);
 			if (d <= 4e18)
 				r->eta = w->t + (d < 0 ? 0 : (gint64)d);
 		}
@@ -1365,6 +1407,7 @@ static void run_one(World *w)
 	Sim xs = w->dev[0];
 	Sim *x = &xs;
 	guint32 n_cmds = x->n_cmds;
+	x->mem_n = x->tr->mem->len;
 	while (!w->failed) {
 		if (x->t == x->next_eta)
 			process_due(x, FALSE);
@@ -1400,6 +1443,7 @@ static void run_one(World *w)
 		}
 		x->t = next;
 	}
+	g_array_set_size(x->tr->mem, x->mem_n); /* drops the spare room's length */
 	w->dev[0] = xs;
 }
 
@@ -1621,6 +1665,12 @@ LhTrace *lh_simulate(const LhGraph *g, const LhHw *hw, const LhPlan *plan,
 					    &cost[i], &u.lk, &u.nt);
 			cflags[i] |= ops[i].sync ? COST_SYNC : 0;
 		}
+		const LhOp *o = &ops[i];
+		cflags[i] |= o->kind == LH_OP_COPY_H2D		 ? COST_H2D
+			     : o->kind == LH_OP_COPY_D2H	 ? COST_D2H
+			     : lh_op_kind_is_collective(o->kind) ? COST_COLL
+								 : COST_KERNEL;
+		cflags[i] |= o->alias != LH_NO_OP || o->out_bytes == 0 ? COST_NOALLOC : 0;
 		if (lh_op_kind_is_collective(ops[i].kind) && (u.lk != 1 || u.nt != 0)) {
 			g_array_append_val(use, u);
 			g_hash_table_insert(use_at, GUINT_TO_POINTER(i), GUINT_TO_POINTER(use->len));
