@@ -349,9 +349,13 @@ static void mem_free(Sim *x, guint32 op)
 
 /* ---- queues ---- */
 
+/* Queue @q goes into the heap if its head may leave. Not if its head is not issued yet (the
+ * issue pushes it, NONE included: every command is below NONE), nor if its head's stream runs
+ * a command (its end pushes it): dispatch would only pop it again. */
 static void heap_push(Sim *x, guint32 q)
 {
-	if (x->in_heap[q] || x->qhead[q] == NONE)
+	guint32 c = x->qhead[q];
+	if (x->in_heap[q] || c >= x->hc || x->s_inflight[x->cmds[c].stream] != NONE)
 		return;
 	x->in_heap[q] = 1;
 	guint32 i = x->heap_n++;
@@ -371,7 +375,7 @@ G_ALWAYS_INLINE static inline guint32 heap_pop(Sim *x)
 {
 	guint32 q = x->heap[0];
 	x->heap[0] = x->heap[--x->heap_n];
-	for (guint32 i = 0;;) {
+	for (guint32 i = 0; x->heap_n > 1;) {
 		guint32 l = 2 * i + 1, r = l + 1, s = i;
 		if (l < x->heap_n && x->qhead[x->heap[l]] < x->qhead[x->heap[s]])
 			s = l;
