@@ -1446,6 +1446,20 @@ static void run_one(World *w)
 			break;
 		}
 		x->t = next;
+		/* Instants before the next end or phase change where the host issues and no queue
+		 * becomes ready (heap_push left the heap empty) change nothing else: nothing is due,
+		 * nothing dispatches, admission found nothing to start at the last instant and
+		 * nothing it depends on moved, no rate or memory changed. They are issued here,
+		 * without the rest of an instant. Where a queue became ready, or the next instant
+		 * would end the run, the full step takes this instant over: its host_issue then
+		 * issues nothing more. */
+		while (x->t == x->host_next && x->t < x->next_eta) {
+			host_issue(x, FALSE);
+			next = MIN(x->host_next, x->next_eta);
+			if (x->heap_n || w->failed || next == NEVER || next > LH_MAX_TIME_NS)
+				break;
+			x->t = next;
+		}
 	}
 	g_array_set_size(x->tr->mem, x->mem_n); /* drops the spare room's length */
 	w->dev[0] = xs;
