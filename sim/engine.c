@@ -747,7 +747,7 @@ G_ALWAYS_INLINE static inline gboolean admit(Sim *x)
 /* ---- rates ---- */
 
 
-static void set_rate(Sim *x, Act *a, double r)
+G_ALWAYS_INLINE static inline void set_rate(Sim *x, Act *a, double r)
 {
 	/* Rates below 1e-9 are rounding residue of a saturated capacity (1 - 0.25 - 0.75 is not
 	 * always 0): they would move nothing before the next event, so they are 0. */
