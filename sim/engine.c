@@ -821,7 +821,9 @@ static inline void fifo_one(Sim *x, Act *a, double *free_sm, double *free_hbm, d
 	set_rate(x, a, r);
 }
 
-G_ALWAYS_INLINE static inline void rates_fifo(Sim *x)
+/* Returns the earliest eta of the running set, as it stands after the pass (a rate changes only
+ * its own activity's eta). */
+G_ALWAYS_INLINE static inline gint64 rates_fifo(Sim *x)
 {
 	guint32 m = 0, mn = 0;
 	FOR_RUNNING(x, a) {
@@ -829,15 +831,18 @@ G_ALWAYS_INLINE static inline void rates_fifo(Sim *x)
 		mn += a->is_coll && a->phase == PH_MAIN && a->nt > 0;
 	}
 	double free_sm = 1, free_hbm = 1, link = 1, net = 1;
+	gint64 first = NEVER;
 	FOR_RUNNING(x, a) {
-		if (a->engine != LH_ENGINE_SM && !a->is_coll)
-			continue;
-		fifo_one(x, a, &free_sm, &free_hbm, &link, &net, &m, &mn);
+		if (a->engine == LH_ENGINE_SM || a->is_coll)
+			fifo_one(x, a, &free_sm, &free_hbm, &link, &net, &m, &mn);
+		if (a->eta < first)
+			first = a->eta;
 	}
 	x->tail_sm = free_sm;
 	x->tail_hbm = free_hbm;
 	x->tail_link = link;
 	x->tail_net = net;
+	return first;
 }
 
 /* fifo, only starts since the last rating, none of them on the link or the network: they come
@@ -951,22 +956,31 @@ G_ALWAYS_INLINE static inline void recompute_rates(Sim *x)
 		x->dirty = 0;
 		return;
 	}
+	gint64 first = NEVER;
+	gboolean scanned = FALSE; /* first is the earliest eta */
 	if (x->dirty & DIRTY_SM) {
-		if (x->hw->sm_sharing == LH_SHARING_FAIR)
+		if (x->hw->sm_sharing == LH_SHARING_FAIR) {
 			rates_fair(x);
-		else if (x->dirty & DIRTY_SM_FULL)
-			rates_fifo(x);
-		else
+		} else if (x->dirty & DIRTY_SM_FULL) {
+			first = rates_fifo(x);
+			scanned = TRUE;
+		} else {
 			rates_fifo_appended(x);
+		}
 	}
-	if (x->dirty & DIRTY_COPY)
+	if (x->dirty & DIRTY_COPY) {
 		rates_copies(x);
+		scanned = FALSE; /* copies' etas moved after the pass */
+	}
 	x->dirty = 0;
 	x->append_from = NONE;
-	x->next_eta = NEVER;
-	FOR_RUNNING(x, a)
-		if (a->eta < x->next_eta)
-			x->next_eta = a->eta;
+	if (!scanned) {
+		first = NEVER;
+		FOR_RUNNING(x, a)
+			if (a->eta < first)
+				first = a->eta;
+	}
+	x->next_eta = first;
 }
 
 /* ---- ends ---- */
