@@ -1011,10 +1011,11 @@ G_ALWAYS_INLINE static inline void end_act(Sim *x, guint32 i)
 		x->dirty |= DIRTY_COPY;
 	}
 	const LhOp *o = &x->ops[a.op];
-	const guint32 *deps = x->deps + o->deps_at;
-	for (guint32 k = 0; k < o->n_deps; k++) {
-		guint32 b = x->buf[deps[k]];
-		if (x->consumers[b] != G_MAXUINT32 && --x->consumers[b] == 0)
+	const guint32 *deps = x->deps + o->deps_at, *buf = x->buf;
+	guint32 *consumers = x->consumers;
+	for (guint32 k = 0, n = o->n_deps; k < n; k++) {
+		guint32 b = buf[deps[k]];
+		if (consumers[b] != G_MAXUINT32 && --consumers[b] == 0)
 			mem_free(x, b);
 	}
 	x->s_inflight[a.stream] = NONE;
