@@ -463,8 +463,12 @@ G_ALWAYS_INLINE static inline gboolean dispatch(Sim *x)
 			stream_cmd_completed(x, s);
 		}
 		guint32 next = x->qhead[q];
-		if (next == NONE || x->in_heap[q] ||
-		    (x->heap_n && x->qhead[x->heap[0]] < next)) {
+		if (next >= x->hc || x->s_inflight[x->cmds[next].stream] != NONE) {
+			q = NONE; /* not issued, or its stream runs (often the one just dispatched): its
+				     issue or end pushes it (NONE is above every command) */
+			continue;
+		}
+		if (x->in_heap[q] || (x->heap_n && x->qhead[x->heap[0]] < next)) {
 			heap_push(x, q);
 			q = NONE;
 		}
