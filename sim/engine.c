@@ -54,7 +54,6 @@ typedef struct {
 	double rate;
 	gint64 t_upd;
 	gint64 eta;       /* end of this phase at the current rate, or NEVER */
-	guint64 seq;      /* start order */
 	guint32 prev, next; /* the running list, in start order (slot indices, NONE at the ends) */
 	guint32 rv;       /* the rendezvous it is a part of (World.rdv), or NONE: then its rate is
 	                     the share it holds on its device, and the rendezvous keeps the work */
@@ -177,7 +176,6 @@ typedef struct {
 	Fifo sm_line, h2d_line, d2h_line;
 	guint32 resident;
 	guint8 *h2d_busy, *d2h_busy;
-	guint64 seq;
 	guint dirty;          /* which rates to recompute: DIRTY_SM and/or DIRTY_COPY */
 	guint32 free_eng[2];  /* idle copy engines, H2D and D2H */
 	gint64 next_eta;      /* earliest eta of the running set, valid while !dirty */
@@ -654,7 +652,6 @@ static void start_act(Sim *x, guint32 c, LhEngine eng, guint8 idx)
 	a->stream = cmd->stream;
 	a->engine = eng;
 	a->eng_idx = idx;
-	a->seq = x->seq++;
 	a->t_upd = x->t;
 	a->eta = NEVER;
 	a->rate = -1; /* forces a fresh eta at the next rate computation */
