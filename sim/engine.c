@@ -292,7 +292,7 @@ static void mem_point(World *w)
 	}
 }
 
-static void mem_alloc(Sim *x, guint32 op)
+G_ALWAYS_INLINE static inline void mem_alloc(Sim *x, guint32 op)
 {
 	const LhOp *o = &x->ops[op];
 	x->mem_changed |= o->out_bytes != 0;
