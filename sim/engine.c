@@ -91,31 +91,36 @@ typedef struct {
 	double lk, nt;
 } OpUse;
 
-/* A FIFO of u32 (engine lines). */
+/* A FIFO of u32 (engine lines), in a ring whose size is a power of two (a mask, not a
+ * division, wraps an index). */
 typedef struct {
 	guint32 *v;
 	guint32 head, len, cap;
 } Fifo;
 
-static void fifo_push(Fifo *f, guint32 x)
+static void fifo_grow(Fifo *f)
 {
-	if (f->len == f->cap) {
-		guint32 ncap = f->cap ? 2 * f->cap : 16;
-		guint32 *nv = g_new(guint32, ncap);
-		for (guint32 i = 0; i < f->len; i++)
-			nv[i] = f->v[(f->head + i) % f->cap];
-		g_free(f->v);
-		f->v = nv;
-		f->head = 0;
-		f->cap = ncap;
-	}
-	f->v[(f->head + f->len++) % f->cap] = x;
+	guint32 ncap = f->cap ? 2 * f->cap : 16;
+	guint32 *nv = g_new(guint32, ncap);
+	for (guint32 i = 0; i < f->len; i++)
+		nv[i] = f->v[(f->head + i) & (f->cap - 1)];
+	g_free(f->v);
+	f->v = nv;
+	f->head = 0;
+	f->cap = ncap;
 }
 
-static guint32 fifo_pop(Fifo *f)
+G_ALWAYS_INLINE static inline void fifo_push(Fifo *f, guint32 x)
+{
+	if (G_UNLIKELY(f->len == f->cap))
+		fifo_grow(f);
+	f->v[(f->head + f->len++) & (f->cap - 1)] = x;
+}
+
+G_ALWAYS_INLINE static inline guint32 fifo_pop(Fifo *f)
 {
 	guint32 x = f->v[f->head];
-	f->head = (f->head + 1) % f->cap;
+	f->head = (f->head + 1) & (f->cap - 1);
 	f->len--;
 	return x;
 }
