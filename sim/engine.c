@@ -467,8 +467,9 @@ G_ALWAYS_INLINE static inline gboolean dispatch(Sim *x)
 		}
 		guint32 next = x->qhead[q];
 		if (next >= x->hc || x->s_inflight[x->cmds[next].stream] != NONE) {
-			q = NONE; /* not issued, or its stream runs (often the one just dispatched): its
-				     issue or end pushes it (NONE is above every command) */
+			/* Not issued, or its stream runs (often the one just dispatched): its issue
+			 * or end pushes it (NONE is above every command). */
+			q = NONE;
 			continue;
 		}
 		if (x->in_heap[q] || (x->heap_n && x->qhead[x->heap[0]] < next)) {
@@ -1467,13 +1468,13 @@ static void run_one(World *w)
 			break;
 		}
 		x->t = next;
-		/* Instants before the next end or phase change where the host issues and no queue
-		 * becomes ready (heap_push left the heap empty) change nothing else: nothing is due,
-		 * nothing dispatches, admission found nothing to start at the last instant and
-		 * nothing it depends on moved, no rate or memory changed. They are issued here,
-		 * without the rest of an instant. Where a queue became ready, or the next instant
-		 * would end the run, the full step takes this instant over: its host_issue then
-		 * issues nothing more. */
+		/* Instants before the next end or phase change where the host issues and no
+		 * queue becomes ready (heap_push left the heap empty) change nothing else: nothing
+		 * is due, nothing dispatches, admission found nothing to start at the last instant
+		 * and nothing it depends on moved, no rate or memory changed. They are issued
+		 * here, without the rest of an instant. Where a queue became ready, or the next
+		 * instant would end the run, the full step takes this instant over: its host_issue
+		 * then issues nothing more. */
 		while (x->t == x->host_next && x->t < x->next_eta) {
 			host_issue(x, FALSE);
 			next = MIN(x->host_next, x->next_eta);
