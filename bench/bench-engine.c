@@ -8,7 +8,10 @@
  * (peak RSS of the child minus its RSS before the graph was built, over the op count), which
  * covers the graph, the plan, the engine's working state and the trace.
  *
- * usage: bench-engine [N ...]
+ * With --serial the plan is instead that of `lhsim run --sched serial` (every op on one stream
+ * in topological order, no events), the plan of issue 12's engine target.
+ *
+ * usage: bench-engine [--serial] [N ...]
  */
 #include "lhsim.h"
 
@@ -89,7 +92,20 @@ static LhPlan *eight_streams(const LhGraph *g)
 	return p;
 }
 
-static void one_size(guint32 n)
+/* The serial scheduler's plan (schedulers/serial.c), built here so that the bench depends on
+ * sim/ alone. */
+static LhPlan *serial(const LhGraph *g)
+{
+	LhPlan *p = lh_plan_new();
+	guint32 s = lh_plan_add_stream(p, "main", LH_ROLE_COMPUTE);
+	const guint32 *topo = lh_graph_topo(g);
+	for (guint32 k = 0; k < lh_graph_n_ops(g); k++)
+		if (lh_graph_op(g, topo[k])->kind != LH_OP_INPUT)
+			lh_plan_run(p, s, topo[k]);
+	return p;
+}
+
+static void one_size(guint32 n, gboolean one_stream)
 {
 	lh_models_init();
 	LhHw *hw = lh_hw_lookup("h100-sxm", NULL);
@@ -101,7 +117,7 @@ static void one_size(guint32 n)
 	o.seed = 42;
 	gint64 t0 = g_get_monotonic_time();
 	LhGraph *g = lh_gen_random_dag(&o);
-	LhPlan *p = eight_streams(g);
+	LhPlan *p = one_stream ? serial(g) : eight_streams(g);
 	gint64 t1 = g_get_monotonic_time();
 	GError *e = NULL;
 	if (!lh_plan_validate(p, g, NULL, &e)) {
@@ -138,19 +154,24 @@ static void one_size(guint32 n)
 int main(int argc, char **argv)
 {
 	guint32 sizes[16] = {10000, 100000, 1000000};
-	int ns = 3;
-	if (argc > 1) {
-		ns = 0;
-		for (int i = 1; i < argc && ns < 16; i++)
+	int ns = 0;
+	gboolean one_stream = FALSE;
+	for (int i = 1; i < argc && ns < 16; i++) {
+		if (!strcmp(argv[i], "--serial"))
+			one_stream = TRUE;
+		else
 			sizes[ns++] = (guint32)strtoul(argv[i], NULL, 10);
 	}
-	printf("bench-engine: random layered DAG, width 64, 8 streams, h100-sxm\n");
+	if (!ns)
+		ns = 3;
+	printf("bench-engine: random layered DAG, width 64, %s, h100-sxm\n",
+	       one_stream ? "serial plan (1 stream)" : "8 streams");
 	fflush(stdout);
 	for (int i = 0; i < ns; i++) {
 		/* A child per size, so that each peak RSS is its own. */
 		pid_t pid = fork();
 		if (pid == 0) {
-			one_size(sizes[i]);
+			one_size(sizes[i], one_stream);
 			_exit(0);
 		}
 		int st;

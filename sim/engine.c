@@ -57,7 +57,6 @@ typedef struct {
 	double rate;
 	gint64 t_upd;
 	gint64 eta;       /* end of this phase at the current rate, or NEVER */
-	guint64 seq;      /* start order */
 	guint32 prev, next; /* the running list, in start order (slot indices, NONE at the ends) */
 	guint32 rv;       /* the rendezvous it is a part of (World.rdv), or NONE: then its rate is
 	                     the share it holds on its device, and the rendezvous keeps the work */
@@ -78,6 +77,16 @@ typedef struct {
 #define COST_SYNC 16u     /* a part of a rendezvous (LhOp.sync) */
 #define COST_USE 8u       /* a collective whose link and network use in its main phase are not
 			     the link's alone (1 and 0): they are in Sim.use */
+/* The op's line and engine class (two bits), and whether a start allocates nothing: dispatch,
+ * admission and start read them here rather than from the op (LhOp is 128 bytes a record, so
+ * every read of it at 10^6 ops is a cache miss). */
+#define COST_CLASS 96u    /* mask: */
+#define COST_KERNEL 0u    /* the SM line, a kernel */
+#define COST_H2D 32u      /* the H2D line */
+#define COST_D2H 64u      /* the D2H line */
+#define COST_COLL 96u     /* the SM line, a collective (the link or the network) */
+#define COST_NOALLOC 128u /* an alias (it writes into its dep's buffer) or an empty output: its
+			     start leaves memory as it is (mem_alloc would add 0 bytes) */
 
 /* A collective's link and network use in its main phase (docs/engine.md, "Collectives on a
  * cluster"), kept apart from OpCost: only collectives on a cluster have other than 1 and 0. */
@@ -85,31 +94,36 @@ typedef struct {
 	double lk, nt;
 } OpUse;
 
-/* A FIFO of u32 (engine lines). */
+/* A FIFO of u32 (engine lines), in a ring whose size is a power of two (a mask, not a
+ * division, wraps an index). */
 typedef struct {
 	guint32 *v;
 	guint32 head, len, cap;
 } Fifo;
 
-static void fifo_push(Fifo *f, guint32 x)
+static void fifo_grow(Fifo *f)
 {
-	if (f->len == f->cap) {
-		guint32 ncap = f->cap ? 2 * f->cap : 16;
-		guint32 *nv = g_new(guint32, ncap);
-		for (guint32 i = 0; i < f->len; i++)
-			nv[i] = f->v[(f->head + i) % f->cap];
-		g_free(f->v);
-		f->v = nv;
-		f->head = 0;
-		f->cap = ncap;
-	}
-	f->v[(f->head + f->len++) % f->cap] = x;
+	guint32 ncap = f->cap ? 2 * f->cap : 16;
+	guint32 *nv = g_new(guint32, ncap);
+	for (guint32 i = 0; i < f->len; i++)
+		nv[i] = f->v[(f->head + i) & (f->cap - 1)];
+	g_free(f->v);
+	f->v = nv;
+	f->head = 0;
+	f->cap = ncap;
 }
 
-static guint32 fifo_pop(Fifo *f)
+G_ALWAYS_INLINE static inline void fifo_push(Fifo *f, guint32 x)
+{
+	if (G_UNLIKELY(f->len == f->cap))
+		fifo_grow(f);
+	f->v[(f->head + f->len++) & (f->cap - 1)] = x;
+}
+
+G_ALWAYS_INLINE static inline guint32 fifo_pop(Fifo *f)
 {
 	guint32 x = f->v[f->head];
-	f->head = (f->head + 1) % f->cap;
+	f->head = (f->head + 1) & (f->cap - 1);
 	f->len--;
 	return x;
 }
@@ -170,7 +184,6 @@ typedef struct {
 	Fifo sm_line, h2d_line, d2h_line;
 	guint32 resident;
 	guint8 *h2d_busy, *d2h_busy;
-	guint64 seq;
 	guint dirty;          /* which rates to recompute: DIRTY_SM and/or DIRTY_COPY */
 	guint32 free_eng[2];  /* idle copy engines, H2D and D2H */
 	gint64 next_eta;      /* earliest eta of the running set, valid while !dirty */
@@ -182,6 +195,7 @@ typedef struct {
 	                         aliasing its buffer; G_MAXUINT32 when one has none (lives to the end) */
 	gint64 dev, host_mem;
 	gboolean mem_changed; /* device or host bytes changed at this instant */
+	guint mem_n;          /* run_one: the points in tr->mem (its length counts spare room) */
 	gint64 cap_bytes;
 	gint64 *pk, *pk_t;    /* where this device's peak goes: the trace's peak, or dev_peak[d] */
 	gint64 *pk_host;      /* the trace's peak_host (one device), else a scratch */
@@ -218,6 +232,19 @@ struct World {
 	guint8 *eta_stale;    /* per device: a part's eta moved, rescan its next_eta */
 };
 
+/* ceil(@v), up to the sign of a zero (ceil gives -0 in (-1, 0), this +0; callers only compare
+ * it and convert it to an integer): without SSE4.1 (the baseline x86-64 target) ceil is a
+ * library call of about 25 instructions. Below 2^52 in magnitude the truncation to an integer
+ * is exact, and from 2^52 on every double is an integer (so is ceil's result, as are inf and
+ * NaN: v itself). */
+static inline double ceil_exact(double v)
+{
+	if (!(v > -4503599627370496.0 && v < 4503599627370496.0))
+		return v;
+	double t = (double)(gint64)v;
+	return t < v ? t + 1 : t;
+}
+
 static gint64 round_cost(double ns)
 {
 	return ns <= 0 ? 0 : (gint64)llround(ns);
@@ -225,18 +252,24 @@ static gint64 round_cost(double ns)
 
 /* ---- memory ---- */
 
-/* One point per instant of the memory in use, for a graph without placement. */
-static void mem_point_one(Sim *x)
+/* One point per instant of the memory in use, for a graph without placement. While run_one
+ * runs, tr->mem holds mem_n points and spare room after them (mem_reserve): a point is then a
+ * store, not a call (g_array_append_val cost about 80 instructions per point). */
+G_ALWAYS_INLINE static inline void mem_point_one(Sim *x)
 {
 	LhTrace *tr = x->tr;
-	LhMemPoint *last = tr->mem->len ? &g_array_index(tr->mem, LhMemPoint, tr->mem->len - 1)
-					: NULL;
+	LhMemPoint *pts = (LhMemPoint *)(void *)tr->mem->data;
+	LhMemPoint *last = x->mem_n ? &pts[x->mem_n - 1] : NULL;
 	if (last && last->t == x->t) {
 		last->device_bytes = x->dev;
 		last->host_bytes = x->host_mem;
 	} else if (!last || last->device_bytes != x->dev || last->host_bytes != x->host_mem) {
-		LhMemPoint pt = {x->t, x->dev, x->host_mem};
-		g_array_append_val(tr->mem, pt);
+		if (G_UNLIKELY(x->mem_n == tr->mem->len)) {
+			/* GArray grows its room to a power of two, as appends would. */
+			g_array_set_size(tr->mem, x->mem_n + 4096);
+			pts = (LhMemPoint *)(void *)tr->mem->data;
+		}
+		pts[x->mem_n++] = (LhMemPoint){x->t, x->dev, x->host_mem};
 	}
 }
 
@@ -267,7 +300,7 @@ static void mem_point(World *w)
 	}
 }
 
-static void mem_alloc(Sim *x, guint32 op)
+G_ALWAYS_INLINE static inline void mem_alloc(Sim *x, guint32 op)
 {
 	const LhOp *o = &x->ops[op];
 	x->mem_changed |= o->out_bytes != 0;
@@ -322,9 +355,13 @@ static void mem_free(Sim *x, guint32 op)
 
 /* ---- queues ---- */
 
+/* Queue @q goes into the heap if its head may leave. Not if its head is not issued yet (the
+ * issue pushes it, NONE included: every command is below NONE), nor if its head's stream runs
+ * a command (its end pushes it): dispatch would only pop it again. */
 static void heap_push(Sim *x, guint32 q)
 {
-	if (x->in_heap[q] || x->qhead[q] == NONE)
+	guint32 c = x->qhead[q];
+	if (x->in_heap[q] || c >= x->hc || x->s_inflight[x->cmds[c].stream] != NONE)
 		return;
 	x->in_heap[q] = 1;
 	guint32 i = x->heap_n++;
@@ -344,7 +381,7 @@ G_ALWAYS_INLINE static inline guint32 heap_pop(Sim *x)
 {
 	guint32 q = x->heap[0];
 	x->heap[0] = x->heap[--x->heap_n];
-	for (guint32 i = 0;;) {
+	for (guint32 i = 0; x->heap_n > 1;) {
 		guint32 l = 2 * i + 1, r = l + 1, s = i;
 		if (l < x->heap_n && x->qhead[x->heap[l]] < x->qhead[x->heap[s]])
 			s = l;
@@ -417,12 +454,12 @@ G_ALWAYS_INLINE static inline gboolean dispatch(Sim *x)
 		any = TRUE;
 		if (cmd->kind == LH_CMD_RUN) {
 			guint32 op = (guint32)cmd->arg;
-			const LhOp *o = &x->ops[op];
+			guint8 cl = x->cflags[op] & COST_CLASS;
 			x->s_inflight[s] = c;
 			x->tr->ops[op].stream = (gint32)s;
-			if (o->kind == LH_OP_COPY_H2D)
+			if (cl == COST_H2D)
 				fifo_push(&x->h2d_line, c);
-			else if (o->kind == LH_OP_COPY_D2H)
+			else if (cl == COST_D2H)
 				fifo_push(&x->d2h_line, c);
 			else
 				fifo_push(&x->sm_line, c);
@@ -432,8 +469,13 @@ G_ALWAYS_INLINE static inline gboolean dispatch(Sim *x)
 			stream_cmd_completed(x, s);
 		}
 		guint32 next = x->qhead[q];
-		if (next == NONE || x->in_heap[q] ||
-		    (x->heap_n && x->qhead[x->heap[0]] < next)) {
+		if (next >= x->hc || x->s_inflight[x->cmds[next].stream] != NONE) {
+			/* Not issued, or its stream runs (often the one just dispatched): its issue
+			 * or end pushes it (NONE is above every command). */
+			q = NONE;
+			continue;
+		}
+		if (x->in_heap[q] || (x->heap_n && x->qhead[x->heap[0]] < next)) {
 			heap_push(x, q);
 			q = NONE;
 		}
@@ -613,13 +655,12 @@ static void start_act(Sim *x, guint32 c, LhEngine eng, guint8 idx)
 	}
 	guint32 si = slot_new(x);
 	Act *a = &x->acts[si];
-	*a = (Act){0};
+	/* Every field is set below (no zeroing pass over the slot first). */
 	a->op = op;
 	a->cmd = c;
 	a->stream = cmd->stream;
 	a->engine = eng;
 	a->eng_idx = idx;
-	a->seq = x->seq++;
 	a->t_upd = x->t;
 	a->eta = NEVER;
 	a->rate = -1; /* forces a fresh eta at the next rate computation */
@@ -630,6 +671,7 @@ static void start_act(Sim *x, guint32 c, LhEngine eng, guint8 idx)
 	a->phase = f & COST_LATENCY ? PH_LATENCY : PH_MAIN;
 	a->rem = k->first;
 	a->main_work = eng == LH_ENGINE_SM ? 0 : k->x;
+	a->lk = a->nt = 0;
 	if (a->is_coll) {
 		if (f & COST_USE) {
 			guint i = GPOINTER_TO_UINT(g_hash_table_lookup(x->use_at,
@@ -655,7 +697,7 @@ static void start_act(Sim *x, guint32 c, LhEngine eng, guint8 idx)
 	tm->start = x->t;
 	tm->engine = f & COST_NET ? LH_ENGINE_NET : eng; /* it leaves the node: the network's lane */
 	tm->engine_index = idx;
-	if (x->ops[op].alias == LH_NO_OP) /* an alias writes into its dep's buffer */
+	if (!(f & COST_NOALLOC))
 		mem_alloc(x, op);
 	if (eng == LH_ENGINE_SM || eng == LH_ENGINE_LINK) {
 		/* Under fifo a new last activity that uses no link or network share leaves every
@@ -673,6 +715,24 @@ static void start_act(Sim *x, guint32 c, LhEngine eng, guint8 idx)
 	}
 }
 
+/* Copies of direction @d (0: H2D, 1: D2H) start on idle engines, lowest index first. Returns
+ * TRUE if any did. */
+static gboolean admit_copies(Sim *x, int d)
+{
+	Fifo *line = d ? &x->d2h_line : &x->h2d_line;
+	guint8 *busy = d ? x->d2h_busy : x->h2d_busy;
+	guint32 n_eng = d ? x->hw->copy_engines_d2h : x->hw->copy_engines_h2d;
+	gboolean any = FALSE;
+	for (guint32 e = 0; e < n_eng && line->len && x->free_eng[d]; e++)
+		if (!busy[e]) {
+			busy[e] = 1;
+			x->free_eng[d]--;
+			start_act(x, fifo_pop(line), d ? LH_ENGINE_D2H : LH_ENGINE_H2D, (guint8)e);
+			any = TRUE;
+		}
+	return any;
+}
+
 /* Engine admissions in line order. Returns TRUE if any op started. */
 G_ALWAYS_INLINE static inline gboolean admit(Sim *x)
 {
@@ -681,30 +741,23 @@ G_ALWAYS_INLINE static inline gboolean admit(Sim *x)
 		return FALSE;
 	while (x->sm_line.len && x->resident < x->hw->max_resident_kernels) {
 		guint32 c = fifo_pop(&x->sm_line);
-		const LhOp *o = &x->ops[(guint32)x->cmds[c].arg];
+		guint8 cl = x->cflags[(guint32)x->cmds[c].arg] & COST_CLASS;
 		x->resident++;
-		start_act(x, c, lh_op_kind_is_collective(o->kind) ? LH_ENGINE_LINK : LH_ENGINE_SM, 0);
+		start_act(x, c, cl == COST_COLL ? LH_ENGINE_LINK : LH_ENGINE_SM, 0);
 		any = TRUE;
 	}
-	Fifo *lines[2] = {&x->h2d_line, &x->d2h_line};
-	guint8 *busy[2] = {x->h2d_busy, x->d2h_busy};
-	guint32 n_eng[2] = {x->hw->copy_engines_h2d, x->hw->copy_engines_d2h};
-	for (int d = 0; d < 2; d++)
-		for (guint32 e = 0; e < n_eng[d] && lines[d]->len && x->free_eng[d]; e++)
-			if (!busy[d][e]) {
-				busy[d][e] = 1;
-				x->free_eng[d]--;
-				start_act(x, fifo_pop(lines[d]), d ? LH_ENGINE_D2H : LH_ENGINE_H2D,
-					  (guint8)e);
-				any = TRUE;
-			}
+	/* Copies: most instants have none waiting, or no idle engine for them. */
+	if (x->h2d_line.len && x->free_eng[0])
+		any |= admit_copies(x, 0);
+	if (x->d2h_line.len && x->free_eng[1])
+		any |= admit_copies(x, 1);
 	return any;
 }
 
 /* ---- rates ---- */
 
 
-static void set_rate(Sim *x, Act *a, double r)
+G_ALWAYS_INLINE static inline void set_rate(Sim *x, Act *a, double r)
 {
 	/* Rates below 1e-9 are rounding residue of a saturated capacity (1 - 0.25 - 0.75 is not
 	 * always 0): they would move nothing before the next event, so they are 0. */
@@ -731,7 +784,7 @@ static void set_rate(Sim *x, Act *a, double r)
 		return;
 	}
 	double d = a->rem / r;
-	d = ceil(d - 1e-6 - d * 1e-12);
+	d = ceil_exact(d - 1e-6 - d * 1e-12);
 	if (d > 4e18) { /* beyond any representable time: it will be rescheduled first */
 		a->eta = NEVER;
 		return;
@@ -778,7 +831,9 @@ static inline void fifo_one(Sim *x, Act *a, double *free_sm, double *free_hbm, d
 	set_rate(x, a, r);
 }
 
-G_ALWAYS_INLINE static inline void rates_fifo(Sim *x)
+/* Returns the earliest eta of the running set, as it stands after the pass (a rate changes only
+ * its own activity's eta). */
+G_ALWAYS_INLINE static inline gint64 rates_fifo(Sim *x)
 {
 	guint32 m = 0, mn = 0;
 	FOR_RUNNING(x, a) {
@@ -786,15 +841,18 @@ G_ALWAYS_INLINE static inline void rates_fifo(Sim *x)
 		mn += a->is_coll && a->phase == PH_MAIN && a->nt > 0;
 	}
 	double free_sm = 1, free_hbm = 1, link = 1, net = 1;
+	gint64 first = NEVER;
 	FOR_RUNNING(x, a) {
-		if (a->engine != LH_ENGINE_SM && !a->is_coll)
-			continue;
-		fifo_one(x, a, &free_sm, &free_hbm, &link, &net, &m, &mn);
+		if (a->engine == LH_ENGINE_SM || a->is_coll)
+			fifo_one(x, a, &free_sm, &free_hbm, &link, &net, &m, &mn);
+		if (a->eta < first)
+			first = a->eta;
 	}
 	x->tail_sm = free_sm;
 	x->tail_hbm = free_hbm;
 	x->tail_link = link;
 	x->tail_net = net;
+	return first;
 }
 
 /* fifo, only starts since the last rating, none of them on the link or the network: they come
@@ -908,22 +966,31 @@ G_ALWAYS_INLINE static inline void recompute_rates(Sim *x)
 		x->dirty = 0;
 		return;
 	}
+	gint64 first = NEVER;
+	gboolean scanned = FALSE; /* first is the earliest eta */
 	if (x->dirty & DIRTY_SM) {
-		if (x->hw->sm_sharing == LH_SHARING_FAIR)
+		if (x->hw->sm_sharing == LH_SHARING_FAIR) {
 			rates_fair(x);
-		else if (x->dirty & DIRTY_SM_FULL)
-			rates_fifo(x);
-		else
+		} else if (x->dirty & DIRTY_SM_FULL) {
+			first = rates_fifo(x);
+			scanned = TRUE;
+		} else {
 			rates_fifo_appended(x);
+		}
 	}
-	if (x->dirty & DIRTY_COPY)
+	if (x->dirty & DIRTY_COPY) {
 		rates_copies(x);
+		scanned = FALSE; /* copies' etas moved after the pass */
+	}
 	x->dirty = 0;
 	x->append_from = NONE;
-	x->next_eta = NEVER;
-	FOR_RUNNING(x, a)
-		if (a->eta < x->next_eta)
-			x->next_eta = a->eta;
+	if (!scanned) {
+		first = NEVER;
+		FOR_RUNNING(x, a)
+			if (a->eta < first)
+				first = a->eta;
+	}
+	x->next_eta = first;
 }
 
 /* ---- ends ---- */
@@ -954,10 +1021,11 @@ G_ALWAYS_INLINE static inline void end_act(Sim *x, guint32 i)
 		x->dirty |= DIRTY_COPY;
 	}
 	const LhOp *o = &x->ops[a.op];
-	const guint32 *deps = x->deps + o->deps_at;
-	for (guint32 k = 0; k < o->n_deps; k++) {
-		guint32 b = x->buf[deps[k]];
-		if (x->consumers[b] != G_MAXUINT32 && --x->consumers[b] == 0)
+	const guint32 *deps = x->deps + o->deps_at, *buf = x->buf;
+	guint32 *consumers = x->consumers;
+	for (guint32 k = 0, n = o->n_deps; k < n; k++) {
+		guint32 b = buf[deps[k]];
+		if (consumers[b] != G_MAXUINT32 && --consumers[b] == 0)
 			mem_free(x, b);
 	}
 	x->s_inflight[a.stream] = NONE;
@@ -992,7 +1060,7 @@ static void rdv_rates(World *w)
 		r->eta = NEVER;
 		if (R > 0) { /* as set_rate */
 			double d = r->rem / R;
-			d = ceil(d - 1e-6 - d * 1e-12);
+			d = ceil_exact(d - 1e-6 - d * 1e-12);
 			if (d <= 4e18)
 				r->eta = w->t + (d < 0 ? 0 : (gint64)d);
 		}
@@ -1368,6 +1436,7 @@ static void run_one(World *w)
 	Sim xs = w->dev[0];
 	Sim *x = &xs;
 	guint32 n_cmds = x->n_cmds;
+	x->mem_n = x->tr->mem->len;
 	while (!w->failed) {
 		if (x->t == x->next_eta)
 			process_due(x, FALSE);
@@ -1402,7 +1471,22 @@ static void run_one(World *w)
 			break;
 		}
 		x->t = next;
+		/* Instants before the next end or phase change where the host issues and no
+		 * queue becomes ready (heap_push left the heap empty) change nothing else: nothing
+		 * is due, nothing dispatches, admission found nothing to start at the last instant
+		 * and nothing it depends on moved, no rate or memory changed. They are issued
+		 * here, without the rest of an instant. Where a queue became ready, or the next
+		 * instant would end the run, the full step takes this instant over: its host_issue
+		 * then issues nothing more. */
+		while (x->t == x->host_next && x->t < x->next_eta) {
+			host_issue(x, FALSE);
+			next = MIN(x->host_next, x->next_eta);
+			if (x->heap_n || w->failed || next == NEVER || next > LH_MAX_TIME_NS)
+				break;
+			x->t = next;
+		}
 	}
+	g_array_set_size(x->tr->mem, x->mem_n); /* drops the spare room's length */
 	w->dev[0] = xs;
 }
 
@@ -1625,6 +1709,12 @@ LhTrace *lh_simulate(const LhGraph *g, const LhHw *hw, const LhPlan *plan,
 					    &cost[i], &u.lk, &u.nt);
 			cflags[i] |= ops[i].sync ? COST_SYNC : 0;
 		}
+		const LhOp *o = &ops[i];
+		cflags[i] |= o->kind == LH_OP_COPY_H2D		 ? COST_H2D
+			     : o->kind == LH_OP_COPY_D2H	 ? COST_D2H
+			     : lh_op_kind_is_collective(o->kind) ? COST_COLL
+								 : COST_KERNEL;
+		cflags[i] |= o->alias != LH_NO_OP || o->out_bytes == 0 ? COST_NOALLOC : 0;
 		if (lh_op_kind_is_collective(ops[i].kind) && (u.lk != 1 || u.nt != 0)) {
 			g_array_append_val(use, u);
 			g_hash_table_insert(use_at, GUINT_TO_POINTER(i), GUINT_TO_POINTER(use->len));
