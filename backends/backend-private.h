@@ -12,8 +12,8 @@ G_BEGIN_DECLS
  * an error naming @who, "cpu replay"), otherwise a fresh simulation put in *@own, which the
  * caller frees. Returns NULL with @error set on failure. */
 const LhTrace *lh_replay_prediction(const char *who, const LhGraph *g, const LhHw *hw,
-				    const LhPlan *plan, const LhReplayOptions *opt, LhTrace **own,
-				    GError **error);
+                                    const LhPlan *plan, const LhReplayOptions *opt, LhTrace **own,
+                                    GError **error);
 
 /* Which engine an op of kind @k runs on (LH_ENGINE_NONE for inputs). */
 LhEngine lh_op_engine(LhOpKind k);
@@ -24,6 +24,6 @@ LhEngine lh_op_engine(LhOpKind k);
  * divided by @scale (wall-clock ns per predicted ns; 1 for none), -1 staying -1, and labels
  * each op that runs with its stream and engine. The caller sets engine_index. */
 void lh_replay_fill_medians(LhTrace *t, const gint64 *rows, guint32 R, const LhGraph *g,
-			    const LhPlan *plan, double scale);
+                            const LhPlan *plan, double scale);
 
 G_END_DECLS

@@ -32,7 +32,7 @@ static int i64_cmp(const void *a, const void *b)
 }
 
 void lh_replay_fill_medians(LhTrace *t, const gint64 *rows, guint32 R, const LhGraph *g,
-			    const LhPlan *plan, double scale)
+                            const LhPlan *plan, double scale)
 {
 	guint32 n_ops = lh_graph_n_ops(g), n = lh_plan_n_cmds(plan);
 	gsize stride = 3 * (gsize)MAX(n_ops, 1) + MAX(n, 1);
@@ -63,17 +63,18 @@ void lh_replay_fill_medians(LhTrace *t, const gint64 *rows, guint32 R, const LhG
 }
 
 const LhTrace *lh_replay_prediction(const char *who, const LhGraph *g, const LhHw *hw,
-				    const LhPlan *plan, const LhReplayOptions *opt, LhTrace **own,
-				    GError **error)
+                                    const LhPlan *plan, const LhReplayOptions *opt, LhTrace **own,
+                                    GError **error)
 {
 	guint32 n_ops = lh_graph_n_ops(g), n = lh_plan_n_cmds(plan);
 	const LhTrace *pred = opt ? opt->predicted : NULL;
 	*own = NULL;
 	if (pred && (pred->n_ops != n_ops || pred->n_cmds != n)) {
-		g_set_error(error, LH_BACKEND_ERROR, LH_BACKEND_ERROR_PLAN,
-			    "%s: the predicted trace (%u ops, %u commands) is not of this graph and "
-			    "plan (%u ops, %u commands)",
-			    who, pred->n_ops, pred->n_cmds, n_ops, n);
+		g_set_error(
+		    error, LH_BACKEND_ERROR, LH_BACKEND_ERROR_PLAN,
+		    "%s: the predicted trace (%u ops, %u commands) is not of this graph and "
+		    "plan (%u ops, %u commands)",
+		    who, pred->n_ops, pred->n_cmds, n_ops, n);
 		return NULL;
 	}
 	if (pred)

@@ -38,7 +38,7 @@ const LhBackend *lh_backend_lookup(const char *name, GError **error)
 	for (gsize i = 0; builtin[i]; i++)
 		g_string_append_printf(known, "%s%s", i ? ", " : "", builtin[i]->name);
 	g_set_error(error, LH_BACKEND_ERROR, LH_BACKEND_ERROR_UNKNOWN,
-		    "unknown backend '%s' (known: %s)", name, known->str);
+	            "unknown backend '%s' (known: %s)", name, known->str);
 	g_string_free(known, TRUE);
 	return NULL;
 }
@@ -88,14 +88,15 @@ gboolean lh_backend_check_plan(const LhGraph *g, const LhPlan *plan, GError **er
 			guint32 sc = sig_cmd[cmd->arg];
 			g_autofree char *pos = cmd_pos(plan, c);
 			g_autofree char *spos = cmd_pos(plan, sc);
-			g_set_error(error, LH_BACKEND_ERROR, LH_BACKEND_ERROR_PLAN,
-				    "%s: 'wait %s e%" G_GUINT64_FORMAT "' comes before its 'signal "
-				    "%s e%" G_GUINT64_FORMAT "' (%s) in command order: on a GPU, "
-				    "waiting on an event not yet recorded waits for nothing, so this "
-				    "plan cannot be replayed faithfully (issue the signal first)",
-				    pos, lh_plan_stream(plan, cmd->stream)->name, cmd->arg,
-				    lh_plan_stream(plan, lh_plan_cmd(plan, sc)->stream)->name,
-				    cmd->arg, spos);
+			g_set_error(
+			    error, LH_BACKEND_ERROR, LH_BACKEND_ERROR_PLAN,
+			    "%s: 'wait %s e%" G_GUINT64_FORMAT "' comes before its 'signal "
+			    "%s e%" G_GUINT64_FORMAT "' (%s) in command order: on a GPU, "
+			    "waiting on an event not yet recorded waits for nothing, so this "
+			    "plan cannot be replayed faithfully (issue the signal first)",
+			    pos, lh_plan_stream(plan, cmd->stream)->name, cmd->arg,
+			    lh_plan_stream(plan, lh_plan_cmd(plan, sc)->stream)->name, cmd->arg,
+			    spos);
 			return FALSE;
 		}
 	}
@@ -108,8 +109,7 @@ static int dbl_cmp(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-double lh_replay_time_scale(const LhReplayOptions *opt, const LhGraph *g,
-			    const LhTrace *predicted)
+double lh_replay_time_scale(const LhReplayOptions *opt, const LhGraph *g, const LhTrace *predicted)
 {
 	if (opt && opt->time_scale > 0)
 		return opt->time_scale;
@@ -141,7 +141,7 @@ double lh_replay_time_scale(const LhReplayOptions *opt, const LhGraph *g,
 
 typedef struct {
 	gint64 t;
-	gint32 free;  /* 0 frees first at one instant (the engine's order: ends, then starts) */
+	gint32 free; /* 0 frees first at one instant (the engine's order: ends, then starts) */
 	guint32 op;
 	gint64 dev, host;
 } MemEv;
@@ -266,23 +266,23 @@ static gint64 trace_makespan(const LhTrace *t)
 }
 
 gboolean lh_replay_compare(const LhGraph *g, const LhTrace *pred, const LhTrace *meas,
-			   double min_dur_ns, LhReplayStats *out, GError **error)
+                           double min_dur_ns, LhReplayStats *out, GError **error)
 {
 	g_return_val_if_fail(g && pred && meas && out, FALSE);
 	memset(out, 0, sizeof *out);
 	guint32 n = lh_graph_n_ops(g);
 	if (pred->n_ops != n || meas->n_ops != n) {
 		g_set_error(error, LH_BACKEND_ERROR, LH_BACKEND_ERROR_PLAN,
-			    "cannot compare traces of %u and %u ops with graph '%s' of %u ops",
-			    pred->n_ops, meas->n_ops, lh_graph_name(g), n);
+		            "cannot compare traces of %u and %u ops with graph '%s' of %u ops",
+		            pred->n_ops, meas->n_ops, lh_graph_name(g), n);
 		return FALSE;
 	}
 	out->makespan_pred = trace_makespan(pred);
 	out->makespan_meas = trace_makespan(meas);
-	out->makespan_err = out->makespan_pred > 0 ? (double)(out->makespan_meas -
-							      out->makespan_pred) /
-							     (double)out->makespan_pred
-						   : 0;
+	out->makespan_err =
+	    out->makespan_pred > 0
+	        ? (double)(out->makespan_meas - out->makespan_pred) / (double)out->makespan_pred
+	        : 0;
 	out->dur_err = g_new(double, MAX(n, 1));
 	out->end_err = g_new(double, MAX(n, 1));
 	g_autofree double *d = g_new(double, MAX(n, 1));
@@ -317,7 +317,7 @@ void lh_replay_stats_clear(LhReplayStats *s)
 }
 
 gboolean lh_ranking_same(const double *pred, const double *meas, guint32 n, double tie,
-			 guint32 *bad_i, guint32 *bad_j)
+                         guint32 *bad_i, guint32 *bad_j)
 {
 	for (guint32 i = 0; i < n; i++) {
 		for (guint32 j = i + 1; j < n; j++) {

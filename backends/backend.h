@@ -29,9 +29,9 @@ GQuark lh_backend_error_quark(void);
 typedef enum {
 	LH_BACKEND_ERROR_UNKNOWN,     /* no backend of that name */
 	LH_BACKEND_ERROR_UNAVAILABLE, /* the backend cannot run here (no device, not built) */
-	LH_BACKEND_ERROR_PLAN,        /* the plan cannot be replayed (invalid, wait before signal) */
-	LH_BACKEND_ERROR_OPTION,      /* a replay option is out of range */
-	LH_BACKEND_ERROR_FAILED,      /* the replay failed while running (names the op) */
+	LH_BACKEND_ERROR_PLAN,   /* the plan cannot be replayed (invalid, wait before signal) */
+	LH_BACKEND_ERROR_OPTION, /* a replay option is out of range */
+	LH_BACKEND_ERROR_FAILED, /* the replay failed while running (names the op) */
 } LhBackendError;
 
 /* How to replay. Initialize with lh_replay_options_init(), then change fields. */
@@ -61,14 +61,14 @@ typedef struct {
 	 * measured trace (measured = TRUE), caller frees; or NULL with @error set, having freed
 	 * everything it allocated. */
 	LhTrace *(*replay)(const LhGraph *g, const LhPlan *plan, const LhHw *hw,
-			   const LhReplayOptions *opt, GError **error);
+	                   const LhReplayOptions *opt, GError **error);
 	const char *summary; /* one line for help texts */
 	/* Optional (NULL: not supported). Measures the device and returns a hardware model,
 	 * starting from @base for what one device cannot measure (the collective link). For
 	 * every key it sets, @notes (string -> string, owned by the caller, which gives
 	 * g_free destructors) receives how the value was measured. */
 	LhHw *(*calibrate)(const LhHw *base, const LhReplayOptions *opt, GHashTable *notes,
-			   GError **error);
+	                   GError **error);
 } LhBackend;
 
 /* Registry: the built-ins, found by name. NULL when unknown. */
@@ -90,12 +90,11 @@ extern const LhBackend lh_backend_cuda;
 gboolean lh_backend_check_plan(const LhGraph *g, const LhPlan *plan, GError **error);
 
 /* The time scale the cpu backend uses for @opt (resolves time_scale 0 from @predicted). */
-double lh_replay_time_scale(const LhReplayOptions *opt, const LhGraph *g,
-			    const LhTrace *predicted);
+double lh_replay_time_scale(const LhReplayOptions *opt, const LhGraph *g, const LhTrace *predicted);
 
 /* Rebuilds @t's memory curve and peaks from its op start and end times with the engine's
- * rule (docs/engine.md#memory): inputs live from 0, an output is allocated at its op's start and freed
- * when its last consumer ends; an op with an alias allocates nothing and keeps the aliased
+ * rule (docs/engine.md#memory): inputs live from 0, an output is allocated at its op's start and
+ * freed when its last consumer ends; an op with an alias allocates nothing and keeps the aliased
  * buffer until its own consumers end. Backends call it on the traces they measure. */
 void lh_trace_rebuild_memory(LhTrace *t, const LhGraph *g);
 
@@ -122,15 +121,15 @@ typedef struct {
 	 * predicted, on a scale where short ops do not blow up. */
 	double *dur_err;
 	double *end_err;
-	LhErrorSummary dur;                  /* over |dur_err| of ops with a predicted duration
-						of at least min_dur_ns (shorter ones are noise) */
-	LhErrorSummary end;                  /* over |end_err| */
+	LhErrorSummary dur; /* over |dur_err| of ops with a predicted duration
+	                       of at least min_dur_ns (shorter ones are noise) */
+	LhErrorSummary end; /* over |end_err| */
 } LhReplayStats;
 
 /* Compares @meas with @pred op by op. Ops whose predicted duration is below @min_dur_ns are
  * left out of the duration summary (still in dur_err). Both traces must describe @g. */
 gboolean lh_replay_compare(const LhGraph *g, const LhTrace *pred, const LhTrace *meas,
-			   double min_dur_ns, LhReplayStats *out, GError **error);
+                           double min_dur_ns, LhReplayStats *out, GError **error);
 void lh_replay_stats_clear(LhReplayStats *s); /* frees the arrays */
 
 /* Whether two makespan lists rank the same way: for every pair i, j whose predicted makespans
@@ -138,7 +137,7 @@ void lh_replay_stats_clear(LhReplayStats *s); /* frees the arrays */
  * same way. Pairs within @tie count as ties and are not checked. When FALSE, *bad_i and
  * *bad_j (may be NULL) get the first pair that flips. */
 gboolean lh_ranking_same(const double *pred, const double *meas, guint32 n, double tie,
-			 guint32 *bad_i, guint32 *bad_j);
+                         guint32 *bad_i, guint32 *bad_j);
 
 /* ---- calibration output ---- */
 

@@ -43,10 +43,10 @@ enum { LINE_SM, LINE_H2D, LINE_D2H, LINE_N };
 
 typedef struct {
 	guint32 cap;
-	guint8 *busy;     /* per slot */
+	guint8 *busy; /* per slot */
 	guint32 n_busy;
-	guint64 ticket;   /* next ticket to hand out */
-	guint64 serving;  /* ticket whose turn it is */
+	guint64 ticket;  /* next ticket to hand out */
+	guint64 serving; /* ticket whose turn it is */
 } Line;
 
 typedef struct Cpu Cpu;
@@ -68,15 +68,15 @@ struct Cpu {
 
 	GMutex lock;
 	GCond cond;
-	gboolean abort;        /* a run could not start: workers leave */
-	guint32 issued;        /* commands the host has issued */
-	guint8 *fired;         /* per event */
-	guint32 *q_left;       /* per queue: commands that have left it */
-	guint32 *qpos;         /* per command: position within its queue */
-	guint32 *s_done;       /* per stream: commands completed */
-	guint32 *s_issued;     /* per stream: commands issued */
-	guint32 *s_head;       /* per stream: command waiting to leave its queue, or NONE */
-	guint32 **s_cmds;      /* per stream: its commands in order */
+	gboolean abort;    /* a run could not start: workers leave */
+	guint32 issued;    /* commands the host has issued */
+	guint8 *fired;     /* per event */
+	guint32 *q_left;   /* per queue: commands that have left it */
+	guint32 *qpos;     /* per command: position within its queue */
+	guint32 *s_done;   /* per stream: commands completed */
+	guint32 *s_issued; /* per stream: commands issued */
+	guint32 *s_head;   /* per stream: command waiting to leave its queue, or NONE */
+	guint32 **s_cmds;  /* per stream: its commands in order */
 	guint32 *s_n;
 	Line line[LINE_N];
 
@@ -196,8 +196,8 @@ static gpointer worker_main(gpointer data)
 		const LhCmd *cmd = lh_plan_cmd(x->p, c);
 		guint32 next = k + 1 < x->s_n[s] ? x->s_cmds[s][k + 1] : NONE;
 		int line = cmd->kind == LH_CMD_RUN
-				   ? line_of(lh_op_engine(lh_graph_op(x->g, (guint32)cmd->arg)->kind))
-				   : -1;
+		               ? line_of(lh_op_engine(lh_graph_op(x->g, (guint32)cmd->arg)->kind))
+		               : -1;
 		g_mutex_lock(&x->lock);
 		while (!x->abort &&
 		       (!can_leave(x, c) || (line >= 0 && earlier_run_ready(x, s, c, line))))
@@ -348,7 +348,7 @@ static gboolean run_once(Cpu *x, GError **error)
 			g_thread_join(w[s].thread);
 	if (!ok) {
 		g_set_error(error, LH_BACKEND_ERROR, LH_BACKEND_ERROR_FAILED,
-			    "cpu replay: cannot start a stream thread: %s", terr->message);
+		            "cpu replay: cannot start a stream thread: %s", terr->message);
 		return FALSE;
 	}
 	return TRUE;
@@ -384,7 +384,7 @@ static gboolean cpu_available(GError **error)
 }
 
 static LhTrace *cpu_replay(const LhGraph *g, const LhPlan *plan, const LhHw *hw,
-			   const LhReplayOptions *opt, GError **error)
+                           const LhReplayOptions *opt, GError **error)
 {
 	g_return_val_if_fail(g && plan && hw, NULL);
 	LhReplayOptions dflt;
@@ -394,9 +394,9 @@ static LhTrace *cpu_replay(const LhGraph *g, const LhPlan *plan, const LhHw *hw,
 	}
 	if (!(opt->time_scale >= 0) || !isfinite(opt->time_scale) || opt->repeats < 1) {
 		g_set_error(error, LH_BACKEND_ERROR, LH_BACKEND_ERROR_OPTION,
-			    "cpu replay: time scale %g and repeats %u: the scale must be >= 0 "
-			    "(0 chooses) and repeats >= 1",
-			    opt->time_scale, opt->repeats);
+		            "cpu replay: time scale %g and repeats %u: the scale must be >= 0 "
+		            "(0 chooses) and repeats >= 1",
+		            opt->time_scale, opt->repeats);
 		return NULL;
 	}
 	if (!lh_backend_check_plan(g, plan, error))
@@ -404,7 +404,7 @@ static LhTrace *cpu_replay(const LhGraph *g, const LhPlan *plan, const LhHw *hw,
 	guint32 n_ops = lh_graph_n_ops(g), n = lh_plan_n_cmds(plan);
 	g_autoptr(LhTrace) own_pred = NULL;
 	const LhTrace *pred =
-		lh_replay_prediction("cpu replay", g, hw, plan, opt, &own_pred, error);
+	    lh_replay_prediction("cpu replay", g, hw, plan, opt, &own_pred, error);
 	if (!pred)
 		return NULL;
 
@@ -488,8 +488,8 @@ static LhTrace *cpu_replay(const LhGraph *g, const LhPlan *plan, const LhHw *hw,
 			continue;
 		LhOpTiming *tm = &t->ops[cmd->arg];
 		tm->engine_index = tm->engine == LH_ENGINE_H2D || tm->engine == LH_ENGINE_D2H
-					   ? x.op_slot[cmd->arg]
-					   : 0;
+		                       ? x.op_slot[cmd->arg]
+		                       : 0;
 	}
 	t->host_end = n ? t->cmd_issue[n - 1] : 0;
 	lh_trace_rebuild_memory(t, g);
@@ -498,10 +498,10 @@ static LhTrace *cpu_replay(const LhGraph *g, const LhPlan *plan, const LhHw *hw,
 }
 
 const LhBackend lh_backend_cpu = {
-	.version = LH_BACKEND_ABI,
-	.name = "cpu",
-	.available = cpu_available,
-	.replay = cpu_replay,
-	.summary = "threads and timed sleeps: checks the plan's ordering on any machine",
-	.calibrate = NULL,
+    .version = LH_BACKEND_ABI,
+    .name = "cpu",
+    .available = cpu_available,
+    .replay = cpu_replay,
+    .summary = "threads and timed sleeps: checks the plan's ordering on any machine",
+    .calibrate = NULL,
 };

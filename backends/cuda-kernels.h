@@ -30,15 +30,14 @@ typedef struct {
 } LhGpuStamp;
 
 cudaError_t lh__gpu_fma(cudaStream_t s, unsigned blocks, unsigned long long iters, float *sink,
-			LhGpuStamp *stamp);
+                        LhGpuStamp *stamp);
 /* Moves n_vec float4 from src to dst, in passes over [off, off + n) of buffers of buf_vec
  * elements (n_vec may exceed buf_vec: it then makes several passes). */
 cudaError_t lh__gpu_stream(cudaStream_t s, unsigned blocks, const void *src, void *dst,
-			   unsigned long long n_vec, unsigned long long buf_vec,
-			   unsigned long long off, LhGpuStamp *stamp);
+                           unsigned long long n_vec, unsigned long long buf_vec,
+                           unsigned long long off, LhGpuStamp *stamp);
 /* Each block spins until @ns have passed since it started (0: an empty kernel). */
-cudaError_t lh__gpu_spin(cudaStream_t s, unsigned blocks, unsigned long long ns,
-			 LhGpuStamp *stamp);
+cudaError_t lh__gpu_spin(cudaStream_t s, unsigned blocks, unsigned long long ns, LhGpuStamp *stamp);
 /* One thread writes %globaltimer to *out. */
 cudaError_t lh__gpu_now(cudaStream_t s, unsigned long long *out);
 

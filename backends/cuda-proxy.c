@@ -54,8 +54,8 @@ static const LhBackend *load(GError **error)
 		for (guint i = 0; i < c->len && !real; i++) {
 			const char *path = g_ptr_array_index(c, i);
 			if (!g_file_test(path, G_FILE_TEST_EXISTS)) {
-				g_string_append_printf(fails, "%s%s: not there", fails->len ? "; " : "",
-						       path);
+				g_string_append_printf(fails, "%s%s: not there",
+				                       fails->len ? "; " : "", path);
 				continue;
 			}
 			GModule *m = g_module_open(path, G_MODULE_BIND_LOCAL);
@@ -63,14 +63,15 @@ static const LhBackend *load(GError **error)
 			if (!m) {
 				/* Typically: the CUDA runtime library is not on this machine. */
 				g_string_append_printf(fails, "%s%s", fails->len ? "; " : "",
-						       g_module_error());
+				                       g_module_error());
 				continue;
 			}
 			if (!g_module_symbol(m, "lh_backend_cuda_module", (gpointer *)&fn) || !fn ||
 			    !fn() || fn()->version != LH_BACKEND_ABI) {
-				g_string_append_printf(fails, "%s%s: not lhsim's CUDA backend (or of "
-							      "another version)",
-						       fails->len ? "; " : "", path);
+				g_string_append_printf(fails,
+				                       "%s%s: not lhsim's CUDA backend (or of "
+				                       "another version)",
+				                       fails->len ? "; " : "", path);
 				g_module_close(m);
 				continue;
 			}
@@ -82,7 +83,7 @@ static const LhBackend *load(GError **error)
 		g_string_free(fails, TRUE);
 #else
 		why = g_strdup("no CUDA device: this lhsim was built without CUDA (configure with "
-			       "meson -Dcuda=enabled, with nvcc and the CUDA runtime installed)");
+		               "meson -Dcuda=enabled, with nvcc and the CUDA runtime installed)");
 #endif
 	}
 	const LhBackend *b = real;
@@ -99,28 +100,28 @@ static gboolean proxy_available(GError **error)
 }
 
 static LhTrace *proxy_replay(const LhGraph *g, const LhPlan *plan, const LhHw *hw,
-			     const LhReplayOptions *opt, GError **error)
+                             const LhReplayOptions *opt, GError **error)
 {
 	const LhBackend *b = load(error);
 	return b ? b->replay(g, plan, hw, opt, error) : NULL;
 }
 
 static LhHw *proxy_calibrate(const LhHw *base, const LhReplayOptions *opt, GHashTable *notes,
-			     GError **error)
+                             GError **error)
 {
 	const LhBackend *b = load(error);
 	return b && b->calibrate ? b->calibrate(base, opt, notes, error) : NULL;
 }
 
 const LhBackend lh_backend_cuda = {
-	.version = LH_BACKEND_ABI,
-	.name = "cuda",
-	.available = proxy_available,
-	.replay = proxy_replay,
+    .version = LH_BACKEND_ABI,
+    .name = "cuda",
+    .available = proxy_available,
+    .replay = proxy_replay,
 #if LH_HAVE_CUDA
-	.summary = "CUDA streams, events and synthetic kernels on a GPU (collectives emulated)",
+    .summary = "CUDA streams, events and synthetic kernels on a GPU (collectives emulated)",
 #else
-	.summary = "CUDA streams, events and synthetic kernels on a GPU (not built in)",
+    .summary = "CUDA streams, events and synthetic kernels on a GPU (not built in)",
 #endif
-	.calibrate = proxy_calibrate,
+    .calibrate = proxy_calibrate,
 };

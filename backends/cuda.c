@@ -62,18 +62,18 @@ static void busy_wait(gint64 ns)
 static gboolean cuda_fail(GError **error, cudaError_t rc, const char *what)
 {
 	g_set_error(error, LH_BACKEND_ERROR, LH_BACKEND_ERROR_FAILED, "%s: %s (%s)", what,
-		    cudaGetErrorString(rc), cudaGetErrorName(rc));
+	            cudaGetErrorString(rc), cudaGetErrorName(rc));
 	return FALSE;
 }
 
 /* Checks a CUDA call; on failure sets @error with @what and jumps to `fail`. */
-#define CK(call, what)                                       \
-	do {                                                 \
-		cudaError_t rc_ = (call);                    \
-		if (rc_ != cudaSuccess) {                    \
-			cuda_fail(error, rc_, what);         \
-			goto fail;                           \
-		}                                            \
+#define CK(call, what)                                                                             \
+	do {                                                                                       \
+		cudaError_t rc_ = (call);                                                          \
+		if (rc_ != cudaSuccess) {                                                          \
+			cuda_fail(error, rc_, what);                                               \
+			goto fail;                                                                 \
+		}                                                                                  \
 	} while (0)
 
 static gboolean cuda_available(GError **error)
@@ -82,14 +82,14 @@ static gboolean cuda_available(GError **error)
 	cudaError_t rc = cudaGetDeviceCount(&n);
 	if (rc != cudaSuccess) {
 		g_set_error(error, LH_BACKEND_ERROR, LH_BACKEND_ERROR_UNAVAILABLE,
-			    "no CUDA device: cudaGetDeviceCount failed: %s (%s); is the NVIDIA "
-			    "driver loaded and a GPU visible?",
-			    cudaGetErrorString(rc), cudaGetErrorName(rc));
+		            "no CUDA device: cudaGetDeviceCount failed: %s (%s); is the NVIDIA "
+		            "driver loaded and a GPU visible?",
+		            cudaGetErrorString(rc), cudaGetErrorName(rc));
 		return FALSE;
 	}
 	if (n == 0) {
 		g_set_error(error, LH_BACKEND_ERROR, LH_BACKEND_ERROR_UNAVAILABLE,
-			    "no CUDA device: the driver reports 0 devices");
+		            "no CUDA device: the driver reports 0 devices");
 		return FALSE;
 	}
 	return TRUE;
@@ -107,7 +107,7 @@ static gboolean open_device(int dev, guint32 hw_queues, int *sm_count, GError **
 	CK(cudaGetDeviceCount(&n), "cudaGetDeviceCount");
 	if (dev < 0 || dev >= n) {
 		g_set_error(error, LH_BACKEND_ERROR, LH_BACKEND_ERROR_OPTION,
-			    "CUDA device %d does not exist (there are %d)", dev, n);
+		            "CUDA device %d does not exist (there are %d)", dev, n);
 		return FALSE;
 	}
 	CK(cudaSetDevice(dev), "cudaSetDevice");
@@ -143,13 +143,13 @@ typedef struct {
 	cudaEvent_t *cp_beg, *cp_end; /* per op, copies only */
 	LhGpuStamp *d_stamps, *h_stamps;
 	unsigned long long *d_base, *h_base;
-	void *h_src, *h_dst;          /* pinned: source of H2D copies, target of D2H ones */
-	void *d_cp;                   /* device end of copies */
-	void *d_scratch;              /* streaming kernels: 2 * buf_vec float4 */
+	void *h_src, *h_dst; /* pinned: source of H2D copies, target of D2H ones */
+	void *d_cp;          /* device end of copies */
+	void *d_scratch;     /* streaming kernels: 2 * buf_vec float4 */
 	float *d_sink;
 	unsigned long long buf_vec;
 	gsize max_copy;
-	guint32 fault_op;             /* test hook: this op's launch is made invalid */
+	guint32 fault_op; /* test hook: this op's launch is made invalid */
 	/* one run's results, ns from the start event */
 	gint64 *issue, *start, *end, *cmd_issue;
 } Gpu;
@@ -203,7 +203,7 @@ static void plan_launches(Gpu *x, const LhTrace *pred)
 			L->kind = K_FMA;
 			double per_block = flops / x->sm_count;
 			L->work = (unsigned long long)ceil(
-				per_block / ((double)LH_GPU_THREADS * LH_GPU_FLOPS_PER_ITER));
+			    per_block / ((double)LH_GPU_THREADS * LH_GPU_FLOPS_PER_ITER));
 		} else if (bytes > 0) {
 			L->kind = K_STREAM;
 			L->work = (unsigned long long)ceil(bytes / LH_GPU_BYTES_PER_VEC);
@@ -217,7 +217,7 @@ static void plan_launches(Gpu *x, const LhTrace *pred)
 	 * successive streaming kernels take successive regions so that one does not find the
 	 * previous one's data in L2. */
 	unsigned long long lo = (unsigned long long)(256 * MIB / 16),
-			   hi = (unsigned long long)(1024 * MIB / 16);
+	                   hi = (unsigned long long)(1024 * MIB / 16);
 	x->buf_vec = CLAMP(max_vec, lo, hi);
 	unsigned long long cursor = 0;
 	for (guint32 i = 0; i < x->n_ops; i++) {
@@ -313,7 +313,7 @@ static gboolean gpu_alloc(Gpu *x, GError **error)
 	CK(cudaMalloc((void **)&x->d_sink, sizeof(float) * (gsize)x->sm_count), "cudaMalloc(sink)");
 	if (x->max_copy) {
 		g_autofree char *what = g_strdup_printf("cudaMallocHost(%.0f MiB copy buffers)",
-							(double)x->max_copy / MIB);
+		                                        (double)x->max_copy / MIB);
 		CK(cudaMallocHost(&x->h_src, x->max_copy), what);
 		CK(cudaMallocHost(&x->h_dst, x->max_copy), what);
 		memset(x->h_src, 1, x->max_copy);
@@ -346,7 +346,7 @@ static cudaError_t issue_run(Gpu *x, guint32 s, guint32 op, gboolean timed)
 	case K_STREAM: {
 		char *base = x->d_scratch;
 		return lh__gpu_stream(st, L->blocks, base, base + x->buf_vec * 16, L->work,
-				      x->buf_vec, L->off, stamp);
+		                      x->buf_vec, L->off, stamp);
 	}
 	case K_SPIN:
 		return lh__gpu_spin(st, L->blocks, L->work, stamp);
@@ -355,8 +355,8 @@ static cudaError_t issue_run(Gpu *x, guint32 s, guint32 op, gboolean timed)
 		if (timed && (rc = cudaEventRecord(x->cp_beg[op], st)) != cudaSuccess)
 			return rc;
 		rc = L->kind == K_H2D
-			     ? cudaMemcpyAsync(x->d_cp, x->h_src, L->work, cudaMemcpyHostToDevice, st)
-			     : cudaMemcpyAsync(x->h_dst, x->d_cp, L->work, cudaMemcpyDeviceToHost, st);
+		         ? cudaMemcpyAsync(x->d_cp, x->h_src, L->work, cudaMemcpyHostToDevice, st)
+		         : cudaMemcpyAsync(x->h_dst, x->d_cp, L->work, cudaMemcpyDeviceToHost, st);
 		if (rc == cudaSuccess && timed)
 			rc = cudaEventRecord(x->cp_end[op], st);
 		return rc;
@@ -404,19 +404,17 @@ static gboolean run_once(Gpu *x, gboolean timed, GError **error)
 			break;
 		}
 		if (rc != cudaSuccess) {
-			const LhStream *st = cmd->kind == LH_CMD_HOST
-						     ? NULL
-						     : lh_plan_stream(x->p, cmd->stream);
+			const LhStream *st =
+			    cmd->kind == LH_CMD_HOST ? NULL : lh_plan_stream(x->p, cmd->stream);
 			g_autofree char *what =
-				cmd->kind == LH_CMD_RUN
-					? g_strdup_printf("cuda replay: op '%s' (command %u, stream "
-							  "'%s') failed",
-							  op_name(x, (guint32)cmd->arg), c + 1,
-							  st->name)
-					: g_strdup_printf("cuda replay: '%s' (command %u, stream '%s') "
-							  "failed",
-							  lh_cmd_kind_name(cmd->kind), c + 1,
-							  st ? st->name : "-");
+			    cmd->kind == LH_CMD_RUN
+			        ? g_strdup_printf("cuda replay: op '%s' (command %u, stream "
+			                          "'%s') failed",
+			                          op_name(x, (guint32)cmd->arg), c + 1, st->name)
+			        : g_strdup_printf("cuda replay: '%s' (command %u, stream '%s') "
+			                          "failed",
+			                          lh_cmd_kind_name(cmd->kind), c + 1,
+			                          st ? st->name : "-");
 			return cuda_fail(error, rc, what);
 		}
 		if (timed) {
@@ -429,13 +427,13 @@ static gboolean run_once(Gpu *x, gboolean timed, GError **error)
 		cudaError_t rc = cudaDeviceSynchronize();
 		if (rc != cudaSuccess)
 			return cuda_fail(error, rc,
-					 "cuda replay: a kernel or copy of the plan failed on the "
-					 "device (reported when the run completed)");
+			                 "cuda replay: a kernel or copy of the plan failed on the "
+			                 "device (reported when the run completed)");
 	}
 	if (!timed)
 		return TRUE;
 	CK(cudaMemcpy(x->h_stamps, x->d_stamps, sizeof(LhGpuStamp) * MAX(x->n_ops, 1),
-		      cudaMemcpyDeviceToHost),
+	              cudaMemcpyDeviceToHost),
 	   "cudaMemcpy(stamps)");
 	CK(cudaMemcpy(x->h_base, x->d_base, sizeof *x->h_base, cudaMemcpyDeviceToHost),
 	   "cudaMemcpy(base)");
@@ -460,7 +458,8 @@ static gboolean run_once(Gpu *x, gboolean timed, GError **error)
 			unsigned long long e = ~st->end_neg;
 			if (st->start == ~0ULL || e < st->start) {
 				g_set_error(error, LH_BACKEND_ERROR, LH_BACKEND_ERROR_FAILED,
-					    "cuda replay: op '%s' left no timing stamps", op_name(x, i));
+				            "cuda replay: op '%s' left no timing stamps",
+				            op_name(x, i));
 				return FALSE;
 			}
 			/* Signed: a kernel on another stream may start before the clock kernel. */
@@ -474,7 +473,7 @@ fail:
 }
 
 static LhTrace *cuda_replay(const LhGraph *g, const LhPlan *plan, const LhHw *hw,
-			    const LhReplayOptions *opt, GError **error)
+                            const LhReplayOptions *opt, GError **error)
 {
 	g_return_val_if_fail(g && plan && hw, NULL);
 	LhReplayOptions dflt;
@@ -484,7 +483,7 @@ static LhTrace *cuda_replay(const LhGraph *g, const LhPlan *plan, const LhHw *hw
 	}
 	if (opt->repeats < 1) {
 		g_set_error(error, LH_BACKEND_ERROR, LH_BACKEND_ERROR_OPTION,
-			    "cuda replay: repeats must be >= 1");
+		            "cuda replay: repeats must be >= 1");
 		return NULL;
 	}
 	if (!lh_backend_check_plan(g, plan, error))
@@ -492,7 +491,7 @@ static LhTrace *cuda_replay(const LhGraph *g, const LhPlan *plan, const LhHw *hw
 	guint32 n_ops = lh_graph_n_ops(g), n = lh_plan_n_cmds(plan);
 	g_autoptr(LhTrace) own_pred = NULL;
 	const LhTrace *pred =
-		lh_replay_prediction("cuda replay", g, hw, plan, opt, &own_pred, error);
+	    lh_replay_prediction("cuda replay", g, hw, plan, opt, &own_pred, error);
 	if (!pred)
 		return NULL;
 	Gpu x = {0};
@@ -602,7 +601,7 @@ static float elapsed_ms(cudaEvent_t a, cudaEvent_t b, cudaError_t *rc)
 #define REPS 5
 
 static LhHw *cuda_calibrate(const LhHw *base, const LhReplayOptions *opt, GHashTable *notes,
-			    GError **error)
+                            GError **error)
 {
 	g_return_val_if_fail(base && notes, NULL);
 	int dev = opt ? opt->device : 0;
@@ -670,7 +669,8 @@ static LhHw *cuda_calibrate(const LhHw *base, const LhReplayOptions *opt, GHashT
 	unsigned long long nvec = c.big / 16; /* 1 GiB read from d_a, 1 GiB written to d_b */
 	for (int r = 0; r < REPS + 1; r++) {
 		CK(cudaEventRecord(c.ev[0], s0), "cudaEventRecord");
-		CK(lh__gpu_stream(s0, (unsigned)c.sm_count, c.d_a, c.d_b, nvec, c.big / 16, 0, NULL),
+		CK(lh__gpu_stream(s0, (unsigned)c.sm_count, c.d_a, c.d_b, nvec, c.big / 16, 0,
+		                  NULL),
 		   "launch of the streaming kernel");
 		CK(cudaEventRecord(c.ev[1], s0), "cudaEventRecord");
 		CK(cudaEventSynchronize(c.ev[1]), "cudaEventSynchronize");
@@ -706,8 +706,8 @@ static LhHw *cuda_calibrate(const LhHw *base, const LhReplayOptions *opt, GHashT
 			ms[k] = elapsed_ms(c.ev[0], c.ev[1], &rc);
 			CK(rc, "cudaEventElapsedTime");
 		}
-		double flops = (double)(it2 - it1) * c.sm_count * LH_GPU_THREADS *
-			       LH_GPU_FLOPS_PER_ITER;
+		double flops =
+		    (double)(it2 - it1) * c.sm_count * LH_GPU_THREADS * LH_GPU_FLOPS_PER_ITER;
 		if (r > 0)
 			v[r - 1] = flops / MAX((ms[1] - ms[0]) * 1e-3, 1e-9) / 1e12;
 	}
@@ -722,7 +722,7 @@ static LhHw *cuda_calibrate(const LhHw *base, const LhReplayOptions *opt, GHashT
 	hw->peak_f64_tflops = hw->peak_f32_tflops = hw->peak_tf32_tflops = hw->peak_tflops;
 	hw->peak_fp8_tflops = hw->peak_int8_tops = hw->peak_tflops;
 	const char *dt_keys[] = {"peak_f64_tflops", "peak_f32_tflops", "peak_tf32_tflops",
-				 "peak_fp8_tflops", "peak_int8_tops"};
+	                         "peak_fp8_tflops", "peak_int8_tops"};
 	for (gsize i = 0; i < G_N_ELEMENTS(dt_keys); i++)
 		note(notes, dt_keys[i],
 		     "= peak_tflops: the replay runs the FLOPs of every data type as the same FMA "
@@ -751,7 +751,8 @@ static LhHw *cuda_calibrate(const LhHw *base, const LhReplayOptions *opt, GHashT
 		const int N = 200;
 		CK(cudaEventRecord(c.ev[0], s0), "cudaEventRecord");
 		for (int k = 0; k < N; k++)
-			CK(lh__gpu_spin(s0, (unsigned)c.sm_count, 0, NULL), "launch of empty kernel");
+			CK(lh__gpu_spin(s0, (unsigned)c.sm_count, 0, NULL),
+			   "launch of empty kernel");
 		CK(cudaEventRecord(c.ev[1], s0), "cudaEventRecord");
 		CK(cudaEventSynchronize(c.ev[1]), "cudaEventSynchronize");
 		double ms = elapsed_ms(c.ev[0], c.ev[1], &rc);
@@ -798,8 +799,9 @@ static LhHw *cuda_calibrate(const LhHw *base, const LhReplayOptions *opt, GHashT
 	for (int r = 0; r < REPS + 1; r++) {
 		for (int dir = 0; dir < 2; dir++) {
 			CK(cudaEventRecord(c.ev[0], s0), "cudaEventRecord");
-			CK(dir == 0 ? cudaMemcpyAsync(c.d_a, c.h_a, c.pci, cudaMemcpyHostToDevice, s0)
-				    : cudaMemcpyAsync(c.h_b, c.d_b, c.pci, cudaMemcpyDeviceToHost, s0),
+			CK(dir == 0
+			       ? cudaMemcpyAsync(c.d_a, c.h_a, c.pci, cudaMemcpyHostToDevice, s0)
+			       : cudaMemcpyAsync(c.h_b, c.d_b, c.pci, cudaMemcpyDeviceToHost, s0),
 			   "cudaMemcpyAsync");
 			CK(cudaEventRecord(c.ev[1], s0), "cudaEventRecord");
 			CK(cudaEventSynchronize(c.ev[1]), "cudaEventSynchronize");
@@ -809,10 +811,12 @@ static LhHw *cuda_calibrate(const LhHw *base, const LhReplayOptions *opt, GHashT
 				(dir == 0 ? h2d : d2h)[r - 1] = (double)c.pci / (ms * 1e6);
 		}
 		CK(cudaEventRecord(c.ev[0], s0), "cudaEventRecord");
-		CK(cudaMemcpyAsync(c.d_a, c.h_a, c.pci, cudaMemcpyHostToDevice, s0), "cudaMemcpyAsync");
+		CK(cudaMemcpyAsync(c.d_a, c.h_a, c.pci, cudaMemcpyHostToDevice, s0),
+		   "cudaMemcpyAsync");
 		CK(cudaEventRecord(c.ev[1], s0), "cudaEventRecord");
 		CK(cudaEventRecord(c.ev[2], s1), "cudaEventRecord");
-		CK(cudaMemcpyAsync(c.h_b, c.d_b, c.pci, cudaMemcpyDeviceToHost, s1), "cudaMemcpyAsync");
+		CK(cudaMemcpyAsync(c.h_b, c.d_b, c.pci, cudaMemcpyDeviceToHost, s1),
+		   "cudaMemcpyAsync");
 		CK(cudaEventRecord(c.ev[3], s1), "cudaEventRecord");
 		CK(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
 		double a = elapsed_ms(c.ev[0], c.ev[1], &rc), b = elapsed_ms(c.ev[2], c.ev[3], &rc);
@@ -868,13 +872,15 @@ static LhHw *cuda_calibrate(const LhHw *base, const LhReplayOptions *opt, GHashT
 				cudaStream_t st = c.s[k];
 				char *dp = (char *)c.d_a + (gsize)k * half;
 				char *hp = (char *)c.h_a + (gsize)k * half;
-				CK(dir == 0 ? cudaMemcpyAsync(dp, hp, half, cudaMemcpyHostToDevice, st)
-					    : cudaMemcpyAsync(hp, dp, half, cudaMemcpyDeviceToHost, st),
+				CK(dir == 0
+				       ? cudaMemcpyAsync(dp, hp, half, cudaMemcpyHostToDevice, st)
+				       : cudaMemcpyAsync(hp, dp, half, cudaMemcpyDeviceToHost, st),
 				   "cudaMemcpyAsync");
 				CK(cudaEventRecord(c.ev[2 + k], st), "cudaEventRecord");
 			}
 			CK(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
-			double a = elapsed_ms(c.ev[0], c.ev[2], &rc), b = elapsed_ms(c.ev[0], c.ev[3], &rc);
+			double a = elapsed_ms(c.ev[0], c.ev[2], &rc),
+			       b = elapsed_ms(c.ev[0], c.ev[3], &rc);
 			CK(rc, "cudaEventElapsedTime");
 			if (r > 0)
 				v[r - 1] = MIN(a, b) / MAX(MAX(a, b), 1e-9);
@@ -899,7 +905,8 @@ static LhHw *cuda_calibrate(const LhHw *base, const LhReplayOptions *opt, GHashT
 		double a_ms = 0, b_ms = 0;
 		for (int k = 0; k < 2; k++) {
 			CK(cudaEventRecord(c.ev[0], s0), "cudaEventRecord");
-			CK(lh__gpu_fma(s0, (unsigned)c.sm_count, k ? ib : ia, c.sink, NULL), "launch");
+			CK(lh__gpu_fma(s0, (unsigned)c.sm_count, k ? ib : ia, c.sink, NULL),
+			   "launch");
 			CK(cudaEventRecord(c.ev[1], s0), "cudaEventRecord");
 			CK(cudaEventSynchronize(c.ev[1]), "cudaEventSynchronize");
 			double ms = elapsed_ms(c.ev[0], c.ev[1], &rc);
@@ -913,10 +920,12 @@ static LhHw *cuda_calibrate(const LhHw *base, const LhReplayOptions *opt, GHashT
 			CK(cudaMemset(c.stamps, 0xff, 2 * sizeof(LhGpuStamp)), "cudaMemset");
 			CK(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
 			CK(lh__gpu_fma(s0, (unsigned)c.sm_count, ia, c.sink, c.stamps), "launch");
-			CK(lh__gpu_fma(s1, (unsigned)c.sm_count, ib, c.sink, c.stamps + 1), "launch");
+			CK(lh__gpu_fma(s1, (unsigned)c.sm_count, ib, c.sink, c.stamps + 1),
+			   "launch");
 			CK(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
 			LhGpuStamp st[2];
-			CK(cudaMemcpy(st, c.stamps, sizeof st, cudaMemcpyDeviceToHost), "cudaMemcpy");
+			CK(cudaMemcpy(st, c.stamps, sizeof st, cudaMemcpyDeviceToHost),
+			   "cudaMemcpy");
 			/* Signed: if B somehow ran first, the ratio comes out small (fair). */
 			double span = (double)((gint64)~st[1].end_neg - (gint64)st[0].start) / 1e6;
 			if (r > 0)
@@ -924,11 +933,12 @@ static LhHw *cuda_calibrate(const LhHw *base, const LhReplayOptions *opt, GHashT
 		}
 		double ratio = median5(v, REPS);
 		hw->sm_sharing = ratio > 0.83 ? LH_SHARING_FIFO : LH_SHARING_FAIR;
-		note(notes, "sm_sharing",
-		     "FMA kernel A (%.2f ms alone) then B (%.2f ms alone) on two streams: B's end - "
-		     "A's start = %.2f x (A + B), median of %d. fifo would give 1.0, fair 0.67; "
-		     "the threshold is 0.83",
-		     a_ms, b_ms, ratio, REPS);
+		note(
+		    notes, "sm_sharing",
+		    "FMA kernel A (%.2f ms alone) then B (%.2f ms alone) on two streams: B's end - "
+		    "A's start = %.2f x (A + B), median of %d. fifo would give 1.0, fair 0.67; "
+		    "the threshold is 0.83",
+		    a_ms, b_ms, ratio, REPS);
 	}
 	note(notes, "link_gbs", "not measured: one GPU has no peer; from the base model");
 	note(notes, "link_latency_ns", "not measured: one GPU has no peer; from the base model");
@@ -943,7 +953,7 @@ static LhHw *cuda_calibrate(const LhHw *base, const LhReplayOptions *opt, GHashT
 		GError *ve = NULL;
 		if (!lh_hw_validate(hw, "calibration", &ve)) {
 			g_set_error(error, LH_BACKEND_ERROR, LH_BACKEND_ERROR_FAILED,
-				    "calibration measured an absurd value: %s", ve->message);
+			            "calibration measured an absurd value: %s", ve->message);
 			g_error_free(ve);
 			goto fail;
 		}
@@ -977,12 +987,12 @@ done:
 /* The table itself; liblhsim's lh_backend_cuda (cuda-proxy.c) loads this module and forwards
  * to it through lh_backend_cuda_module(). */
 const LhBackend lh__cuda_backend = {
-	.version = LH_BACKEND_ABI,
-	.name = "cuda",
-	.available = cuda_available,
-	.replay = cuda_replay,
-	.summary = "CUDA streams, events and synthetic kernels on a GPU (collectives emulated)",
-	.calibrate = cuda_calibrate,
+    .version = LH_BACKEND_ABI,
+    .name = "cuda",
+    .available = cuda_available,
+    .replay = cuda_replay,
+    .summary = "CUDA streams, events and synthetic kernels on a GPU (collectives emulated)",
+    .calibrate = cuda_calibrate,
 };
 
 G_MODULE_EXPORT const LhBackend *lh_backend_cuda_module(void);

@@ -3,9 +3,10 @@
  * For each size (default 10^3 and 10^4 ops) it builds the seeded random layered DAG that
  * bench-sched uses (lh_gen_random_dag, seed 1, width 64) and times plan() alone, best of 5,
  * on the H100 model, in process CPU time (clock_gettime CLOCK_PROCESS_CPUTIME_ID: the machine is
- * shared, and CPU time moves less with the load than wall time): iree, then iree-cost with each region step (its plan is not simulated
- * when the step is given) and with regions=auto (each step's plan simulated, the fastest
- * kept), and auto with memory-limit at iree's peak (every budget simulated).
+ * shared, and CPU time moves less with the load than wall time): iree, then iree-cost with each
+ * region step (its plan is not simulated when the step is given) and with regions=auto (each step's
+ * plan simulated, the fastest kept), and auto with memory-limit at iree's peak (every budget
+ * simulated).
  *
  * usage: bench-iree-cost [N ...]
  */
@@ -23,12 +24,12 @@ static double cpu_s(void)
 }
 
 static const char *const runs[][2] = {
-	{"iree", NULL},
-	{"iree-cost", "regions=reference"},
-	{"iree-cost", "regions=split"},
-	{"iree-cost", "regions=list"},
-	{"iree-cost", NULL},
-	{"iree-cost", "memory-limit"},
+    {"iree", NULL},
+    {"iree-cost", "regions=reference"},
+    {"iree-cost", "regions=split"},
+    {"iree-cost", "regions=list"},
+    {"iree-cost", NULL},
+    {"iree-cost", "memory-limit"},
 };
 
 static double time_plan(const char *name, const char *kv0, const LhGraph *g, const LhHw *hw)
@@ -43,7 +44,7 @@ static double time_plan(const char *name, const char *kv0, const LhGraph *g, con
 		double t1 = cpu_s();
 		if (!p) {
 			fprintf(stderr, "bench-iree-cost: %s %s: %s\n", name, kv0 ? kv0 : "",
-				e->message);
+			        e->message);
 			exit(1);
 		}
 		lh_plan_free(p);
@@ -89,8 +90,8 @@ int main(int argc, char **argv)
 		printf("%u ops\n", sizes[i]);
 		for (gsize k = 0; k < G_N_ELEMENTS(runs); k++) {
 			const char *kv = runs[k][1] && g_str_equal(runs[k][1], "memory-limit")
-						 ? lim
-						 : runs[k][1];
+			                     ? lim
+			                     : runs[k][1];
 			double s = time_plan(runs[k][0], kv, g, hw);
 			char *f = lh_format_ns(s * 1e9);
 			printf("  %-10s %-28s %10s\n", runs[k][0], kv ? kv : "(auto)", f);

@@ -143,7 +143,7 @@ static LhGraph *random_dag(guint32 n)
 
 /* Best simulation time of a few runs, s; *@makespan the trace's. */
 static double best_sim(const LhGraph *g, const LhHw *hw, const LhPlan *p, int reps,
-		       gint64 *makespan)
+                       gint64 *makespan)
 {
 	GError *e = NULL;
 	if (!lh_plan_validate(p, g, NULL, &e)) {

@@ -38,7 +38,7 @@ int main(int argc, char **argv)
 		char nm[32];
 		g_snprintf(nm, sizeof nm, "op.%u", i);
 		static const LhOpKind kinds[5] = {LH_OP_KERNEL, LH_OP_KERNEL, LH_OP_COPY_H2D,
-						  LH_OP_COPY_D2H, LH_OP_ALL_REDUCE};
+		                                  LH_OP_COPY_D2H, LH_OP_ALL_REDUCE};
 		LhOpKind k = kinds[i % 5];
 		guint32 v = lh_graph_add_op(g, nm, k);
 		LhOp *op = lh_graph_op_mut(g, v);
@@ -76,16 +76,25 @@ int main(int argc, char **argv)
 			lcg = lcg * 1664525u + 1013904223u;
 			double jit = 1 + ((double)(lcg >> 8) / (1 << 24) - 0.5) * 0.1;
 			double dur = (double)(tm->end - tm->start) / 1000 * jit;
-			const char *cat = op->kind == LH_OP_KERNEL ? "kernel" : op->kind == LH_OP_ALL_REDUCE ? "kernel" : "gpu_memcpy";
-			g_autofree char *name = op->kind == LH_OP_COPY_H2D ? g_strdup("Memcpy HtoD (Pinned -> Device)")
-					      : op->kind == LH_OP_COPY_D2H ? g_strdup("Memcpy DtoH (Device -> Pinned)")
-					      : op->kind == LH_OP_ALL_REDUCE ? g_strdup_printf("ncclDevKernel_AllReduce_%s", op->name)
-									     : g_strdup_printf("loop_%s_kernel", op->name);
+			const char *cat = op->kind == LH_OP_KERNEL       ? "kernel"
+			                  : op->kind == LH_OP_ALL_REDUCE ? "kernel"
+			                                                 : "gpu_memcpy";
+			g_autofree char *name =
+			    op->kind == LH_OP_COPY_H2D ? g_strdup("Memcpy HtoD (Pinned -> Device)")
+			    : op->kind == LH_OP_COPY_D2H
+			        ? g_strdup("Memcpy DtoH (Device -> Pinned)")
+			    : op->kind == LH_OP_ALL_REDUCE
+			        ? g_strdup_printf("ncclDevKernel_AllReduce_%s", op->name)
+			        : g_strdup_printf("loop_%s_kernel", op->name);
 			for (char *c = name; *c; c++)
 				if (*c == '.')
 					*c = '_';
-			g_string_append_printf(s, "%s{\"ph\": \"X\", \"cat\": \"%s\", \"name\": \"%s\", \"pid\": 0, \"tid\": 7, \"ts\": %.3f, \"dur\": %.3f, \"args\": {\"device\": 0, \"stream\": 7}}",
-					       st || i ? ",\n" : "", cat, name, t, dur);
+			g_string_append_printf(
+			    s,
+			    "%s{\"ph\": \"X\", \"cat\": \"%s\", \"name\": \"%s\", \"pid\": 0, "
+			    "\"tid\": 7, \"ts\": %.3f, \"dur\": %.3f, \"args\": {\"device\": 0, "
+			    "\"stream\": 7}}",
+			    st || i ? ",\n" : "", cat, name, t, dur);
 			t += dur + 1.0;
 		}
 		t += 50;
@@ -141,8 +150,8 @@ int main(int argc, char **argv)
 		lh_measured_free(m);
 	}
 	printf("  events    ops  steps  matched   file      read     match  validate  calibrate\n");
-	printf("%8u %6u %6u %8u %5.1f MiB %7.3f s %7.3f s %7.3f s %7.3f s\n", n_events, n_ops, steps,
-	       matched, mib, best[0], best[1], best[2], best[3]);
+	printf("%8u %6u %6u %8u %5.1f MiB %7.3f s %7.3f s %7.3f s %7.3f s\n", n_events, n_ops,
+	       steps, matched, mib, best[0], best[1], best[2], best[3]);
 	printf("validate = read + match + validate: %.3f s; calibrate --from = read + match + fit: "
 	       "%.3f s\n",
 	       best[0] + best[1] + best[2], best[0] + best[1] + best[3]);

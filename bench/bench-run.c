@@ -34,9 +34,9 @@ static void die(GError *e)
 
 /* What the lhsim child tells the parent, through a pipe. */
 typedef struct {
-	double read;      /* s, reading the graph */
-	double total;     /* s, reading the graph to the metrics */
-	gint64 makespan;  /* ns */
+	double read;     /* s, reading the graph */
+	double total;    /* s, reading the graph to the metrics */
+	gint64 makespan; /* ns */
 } RunResult;
 
 static void child(const char *path, int out)
@@ -68,9 +68,10 @@ static void child(const char *path, int out)
 	double t5 = now();
 	struct rusage ru;
 	getrusage(RUSAGE_SELF, &ru);
-	printf("%9u  %7.3f s  %7.3f s  %7.3f s  %7.3f s  %7.3f s  %7.3f s  %6.2f M ops/s  %7.0f MiB\n",
-	       lh_graph_n_ops(g), t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4, t5 - t0,
-	       lh_graph_n_ops(g) / (t4 - t3) / 1e6, ru.ru_maxrss / 1024.0);
+	printf(
+	    "%9u  %7.3f s  %7.3f s  %7.3f s  %7.3f s  %7.3f s  %7.3f s  %6.2f M ops/s  %7.0f MiB\n",
+	    lh_graph_n_ops(g), t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4, t5 - t0,
+	    lh_graph_n_ops(g) / (t4 - t3) / 1e6, ru.ru_maxrss / 1024.0);
 	RunResult r = {t1 - t0, t5 - t0, m.makespan};
 	if (write(out, &r, sizeof r) != (ssize_t)sizeof r)
 		perror("bench-run: pipe");
@@ -93,10 +94,11 @@ static int peer(const char *path, const RunResult *lh)
 	g_autofree char *out = NULL;
 	int st = 0;
 	GError *e = NULL;
-	printf("\nSimGrid 3.32 on the same file (simgrid-peer: lhsim's reader, then s4u activities in "
-	       "the same serial order):\n"
-	       "      ops  activities      edges       read      build        run      total"
-	       "       makespan     RSS read     peak RSS\n");
+	printf(
+	    "\nSimGrid 3.32 on the same file (simgrid-peer: lhsim's reader, then s4u activities in "
+	    "the same serial order):\n"
+	    "      ops  activities      edges       read      build        run      total"
+	    "       makespan     RSS read     peak RSS\n");
 	fflush(stdout);
 	if (!g_spawn_sync(NULL, argv, NULL, G_SPAWN_DEFAULT, NULL, NULL, &out, NULL, &st, &e)) {
 		fprintf(stderr, "bench-run: %s\n", e->message);
@@ -109,7 +111,7 @@ static int peer(const char *path, const RunResult *lh)
 	double read, build, run, total, makespan_ms;
 	if (!g_spawn_check_wait_status(st, NULL) ||
 	    sscanf(out, "%u %zu %zu %lf s %lf s %lf s %lf s %lf ms", &n, &n_act, &n_edges, &read,
-		   &build, &run, &total, &makespan_ms) != 8) {
+	           &build, &run, &total, &makespan_ms) != 8) {
 		fprintf(stderr, "bench-run: simgrid-peer failed\n");
 		return 1;
 	}

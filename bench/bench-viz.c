@@ -61,7 +61,7 @@ static LhPlan *round_robin(const LhGraph *g)
 }
 
 static double render_ms(const char *path, const LhGraph *g, const LhHw *hw, const LhPlan *p,
-			const LhTrace *t, const LhMetrics *m)
+                        const LhTrace *t, const LhMetrics *m)
 {
 	double best = G_MAXDOUBLE;
 	for (int rep = 0; rep < 3; rep++) {
@@ -112,7 +112,8 @@ int main(int argc, char **argv)
 		double tp = render_ms(png, g, hw, p, t, &m);
 		double ts = render_ms(svg, g, hw, p, t, &m);
 		GStatBuf st;
-		g_autofree char *size = lh_format_bytes(g_stat(png, &st) == 0 ? (double)st.st_size : 0);
+		g_autofree char *size =
+		    lh_format_bytes(g_stat(png, &st) == 0 ? (double)st.st_size : 0);
 		printf("%10u  %8u  %8u  %9.1f ms  %9.1f ms  %10s\n", n, lh_plan_n_streams(p),
 		       lanes->n_lanes, tp, ts, size);
 		lh_metrics_clear(&m);

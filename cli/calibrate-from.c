@@ -13,8 +13,8 @@ static char *fmt_val(const LhFitKey *k, double v)
 }
 
 int cli_calibrate_from(char **from, const char *graph, const char *hw_name, const char *sched,
-		       char **params, const char *plan_path, const char *step, int device,
-		       const char *out_path)
+                       char **params, const char *plan_path, const char *step, int device,
+                       const char *out_path)
 {
 	GError *e = NULL;
 	g_autoptr(LhGraph) g = cli_load_graph(graph, &e);
@@ -49,8 +49,8 @@ int cli_calibrate_from(char **from, const char *graph, const char *hw_name, cons
 		g_ptr_array_add(xs, x);
 	}
 	g_autoptr(GArray) keys = g_array_new(FALSE, FALSE, sizeof(LhFitKey));
-	g_autoptr(LhHw) hw = lh_calibrate_from(g, base, plan, (LhMatch *const *)xs->pdata, nf, keys,
-					       &e);
+	g_autoptr(LhHw) hw =
+	    lh_calibrate_from(g, base, plan, (LhMatch *const *)xs->pdata, nf, keys, &e);
 	if (!hw) {
 		lh_fit_keys_clear(keys);
 		return cli_fail(e);
@@ -69,31 +69,34 @@ int cli_calibrate_from(char **from, const char *graph, const char *hw_name, cons
 		       x->ev_matched, x->ev_total, x->ops_matched, x->ops_total);
 	}
 	printf("  %-20s %14s %14s %6s  %s\n", "key", "base", "fitted", "ops", "residual (rms)");
-	g_autoptr(GHashTable) notes = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+	g_autoptr(GHashTable) notes =
+	    g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
 	for (guint i = 0; i < keys->len; i++) {
 		const LhFitKey *k = &g_array_index(keys, LhFitKey, i);
 		g_autofree char *b = fmt_val(k, k->base);
 		if (k->fitted) {
 			g_autofree char *v = fmt_val(k, k->value);
 			g_autofree char *r = lh_format_ns(k->resid_ns);
-			printf("  %-20s %14s %14s %6u  %s (%.2f %% of the mean time)\n", k->key, b, v,
-			       k->n, r, 100 * k->resid_rel);
-			g_hash_table_insert(notes, g_strdup(k->key),
-					    g_strdup_printf("fitted by least squares over %u measured "
-							    "ops; residual %s rms (%.2f %%); base %s",
-							    k->n, r, 100 * k->resid_rel, b));
+			printf("  %-20s %14s %14s %6u  %s (%.2f %% of the mean time)\n", k->key, b,
+			       v, k->n, r, 100 * k->resid_rel);
+			g_hash_table_insert(
+			    notes, g_strdup(k->key),
+			    g_strdup_printf("fitted by least squares over %u measured "
+			                    "ops; residual %s rms (%.2f %%); base %s",
+			                    k->n, r, 100 * k->resid_rel, b));
 		} else {
 			printf("  %-20s %14s %14s %6s  %s\n", k->key, b, "-", "0", k->note);
-			g_hash_table_insert(notes, g_strdup(k->key),
-					    g_strdup_printf("not fitted (%s the base's value)", k->note));
+			g_hash_table_insert(
+			    notes, g_strdup(k->key),
+			    g_strdup_printf("not fitted (%s the base's value)", k->note));
 		}
 	}
 	g_autofree char *files = g_strjoinv(", ", from);
 	g_autofree char *header = g_strdup_printf(
-		"%s, fitted by `lhsim calibrate --from` to %s (graph %s, schedule %s).\n"
-		"Keys without a 'fitted' comment keep the base model's value.",
-		hw->name, files, lh_graph_name(g),
-		lh_plan_scheduler(plan) ? lh_plan_scheduler(plan) : "plan");
+	    "%s, fitted by `lhsim calibrate --from` to %s (graph %s, schedule %s).\n"
+	    "Keys without a 'fitted' comment keep the base model's value.",
+	    hw->name, files, lh_graph_name(g),
+	    lh_plan_scheduler(plan) ? lh_plan_scheduler(plan) : "plan");
 	g_autofree char *text = lh_calibration_to_ini(hw, notes, header);
 	lh_fit_keys_clear(keys);
 	g_autoptr(LhHw) back = lh_hw_new_from_data(text, strlen(text), out_path, &e);

@@ -48,7 +48,7 @@ static gboolean claim(const char **owner, const char *what, const char *stream, 
 {
 	if (*owner && strcmp(*owner, what) != 0) {
 		g_set_error(error, LH_IO_ERROR, LH_IO_ERROR_READ,
-			    "%s and %s cannot both be standard %s ('-')", *owner, what, stream);
+		            "%s and %s cannot both be standard %s ('-')", *owner, what, stream);
 		return FALSE;
 	}
 	*owner = what;
@@ -102,7 +102,7 @@ LhGraph *cli_load_graph(const char *path, GError **error)
 	gboolean std = lh_path_is_std(path);
 	const char *where = std ? LH_STDIN_NAME : path;
 	if (std ? cli_looks_like_hlo(data)
-		: g_str_has_suffix(path, ".hlo") || g_str_has_suffix(path, ".hlo.txt")) {
+	        : g_str_has_suffix(path, ".hlo") || g_str_has_suffix(path, ".hlo.txt")) {
 		g_autoptr(GPtrArray) warn = g_ptr_array_new_with_free_func(g_free);
 		LhGraph *g = lh_hlo_import_data(data, len, where, warn, error);
 		for (guint i = 0; g && i < warn->len; i++)
@@ -126,7 +126,7 @@ LhHw *cli_load_hw(const char *name, GError **error)
 	}
 	if (name && !lh_hw_builtin_data(name) && g_file_test(name, G_FILE_TEST_IS_DIR)) {
 		g_set_error(error, LH_IO_ERROR, LH_IO_ERROR_READ, "%s: is a directory, not a file",
-			    name);
+		            name);
 		return NULL;
 	}
 	return lh_hw_lookup(name ? name : "h100-sxm", error);
@@ -194,7 +194,7 @@ static char *devices_desc(guint32 n, gboolean placed)
 	if (!placed)
 		return g_strdup("the graph is not placed on devices: it is one device, 0");
 	return n == 1 ? g_strdup("the graph has 1 device, 0")
-		      : g_strdup_printf("the graph has %u devices, 0-%u", n, n - 1);
+	              : g_strdup_printf("the graph has %u devices, 0-%u", n, n - 1);
 }
 
 static gboolean parse_hw_map(CliHw *h, const char *spec, gboolean placed, GError **error)
@@ -211,26 +211,25 @@ static gboolean parse_hw_map(CliHw *h, const char *spec, gboolean placed, GError
 		const char *it = items[k], *eq = strchr(it, '=');
 		const char *dash = eq ? memchr(it, '-', (gsize)(eq - it)) : NULL;
 		guint32 a, b;
-		if (!eq || !eq[1] ||
-		    !parse_device(it, (gsize)((dash ? dash : eq) - it), &a) ||
+		if (!eq || !eq[1] || !parse_device(it, (gsize)((dash ? dash : eq) - it), &a) ||
 		    !(dash ? parse_device(dash + 1, (gsize)(eq - dash - 1), &b) : (b = a, TRUE)))
 			return hw_bad(error,
-				      "--hw %s: '%s' is not DEVICE=HW or FIRST-LAST=HW (device "
-				      "numbers from 0, HW a built-in name or an .ini file)",
-				      spec, it);
+			              "--hw %s: '%s' is not DEVICE=HW or FIRST-LAST=HW (device "
+			              "numbers from 0, HW a built-in name or an .ini file)",
+			              spec, it);
 		if (b < a)
 			return hw_bad(error, "--hw %s: '%s': the range ends before it starts", spec,
-				      it);
+			              it);
 		if (b >= n)
 			return hw_bad(error, "--hw %s: '%s' names device %u, but %s", spec, it,
-				      MAX(a, n), desc);
+			              MAX(a, n), desc);
 		LhHw *hw = g_hash_table_lookup(loaded, eq + 1);
 		if (!hw) {
 			GError *e = NULL;
 			hw = cli_load_hw(eq + 1, &e);
 			if (!hw) {
 				g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-					    "--hw %s: %s", spec, e->message);
+				            "--hw %s: %s", spec, e->message);
 				g_error_free(e);
 				return FALSE;
 			}
@@ -240,18 +239,19 @@ static gboolean parse_hw_map(CliHw *h, const char *spec, gboolean placed, GError
 		for (guint32 d = a; d <= b; d++) {
 			if (from[d] >= 0)
 				return hw_bad(error,
-					      "--hw %s: device %u is given twice ('%s' and '%s')",
-					      spec, d, items[from[d]], it);
+				              "--hw %s: device %u is given twice ('%s' and '%s')",
+				              spec, d, items[from[d]], it);
 			from[d] = k;
 			h->device_hw[d] = hw;
 		}
 	}
 	for (guint32 d = 0; d < n; d++)
 		if (from[d] < 0)
-			return hw_bad(error,
-				      "--hw %s: device %u has no hardware: the map must cover every "
-				      "device once (%s)",
-				      spec, d, desc);
+			return hw_bad(
+			    error,
+			    "--hw %s: device %u has no hardware: the map must cover every "
+			    "device once (%s)",
+			    spec, d, desc);
 	h->hw = h->device_hw[0];
 	h->label = g_strdup(spec);
 	gboolean one = TRUE;
@@ -282,19 +282,20 @@ static gboolean parse_slow(CliHw *h, char **slow, gboolean placed, GError **erro
 			guint32 d;
 			char *end = NULL;
 			double f = eq ? g_ascii_strtod(eq + 1, &end) : 0;
-			if (!eq || !parse_device(it, (gsize)(eq - it), &d) || end == eq + 1 || *end ||
-			    !isfinite(f))
+			if (!eq || !parse_device(it, (gsize)(eq - it), &d) || end == eq + 1 ||
+			    *end || !isfinite(f))
 				return hw_bad(error,
-					      "--slow %s: '%s' is not DEVICE=FACTOR (1.2: that "
-					      "device's kernels take 20 %% longer)",
-					      *q, it);
+				              "--slow %s: '%s' is not DEVICE=FACTOR (1.2: that "
+				              "device's kernels take 20 %% longer)",
+				              *q, it);
 			if (f < 1)
 				return hw_bad(error,
-					      "--slow %s: factor %s is below 1 (a straggler is "
-					      "slower, never faster)",
-					      *q, eq + 1);
+				              "--slow %s: factor %s is below 1 (a straggler is "
+				              "slower, never faster)",
+				              *q, eq + 1);
 			if (f > 1e6)
-				return hw_bad(error, "--slow %s: factor %s is above 1e6", *q, eq + 1);
+				return hw_bad(error, "--slow %s: factor %s is above 1e6", *q,
+				              eq + 1);
 			if (d >= n)
 				return hw_bad(error, "--slow %s: device %u, but %s", *q, d, desc);
 			if (set[d])
@@ -334,11 +335,11 @@ void cli_hw_sim_options(const CliHw *h, LhSimOptions *o)
 }
 
 LhPlan *cli_hw_schedule(const CliHw *h, const LhScheduler *s, const LhGraph *g,
-			const char *const *kv, FILE *explain, GError **error)
+                        const char *const *kv, FILE *explain, GError **error)
 {
 	if (lh_graph_placed(g))
 		return lh_scheduler_run_placed(s, g, h->hw, (const LhHw *const *)h->device_hw, kv,
-					       explain, error);
+		                               explain, error);
 	return lh_scheduler_run(s, g, h->hw, kv, explain, error);
 }
 
@@ -398,15 +399,15 @@ gboolean cli_apply_profile(LhGraph *g, const char *path, const LhHw *hw, GError 
 		n_run += lh_graph_op(g, i)->kind != LH_OP_INPUT;
 	double share = lh_pgle_share(g, hw, &r, NULL, NULL);
 	fprintf(stderr,
-		"lhsim: profile %s: %u of %u ops take their cost from it, %.1f %% of the serial "
-		"time on %s (the sum of standalone durations)",
-		path, r.n_ops, n_run, 100.0 * share, hw->name);
+	        "lhsim: profile %s: %u of %u ops take their cost from it, %.1f %% of the serial "
+	        "time on %s (the sum of standalone durations)",
+	        path, r.n_ops, n_run, 100.0 * share, hw->name);
 	if (r.n_unknown)
 		fprintf(stderr, "; %u of its %u entries name nothing in the graph (first: '%s')",
-			r.n_unknown, r.n_entries, r.first_unknown);
+		        r.n_unknown, r.n_entries, r.first_unknown);
 	if (r.n_unused)
-		fprintf(stderr, "; %u name%s a done, an input, or an op another entry set", r.n_unused,
-			r.n_unused == 1 ? "s" : "");
+		fprintf(stderr, "; %u name%s a done, an input, or an op another entry set",
+		        r.n_unused, r.n_unused == 1 ? "s" : "");
 	fputc('\n', stderr);
 	lh_pgle_report_clear(&r);
 	return TRUE;
@@ -462,7 +463,7 @@ GPtrArray *cli_sched_parse(const char *spec, GError **error)
 		char *item = g_strstrip(items[i]);
 		if (!*item) {
 			g_set_error(error, LH_SCHED_ERROR, LH_SCHED_ERROR_UNKNOWN,
-				    "--sched '%s': entry %u is empty", spec, i + 1);
+			            "--sched '%s': entry %u is empty", spec, i + 1);
 			g_ptr_array_free(list, TRUE);
 			return NULL;
 		}
@@ -479,8 +480,8 @@ GPtrArray *cli_sched_parse(const char *spec, GError **error)
 		for (guint k = 1; parts[k]; k++) {
 			if (!strchr(parts[k], '=') || parts[k][0] == '=') {
 				g_set_error(error, LH_SCHED_ERROR, LH_SCHED_ERROR_PARAM,
-					    "--sched '%s': '%s' is not of the form NAME=VALUE", item,
-					    parts[k]);
+				            "--sched '%s': '%s' is not of the form NAME=VALUE",
+				            item, parts[k]);
 				g_ptr_array_add(own, NULL);
 				g_strfreev((char **)g_ptr_array_free(own, FALSE));
 				g_ptr_array_free(list, TRUE);
@@ -506,7 +507,8 @@ char **cli_sched_params(const CliSched *e, char **params, const char *last)
 {
 	GPtrArray *kv = g_ptr_array_new();
 	for (char **q = params; q && *q; q++)
-		if (cli_has_param(e->s, *q) && !cli_sched_own(e, *q) && !(last && same_key(*q, last)))
+		if (cli_has_param(e->s, *q) && !cli_sched_own(e, *q) &&
+		    !(last && same_key(*q, last)))
 			g_ptr_array_add(kv, g_strdup(*q));
 	for (char **q = e->own; q && *q; q++)
 		g_ptr_array_add(kv, g_strdup(*q));
@@ -522,11 +524,11 @@ void cli_blame_scheduler(const LhScheduler *s, GError **error)
 		return;
 	const char *path = lh_scheduler_plugin_path(s);
 	g_autofree char *who = path ? g_strdup_printf("plugin %s (scheduler '%s')", path, s->name)
-				    : g_strdup_printf("scheduler '%s'", s->name);
+	                            : g_strdup_printf("scheduler '%s'", s->name);
 	GError *e = g_error_new(LH_SCHED_ERROR, LH_SCHED_ERROR_FAILED,
-				"%s made an invalid plan (a bug in the scheduler, not in the "
-				"input): %s",
-				who, (*error)->message);
+	                        "%s made an invalid plan (a bug in the scheduler, not in the "
+	                        "input): %s",
+	                        who, (*error)->message);
 	g_error_free(*error);
 	*error = e;
 }

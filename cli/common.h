@@ -9,13 +9,13 @@
 /* Exit statuses, the same for every subcommand (and in `lhsim --help`). */
 enum { LH_EXIT_OK = 0, LH_EXIT_FAILED = 1, LH_EXIT_BAD_INPUT = 2 };
 
-#define CLI_EXIT_HELP                                                                          \
-	"exit status:\n"                                                                        \
-	"  0  success\n"                                                                        \
-	"  1  a failed run (deadlock, memory with --strict-memory, a scheduler that made no\n"  \
-	"     or an invalid plan, a replay that failed, a failed row of compare or sweep) or\n" \
-	"     an I/O failure (an output that cannot be written: no such directory, no\n"       \
-	"     permission, a full disk)\n"                                                       \
+#define CLI_EXIT_HELP                                                                              \
+	"exit status:\n"                                                                           \
+	"  0  success\n"                                                                           \
+	"  1  a failed run (deadlock, memory with --strict-memory, a scheduler that made no\n"     \
+	"     or an invalid plan, a replay that failed, a failed row of compare or sweep) or\n"    \
+	"     an I/O failure (an output that cannot be written: no such directory, no\n"           \
+	"     permission, a full disk)\n"                                                          \
 	"  2  bad input: options, arguments, or a file that cannot be read or parsed\n"
 
 /* Whether @e is a failure of the run (exit 1: deadlock, memory with --strict-memory, a replay
@@ -56,7 +56,7 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(CliHw, cli_hw_free)
 void cli_hw_sim_options(const CliHw *h, LhSimOptions *o);
 /* Schedules @g with @s on @h's devices (lh_scheduler_run_placed for a placed graph). */
 LhPlan *cli_hw_schedule(const CliHw *h, const LhScheduler *s, const LhGraph *g,
-			const char *const *kv, FILE *explain, GError **error);
+                        const char *const *kv, FILE *explain, GError **error);
 
 /* Whether @data starts like HLO text ("HloModule", after blank lines and // comments). */
 gboolean cli_looks_like_hlo(const char *data);
@@ -93,9 +93,9 @@ gboolean cli_has_param(const LhScheduler *s, const char *kv);
 
 /* One entry of --sched: "name" or "name:k=v:k=v". */
 typedef struct {
-	char *label;            /* the entry as given, for tables and files */
+	char *label; /* the entry as given, for tables and files */
 	const LhScheduler *s;
-	char **own;             /* its own "k=v" (after colons), NULL-terminated */
+	char **own; /* its own "k=v" (after colons), NULL-terminated */
 } CliSched;
 
 void cli_sched_free(CliSched *e);
@@ -130,8 +130,8 @@ int cli_validate(int argc, char **argv);
 int cli_measured_fail(GError *e); /* 2: an input that cannot be read or parsed */
 void cli_measured_phase(guint32 n_events, const char *what);
 void cli_measured_reading(const char *path); /* NULL clears the line */
-LhPlan *cli_measured_plan(const char *sched, const char *plan_path, char **params,
-			  const LhGraph *g, const LhHw *hw, GError **error);
+LhPlan *cli_measured_plan(const char *sched, const char *plan_path, char **params, const LhGraph *g,
+                          const LhHw *hw, GError **error);
 int cli_calibrate_from(char **from, const char *graph, const char *hw_name, const char *sched,
-		       char **params, const char *plan_path, const char *step, int device,
-		       const char *out_path);
+                       char **params, const char *plan_path, const char *step, int device,
+                       const char *out_path);

@@ -23,7 +23,7 @@ typedef struct {
 	const char *path; /* NULL: the default workload */
 	LhGraph *g;
 	LhBounds b;
-	CliHw *H; /* its devices' hardware (borrowed when the graphs share one) */
+	CliHw *H;  /* its devices' hardware (borrowed when the graphs share one) */
 	Row *rows; /* one per entry */
 } Graph;
 
@@ -41,7 +41,7 @@ static void row_run(Row *r, const LhGraph *g, const CliHw *H)
 	}
 	if (r->trace) {
 		lh_metrics_compute_devices(r->trace, g, hw, (const LhHw *const *)H->device_hw, plan,
-					   &r->m);
+		                           &r->m);
 		r->ok = TRUE;
 		r->over = (double)r->m.peak_device > hw->memory_gib * 1073741824.0;
 		r->plan = plan;
@@ -69,10 +69,10 @@ static void print_table(FILE *f, const Graph *gr, guint n, const LhHw *hw)
 	for (guint i = 0; i < n; i++)
 		w = MAX(w, (int)strlen(gr->rows[i].en->label));
 	fprintf(f, "  %-*s  %12s  %7s  %16s  %11s  %7s\n", w, "scheduler", "makespan", "ratio",
-		"exposed transfer", "peak memory", "streams");
+	        "exposed transfer", "peak memory", "streams");
 	g_autofree char *lb = lh_format_ns(gr->b.bound);
 	fprintf(f, "  %-*s  %12s  %7.3f  %16s  %11s  %7s   (%s)\n", w, "lower bound", lb, 1.0, "-",
-		"-", "-", gr->b.binding);
+	        "-", "-", gr->b.binding);
 	for (guint i = 0; i < n; i++) {
 		const Row *r = &gr->rows[i];
 		if (!r->ok) {
@@ -83,8 +83,8 @@ static void print_table(FILE *f, const Graph *gr, guint n, const LhHw *hw)
 		g_autofree char *ex = lh_format_ns((double)r->m.exposed_transfer);
 		g_autofree char *pk = lh_format_bytes((double)r->m.peak_device);
 		fprintf(f, "  %-*s  %12s  %7.3f  %16s  %11s  %7u%s\n", w, r->en->label, ms,
-			gr->b.bound > 0 ? (double)r->m.makespan / gr->b.bound : 1.0, ex, pk,
-			r->m.streams_used, r->over ? "   OVER CAPACITY" : "");
+		        gr->b.bound > 0 ? (double)r->m.makespan / gr->b.bound : 1.0, ex, pk,
+		        r->m.streams_used, r->over ? "   OVER CAPACITY" : "");
 	}
 }
 
@@ -96,7 +96,7 @@ static const char *status_of(const Row *r)
 static char *csv_text(const Graph *gs, guint ng, guint n, const LhHw *hw)
 {
 	GString *s = g_string_new("graph,hw,scheduler,status,makespan_ns,lower_bound_ns,ratio,"
-				  "exposed_transfer_ns,peak_device_bytes,streams,error\n");
+	                          "exposed_transfer_ns,peak_device_bytes,streams,error\n");
 	for (guint k = 0; k < ng; k++)
 		for (guint i = 0; i < n; i++) {
 			const Row *r = &gs[k].rows[i];
@@ -108,12 +108,12 @@ static char *csv_text(const Graph *gs, guint ng, guint n, const LhHw *hw)
 			g_string_append_printf(s, ",%s,", status_of(r));
 			if (r->ok)
 				g_string_append_printf(
-					s,
-					"%" G_GINT64_FORMAT ",%.3f,%.6f,%" G_GINT64_FORMAT
-					",%" G_GINT64_FORMAT ",%u,\n",
-					r->m.makespan, gs[k].b.bound,
-					gs[k].b.bound > 0 ? (double)r->m.makespan / gs[k].b.bound : 1.0,
-					r->m.exposed_transfer, r->m.peak_device, r->m.streams_used);
+				    s,
+				    "%" G_GINT64_FORMAT ",%.3f,%.6f,%" G_GINT64_FORMAT
+				    ",%" G_GINT64_FORMAT ",%u,\n",
+				    r->m.makespan, gs[k].b.bound,
+				    gs[k].b.bound > 0 ? (double)r->m.makespan / gs[k].b.bound : 1.0,
+				    r->m.exposed_transfer, r->m.peak_device, r->m.streams_used);
 			else {
 				g_string_append_printf(s, ",%.3f,,,,,", gs[k].b.bound);
 				cli_csv_field(s, r->error);
@@ -165,7 +165,7 @@ static char *json_text(const Graph *gs, guint ng, guint n, const LhHw *hw)
 				jmember_int(b, "makespan_ns", r->m.makespan);
 				json_builder_set_member_name(b, "ratio");
 				json_builder_add_double_value(
-					b, gr->b.bound > 0 ? (double)r->m.makespan / gr->b.bound : 1.0);
+				    b, gr->b.bound > 0 ? (double)r->m.makespan / gr->b.bound : 1.0);
 				jmember_int(b, "exposed_transfer_ns", r->m.exposed_transfer);
 				jmember_int(b, "peak_device_bytes", r->m.peak_device);
 				jmember_int(b, "streams", r->m.streams_used);
@@ -195,28 +195,44 @@ int cli_compare(int argc, char **argv)
 	g_auto(GStrv) params = NULL, plugins = NULL, slow = NULL;
 	gboolean json = FALSE;
 	GOptionEntry entries[] = {
-		{"hw", 0, 0, G_OPTION_ARG_STRING, &hw_name, "hardware: a built-in name or an .ini file (default h100-sxm), or per device of a placed graph: 0-3=h100-sxm,4-7=a100-sxm", "H"},
-		{"slow", 0, 0, G_OPTION_ARG_STRING_ARRAY, &slow, "a straggler: device D's kernels take F times as long (F >= 1), repeatable or a comma list", "D=F"},
-		{"sched", 's', 0, G_OPTION_ARG_STRING, &sched, "schedulers to compare, comma-separated; each may carry its own parameters after colons: lhs:async-compute-limit=4,iree:favor=max-concurrency", "A,B,..."},
-		{"param", 'p', 0, G_OPTION_ARG_STRING_ARRAY, &params, "parameter for every listed scheduler that has it, repeatable", "K=V"},
-		{"plugin", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &plugins, "load a scheduler plugin (.so), repeatable", "F.so"},
-		{"output", 'o', 0, G_OPTION_ARG_FILENAME, &out_path, "draw the schedules stacked on one time axis (.png, .svg or .pdf; one GRAPH)", "FILE"},
-		{"csv", 0, 0, G_OPTION_ARG_FILENAME, &csv_path, "write every row as CSV", "FILE"},
-		{"json", 0, 0, G_OPTION_ARG_NONE, &json, "print the rows as JSON instead of a table", NULL},
-		{"profile", 0, 0, G_OPTION_ARG_FILENAME, &profile, "XLA PGLE profile (ProfiledInstructionsProto text): measured op costs replace the model's", "P.pbtxt"},
-		{NULL, 0, 0, 0, NULL, NULL, NULL},
+	    {"hw", 0, 0, G_OPTION_ARG_STRING, &hw_name,
+	     "hardware: a built-in name or an .ini file (default h100-sxm), or per device of a "
+	     "placed graph: 0-3=h100-sxm,4-7=a100-sxm",
+	     "H"},
+	    {"slow", 0, 0, G_OPTION_ARG_STRING_ARRAY, &slow,
+	     "a straggler: device D's kernels take F times as long (F >= 1), repeatable or a comma "
+	     "list",
+	     "D=F"},
+	    {"sched", 's', 0, G_OPTION_ARG_STRING, &sched,
+	     "schedulers to compare, comma-separated; each may carry its own parameters after "
+	     "colons: lhs:async-compute-limit=4,iree:favor=max-concurrency",
+	     "A,B,..."},
+	    {"param", 'p', 0, G_OPTION_ARG_STRING_ARRAY, &params,
+	     "parameter for every listed scheduler that has it, repeatable", "K=V"},
+	    {"plugin", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &plugins,
+	     "load a scheduler plugin (.so), repeatable", "F.so"},
+	    {"output", 'o', 0, G_OPTION_ARG_FILENAME, &out_path,
+	     "draw the schedules stacked on one time axis (.png, .svg or .pdf; one GRAPH)", "FILE"},
+	    {"csv", 0, 0, G_OPTION_ARG_FILENAME, &csv_path, "write every row as CSV", "FILE"},
+	    {"json", 0, 0, G_OPTION_ARG_NONE, &json, "print the rows as JSON instead of a table",
+	     NULL},
+	    {"profile", 0, 0, G_OPTION_ARG_FILENAME, &profile,
+	     "XLA PGLE profile (ProfiledInstructionsProto text): measured op costs replace the "
+	     "model's",
+	     "P.pbtxt"},
+	    {NULL, 0, 0, 0, NULL, NULL, NULL},
 	};
 	g_autoptr(GOptionContext) ctx = g_option_context_new("[GRAPH...]");
 	g_option_context_set_summary(
-		ctx, "Schedules each GRAPH (default: the built-in workload; '-' reads standard input)\n"
-		     "with each scheduler, simulates each plan and prints one row per graph and\n"
-		     "scheduler plus each graph's lower bound: makespan, ratio to the bound, exposed\n"
-		     "transfer time, peak device memory, streams used. A -p K=V applies to every\n"
-		     "listed scheduler that has parameter K (it is an error if none has it);\n"
-		     "parameters after a colon apply to that entry only and win over -p. The same\n"
-		     "scheduler may be listed twice with different values. A row that fails (the\n"
-		     "scheduler, its plan or the simulation) says why, the others still run, and\n"
-		     "the exit status is then 1.");
+	    ctx, "Schedules each GRAPH (default: the built-in workload; '-' reads standard input)\n"
+	         "with each scheduler, simulates each plan and prints one row per graph and\n"
+	         "scheduler plus each graph's lower bound: makespan, ratio to the bound, exposed\n"
+	         "transfer time, peak device memory, streams used. A -p K=V applies to every\n"
+	         "listed scheduler that has parameter K (it is an error if none has it);\n"
+	         "parameters after a colon apply to that entry only and win over -p. The same\n"
+	         "scheduler may be listed twice with different values. A row that fails (the\n"
+	         "scheduler, its plan or the simulation) says why, the others still run, and\n"
+	         "the exit status is then 1.");
 	g_option_context_add_main_entries(ctx, entries, NULL);
 	int status;
 	if (!cli_parse(ctx, &argc, &argv, &status))
@@ -225,16 +241,17 @@ int cli_compare(int argc, char **argv)
 		return cli_usage("compare", "--sched is required, e.g. --sched serial,lhs,iree");
 	guint ng = argc > 1 ? (guint)argc - 1 : 1;
 	if (out_path && ng > 1)
-		return cli_usage("compare", "-o draws one graph; got %u (use --csv or --json for "
-					    "several)",
-				 ng);
+		return cli_usage("compare",
+		                 "-o draws one graph; got %u (use --csv or --json for "
+		                 "several)",
+		                 ng);
 
 	GError *e = NULL;
 	if (!cli_claim_stdout("--output", out_path, &e) || !cli_claim_stdout("--csv", csv_path, &e))
 		return cli_fail(e);
 	if (json && cli_report_stream() != stdout)
 		return cli_usage("compare", "--json prints to standard output, which a file given "
-					    "as '-' already takes");
+		                            "as '-' already takes");
 	if (out_path && !lh_viz_check_path(out_path, &e))
 		return cli_fail(e);
 	if (csv_path && !lh_output_check(csv_path, &e))
@@ -253,9 +270,9 @@ int cli_compare(int argc, char **argv)
 			any = any || cli_has_param(((CliSched *)g_ptr_array_index(ents, i))->s, *q);
 		if (!any) {
 			g_autofree char *name = g_strndup(*q, strcspn(*q, "="));
-			return cli_usage("compare",
-					 "no listed scheduler has parameter '%s' (see 'lhsim list')",
-					 name);
+			return cli_usage(
+			    "compare", "no listed scheduler has parameter '%s' (see 'lhsim list')",
+			    name);
 		}
 	}
 	/* Every entry's parameters are checked before anything runs: a value out of range is
@@ -264,7 +281,8 @@ int cli_compare(int argc, char **argv)
 	for (guint i = 0; i < n; i++) {
 		const CliSched *en = g_ptr_array_index(ents, i);
 		kv[i] = cli_sched_params(en, params, NULL);
-		g_autoptr(LhParams) pp = lh_params_new(en->s->params, (const char *const *)kv[i], &e);
+		g_autoptr(LhParams) pp =
+		    lh_params_new(en->s->params, (const char *const *)kv[i], &e);
 		if (!pp) {
 			g_prefix_error(&e, "%s: ", en->label);
 			for (guint k = 0; k < n; k++)
@@ -291,7 +309,7 @@ int cli_compare(int argc, char **argv)
 	guint failed = 0;
 	for (guint k = 0; k < ng && !rc; k++) {
 		lh_bounds_devices(gs[k].g, gs[k].H->hw, (const LhHw *const *)gs[k].H->device_hw,
-				  NULL, &gs[k].b);
+		                  NULL, &gs[k].b);
 		gs[k].rows = g_new0(Row, n);
 		for (guint i = 0; i < n; i++) {
 			Row *r = &gs[k].rows[i];
@@ -318,7 +336,8 @@ int cli_compare(int argc, char **argv)
 		if (nok && !lh_viz_comparison(out_path, gs[0].g, hw, nok, pl, tr, mp, &e))
 			rc = cli_fail(e);
 		else if (!nok)
-			fprintf(stderr, "lhsim compare: every row failed: %s not drawn\n", out_path);
+			fprintf(stderr, "lhsim compare: every row failed: %s not drawn\n",
+			        out_path);
 	}
 	if (!rc && csv_path) {
 		g_autofree char *t = csv_text(gs, ng, n, hw);
@@ -340,15 +359,17 @@ int cli_compare(int argc, char **argv)
 			for (guint i = 0; i < n; i++) {
 				const Row *r = &gs[k].rows[i];
 				if (r->ok && r->over)
-					fprintf(stderr,
-						"lhsim: warning: %s%s%s: peak device memory exceeds "
-						"%s's %.1f GiB\n",
-						ng > 1 ? lh_graph_name(gs[k].g) : "", ng > 1 ? ", " : "",
-						r->en->label, hw->name, hw->memory_gib);
+					fprintf(
+					    stderr,
+					    "lhsim: warning: %s%s%s: peak device memory exceeds "
+					    "%s's %.1f GiB\n",
+					    ng > 1 ? lh_graph_name(gs[k].g) : "",
+					    ng > 1 ? ", " : "", r->en->label, hw->name,
+					    hw->memory_gib);
 			}
 		if (failed)
 			fprintf(stderr, "lhsim compare: %u of %u row%s failed\n", failed, ng * n,
-				ng * n == 1 ? "" : "s");
+			        ng * n == 1 ? "" : "s");
 	}
 	for (guint k = 0; k < ng; k++) {
 		for (guint i = 0; gs[k].rows && i < n; i++)

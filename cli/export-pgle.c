@@ -8,20 +8,24 @@ int cli_export_pgle(int argc, char **argv)
 	g_autofree char *hw_name = NULL, *out_path = NULL, *profile = NULL;
 	gboolean quiet = FALSE;
 	GOptionEntry entries[] = {
-		{"hw", 0, 0, G_OPTION_ARG_STRING, &hw_name, "hardware the costs are for: a built-in name or an .ini file (default h100-sxm)", "H"},
-		{"profile", 0, 0, G_OPTION_ARG_FILENAME, &profile, "apply this PGLE profile first (its costs pass through)", "P.pbtxt"},
-		{"output", 'o', 0, G_OPTION_ARG_FILENAME, &out_path, "the profile to write (required)", "P.pbtxt"},
-		{"quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet, "do not print the summary", NULL},
-		{NULL, 0, 0, 0, NULL, NULL, NULL},
+	    {"hw", 0, 0, G_OPTION_ARG_STRING, &hw_name,
+	     "hardware the costs are for: a built-in name or an .ini file (default h100-sxm)", "H"},
+	    {"profile", 0, 0, G_OPTION_ARG_FILENAME, &profile,
+	     "apply this PGLE profile first (its costs pass through)", "P.pbtxt"},
+	    {"output", 'o', 0, G_OPTION_ARG_FILENAME, &out_path, "the profile to write (required)",
+	     "P.pbtxt"},
+	    {"quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet, "do not print the summary", NULL},
+	    {NULL, 0, 0, 0, NULL, NULL, NULL},
 	};
 	g_autoptr(GOptionContext) ctx = g_option_context_new("[GRAPH]");
 	g_option_context_set_summary(
-		ctx, "Writes the standalone cost of every op of GRAPH (JSON or HLO; default: the built-in\n"
-		     "workload) on the hardware model as an XLA PGLE profile: ProfiledInstructionsProto\n"
-		     "in protobuf text format, costs in microseconds, a `costs` entry per instruction\n"
-		     "and a start-to-done `latencies` entry per async op. XLA reads it with\n"
-		     "--xla_gpu_pgle_profile_file_or_directory_path=P.pbtxt; lhsim reads it back with\n"
-		     "--profile. See docs/pgle.md.");
+	    ctx,
+	    "Writes the standalone cost of every op of GRAPH (JSON or HLO; default: the built-in\n"
+	    "workload) on the hardware model as an XLA PGLE profile: ProfiledInstructionsProto\n"
+	    "in protobuf text format, costs in microseconds, a `costs` entry per instruction\n"
+	    "and a start-to-done `latencies` entry per async op. XLA reads it with\n"
+	    "--xla_gpu_pgle_profile_file_or_directory_path=P.pbtxt; lhsim reads it back with\n"
+	    "--profile. See docs/pgle.md.");
 	g_option_context_add_main_entries(ctx, entries, NULL);
 	int status;
 	if (!cli_parse(ctx, &argc, &argv, &status))
@@ -49,12 +53,14 @@ int cli_export_pgle(int argc, char **argv)
 		if (!back)
 			return cli_fail(e);
 		printf("%s: %u costs, %u latencies (graph %s on %s)\n", out_path,
-		       lh_pgle_n_costs(back), lh_pgle_n_latencies(back), lh_graph_name(g), hw->name);
+		       lh_pgle_n_costs(back), lh_pgle_n_latencies(back), lh_graph_name(g),
+		       hw->name);
 		if (averaged)
-			fprintf(stderr,
-				"lhsim: note: %u instruction%s ran with different costs in different "
-				"loop iterations; each is written as the mean\n",
-				averaged, averaged == 1 ? "" : "s");
+			fprintf(
+			    stderr,
+			    "lhsim: note: %u instruction%s ran with different costs in different "
+			    "loop iterations; each is written as the mean\n",
+			    averaged, averaged == 1 ? "" : "s");
 	}
 	return LH_EXIT_OK;
 }

@@ -15,16 +15,18 @@ int cli_gen(int argc, char **argv)
 	g_autofree char *out_path = NULL;
 	gboolean list = FALSE;
 	GOptionEntry entries[] = {
-		{"output", 'o', 0, G_OPTION_ARG_FILENAME, &out_path, "the graph JSON to write (required)", "graph.json"},
-		{"list", 'l', 0, G_OPTION_ARG_NONE, &list, "list the workloads and their options", NULL},
-		{NULL, 0, 0, 0, NULL, NULL, NULL},
+	    {"output", 'o', 0, G_OPTION_ARG_FILENAME, &out_path,
+	     "the graph JSON to write (required)", "graph.json"},
+	    {"list", 'l', 0, G_OPTION_ARG_NONE, &list, "list the workloads and their options",
+	     NULL},
+	    {NULL, 0, 0, 0, NULL, NULL, NULL},
 	};
 	g_autoptr(GOptionContext) ctx = g_option_context_new("WORKLOAD [KEY=VALUE...]");
 	g_autofree char *names = g_strjoinv(", ", (char **)lh_gen_workload_names());
 	g_autofree char *summary = g_strdup_printf(
-		"Generates a built-in workload graph and writes it as JSON.\nWorkloads: %s "
-		"('lhsim gen --list' shows their options).",
-		names);
+	    "Generates a built-in workload graph and writes it as JSON.\nWorkloads: %s "
+	    "('lhsim gen --list' shows their options).",
+	    names);
 	g_option_context_set_summary(ctx, summary);
 	g_option_context_add_main_entries(ctx, entries, NULL);
 	int status;
@@ -52,6 +54,6 @@ int cli_gen(int argc, char **argv)
 	    !lh_graph_write_json_file(g, out_path, &e))
 		return cli_fail(e);
 	fprintf(cli_report_stream(), "%s: %s, %u ops\n", out_path, lh_graph_name(g),
-		lh_graph_n_ops(g));
+	        lh_graph_n_ops(g));
 	return LH_EXIT_OK;
 }

@@ -10,18 +10,26 @@ int cli_import(int argc, char **argv)
 	gint processors = 0;
 	gboolean quiet = FALSE;
 	GOptionEntry entries[] = {
-		{"output", 'o', 0, G_OPTION_ARG_FILENAME, &out_path, "the graph JSON to write (required)", "graph.json"},
-		{"processors", 'P', 0, G_OPTION_ARG_INT, &processors, "STG only: identical processors (default 4)", "P"},
-		{"profile", 0, 0, G_OPTION_ARG_FILENAME, &profile, "XLA PGLE profile (ProfiledInstructionsProto text): the ops it names take its measured costs as duration_ns", "P.pbtxt"},
-		{"quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet, "do not print the summary or warnings", NULL},
-		{NULL, 0, 0, 0, NULL, NULL, NULL},
+	    {"output", 'o', 0, G_OPTION_ARG_FILENAME, &out_path,
+	     "the graph JSON to write (required)", "graph.json"},
+	    {"processors", 'P', 0, G_OPTION_ARG_INT, &processors,
+	     "STG only: identical processors (default 4)", "P"},
+	    {"profile", 0, 0, G_OPTION_ARG_FILENAME, &profile,
+	     "XLA PGLE profile (ProfiledInstructionsProto text): the ops it names take its "
+	     "measured costs as duration_ns",
+	     "P.pbtxt"},
+	    {"quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet, "do not print the summary or warnings",
+	     NULL},
+	    {NULL, 0, 0, 0, NULL, NULL, NULL},
 	};
 	g_autoptr(GOptionContext) ctx = g_option_context_new("FILE.hlo|FILE.stg|-");
-	g_option_context_set_summary(ctx,
-		"Imports an XLA HLO text module (.hlo, .hlo.txt) or a Kasahara STG task graph (.stg)\n"
-		"and writes it as an lhsim graph (JSON). HLO: fusions become kernels costed from their\n"
-		"shapes, async start/done pairs become async ops, host-memory transfers become\n"
-		"copy-d2h/copy-h2d, while loops are unrolled by their trip count.");
+	g_option_context_set_summary(
+	    ctx,
+	    "Imports an XLA HLO text module (.hlo, .hlo.txt) or a Kasahara STG task graph (.stg)\n"
+	    "and writes it as an lhsim graph (JSON). HLO: fusions become kernels costed from "
+	    "their\n"
+	    "shapes, async start/done pairs become async ops, host-memory transfers become\n"
+	    "copy-d2h/copy-h2d, while loops are unrolled by their trip count.");
 	g_option_context_add_main_entries(ctx, entries, NULL);
 	int status;
 	if (!cli_parse(ctx, &argc, &argv, &status))
@@ -52,7 +60,7 @@ int cli_import(int argc, char **argv)
 	g_autoptr(GPtrArray) warn = g_ptr_array_new_with_free_func(g_free);
 	if (stg)
 		g = lh_stg_import_data(data, len, where, processors ? (guint)processors : 4,
-				       LH_STG_UNIT_NS, &e);
+		                       LH_STG_UNIT_NS, &e);
 	else
 		g = lh_hlo_import_data(data, len, where, warn, &e);
 	if (!g)
@@ -87,7 +95,7 @@ int cli_import(int argc, char **argv)
 			if (!n[k])
 				continue;
 			fprintf(rep, "%s %u %s", first ? "" : ",", n[k],
-				lh_op_kind_name((LhOpKind)k));
+			        lh_op_kind_name((LhOpKind)k));
 			first = FALSE;
 		}
 		fputc('\n', rep);

@@ -14,30 +14,33 @@ typedef struct {
 } Sub;
 
 static const Sub subs[] = {
-	{"run", cli_run, "schedule a graph and simulate it: table, JSON, trace, picture"},
-	{"compare", cli_compare, "compare schedulers on one graph: makespan, bound, transfer, memory"},
-	{"sweep", cli_sweep, "sweep a grid of parameters, hardware keys, workloads, seeds: table, CSV, plot"},
-	{"sweep-merge", cli_sweep_merge, "merge the shards of a sweep (--shard K/N) into one CSV"},
-	{"list", cli_list, "list schedulers with their parameters, hardware and workloads"},
-	{"import", cli_import, "import an XLA HLO module or an STG task graph as graph JSON"},
-	{"gen", cli_gen, "generate a built-in workload (transformer, moe-offload, ...) as JSON"},
-	{"replay", cli_replay, "replay plans on a backend (cpu, cuda) and compare with the prediction"},
-	{"calibrate", cli_calibrate, "measure a GPU and write its hardware model (.ini) for --hw"},
-	{"export-pgle", cli_export_pgle, "write a graph's op costs as an XLA PGLE profile (.pbtxt) for XLA"},
-	{"validate", cli_validate, "compare a prediction with a measured trace (Kineto, XLA, Nsight)"},
+    {"run", cli_run, "schedule a graph and simulate it: table, JSON, trace, picture"},
+    {"compare", cli_compare, "compare schedulers on one graph: makespan, bound, transfer, memory"},
+    {"sweep", cli_sweep,
+     "sweep a grid of parameters, hardware keys, workloads, seeds: table, CSV, plot"},
+    {"sweep-merge", cli_sweep_merge, "merge the shards of a sweep (--shard K/N) into one CSV"},
+    {"list", cli_list, "list schedulers with their parameters, hardware and workloads"},
+    {"import", cli_import, "import an XLA HLO module or an STG task graph as graph JSON"},
+    {"gen", cli_gen, "generate a built-in workload (transformer, moe-offload, ...) as JSON"},
+    {"replay", cli_replay, "replay plans on a backend (cpu, cuda) and compare with the prediction"},
+    {"calibrate", cli_calibrate, "measure a GPU and write its hardware model (.ini) for --hw"},
+    {"export-pgle", cli_export_pgle,
+     "write a graph's op costs as an XLA PGLE profile (.pbtxt) for XLA"},
+    {"validate", cli_validate, "compare a prediction with a measured trace (Kineto, XLA, Nsight)"},
 };
 
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: lhsim SUBCOMMAND [options]\n\n"
-		   "lhsim simulates latency-hiding schedules of ML compiler graphs on GPUs.\n\n"
-		   "subcommands:\n");
+	           "lhsim simulates latency-hiding schedules of ML compiler graphs on GPUs.\n\n"
+	           "subcommands:\n");
 	for (gsize i = 0; i < G_N_ELEMENTS(subs); i++)
 		fprintf(f, "  %-12s %s\n", subs[i].name, subs[i].summary);
-	fprintf(f, "\n'lhsim SUBCOMMAND --help' describes each. With no GRAPH, commands use the\n"
-		   "built-in default workload (moe-offload). '-' is standard input for a GRAPH,\n"
-		   "--plan or --hw, and standard output for a file to write.\n\n%s",
-		CLI_EXIT_HELP);
+	fprintf(f,
+	        "\n'lhsim SUBCOMMAND --help' describes each. With no GRAPH, commands use the\n"
+	        "built-in default workload (moe-offload). '-' is standard input for a GRAPH,\n"
+	        "--plan or --hw, and standard output for a file to write.\n\n%s",
+	        CLI_EXIT_HELP);
 }
 
 /* A signal that ends the process first removes the temporary files of outputs being written

@@ -11,9 +11,10 @@
 static int replay_fail(GError *e)
 {
 	if (e->domain == LH_BACKEND_ERROR) {
-		int st = e->code == LH_BACKEND_ERROR_UNAVAILABLE || e->code == LH_BACKEND_ERROR_FAILED
-				 ? LH_EXIT_FAILED
-				 : LH_EXIT_BAD_INPUT;
+		int st =
+		    e->code == LH_BACKEND_ERROR_UNAVAILABLE || e->code == LH_BACKEND_ERROR_FAILED
+		        ? LH_EXIT_FAILED
+		        : LH_EXIT_BAD_INPUT;
 		fprintf(stderr, "lhsim: %s\n", e->message);
 		g_error_free(e);
 		return st;
@@ -41,7 +42,7 @@ static void sched_clear(Sched *s)
 /* "lhs:async-compute-limit=2" -> a plan; -p values apply where the scheduler has them and the
  * entry does not set them itself. */
 static LhPlan *make_plan(const char *entry, char **params, const LhGraph *g, const LhHw *hw,
-			 GError **error)
+                         GError **error)
 {
 	g_autoptr(GPtrArray) one = cli_sched_parse(entry, error);
 	if (!one)
@@ -83,7 +84,7 @@ static char *pct3(const LhErrorSummary *s)
 	if (!s->n)
 		return g_strdup("-");
 	return g_strdup_printf("%.1f%% / %.1f%% / %.1f%%", 100 * s->median, 100 * s->p90,
-			       100 * s->max);
+	                       100 * s->max);
 }
 
 static void json_summary(JsonBuilder *b, const char *name, const LhErrorSummary *s)
@@ -135,7 +136,8 @@ static void print_ops(const Sched *s, const LhGraph *g, gboolean all)
 				}
 		k = MIN(k, 5);
 		if (k)
-			fprintf(cli_report_stream(), "    ops finishing furthest from the prediction:\n");
+			fprintf(cli_report_stream(),
+			        "    ops finishing furthest from the prediction:\n");
 	}
 	for (guint32 j = 0; j < k; j++) {
 		guint32 i = idx[j];
@@ -147,50 +149,76 @@ static void print_ops(const Sched *s, const LhGraph *g, gboolean all)
 		g_autofree char *me = lh_format_ns((double)m->end);
 		g_autofree char *de = pct(s->st.dur_err[i]);
 		g_autofree char *ee = pct(s->st.end_err[i]);
-		fprintf(cli_report_stream(), "    %-24s %-18s duration %11s -> %11s (%7s)  end %11s -> %11s (%7s of "
-		       "makespan)%s\n",
-		       op->name, lh_op_kind_name(op->kind), pd, md, de, pe, me, ee,
-		       lh_op_kind_is_collective(op->kind) && strstr(s->meas->source, "emulated")
-			       ? "  [emulated]"
-			       : "");
+		fprintf(cli_report_stream(),
+		        "    %-24s %-18s duration %11s -> %11s (%7s)  end %11s -> %11s (%7s of "
+		        "makespan)%s\n",
+		        op->name, lh_op_kind_name(op->kind), pd, md, de, pe, me, ee,
+		        lh_op_kind_is_collective(op->kind) && strstr(s->meas->source, "emulated")
+		            ? "  [emulated]"
+		            : "");
 	}
 }
 
 int cli_replay(int argc, char **argv)
 {
 	g_autofree char *backend = NULL, *hw_name = NULL, *sched = NULL, *plan_path = NULL,
-			*out_path = NULL;
+	                *out_path = NULL;
 	g_auto(GStrv) params = NULL, plugins = NULL;
 	gboolean json = FALSE, per_op = FALSE;
 	double time_scale = 0, min_op_ns = 20000, tie = 0.01;
 	/* G_MININT: not given (the backend's default); any value given is checked. */
 	int warmup = G_MININT, repeats = G_MININT, device = 0;
 	GOptionEntry entries[] = {
-		{"backend", 'b', 0, G_OPTION_ARG_STRING, &backend, "where to replay: cpu or cuda (required)", "B"},
-		{"hw", 0, 0, G_OPTION_ARG_STRING, &hw_name, "hardware model for the prediction and the kernel sizes: a built-in or an .ini from 'lhsim calibrate' (default h100-sxm)", "H"},
-		{"sched", 's', 0, G_OPTION_ARG_STRING, &sched, "schedulers, comma-separated, each with optional ':k=v' parameters (lhs:async-compute-limit=4)", "S[,S2...]"},
-		{"param", 'p', 0, G_OPTION_ARG_STRING_ARRAY, &params, "parameter for every listed scheduler that has it, repeatable", "K=V"},
-		{"plugin", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &plugins, "load a scheduler plugin (.so), repeatable", "F.so"},
-		{"plan", 0, 0, G_OPTION_ARG_FILENAME, &plan_path, "replay this plan instead of running a scheduler", "P"},
-		{"output", 'o', 0, G_OPTION_ARG_FILENAME, &out_path, "draw the validation view (.png, .svg or .pdf); with several schedulers, one file each, named after them", "FILE"},
-		{"json", 0, 0, G_OPTION_ARG_NONE, &json, "print the comparison as JSON", NULL},
-		{"per-op", 0, 0, G_OPTION_ARG_NONE, &per_op, "print every op's error, not only the five worst", NULL},
-		{"time-scale", 0, 0, G_OPTION_ARG_DOUBLE, &time_scale, "cpu: wall-clock ns per predicted ns (default: chosen so that the median op sleeps >= 5 ms)", "X"},
-		{"warmup", 0, 0, G_OPTION_ARG_INT, &warmup, "untimed runs first (default: cuda 2, cpu 0)", "N"},
-		{"repeats", 0, 0, G_OPTION_ARG_INT, &repeats, "timed runs; times are medians (default: cuda 5, cpu 1)", "N"},
-		{"device", 0, 0, G_OPTION_ARG_INT, &device, "cuda: device ordinal (default 0)", "N"},
-		{"min-op", 0, 0, G_OPTION_ARG_DOUBLE, &min_op_ns, "leave ops predicted shorter than this out of the op duration error (default 20000 ns)", "NS"},
-		{"tie", 0, 0, G_OPTION_ARG_DOUBLE, &tie, "schedules predicted within this fraction of each other count as tied in the ranking (default 0.01)", "F"},
-		{NULL, 0, 0, 0, NULL, NULL, NULL},
+	    {"backend", 'b', 0, G_OPTION_ARG_STRING, &backend,
+	     "where to replay: cpu or cuda (required)", "B"},
+	    {"hw", 0, 0, G_OPTION_ARG_STRING, &hw_name,
+	     "hardware model for the prediction and the kernel sizes: a built-in or an .ini from "
+	     "'lhsim calibrate' (default h100-sxm)",
+	     "H"},
+	    {"sched", 's', 0, G_OPTION_ARG_STRING, &sched,
+	     "schedulers, comma-separated, each with optional ':k=v' parameters "
+	     "(lhs:async-compute-limit=4)",
+	     "S[,S2...]"},
+	    {"param", 'p', 0, G_OPTION_ARG_STRING_ARRAY, &params,
+	     "parameter for every listed scheduler that has it, repeatable", "K=V"},
+	    {"plugin", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &plugins,
+	     "load a scheduler plugin (.so), repeatable", "F.so"},
+	    {"plan", 0, 0, G_OPTION_ARG_FILENAME, &plan_path,
+	     "replay this plan instead of running a scheduler", "P"},
+	    {"output", 'o', 0, G_OPTION_ARG_FILENAME, &out_path,
+	     "draw the validation view (.png, .svg or .pdf); with several schedulers, one file "
+	     "each, named after them",
+	     "FILE"},
+	    {"json", 0, 0, G_OPTION_ARG_NONE, &json, "print the comparison as JSON", NULL},
+	    {"per-op", 0, 0, G_OPTION_ARG_NONE, &per_op,
+	     "print every op's error, not only the five worst", NULL},
+	    {"time-scale", 0, 0, G_OPTION_ARG_DOUBLE, &time_scale,
+	     "cpu: wall-clock ns per predicted ns (default: chosen so that the median op sleeps >= "
+	     "5 ms)",
+	     "X"},
+	    {"warmup", 0, 0, G_OPTION_ARG_INT, &warmup,
+	     "untimed runs first (default: cuda 2, cpu 0)", "N"},
+	    {"repeats", 0, 0, G_OPTION_ARG_INT, &repeats,
+	     "timed runs; times are medians (default: cuda 5, cpu 1)", "N"},
+	    {"device", 0, 0, G_OPTION_ARG_INT, &device, "cuda: device ordinal (default 0)", "N"},
+	    {"min-op", 0, 0, G_OPTION_ARG_DOUBLE, &min_op_ns,
+	     "leave ops predicted shorter than this out of the op duration error (default 20000 "
+	     "ns)",
+	     "NS"},
+	    {"tie", 0, 0, G_OPTION_ARG_DOUBLE, &tie,
+	     "schedules predicted within this fraction of each other count as tied in the ranking "
+	     "(default 0.01)",
+	     "F"},
+	    {NULL, 0, 0, 0, NULL, NULL, NULL},
 	};
 	g_autoptr(GOptionContext) ctx = g_option_context_new("[GRAPH]");
 	g_option_context_set_summary(
-		ctx, "Predicts each plan with the engine, replays it on a backend and compares them:\n"
-		     "the error on the makespan and per op (median, p90, max). With several\n"
-		     "schedulers, also says whether they rank the same predicted and measured.\n"
-		     "Errors are (measured - predicted) / predicted; an op's end error is relative to\n"
-		     "the predicted makespan. On cuda, collectives are emulated by SM-occupying\n"
-		     "kernels of their predicted length (one GPU has no peers).");
+	    ctx, "Predicts each plan with the engine, replays it on a backend and compares them:\n"
+	         "the error on the makespan and per op (median, p90, max). With several\n"
+	         "schedulers, also says whether they rank the same predicted and measured.\n"
+	         "Errors are (measured - predicted) / predicted; an op's end error is relative to\n"
+	         "the predicted makespan. On cuda, collectives are emulated by SM-occupying\n"
+	         "kernels of their predicted length (one GPU has no peers).");
 	g_option_context_add_main_entries(ctx, entries, NULL);
 	int status;
 	if (!cli_parse(ctx, &argc, &argv, &status))
@@ -218,11 +246,12 @@ int cli_replay(int argc, char **argv)
 	if (!cli_claim_stdout("--output", out_path, &e))
 		return cli_fail(e);
 	if (json && cli_report_stream() != stdout)
-		return cli_usage("replay", "--json prints to standard output, which a file given as "
-					   "'-' already takes");
+		return cli_usage("replay",
+		                 "--json prints to standard output, which a file given as "
+		                 "'-' already takes");
 	if (out_path && sched && strchr(sched, ',') && cli_report_stream() != stdout)
 		return cli_usage("replay", "with several schedulers -o names one file each, after "
-					   "them: give a file name, not '-'");
+		                           "them: give a file name, not '-'");
 	if (out_path && !lh_viz_check_path(out_path, &e))
 		return cli_fail(e);
 	const LhBackend *be = lh_backend_lookup(backend, &e);
@@ -297,8 +326,8 @@ int cli_replay(int argc, char **argv)
 			break;
 		}
 		if (out_path) {
-			g_autofree char *path = n > 1 ? out_path_for(out_path, s->label)
-						      : g_strdup(out_path);
+			g_autofree char *path =
+			    n > 1 ? out_path_for(out_path, s->label) : g_strdup(out_path);
 			if (!lh_viz_validation(path, g, hw, s->plan, s->pred, s->meas, &e)) {
 				rc = cli_fail(e);
 				break;
@@ -362,7 +391,8 @@ int cli_replay(int argc, char **argv)
 				json_builder_set_member_name(b, "kind");
 				json_builder_add_string_value(b, lh_op_kind_name(op->kind));
 				json_builder_set_member_name(b, "stream");
-				json_builder_add_string_value(b, lh_plan_stream(s->plan, (guint32)m->stream)->name);
+				json_builder_add_string_value(
+				    b, lh_plan_stream(s->plan, (guint32)m->stream)->name);
 				json_int(b, "pred_start_ns", p->start);
 				json_int(b, "pred_end_ns", p->end);
 				json_int(b, "meas_start_ns", m->start);
@@ -371,8 +401,8 @@ int cli_replay(int argc, char **argv)
 				json_num(b, "end_error", s->st.end_err[k]);
 				json_builder_set_member_name(b, "emulated");
 				json_builder_add_boolean_value(
-					b, lh_op_kind_is_collective(op->kind) &&
-						   strstr(s->meas->source, "emulated") != NULL);
+				    b, lh_op_kind_is_collective(op->kind) &&
+				           strstr(s->meas->source, "emulated") != NULL);
 				json_builder_end_object(b);
 			}
 			json_builder_end_array(b);
@@ -393,16 +423,18 @@ int cli_replay(int argc, char **argv)
 		g_autofree char *text = json_generator_to_data(gen, NULL);
 		fprintf(cli_report_stream(), "%s\n", text);
 	} else {
-		fprintf(cli_report_stream(), "replay of %s (%u ops) on %s, backend %s", lh_graph_name(g), lh_graph_n_ops(g),
-		       hw->name, source);
+		fprintf(cli_report_stream(), "replay of %s (%u ops) on %s, backend %s",
+		        lh_graph_name(g), lh_graph_n_ops(g), hw->name, source);
 		if (is_cpu)
 			fprintf(cli_report_stream(), ", time scale %g", sc[0].scale);
-		fprintf(cli_report_stream(), ", %u timed run%s\n", opt.repeats, opt.repeats == 1 ? "" : "s");
+		fprintf(cli_report_stream(), ", %u timed run%s\n", opt.repeats,
+		        opt.repeats == 1 ? "" : "s");
 		int w = 9;
 		for (guint i = 0; i < n; i++)
 			w = MAX(w, (int)strlen(sc[i].label));
-		fprintf(cli_report_stream(), "  %-*s  %12s  %12s  %8s  %-30s  %s\n", w, "schedule", "predicted", "measured",
-		       "error", "op duration error med/p90/max", "op end error med/p90/max");
+		fprintf(cli_report_stream(), "  %-*s  %12s  %12s  %8s  %-30s  %s\n", w, "schedule",
+		        "predicted", "measured", "error", "op duration error med/p90/max",
+		        "op end error med/p90/max");
 		for (guint i = 0; i < n; i++) {
 			const Sched *s = &sc[i];
 			g_autofree char *p = lh_format_ns((double)s->st.makespan_pred);
@@ -410,29 +442,39 @@ int cli_replay(int argc, char **argv)
 			g_autofree char *er = pct(s->st.makespan_err);
 			g_autofree char *d = pct3(&s->st.dur);
 			g_autofree char *en = pct3(&s->st.end);
-			fprintf(cli_report_stream(), "  %-*s  %12s  %12s  %8s  %-30s  %s\n", w, s->label, p, m, er, d, en);
+			fprintf(cli_report_stream(), "  %-*s  %12s  %12s  %8s  %-30s  %s\n", w,
+			        s->label, p, m, er, d, en);
 		}
 		for (guint i = 0; i < n; i++) {
 			fprintf(cli_report_stream(), "  %s:\n", sc[i].label);
 			print_ops(&sc[i], g, per_op);
 		}
-		fprintf(cli_report_stream(), "makespan error over %u schedule%s: median %.1f%%, p90 %.1f%%, max %.1f%%\n", n,
-		       n == 1 ? "" : "s", 100 * mks.median, 100 * mks.p90, 100 * mks.max);
+		fprintf(
+		    cli_report_stream(),
+		    "makespan error over %u schedule%s: median %.1f%%, p90 %.1f%%, max %.1f%%\n", n,
+		    n == 1 ? "" : "s", 100 * mks.median, 100 * mks.p90, 100 * mks.max);
 		if (n > 1) {
 			if (same)
-				fprintf(cli_report_stream(), "ranking: the same predicted and measured (schedules within "
-				       "%.1f%% of each other count as tied)\n",
-				       100 * tie);
+				fprintf(
+				    cli_report_stream(),
+				    "ranking: the same predicted and measured (schedules within "
+				    "%.1f%% of each other count as tied)\n",
+				    100 * tie);
 			else
-				fprintf(cli_report_stream(), "ranking: DIFFERS: %s is predicted %s than %s, measured "
-				       "%s\n",
-				       sc[bi].label, mp[bi] < mp[bj] ? "faster" : "slower",
-				       sc[bj].label,
-				       mm[bi] == mm[bj] ? "equal" : mm[bi] < mm[bj] ? "faster" : "slower");
+				fprintf(cli_report_stream(),
+				        "ranking: DIFFERS: %s is predicted %s than %s, measured "
+				        "%s\n",
+				        sc[bi].label, mp[bi] < mp[bj] ? "faster" : "slower",
+				        sc[bj].label,
+				        mm[bi] == mm[bj]  ? "equal"
+				        : mm[bi] < mm[bj] ? "faster"
+				                          : "slower");
 		}
 		if (strstr(source, "emulated"))
-			fprintf(cli_report_stream(), "note: collectives are emulated on one GPU by SM-occupying kernels of "
-			       "their predicted length\n");
+			fprintf(
+			    cli_report_stream(),
+			    "note: collectives are emulated on one GPU by SM-occupying kernels of "
+			    "their predicted length\n");
 	}
 	for (guint i = 0; i < n; i++)
 		sched_clear(&sc[i]);

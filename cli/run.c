@@ -33,7 +33,7 @@ static gboolean parse_time(const char *s, gint64 *out)
 /* One side of --window: a time, or an op of the graph (its start for the first side, its end
  * for the second). */
 static gboolean window_side(const char *s, gboolean second, const LhGraph *g, const LhTrace *t,
-			    gint64 *out)
+                            gint64 *out)
 {
 	if (parse_time(s, out))
 		return TRUE;
@@ -46,8 +46,8 @@ static gboolean window_side(const char *s, gboolean second, const LhGraph *g, co
 
 /* --window T0:T1 against the run: times or op names on either side. An op name may hold ':',
  * so every split is tried, the first that reads wins. */
-static gboolean parse_window(const char *spec, const LhGraph *g, const LhTrace *t,
-			     gint64 *t0, gint64 *t1, GError **error)
+static gboolean parse_window(const char *spec, const LhGraph *g, const LhTrace *t, gint64 *t0,
+                             gint64 *t1, GError **error)
 {
 	for (const char *c = strchr(spec, ':'); c; c = strchr(c + 1, ':')) {
 		g_autofree char *a = g_strndup(spec, c - spec);
@@ -55,49 +55,75 @@ static gboolean parse_window(const char *spec, const LhGraph *g, const LhTrace *
 			if (*t1 > *t0)
 				return TRUE;
 			g_set_error(error, LH_SCHED_ERROR, LH_SCHED_ERROR_PARAM,
-				    "--window %s: the window ends before it starts", spec);
+			            "--window %s: the window ends before it starts", spec);
 			return FALSE;
 		}
 	}
 	g_set_error(error, LH_SCHED_ERROR, LH_SCHED_ERROR_PARAM,
-		    "--window %s: expected T0:T1, each a time (1.5ms, 200us, 3s; a bare number is "
-		    "ns) or the name of an op that ran (its start, then its end)",
-		    spec);
+	            "--window %s: expected T0:T1, each a time (1.5ms, 200us, 3s; a bare number is "
+	            "ns) or the name of an op that ran (its start, then its end)",
+	            spec);
 	return FALSE;
 }
 
 int cli_run(int argc, char **argv)
 {
 	g_autofree char *hw_name = NULL, *sched = NULL, *plan_path = NULL, *save_plan = NULL,
-			*trace_path = NULL, *out_path = NULL, *profile = NULL;
+	                *trace_path = NULL, *out_path = NULL, *profile = NULL;
 	g_auto(GStrv) params = NULL, plugins = NULL, slow = NULL;
 	gboolean json = FALSE, explain = FALSE, strict = FALSE;
 	g_autofree char *window = NULL;
 	gint width = 0, height = 0;
 	gdouble dpi = 0;
 	GOptionEntry entries[] = {
-		{"hw", 0, 0, G_OPTION_ARG_STRING, &hw_name, "hardware: a built-in name or an .ini file (default h100-sxm), or per device of a placed graph: 0-3=h100-sxm,4-7=a100-sxm", "H"},
-		{"slow", 0, 0, G_OPTION_ARG_STRING_ARRAY, &slow, "a straggler: device D's kernels take F times as long (F >= 1), repeatable or a comma list", "D=F"},
-		{"sched", 's', 0, G_OPTION_ARG_STRING, &sched, "scheduler (default serial; see 'lhsim list')", "S"},
-		{"param", 'p', 0, G_OPTION_ARG_STRING_ARRAY, &params, "scheduler parameter, repeatable", "K=V"},
-		{"plugin", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &plugins, "load a scheduler plugin (.so), repeatable", "F.so"},
-		{"explain", 0, 0, G_OPTION_ARG_NONE, &explain, "log each scheduling decision and its rule to stderr", NULL},
-		{"plan", 0, 0, G_OPTION_ARG_FILENAME, &plan_path, "simulate this plan instead of running a scheduler", "P"},
-		{"save-plan", 0, 0, G_OPTION_ARG_FILENAME, &save_plan, "write the scheduler's plan as text", "P"},
-		{"output", 'o', 0, G_OPTION_ARG_FILENAME, &out_path, "draw the timeline (.png, .svg or .pdf)", "FILE"},
-		{"width", 0, 0, G_OPTION_ARG_INT, &width, "the timeline's width in pixels (default 1600)", "PX"},
-		{"height", 0, 0, G_OPTION_ARG_INT, &height, "the timeline's height in pixels: the lanes take what is left (default: 24 px a lane)", "PX"},
-		{"dpi", 0, 0, G_OPTION_ARG_DOUBLE, &dpi, "PNG resolution (default 96: one pixel a unit)", "D"},
-		{"window", 0, 0, G_OPTION_ARG_STRING, &window, "draw only T0:T1, times (1.5ms:2ms) or op names (the first's start to the second's end)", "T0:T1"},
-		{"trace", 0, 0, G_OPTION_ARG_FILENAME, &trace_path, "write a Chrome/Perfetto trace", "T.json"},
-		{"profile", 0, 0, G_OPTION_ARG_FILENAME, &profile, "XLA PGLE profile (ProfiledInstructionsProto text): measured op costs replace the model's", "P.pbtxt"},
-		{"json", 0, 0, G_OPTION_ARG_NONE, &json, "print the metrics as JSON instead of a table", NULL},
-		{"strict-memory", 0, 0, G_OPTION_ARG_NONE, &strict, "exceeding device memory is an error", NULL},
-		{NULL, 0, 0, 0, NULL, NULL, NULL},
+	    {"hw", 0, 0, G_OPTION_ARG_STRING, &hw_name,
+	     "hardware: a built-in name or an .ini file (default h100-sxm), or per device of a "
+	     "placed graph: 0-3=h100-sxm,4-7=a100-sxm",
+	     "H"},
+	    {"slow", 0, 0, G_OPTION_ARG_STRING_ARRAY, &slow,
+	     "a straggler: device D's kernels take F times as long (F >= 1), repeatable or a comma "
+	     "list",
+	     "D=F"},
+	    {"sched", 's', 0, G_OPTION_ARG_STRING, &sched,
+	     "scheduler (default serial; see 'lhsim list')", "S"},
+	    {"param", 'p', 0, G_OPTION_ARG_STRING_ARRAY, &params, "scheduler parameter, repeatable",
+	     "K=V"},
+	    {"plugin", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &plugins,
+	     "load a scheduler plugin (.so), repeatable", "F.so"},
+	    {"explain", 0, 0, G_OPTION_ARG_NONE, &explain,
+	     "log each scheduling decision and its rule to stderr", NULL},
+	    {"plan", 0, 0, G_OPTION_ARG_FILENAME, &plan_path,
+	     "simulate this plan instead of running a scheduler", "P"},
+	    {"save-plan", 0, 0, G_OPTION_ARG_FILENAME, &save_plan,
+	     "write the scheduler's plan as text", "P"},
+	    {"output", 'o', 0, G_OPTION_ARG_FILENAME, &out_path,
+	     "draw the timeline (.png, .svg or .pdf)", "FILE"},
+	    {"width", 0, 0, G_OPTION_ARG_INT, &width,
+	     "the timeline's width in pixels (default 1600)", "PX"},
+	    {"height", 0, 0, G_OPTION_ARG_INT, &height,
+	     "the timeline's height in pixels: the lanes take what is left (default: 24 px a lane)",
+	     "PX"},
+	    {"dpi", 0, 0, G_OPTION_ARG_DOUBLE, &dpi,
+	     "PNG resolution (default 96: one pixel a unit)", "D"},
+	    {"window", 0, 0, G_OPTION_ARG_STRING, &window,
+	     "draw only T0:T1, times (1.5ms:2ms) or op names (the first's start to the second's "
+	     "end)",
+	     "T0:T1"},
+	    {"trace", 0, 0, G_OPTION_ARG_FILENAME, &trace_path, "write a Chrome/Perfetto trace",
+	     "T.json"},
+	    {"profile", 0, 0, G_OPTION_ARG_FILENAME, &profile,
+	     "XLA PGLE profile (ProfiledInstructionsProto text): measured op costs replace the "
+	     "model's",
+	     "P.pbtxt"},
+	    {"json", 0, 0, G_OPTION_ARG_NONE, &json, "print the metrics as JSON instead of a table",
+	     NULL},
+	    {"strict-memory", 0, 0, G_OPTION_ARG_NONE, &strict,
+	     "exceeding device memory is an error", NULL},
+	    {NULL, 0, 0, 0, NULL, NULL, NULL},
 	};
 	g_autoptr(GOptionContext) ctx = g_option_context_new("[GRAPH]");
 	g_option_context_set_summary(ctx, "Schedules GRAPH (JSON or HLO; default: the built-in "
-					  "moe-offload workload) and simulates it.");
+	                                  "moe-offload workload) and simulates it.");
 	g_option_context_add_main_entries(ctx, entries, NULL);
 	int status;
 	if (!cli_parse(ctx, &argc, &argv, &status))
@@ -108,7 +134,7 @@ int cli_run(int argc, char **argv)
 		return cli_usage("run", "--plan replaces the scheduler: drop --sched and -p");
 	if ((width || height || dpi != 0 || window) && !out_path)
 		return cli_usage("run", "--width, --height, --dpi and --window shape the timeline: "
-					"give it with -o FILE");
+		                        "give it with -o FILE");
 	if (width < 0 || height < 0 || (width && width < 400) || width > 32767 || height > 32767)
 		return cli_usage("run", "--width is 400 to 32767 pixels, --height at most 32767");
 	if (dpi != 0 && !(dpi >= 10 && dpi <= 2400))
@@ -117,8 +143,8 @@ int cli_run(int argc, char **argv)
 		return cli_usage("run", "--save-plan needs a scheduler, not --plan");
 	if (plan_path && explain)
 		return cli_usage("run", "--explain shows a scheduler's decisions, and a plan given "
-					"with --plan was made by none here: drop --explain (the "
-					"plan's comments may say what made it)");
+		                        "with --plan was made by none here: drop --explain (the "
+		                        "plan's comments may say what made it)");
 
 	GError *e = NULL;
 	/* Standard output goes to one of them at most; the report then goes to stderr. */
@@ -128,7 +154,7 @@ int cli_run(int argc, char **argv)
 		return cli_fail(e);
 	if (json && cli_report_stream() != stdout)
 		return cli_usage("run", "--json prints to standard output, which a file given as "
-					"'-' already takes");
+		                        "'-' already takes");
 	/* Check the outputs before the work, not after it. */
 	if (out_path && !lh_viz_check_path(out_path, &e))
 		return cli_fail(e);
@@ -159,14 +185,14 @@ int cli_run(int argc, char **argv)
 			return cli_fail(e);
 		cli_phase(lh_graph_n_ops(g), "scheduling");
 		plan = cli_hw_schedule(H, s, g, (const char *const *)params,
-				       explain ? stderr : NULL, &e);
+		                       explain ? stderr : NULL, &e);
 		cli_phase(lh_graph_n_ops(g), NULL);
 		if (!plan)
 			return cli_fail(e);
 	}
 	cli_phase(lh_graph_n_ops(g), "validating the plan");
 	gboolean valid = lh_plan_validate(
-		plan, g, plan_path && lh_path_is_std(plan_path) ? LH_STDIN_NAME : plan_path, &e);
+	    plan, g, plan_path && lh_path_is_std(plan_path) ? LH_STDIN_NAME : plan_path, &e);
 	cli_phase(lh_graph_n_ops(g), NULL);
 	if (!valid) {
 		if (s)
@@ -213,21 +239,23 @@ int cli_run(int argc, char **argv)
 	} else {
 		FILE *rep = cli_report_stream();
 		fprintf(rep, "%s (%u ops) on %s, scheduler %s%s%s%s\n", lh_graph_name(g),
-		       lh_graph_n_ops(g), H->label,
-		       lh_plan_scheduler(plan) ? lh_plan_scheduler(plan) : "plan",
-		       lh_plan_params(plan) ? " (" : "",
-		       lh_plan_params(plan) ? lh_plan_params(plan) : "",
-		       lh_plan_params(plan) ? ")" : "");
+		        lh_graph_n_ops(g), H->label,
+		        lh_plan_scheduler(plan) ? lh_plan_scheduler(plan) : "plan",
+		        lh_plan_params(plan) ? " (" : "",
+		        lh_plan_params(plan) ? lh_plan_params(plan) : "",
+		        lh_plan_params(plan) ? ")" : "");
 		for (guint32 d = 0; H->slow && d < H->n_devices; d++)
 			if (H->slow[d] != 1)
-				fprintf(rep, "  straggler: device %u's kernels take %g times as long\n",
-					d, H->slow[d]);
+				fprintf(rep,
+				        "  straggler: device %u's kernels take %g times as long\n",
+				        d, H->slow[d]);
 		lh_metrics_print_table(rep, &m, plan, hw);
 	}
 	if (over)
-		fprintf(stderr, "lhsim: warning: peak device memory exceeds %s's %.1f GiB "
-				"(use --strict-memory to make this an error)\n",
-			hw->name, hw->memory_gib);
+		fprintf(stderr,
+		        "lhsim: warning: peak device memory exceeds %s's %.1f GiB "
+		        "(use --strict-memory to make this an error)\n",
+		        hw->name, hw->memory_gib);
 	lh_metrics_clear(&m);
 	return 0;
 }

@@ -82,30 +82,33 @@ static GPtrArray *parse_values(const char *arg, const char *spec)
 		double a, b, step = 1;
 		if (nf < 2 || nf > 3 || !parse_number(f[0], &a) || !parse_number(f[1], &b) ||
 		    (nf == 3 && !parse_number(f[2], &step))) {
-			cli_usage("sweep", "%s: a range is FIRST:LAST or FIRST:LAST:STEP, in numbers",
-				  arg);
+			cli_usage("sweep",
+			          "%s: a range is FIRST:LAST or FIRST:LAST:STEP, in numbers", arg);
 			return NULL;
 		}
 		if (step <= 0 || b < a) {
-			cli_usage("sweep", "%s: the range must go up (FIRST <= LAST) with a positive "
-					   "STEP",
-				  arg);
+			cli_usage("sweep",
+			          "%s: the range must go up (FIRST <= LAST) with a positive "
+			          "STEP",
+			          arg);
 			return NULL;
 		}
 		double count = floor((b - a) / step + 1e-9) + 1;
 		if (count > MAX_POINTS) {
 			cli_usage("sweep", "%s: %.0f values; a sweep takes at most %d", arg, count,
-				  MAX_POINTS);
+			          MAX_POINTS);
 			return NULL;
 		}
 		gboolean ints = integral(a) && integral(b) && integral(step);
 		for (guint i = 0; i < (guint)count; i++) {
 			double v = a + (double)i * step;
 			if (ints) {
-				g_ptr_array_add(vals, g_strdup_printf("%" G_GINT64_FORMAT, (gint64)v));
+				g_ptr_array_add(vals,
+				                g_strdup_printf("%" G_GINT64_FORMAT, (gint64)v));
 			} else {
 				char buf[G_ASCII_DTOSTR_BUF_SIZE];
-				/* 12 digits drop the residue of a + i * step (0.30000000000000004). */
+				/* 12 digits drop the residue of a + i * step (0.30000000000000004).
+				 */
 				g_ascii_formatd(buf, sizeof buf, "%.12g", v);
 				g_ptr_array_add(vals, g_strdup(buf));
 			}
@@ -130,7 +133,7 @@ static GPtrArray *parse_values(const char *arg, const char *spec)
 }
 
 static Axis *axis_new(AxisKind kind, const char *column, const char *key, const char *arg,
-		      GPtrArray *values)
+                      GPtrArray *values)
 {
 	Axis *a = g_new0(Axis, 1);
 	a->kind = kind;
@@ -242,7 +245,8 @@ static gboolean parse_gen(const char *arg, char **workload, GPtrArray *opts)
 	for (guint i = 1; t[i]; i++) {
 		if (strchr(t[i], '=')) {
 			if (t[i][0] == '=') {
-				cli_usage("sweep", "--gen '%s': '%s' has no option name", arg, t[i]);
+				cli_usage("sweep", "--gen '%s': '%s' has no option name", arg,
+				          t[i]);
 				return FALSE;
 			}
 			g_ptr_array_add(opts, g_strdup(t[i]));
@@ -253,7 +257,7 @@ static gboolean parse_gen(const char *arg, char **workload, GPtrArray *opts)
 			*last = s;
 		} else {
 			cli_usage("sweep", "--gen '%s': '%s' is not of the form OPTION=VALUE", arg,
-				  t[i]);
+			          t[i]);
 			return FALSE;
 		}
 	}
@@ -318,10 +322,11 @@ int grid_new(const GridSpec *sp, Grid **out)
 
 	/* --hw-set */
 	if (cli_hw_is_map(sp->hw_name)) {
-		cli_usage("sweep", "--hw %s: sweep takes one hardware for every device (a name or "
-				   "an .ini, which --hw-set varies); a map of devices goes with run "
-				   "and compare",
-			  sp->hw_name);
+		cli_usage("sweep",
+		          "--hw %s: sweep takes one hardware for every device (a name or "
+		          "an .ini, which --hw-set varies); a map of devices goes with run "
+		          "and compare",
+		          sp->hw_name);
 		goto fail;
 	}
 	base = cli_load_hw(sp->hw_name, &e);
@@ -357,7 +362,8 @@ int grid_new(const GridSpec *sp, Grid **out)
 		if (v->len == 1 && !is_swept(eq + 1)) {
 			lh_hw_set_key(base, key, g_ptr_array_index(v, 0), NULL);
 			g_ptr_array_add(hw_fixed, g_strdup(arg));
-			g_string_append_printf(fixed_desc, "%shw.%s", fixed_desc->len ? " " : "", *q);
+			g_string_append_printf(fixed_desc, "%shw.%s", fixed_desc->len ? " " : "",
+			                       *q);
 			g_ptr_array_free(v, TRUE);
 			continue;
 		}
@@ -380,9 +386,10 @@ int grid_new(const GridSpec *sp, Grid **out)
 		if (!parse_gen(*q, &w, opts))
 			goto fail;
 		if (workload && strcmp(workload, w) != 0) {
-			cli_usage("sweep", "--gen '%s': every --gen names the same workload (here "
-					   "'%s'); sweep other workloads as GRAPH files",
-				  *q, workload);
+			cli_usage("sweep",
+			          "--gen '%s': every --gen names the same workload (here "
+			          "'%s'); sweep other workloads as GRAPH files",
+			          *q, workload);
 			goto fail;
 		}
 		if (!workload) {
@@ -390,7 +397,8 @@ int grid_new(const GridSpec *sp, Grid **out)
 			if (!lh_gen_workload_help(w)) {
 				const char *none[] = {NULL};
 				lh_graph_free(lh_gen_workload(w, none, &e)); /* for its error */
-				cli_usage("sweep", "--gen '%s': %s", *q, e ? e->message : "unknown");
+				cli_usage("sweep", "--gen '%s': %s", *q,
+				          e ? e->message : "unknown");
 				g_clear_error(&e);
 				goto fail;
 			}
@@ -404,7 +412,7 @@ int grid_new(const GridSpec *sp, Grid **out)
 				const char *kv[] = {o, NULL};
 				lh_graph_free(lh_gen_workload(w, kv, &e)); /* for its error */
 				cli_usage("sweep", "%s: %s", arg,
-					  e ? e->message : "no such option");
+				          e ? e->message : "no such option");
 				g_clear_error(&e);
 				goto fail;
 			}
@@ -412,8 +420,8 @@ int grid_new(const GridSpec *sp, Grid **out)
 				goto fail;
 			if (!is_swept(eq + 1)) {
 				g_ptr_array_add(gen_fixed, g_strdup(o));
-				g_string_append_printf(fixed_desc, "%sgen.%s", fixed_desc->len ? " " : "",
-						       o);
+				g_string_append_printf(fixed_desc, "%sgen.%s",
+				                       fixed_desc->len ? " " : "", o);
 				continue;
 			}
 			GPtrArray *v = parse_values(arg, eq + 1);
@@ -434,13 +442,14 @@ int grid_new(const GridSpec *sp, Grid **out)
 		for (guint i = 0; i < v->len; i++) {
 			double d;
 			if (!parse_number(g_ptr_array_index(v, i), &d) || !integral(d) || d < 0) {
-				cli_usage("sweep", "%s: '%s' is not a seed (a whole number >= 0)", arg,
-					  (char *)g_ptr_array_index(v, i));
+				cli_usage("sweep", "%s: '%s' is not a seed (a whole number >= 0)",
+				          arg, (char *)g_ptr_array_index(v, i));
 				goto fail;
 			}
 		}
 		g->gen_seed = workload && lh_gen_workload_has_option(workload, "seed");
-		if (g->gen_seed && g_ptr_array_find_with_equal_func(seen, "seed", g_str_equal, NULL)) {
+		if (g->gen_seed &&
+		    g_ptr_array_find_with_equal_func(seen, "seed", g_str_equal, NULL)) {
 			cli_usage("sweep", "%s: --gen sets the workload's seed already", arg);
 			goto fail;
 		}
@@ -471,9 +480,10 @@ int grid_new(const GridSpec *sp, Grid **out)
 	for (guint k = 0; k < g->axes->len && ng <= MAX_GRAPHS; k++)
 		ng *= ax(g, k)->values->len;
 	if (ng > MAX_GRAPHS) {
-		cli_usage("sweep", "more than %d graphs to generate or load; a sweep takes at most "
-				   "%d",
-			  MAX_GRAPHS, MAX_GRAPHS);
+		cli_usage("sweep",
+		          "more than %d graphs to generate or load; a sweep takes at most "
+		          "%d",
+		          MAX_GRAPHS, MAX_GRAPHS);
 		goto fail;
 	}
 	for (guint gi = 0; gi < (guint)ng; gi++) {
@@ -486,7 +496,8 @@ int grid_new(const GridSpec *sp, Grid **out)
 				g_ptr_array_add(kv, g_strdup(g_ptr_array_index(gen_fixed, k)));
 			for (guint k = 0; k < g->axes->len; k++) {
 				const Axis *a = ax(g, k);
-				g_ptr_array_add(kv, g_strdup_printf("%s=%s", a->key, val(a, idx[k])));
+				g_ptr_array_add(kv,
+				                g_strdup_printf("%s=%s", a->key, val(a, idx[k])));
 			}
 			g_ptr_array_add(kv, NULL);
 			gr = lh_gen_workload(workload, (const char *const *)kv->pdata, &e);
@@ -500,14 +511,17 @@ int grid_new(const GridSpec *sp, Grid **out)
 				}
 				for (guint k = 0; k < gen_fixed->len && !blame; k++) {
 					const char *o = g_ptr_array_index(gen_fixed, k);
-					g_autofree char *q = g_strdup_printf("'%.*s'", (int)strcspn(o, "="), o);
+					g_autofree char *q =
+					    g_strdup_printf("'%.*s'", (int)strcspn(o, "="), o);
 					if (strstr(e->message, q))
 						blame = o;
 				}
 				if (blame && !g_str_has_prefix(blame, "--"))
-					cli_usage("sweep", "--gen %s:%s: %s", workload, blame, e->message);
+					cli_usage("sweep", "--gen %s:%s: %s", workload, blame,
+					          e->message);
 				else
-					cli_usage("sweep", "%s: %s", blame ? blame : "--gen", e->message);
+					cli_usage("sweep", "%s: %s", blame ? blame : "--gen",
+					          e->message);
 				g_clear_error(&e);
 				goto fail;
 			}
@@ -533,13 +547,14 @@ int grid_new(const GridSpec *sp, Grid **out)
 			const CliSched *en = g_ptr_array_index(g->scheds, i);
 			for (guint k = 0; k < pax->len; k++)
 				if (cli_sched_own(en, ((Axis *)g_ptr_array_index(pax, k))->key)) {
-					cli_usage("sweep", "--sched '%s' fixes '%s', a swept parameter",
-						  en->label, ((Axis *)g_ptr_array_index(pax, k))->key);
+					cli_usage(
+					    "sweep", "--sched '%s' fixes '%s', a swept parameter",
+					    en->label, ((Axis *)g_ptr_array_index(pax, k))->key);
 					goto fail;
 				}
 			for (guint k = 0; k < i; k++)
 				if (!strcmp(((CliSched *)g_ptr_array_index(g->scheds, k))->label,
-					    en->label)) {
+				            en->label)) {
 					cli_usage("sweep", "--sched lists '%s' twice", en->label);
 					goto fail;
 				}
@@ -550,8 +565,8 @@ int grid_new(const GridSpec *sp, Grid **out)
 		for (guint i = 0; all[i]; i++) {
 			gboolean any = pax->len == 0;
 			for (guint k = 0; k < pax->len; k++)
-				any = any || cli_has_param(all[i],
-							   ((Axis *)g_ptr_array_index(pax, k))->key);
+				any = any || cli_has_param(
+				                 all[i], ((Axis *)g_ptr_array_index(pax, k))->key);
 			if (!any)
 				continue;
 			CliSched *en = g_new0(CliSched, 1);
@@ -562,41 +577,46 @@ int grid_new(const GridSpec *sp, Grid **out)
 		}
 		if (!g->scheds->len) {
 			cli_usage("sweep", "%s: no scheduler has parameter '%s' (see 'lhsim list')",
-				  ((Axis *)g_ptr_array_index(pax, 0))->arg,
-				  ((Axis *)g_ptr_array_index(pax, 0))->key);
+			          ((Axis *)g_ptr_array_index(pax, 0))->arg,
+			          ((Axis *)g_ptr_array_index(pax, 0))->key);
 			goto fail;
 		}
 		/* `xla` joins only when a graph has XLA's sequence to replay. */
 		gboolean any_seq = FALSE;
 		for (guint i = 0; i < g->graphs->len; i++) {
 			guint32 n_seq;
-			any_seq = any_seq || lh_graph_schedule(g_ptr_array_index(g->graphs, i), &n_seq);
+			any_seq =
+			    any_seq || lh_graph_schedule(g_ptr_array_index(g->graphs, i), &n_seq);
 		}
 		if (g->scheds->len > 1 && !any_seq)
 			for (guint i = g->scheds->len; i-- > 0;)
-				if (((CliSched *)g_ptr_array_index(g->scheds, i))->s == &lh_sched_xla)
+				if (((CliSched *)g_ptr_array_index(g->scheds, i))->s ==
+				    &lh_sched_xla)
 					g_ptr_array_remove_index(g->scheds, i);
 	}
 	for (char **q = sp->params; q && *q; q++) {
 		gboolean any = FALSE;
 		for (guint i = 0; i < g->scheds->len; i++)
-			any = any || cli_has_param(((CliSched *)g_ptr_array_index(g->scheds, i))->s, *q);
+			any = any ||
+			      cli_has_param(((CliSched *)g_ptr_array_index(g->scheds, i))->s, *q);
 		if (!any) {
-			cli_usage("sweep", "-p %s: no listed scheduler has parameter '%.*s' (see "
-					   "'lhsim list')",
-				  *q, (int)strcspn(*q, "="), *q);
+			cli_usage("sweep",
+			          "-p %s: no listed scheduler has parameter '%.*s' (see "
+			          "'lhsim list')",
+			          *q, (int)strcspn(*q, "="), *q);
 			goto fail;
 		}
 	}
 	if (seed_ax && !g->gen_seed) {
 		gboolean any = FALSE;
 		for (guint i = 0; i < g->scheds->len; i++)
-			any = any ||
-			      cli_has_param(((CliSched *)g_ptr_array_index(g->scheds, i))->s, "seed");
+			any = any || cli_has_param(((CliSched *)g_ptr_array_index(g->scheds, i))->s,
+			                           "seed");
 		if (!any) {
-			cli_usage("sweep", "%s: neither the workload nor a listed scheduler takes a "
-					   "seed (generate one that does: --gen random)",
-				  seed_ax->arg);
+			cli_usage("sweep",
+			          "%s: neither the workload nor a listed scheduler takes a "
+			          "seed (generate one that does: --gen random)",
+			          seed_ax->arg);
 			goto fail;
 		}
 	}
@@ -607,7 +627,8 @@ int grid_new(const GridSpec *sp, Grid **out)
 	g->sched_axis = g->axes->len;
 	GPtrArray *labels = g_ptr_array_new_with_free_func(g_free);
 	for (guint i = 0; i < g->scheds->len; i++)
-		g_ptr_array_add(labels, g_strdup(((CliSched *)g_ptr_array_index(g->scheds, i))->label));
+		g_ptr_array_add(labels,
+		                g_strdup(((CliSched *)g_ptr_array_index(g->scheds, i))->label));
 	g_ptr_array_add(g->axes, axis_new(AX_SCHED, "scheduler", "scheduler", "--sched", labels));
 	for (guint i = 0; i < pax->len; i++)
 		g_ptr_array_add(g->axes, g_ptr_array_steal_index(pax, i--));
@@ -624,14 +645,16 @@ int grid_new(const GridSpec *sp, Grid **out)
 	for (guint k = 0; k < g->axes->len; k++)
 		any_swept = any_swept || ax(g, k)->kind != AX_SCHED;
 	if (!any_swept) {
-		cli_usage("sweep", "give the swept parameter as -p NAME=FIRST:LAST[:STEP] or -p "
-				   "NAME=V1,V2,..., or sweep --hw-set, --gen, several GRAPHs or --seeds");
+		cli_usage("sweep",
+		          "give the swept parameter as -p NAME=FIRST:LAST[:STEP] or -p "
+		          "NAME=V1,V2,..., or sweep --hw-set, --gen, several GRAPHs or --seeds");
 		goto fail;
 	}
 	if (n > MAX_POINTS) {
-		cli_usage("sweep", "more than %d points: a sweep takes at most %d (cut the grid, or "
-				   "sweep parts of it)",
-			  MAX_POINTS, MAX_POINTS);
+		cli_usage("sweep",
+		          "more than %d points: a sweep takes at most %d (cut the grid, or "
+		          "sweep parts of it)",
+		          MAX_POINTS, MAX_POINTS);
 		goto fail;
 	}
 	g->n = (guint)n;
@@ -694,9 +717,10 @@ int grid_new(const GridSpec *sp, Grid **out)
 		for (guint k = 0; k < g->axes->len; k++)
 			if (ax(g, k)->kind == AX_PARAM && !cli_has_param(en->s, ax(g, k)->key) &&
 			    ax(g, k)->values->len > 1)
-				fprintf(stderr, "lhsim sweep: note: %s has no parameter '%s': it runs "
-						"once for its values\n",
-					en->s->name, ax(g, k)->key);
+				fprintf(stderr,
+				        "lhsim sweep: note: %s has no parameter '%s': it runs "
+				        "once for its values\n",
+				        en->s->name, ax(g, k)->key);
 	}
 	g->fixed_desc = g_string_free(g_steal_pointer(&fixed_desc), FALSE);
 	*out = g_steal_pointer(&g);
@@ -742,14 +766,15 @@ int grid_check_plot(const Grid *g)
 		return 0;
 	if (nd == 0)
 		return cli_usage("sweep", "-o draws against a swept axis: this sweep varies only "
-					  "the schedulers or the seeds (use the table or --csv)");
+		                          "the schedulers or the seeds (use the table or --csv)");
 	GString *s = g_string_new(NULL);
 	for (guint k = 0; k < nd && k < 8; k++)
 		g_string_append_printf(s, "%s%s", k ? ", " : "", ax(g, dims[k])->column);
 	g_autofree char *l = g_string_free(s, FALSE);
-	return cli_usage("sweep", "-o draws one swept axis (lines) or two (a heat map); this "
-				  "sweep has %u (%s): use --csv",
-			 nd, l);
+	return cli_usage("sweep",
+	                 "-o draws one swept axis (lines) or two (a heat map); this "
+	                 "sweep has %u (%s): use --csv",
+	                 nd, l);
 }
 
 char **grid_header(const Grid *g)
@@ -808,7 +833,8 @@ void grid_run_point(const Grid *g, guint i, gboolean strict, Result *r)
 static GPtrArray *coord_fields(const Grid *g, const guint *idx)
 {
 	GPtrArray *f = g_ptr_array_new();
-	g_ptr_array_add(f, g_strdup(lh_graph_name(g_ptr_array_index(g->graphs, graph_index(g, idx)))));
+	g_ptr_array_add(f,
+	                g_strdup(lh_graph_name(g_ptr_array_index(g->graphs, graph_index(g, idx)))));
 	g_ptr_array_add(f, g_strdup(((LhHw *)g_ptr_array_index(g->hws, hw_index(g, idx)))->name));
 	g_ptr_array_add(f, g_strdup(sched_of(g, idx)->label));
 	for (guint k = 0; k < g->axes->len; k++)
@@ -827,25 +853,29 @@ char **grid_row(const Grid *g, guint i, const Result *r)
 	for (guint k = 0; k < g->axes->len; k++)
 		if ((ax(g, k)->kind == AX_PARAM || ax(g, k)->kind == AX_SEED) &&
 		    !depends(g, s, ax(g, k)))
-			g_string_append_printf(lacks, "%s'%s'", lacks->len ? " or " : "", ax(g, k)->key);
+			g_string_append_printf(lacks, "%s'%s'", lacks->len ? " or " : "",
+			                       ax(g, k)->key);
 	if (!r->ok) {
 		g_ptr_array_add(f, g_strdup("failed"));
 		for (int k = 0; k < 6; k++)
 			g_ptr_array_add(f, g_strdup(""));
 		g_ptr_array_add(f, g_strdup(r->error));
 	} else {
-		g_ptr_array_add(f, g_strdup(lacks->len ? "n/a" : r->over_memory ? "over-memory" : "ok"));
+		g_ptr_array_add(f, g_strdup(lacks->len       ? "n/a"
+		                            : r->over_memory ? "over-memory"
+		                                             : "ok"));
 		g_ptr_array_add(f, g_strdup_printf("%" G_GINT64_FORMAT, r->makespan));
 		g_ptr_array_add(f, g_strdup_printf("%.3f", r->bound));
 		g_ptr_array_add(f, g_strdup_printf("%.6f", r->ratio));
 		g_ptr_array_add(f, g_strdup_printf("%" G_GINT64_FORMAT, r->peak_device));
 		g_ptr_array_add(f, g_strdup_printf("%" G_GINT64_FORMAT, r->exposed));
 		g_ptr_array_add(f, g_strdup_printf("%.6f", r->overlap));
-		g_ptr_array_add(f, lacks->len ? g_strdup_printf("%s has no parameter %s (one run "
-								"repeated for every value)%s",
-								s->s->name, lacks->str,
-								r->over_memory ? " (over memory)" : "")
-					      : g_strdup(""));
+		g_ptr_array_add(f, lacks->len
+		                       ? g_strdup_printf("%s has no parameter %s (one run "
+		                                         "repeated for every value)%s",
+		                                         s->s->name, lacks->str,
+		                                         r->over_memory ? " (over memory)" : "")
+		                       : g_strdup(""));
 	}
 	g_string_free(lacks, TRUE);
 	g_ptr_array_add(f, NULL);
@@ -863,12 +893,12 @@ static char *coord_key(char **fields, guint nc)
 }
 
 int grid_resume(const Grid *g, const char *path, char **header, const GArray *sel, char ***rows,
-		guint *n_resumed)
+                guint *n_resumed)
 {
 	*n_resumed = 0;
 	if (!g_file_test(path, G_FILE_TEST_EXISTS)) {
 		fprintf(stderr, "lhsim sweep: --resume %s: no such file yet; every point runs\n",
-			path);
+		        path);
 		return 0;
 	}
 	GError *e = NULL;
@@ -886,7 +916,7 @@ int grid_resume(const Grid *g, const char *path, char **header, const GArray *se
 	if (!g_strv_equal((const char *const *)header, (const char *const *)r->header)) {
 		g_autofree char *h1 = g_strjoinv(",", header), *h2 = g_strjoinv(",", r->header);
 		fprintf(stderr, "lhsim: --resume %s: its columns (%s) are not this sweep's (%s)\n",
-			path, h2, h1);
+		        path, h2, h1);
 		return LH_EXIT_BAD_INPUT;
 	}
 	guint nc = sweep_n_coords(header);
@@ -909,22 +939,24 @@ int grid_resume(const Grid *g, const char *path, char **header, const GArray *se
 		guint i = GPOINTER_TO_UINT(g_hash_table_lookup(where, key));
 		if (!i) {
 			g_autofree char *c = g_strjoinv(",", f);
-			fprintf(stderr, "lhsim: --resume %s: row %u (%s) is not a point of this "
-					"sweep\n",
-				path, k + 1, c);
+			fprintf(stderr,
+			        "lhsim: --resume %s: row %u (%s) is not a point of this "
+			        "sweep\n",
+			        path, k + 1, c);
 			return LH_EXIT_BAD_INPUT;
 		}
 		if (!in_sel[i - 1])
 			continue; /* another shard's */
 		if (rows[i - 1]) {
-			fprintf(stderr, "lhsim: --resume %s: row %u repeats a point\n", path, k + 1);
+			fprintf(stderr, "lhsim: --resume %s: row %u repeats a point\n", path,
+			        k + 1);
 			return LH_EXIT_BAD_INPUT;
 		}
 		rows[i - 1] = g_strdupv(f);
 		(*n_resumed)++;
 	}
 	fprintf(stderr, "lhsim sweep: --resume %s: %u of %u points done already\n", path,
-		*n_resumed, sel->len);
+	        *n_resumed, sel->len);
 	return 0;
 }
 
@@ -1037,7 +1069,7 @@ guint grid_report(const Grid *g, char **header, char ***rows, const GArray *sel,
 		for (guint k = 0; k < g->axes->len; k++)
 			if (ax(g, k)->kind != AX_SCHED) {
 				g_string_append_printf(axes, "%s%s (%u)", n_axes ? " x " : "",
-						       ax(g, k)->column, ax(g, k)->values->len);
+				                       ax(g, k)->column, ax(g, k)->values->len);
 				n_axes++;
 			}
 		const Axis *only = NULL;
@@ -1045,13 +1077,13 @@ guint grid_report(const Grid *g, char **header, char ***rows, const GArray *sel,
 			if (ax(g, k)->kind != AX_SCHED)
 				only = ax(g, k);
 		g_autofree char *ad =
-			only ? g_strdup_printf("%s over %u value%s", only->column, only->values->len,
-					       only->values->len == 1 ? "" : "s")
-			     : g_strdup_printf("%s x %u scheduler%s = %u points", axes->str,
-					       g->scheds->len, g->scheds->len == 1 ? "" : "s", g->n);
+		    only ? g_strdup_printf("%s over %u value%s", only->column, only->values->len,
+		                           only->values->len == 1 ? "" : "s")
+		         : g_strdup_printf("%s x %u scheduler%s = %u points", axes->str,
+		                           g->scheds->len, g->scheds->len == 1 ? "" : "s", g->n);
 		g_string_free(axes, TRUE);
 		fprintf(f, "%s: %s%s%s%s\n", t, ad, *g->fixed_desc ? ", " : "", g->fixed_desc,
-			sel->len < g->n ? "" : "");
+		        sel->len < g->n ? "" : "");
 		if (sel->len < g->n)
 			fprintf(f, "  (this shard: %u of the %u points)\n", sel->len, g->n);
 		fputs(" ", f);
@@ -1059,10 +1091,10 @@ guint grid_report(const Grid *g, char **header, char ***rows, const GArray *sel,
 			fprintf(f, " %-*s ", w[c], header[g_array_index(cols, guint, c)]);
 		if (seeds)
 			fprintf(f, " %5s  %23s  %7s  %24s  %23s\n", "seeds", "makespan (mean ± sd)",
-				"ratio", "peak memory (mean ± sd)", "exposed (mean ± sd)");
+			        "ratio", "peak memory (mean ± sd)", "exposed (mean ± sd)");
 		else
 			fprintf(f, " %12s  %7s  %11s  %16s\n", "makespan", "ratio", "peak memory",
-				"exposed transfer");
+			        "exposed transfer");
 	}
 	for (guint k = 0; f && k < sel->len;) {
 		guint i = g_array_index(sel, guint, k);
@@ -1082,11 +1114,13 @@ guint grid_report(const Grid *g, char **header, char ***rows, const GArray *sel,
 		if (!a.n_ok) {
 			fprintf(f, " failed: %s\n", a.error);
 		} else if (seeds) {
-			g_autofree char *ms = mean_sd(&a, 0, FALSE, 22), *pk = mean_sd(&a, 2, TRUE, 23),
-					*ex = mean_sd(&a, 3, FALSE, 22);
+			g_autofree char *ms = mean_sd(&a, 0, FALSE, 22),
+			                *pk = mean_sd(&a, 2, TRUE, 23),
+			                *ex = mean_sd(&a, 3, FALSE, 22);
 			g_autofree char *cnt = g_strdup_printf("%u/%u", a.n_ok, a.n);
 			fprintf(f, " %5s  %s  %7.3f  %s  %s%s%s", cnt, ms, agg_mean(&a, 1), pk, ex,
-				a.over ? "  over memory" : "", a.na ? "  (no such parameter: same run)" : "");
+			        a.over ? "  over memory" : "",
+			        a.na ? "  (no such parameter: same run)" : "");
 			if (a.error)
 				fprintf(f, "  %u failed: %s", a.n - a.n_ok, a.error);
 			fputc('\n', f);
@@ -1095,21 +1129,23 @@ guint grid_report(const Grid *g, char **header, char ***rows, const GArray *sel,
 			g_autofree char *pk = lh_format_bytes(agg_mean(&a, 2));
 			g_autofree char *ex = lh_format_ns(agg_mean(&a, 3));
 			fprintf(f, " %12s  %7.3f  %11s  %16s%s%s\n", ms, agg_mean(&a, 1), pk, ex,
-				a.over ? "  over memory" : "",
-				a.na ? "  (no such parameter: same run)" : "");
+			        a.over ? "  over memory" : "",
+			        a.na ? "  (no such parameter: same run)" : "");
 		}
 		k = k2;
 	}
 	if (over) {
 		const LhHw *hw = g_ptr_array_index(g->hws, 0);
 		if (g->hws->len == 1)
-			fprintf(stderr, "lhsim: warning: %u point%s exceed %s's %.1f GiB of device "
-					"memory (use --strict-memory to make this an error)\n",
-				over, over == 1 ? "" : "s", hw->name, hw->memory_gib);
+			fprintf(stderr,
+			        "lhsim: warning: %u point%s exceed %s's %.1f GiB of device "
+			        "memory (use --strict-memory to make this an error)\n",
+			        over, over == 1 ? "" : "s", hw->name, hw->memory_gib);
 		else
-			fprintf(stderr, "lhsim: warning: %u point%s exceed their device's memory (use "
-					"--strict-memory to make this an error)\n",
-				over, over == 1 ? "" : "s");
+			fprintf(stderr,
+			        "lhsim: warning: %u point%s exceed their device's memory (use "
+			        "--strict-memory to make this an error)\n",
+			        over, over == 1 ? "" : "s");
 	}
 	return failed;
 }
@@ -1122,8 +1158,8 @@ int grid_plot(const Grid *g, char **header, char ***rows, const char *path, Metr
 	guint nc = sweep_n_coords(header), ns = n_seeds(g);
 	GError *e = NULL;
 	g_autofree char *t = title_of(g);
-	g_autofree char *title = g_strdup_printf("%s%s%s", t, *g->fixed_desc ? ", " : "",
-						 g->fixed_desc);
+	g_autofree char *title =
+	    g_strdup_printf("%s%s%s", t, *g->fixed_desc ? ", " : "", g->fixed_desc);
 	guint ngroups = g->n / ns;
 	gboolean ok;
 	const LhHw *hw0 = g_ptr_array_index(g->hws, 0);
@@ -1152,7 +1188,7 @@ int grid_plot(const Grid *g, char **header, char ***rows, const char *path, Metr
 			sd[j].peak_sd = agg_sd(&a, 2);
 		}
 		ok = lh_viz_sweep_spread(path, title, d->column, sp, ns > 1 ? sd : NULL, ngroups,
-					 hw0->memory_gib * 1073741824.0, &e);
+		                         hw0->memory_gib * 1073741824.0, &e);
 	} else {
 		/* Two axes: the inner one across, the outer one down; a map per scheduler. */
 		const Axis *dy = ax(g, dims[0]), *dx = ax(g, dims[1]);
@@ -1171,12 +1207,11 @@ int grid_plot(const Grid *g, char **header, char ***rows, const char *path, Metr
 			cells[j].value = agg_mean(&a, mk[met]);
 		}
 		static const char *const mname[] = {"makespan", "peak device memory",
-						    "exposed transfer"};
-		ok = lh_viz_heatmap(path, title, mname[met],
-				    met == METRIC_PEAK ? LH_TICKS_BYTES : LH_TICKS_TIME, dx->column,
-				    (const char *const *)dx->values->pdata, dx->values->len, dy->column,
-				    (const char *const *)dy->values->pdata, dy->values->len, cells,
-				    ngroups, &e);
+		                                    "exposed transfer"};
+		ok = lh_viz_heatmap(
+		    path, title, mname[met], met == METRIC_PEAK ? LH_TICKS_BYTES : LH_TICKS_TIME,
+		    dx->column, (const char *const *)dx->values->pdata, dx->values->len, dy->column,
+		    (const char *const *)dy->values->pdata, dy->values->len, cells, ngroups, &e);
 	}
 	return ok ? 0 : cli_fail(e);
 }

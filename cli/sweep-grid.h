@@ -62,7 +62,7 @@ void grid_run_point(const Grid *g, guint i, gboolean strict, Result *r);
 char **grid_row(const Grid *g, guint i, const Result *r);
 /* Reads @path: the rows of @sel it has go into @rows. A missing file has none. */
 int grid_resume(const Grid *g, const char *path, char **header, const GArray *sel, char ***rows,
-		guint *n_resumed);
+                guint *n_resumed);
 /* Prints the table of the rows of @sel to @f (NULL: nothing); returns how many failed. */
 guint grid_report(const Grid *g, char **header, char ***rows, const GArray *sel, FILE *f);
 int grid_plot(const Grid *g, char **header, char ***rows, const char *path, Metric m);
@@ -72,8 +72,8 @@ int grid_plot(const Grid *g, char **header, char ***rows, const char *path, Metr
 typedef struct {
 	const Grid *grid;
 	gboolean strict;
-	Result *res;            /* by point */
-	gboolean *finished;     /* by point: its result is in (read under lock) */
+	Result *res;        /* by point */
+	gboolean *finished; /* by point: its result is in (read under lock) */
 	const guint *jobs;
 	guint n_jobs, next, done;
 	GMutex lock;

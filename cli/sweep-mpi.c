@@ -74,7 +74,7 @@ int sweep_mpi_init(void)
 	}
 	if (provided < MPI_THREAD_FUNNELED) {
 		fprintf(stderr, "lhsim: this MPI cannot run threads beside MPI calls "
-				"(MPI_THREAD_FUNNELED)\n");
+		                "(MPI_THREAD_FUNNELED)\n");
 		MPI_Abort(MPI_COMM_WORLD, LH_EXIT_FAILED);
 	}
 	return 0;
@@ -144,12 +144,13 @@ int sweep_mpi_serve(SweepRun *run, void (*tick)(gpointer), gpointer data)
 		int len = 0;
 		MPI_Get_count(&st, MPI_BYTE, &len);
 		if (len < (int)sizeof(Wire)) {
-			fprintf(stderr, "lhsim: rank %d sent a result of %d bytes\n", st.MPI_SOURCE, len);
+			fprintf(stderr, "lhsim: rank %d sent a result of %d bytes\n", st.MPI_SOURCE,
+			        len);
 			MPI_Abort(MPI_COMM_WORLD, LH_EXIT_FAILED);
 		}
 		g_autofree char *buf = g_malloc(len);
 		MPI_Recv(buf, len, MPI_BYTE, st.MPI_SOURCE, TAG_RESULT, MPI_COMM_WORLD,
-			 MPI_STATUS_IGNORE);
+		         MPI_STATUS_IGNORE);
 		Wire w;
 		memcpy(&w, buf, sizeof w);
 		if (w.point >= 0) {
@@ -183,8 +184,8 @@ gboolean sweep_mpi_built(void)
 int sweep_mpi_init(void)
 {
 	fprintf(stderr, "lhsim: this lhsim is built without MPI: build it with OpenMPI "
-			"(libopenmpi-dev, meson -Dmpi=enabled), or run the sweep without mpirun "
-			"(-j, or --shard K/N)\n");
+	                "(libopenmpi-dev, meson -Dmpi=enabled), or run the sweep without mpirun "
+	                "(-j, or --shard K/N)\n");
 	return LH_EXIT_BAD_INPUT;
 }
 

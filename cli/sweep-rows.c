@@ -38,7 +38,7 @@ void sweep_csv_line(GString *s, guint point, guint total, char **fields)
 
 /* One CSV record from *p (advanced past its newline); NULL at the end of the text. */
 static char **csv_record(const char **p, const char *end, guint *line, const char *where,
-			 GError **error)
+                         GError **error)
 {
 	if (*p >= end)
 		return NULL;
@@ -52,8 +52,8 @@ static char **csv_record(const char **p, const char *end, guint *line, const cha
 			for (;;) {
 				if (q >= end) {
 					g_set_error(error, LH_IO_ERROR, LH_IO_ERROR_READ,
-						    "%s:%u: a quoted field is not closed", where,
-						    start);
+					            "%s:%u: a quoted field is not closed", where,
+					            start);
 					g_string_free(cur, TRUE);
 					g_ptr_array_add(f, NULL);
 					g_strfreev((char **)g_ptr_array_free(f, FALSE));
@@ -119,7 +119,7 @@ SweepRows *sweep_rows_parse(const char *text, gsize len, const char *where, GErr
 	if (!head) {
 		if (!e)
 			g_set_error(&e, LH_IO_ERROR, LH_IO_ERROR_READ,
-				    "%s: empty, not a sweep's CSV file", where);
+			            "%s: empty, not a sweep's CSV file", where);
 		g_propagate_error(error, e);
 		return NULL;
 	}
@@ -135,9 +135,9 @@ SweepRows *sweep_rows_parse(const char *text, gsize len, const char *where, GErr
 		good = !strcmp(r->header[ncoord + k], metrics[k]);
 	if (!good) {
 		g_set_error(error, LH_IO_ERROR, LH_IO_ERROR_READ,
-			    "%s:1: not a sweep's CSV file: the header must be graph,hw,scheduler, "
-			    "the swept columns, then " SWEEP_METRICS,
-			    where);
+		            "%s:1: not a sweep's CSV file: the header must be graph,hw,scheduler, "
+		            "the swept columns, then " SWEEP_METRICS,
+		            where);
 		return NULL;
 	}
 	for (;;) {
@@ -157,7 +157,8 @@ SweepRows *sweep_rows_parse(const char *text, gsize len, const char *where, GErr
 		guint n = g_strv_length(f);
 		if (n != nc + shard) {
 			g_set_error(error, LH_IO_ERROR, LH_IO_ERROR_READ,
-				    "%s:%u: %u fields, the header has %u", where, at, n, nc + shard);
+			            "%s:%u: %u fields, the header has %u", where, at, n,
+			            nc + shard);
 			g_strfreev(f);
 			return NULL;
 		}
@@ -165,8 +166,8 @@ SweepRows *sweep_rows_parse(const char *text, gsize len, const char *where, GErr
 			guint i, t;
 			if (!parse_point(f[0], &i, &t) || (r->total && t != r->total)) {
 				g_set_error(error, LH_IO_ERROR, LH_IO_ERROR_READ,
-					    "%s:%u: point '%s' is not I/TOTAL%s", where, at, f[0],
-					    r->total ? " with the TOTAL of the rows above" : "");
+				            "%s:%u: point '%s' is not I/TOTAL%s", where, at, f[0],
+				            r->total ? " with the TOTAL of the rows above" : "");
 				g_strfreev(f);
 				return NULL;
 			}

@@ -44,7 +44,7 @@ typedef struct {
 } Tick;
 
 static char *csv_text(const Grid *g, char **header, char ***rows, const GArray *sel,
-		      gboolean shard);
+                      gboolean shard);
 
 static void tick(gpointer data)
 {
@@ -54,7 +54,7 @@ static void tick(gpointer data)
 	guint done = t->run->done, n = t->run->n_jobs;
 	if (t->tty && now - t->last_show >= G_TIME_SPAN_SECOND / 4) {
 		fprintf(stderr, "\rlhsim sweep: %u/%u points, %.0f s", done + t->resumed,
-			n + t->resumed, (now - t->t0) / 1e6);
+		        n + t->resumed, (now - t->t0) / 1e6);
 		t->last_show = now;
 	}
 	if (!t->resume || now - t->last_save < 5 * G_TIME_SPAN_SECOND) {
@@ -79,8 +79,7 @@ static void tick(gpointer data)
 }
 
 /* The CSV of the rows in @sel (point indexes, grid order) that have fields. */
-static char *csv_text(const Grid *g, char **header, char ***rows, const GArray *sel,
-		      gboolean shard)
+static char *csv_text(const Grid *g, char **header, char ***rows, const GArray *sel, gboolean shard)
 {
 	GString *s = g_string_new(NULL);
 	if (shard)
@@ -104,10 +103,10 @@ static int parse_shard(const char *spec, guint *k, guint *n)
 	guint64 b = g_ascii_strtoull(t, &end, 10);
 	if (end == t || *end || b < 1 || b > 1000000)
 		return cli_usage("sweep", "--shard '%s': give K/N, the K-th of N slices (N >= 1)",
-				 spec);
+		                 spec);
 	if (a < 1 || a > b)
-		return cli_usage("sweep", "--shard '%s': K must be from 1 to N = %" G_GUINT64_FORMAT,
-				 spec, b);
+		return cli_usage(
+		    "sweep", "--shard '%s': K must be from 1 to N = %" G_GUINT64_FORMAT, spec, b);
 	*k = (guint)a;
 	*n = (guint)b;
 	return 0;
@@ -124,7 +123,8 @@ static int expand_graphs(int argc, char **argv, GPtrArray *out)
 			if (r != 0 || gl.gl_pathc == 0) {
 				if (r == 0)
 					globfree(&gl);
-				return cli_usage("sweep", "GRAPH '%s': the pattern matches no file", p);
+				return cli_usage("sweep", "GRAPH '%s': the pattern matches no file",
+				                 p);
 			}
 			for (gsize k = 0; k < gl.gl_pathc; k++)
 				g_ptr_array_add(out, g_strdup(gl.gl_pathv[k]));
@@ -139,38 +139,70 @@ static int expand_graphs(int argc, char **argv, GPtrArray *out)
 int cli_sweep(int argc, char **argv)
 {
 	g_autofree char *hw_name = NULL, *sched = NULL, *csv_path = NULL, *out_path = NULL,
-			*profile = NULL, *seeds = NULL, *shard = NULL, *resume = NULL,
-			*metric = NULL;
+	                *profile = NULL, *seeds = NULL, *shard = NULL, *resume = NULL,
+	                *metric = NULL;
 	g_auto(GStrv) params = NULL, plugins = NULL, hw_sets = NULL, gens = NULL;
 	gboolean strict = FALSE, json = FALSE;
 	int jobs = 0;
 	GOptionEntry entries[] = {
-		{"hw", 0, 0, G_OPTION_ARG_STRING, &hw_name, "hardware: a built-in name or an .ini file (default h100-sxm)", "H"},
-		{"sched", 's', 0, G_OPTION_ARG_STRING, &sched, "schedulers, comma-separated (default: every scheduler that has a swept parameter)", "A,B,..."},
-		{"param", 'p', 0, G_OPTION_ARG_STRING_ARRAY, &params, "a scheduler parameter: NAME=FIRST:LAST[:STEP] or NAME=V1,V2,... is swept, NAME=V fixed; repeatable (a grid)", "K=V"},
-		{"hw-set", 0, 0, G_OPTION_ARG_STRING_ARRAY, &hw_sets, "a hardware key (docs/hw-format.md), swept or fixed like -p: pcie_gbs=55,64; repeatable", "KEY=V"},
-		{"gen", 0, 0, G_OPTION_ARG_STRING_ARRAY, &gens, "generate the graph: a workload with options, swept or fixed like -p: moe-offload:offload=0:2:layers=2; repeatable", "W:K=V"},
-		{"seeds", 0, 0, G_OPTION_ARG_STRING, &seeds, "seeds for a generated workload's or a scheduler's 'seed': FIRST:LAST or a list; the table shows mean and spread", "A:B"},
-		{"shard", 0, 0, G_OPTION_ARG_STRING, &shard, "run only the K-th of N slices of the points (1 <= K <= N); merge the files with sweep-merge", "K/N"},
-		{"resume", 0, 0, G_OPTION_ARG_FILENAME, &resume, "skip the points FILE already has, keep FILE up to date as points finish, leave the whole CSV in it", "FILE"},
-		{"plugin", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &plugins, "load a scheduler plugin (.so), repeatable", "F.so"},
-		{"jobs", 'j', 0, G_OPTION_ARG_INT, &jobs, "points run in parallel (default: the number of cores)", "N"},
-		{"csv", 0, 0, G_OPTION_ARG_FILENAME, &csv_path, "write every point as CSV", "FILE"},
-		{"json", 0, 0, G_OPTION_ARG_NONE, &json, "print every point as JSON instead of the table", NULL},
-		{"output", 'o', 0, G_OPTION_ARG_FILENAME, &out_path, "plot: one swept axis, lines; two, a heat map per scheduler (.png, .svg or .pdf)", "FILE"},
-		{"metric", 0, 0, G_OPTION_ARG_STRING, &metric, "the heat map's metric: makespan (default), peak or exposed", "M"},
-		{"profile", 0, 0, G_OPTION_ARG_FILENAME, &profile, "XLA PGLE profile (ProfiledInstructionsProto text): measured op costs replace the model's", "P.pbtxt"},
-		{"strict-memory", 0, 0, G_OPTION_ARG_NONE, &strict, "a point that exceeds device memory fails", NULL},
-		{NULL, 0, 0, 0, NULL, NULL, NULL},
+	    {"hw", 0, 0, G_OPTION_ARG_STRING, &hw_name,
+	     "hardware: a built-in name or an .ini file (default h100-sxm)", "H"},
+	    {"sched", 's', 0, G_OPTION_ARG_STRING, &sched,
+	     "schedulers, comma-separated (default: every scheduler that has a swept parameter)",
+	     "A,B,..."},
+	    {"param", 'p', 0, G_OPTION_ARG_STRING_ARRAY, &params,
+	     "a scheduler parameter: NAME=FIRST:LAST[:STEP] or NAME=V1,V2,... is swept, NAME=V "
+	     "fixed; repeatable (a grid)",
+	     "K=V"},
+	    {"hw-set", 0, 0, G_OPTION_ARG_STRING_ARRAY, &hw_sets,
+	     "a hardware key (docs/hw-format.md), swept or fixed like -p: pcie_gbs=55,64; "
+	     "repeatable",
+	     "KEY=V"},
+	    {"gen", 0, 0, G_OPTION_ARG_STRING_ARRAY, &gens,
+	     "generate the graph: a workload with options, swept or fixed like -p: "
+	     "moe-offload:offload=0:2:layers=2; repeatable",
+	     "W:K=V"},
+	    {"seeds", 0, 0, G_OPTION_ARG_STRING, &seeds,
+	     "seeds for a generated workload's or a scheduler's 'seed': FIRST:LAST or a list; the "
+	     "table shows mean and spread",
+	     "A:B"},
+	    {"shard", 0, 0, G_OPTION_ARG_STRING, &shard,
+	     "run only the K-th of N slices of the points (1 <= K <= N); merge the files with "
+	     "sweep-merge",
+	     "K/N"},
+	    {"resume", 0, 0, G_OPTION_ARG_FILENAME, &resume,
+	     "skip the points FILE already has, keep FILE up to date as points finish, leave the "
+	     "whole CSV in it",
+	     "FILE"},
+	    {"plugin", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &plugins,
+	     "load a scheduler plugin (.so), repeatable", "F.so"},
+	    {"jobs", 'j', 0, G_OPTION_ARG_INT, &jobs,
+	     "points run in parallel (default: the number of cores)", "N"},
+	    {"csv", 0, 0, G_OPTION_ARG_FILENAME, &csv_path, "write every point as CSV", "FILE"},
+	    {"json", 0, 0, G_OPTION_ARG_NONE, &json,
+	     "print every point as JSON instead of the table", NULL},
+	    {"output", 'o', 0, G_OPTION_ARG_FILENAME, &out_path,
+	     "plot: one swept axis, lines; two, a heat map per scheduler (.png, .svg or .pdf)",
+	     "FILE"},
+	    {"metric", 0, 0, G_OPTION_ARG_STRING, &metric,
+	     "the heat map's metric: makespan (default), peak or exposed", "M"},
+	    {"profile", 0, 0, G_OPTION_ARG_FILENAME, &profile,
+	     "XLA PGLE profile (ProfiledInstructionsProto text): measured op costs replace the "
+	     "model's",
+	     "P.pbtxt"},
+	    {"strict-memory", 0, 0, G_OPTION_ARG_NONE, &strict,
+	     "a point that exceeds device memory fails", NULL},
+	    {NULL, 0, 0, 0, NULL, NULL, NULL},
 	};
 	g_autoptr(GOptionContext) ctx = g_option_context_new("[GRAPH...]");
 	g_option_context_set_summary(
-		ctx, "Schedules each GRAPH (default: the built-in workload; a quoted pattern such as\n"
-		     "'graphs/*.json' is expanded) with each scheduler at each point of a grid of\n"
-		     "scheduler parameters (-p), hardware keys (--hw-set), generator options (--gen)\n"
-		     "and seeds (--seeds), simulates every point and prints a table. A scheduler that\n"
-		     "lacks a swept parameter runs once and its rows say n/a. The exit status is 1\n"
-		     "when any point failed (its row says why), after the table and files are written.");
+	    ctx,
+	    "Schedules each GRAPH (default: the built-in workload; a quoted pattern such as\n"
+	    "'graphs/*.json' is expanded) with each scheduler at each point of a grid of\n"
+	    "scheduler parameters (-p), hardware keys (--hw-set), generator options (--gen)\n"
+	    "and seeds (--seeds), simulates every point and prints a table. A scheduler that\n"
+	    "lacks a swept parameter runs once and its rows say n/a. The exit status is 1\n"
+	    "when any point failed (its row says why), after the table and files are written.");
 	g_option_context_add_main_entries(ctx, entries, NULL);
 	int status;
 	if (!cli_parse(ctx, &argc, &argv, &status))
@@ -186,7 +218,7 @@ int cli_sweep(int argc, char **argv)
 	gboolean sharded = shard != NULL;
 	if (sharded && out_path)
 		return cli_usage("sweep", "--shard writes rows only: draw the merged sweep instead "
-					  "(-o needs every point)");
+		                          "(-o needs every point)");
 	if (json && csv_path && lh_path_is_std(csv_path))
 		return cli_usage("sweep", "--json prints on standard output: give --csv a file");
 	if (json && out_path && (!strcmp(out_path, "-") || g_str_has_suffix(out_path, ":-")))
@@ -213,8 +245,14 @@ int cli_sweep(int argc, char **argv)
 	GError *e = NULL;
 	if (!cli_load_plugins(plugins, &e))
 		return cli_fail(e);
-	GridSpec spec = {.files = files, .params = params, .hw_sets = hw_sets, .gens = gens,
-			 .seeds = seeds, .sched = sched, .hw_name = hw_name, .profile = profile};
+	GridSpec spec = {.files = files,
+	                 .params = params,
+	                 .hw_sets = hw_sets,
+	                 .gens = gens,
+	                 .seeds = seeds,
+	                 .sched = sched,
+	                 .hw_name = hw_name,
+	                 .profile = profile};
 	g_autoptr(Grid) grid = NULL;
 	if ((status = grid_new(&spec, &grid)))
 		return status;
@@ -272,13 +310,24 @@ int cli_sweep(int argc, char **argv)
 			g_strfreev(rows[i]);
 		return rc;
 	}
-	SweepRun run = {.grid = grid, .strict = strict, .res = res, .finished = finished,
-			.jobs = (const guint *)jobs_a->data, .n_jobs = jobs_a->len};
+	SweepRun run = {.grid = grid,
+	                .strict = strict,
+	                .res = res,
+	                .finished = finished,
+	                .jobs = (const guint *)jobs_a->data,
+	                .n_jobs = jobs_a->len};
 	g_mutex_init(&run.lock);
 	g_cond_init(&run.cond);
-	Tick tk = {.run = &run, .grid = grid, .header = header, .rows = rows, .sel = sel,
-		   .resume = resume, .sharded = sharded, .tty = cli_stderr_is_tty(),
-		   .resumed = resumed, .t0 = g_get_monotonic_time()};
+	Tick tk = {.run = &run,
+	           .grid = grid,
+	           .header = header,
+	           .rows = rows,
+	           .sel = sel,
+	           .resume = resume,
+	           .sharded = sharded,
+	           .tty = cli_stderr_is_tty(),
+	           .resumed = resumed,
+	           .t0 = g_get_monotonic_time()};
 	tk.last_save = tk.t0;
 	if (mpi) {
 		/* Rank 0 runs points on one thread of its own while it serves the other ranks. */
@@ -299,7 +348,7 @@ int cli_sweep(int argc, char **argv)
 			g_mutex_lock(&run.lock);
 			if (run.done < run.n_jobs)
 				g_cond_wait_until(&run.cond, &run.lock,
-						  g_get_monotonic_time() + G_TIME_SPAN_SECOND / 4);
+				                  g_get_monotonic_time() + G_TIME_SPAN_SECOND / 4);
 		}
 		g_mutex_unlock(&run.lock);
 		for (guint t = 0; t < threads; t++)

@@ -10,16 +10,16 @@
 #include "cli/common.h"
 
 /* The columns after the coordinates, in order. */
-#define SWEEP_METRICS                                                                          \
-	"status,makespan_ns,lower_bound_ns,ratio,peak_device_bytes,exposed_transfer_ns,overlap," \
+#define SWEEP_METRICS                                                                              \
+	"status,makespan_ns,lower_bound_ns,ratio,peak_device_bytes,exposed_transfer_ns,overlap,"   \
 	"error"
 #define SWEEP_N_METRICS 8
 
 typedef struct {
-	char **header;  /* NULL-terminated column names, without `point` */
+	char **header;   /* NULL-terminated column names, without `point` */
 	GPtrArray *rows; /* of char ** (NULL-terminated fields, as many as header) */
-	GArray *points; /* guint: 1-based point of each row (shard files), else empty */
-	guint total;    /* shard files: TOTAL of "I/TOTAL"; else 0 */
+	GArray *points;  /* guint: 1-based point of each row (shard files), else empty */
+	guint total;     /* shard files: TOTAL of "I/TOTAL"; else 0 */
 } SweepRows;
 
 void sweep_rows_free(SweepRows *r);

@@ -39,14 +39,14 @@ void cli_measured_reading(const char *path)
 	shown = FALSE;
 	if (path && g_stat(path, &st) == 0 && st.st_size >= (4 << 20)) {
 		fprintf(stderr, "lhsim: reading %s (%.0f MiB)...", path,
-			(double)st.st_size / (1 << 20));
+		        (double)st.st_size / (1 << 20));
 		shown = TRUE;
 	}
 	fflush(stderr);
 }
 
-LhPlan *cli_measured_plan(const char *sched, const char *plan_path, char **params,
-			  const LhGraph *g, const LhHw *hw, GError **error)
+LhPlan *cli_measured_plan(const char *sched, const char *plan_path, char **params, const LhGraph *g,
+                          const LhHw *hw, GError **error)
 {
 	LhPlan *plan;
 	if (plan_path) {
@@ -114,7 +114,7 @@ static void csv_num(GString *s, double v)
 static char *to_csv(const LhGraph *g, const LhMatch *x, const LhValidation *v)
 {
 	GString *s = g_string_new("record,name,kind,match,steps,predicted_ns,measured_ns,min_ns,"
-				  "max_ns,error,within_noise\n");
+	                          "max_ns,error,within_noise\n");
 	g_string_append(s, "step,step,,,");
 	g_string_append_printf(s, "%u", x->n_steps);
 	csv_num(s, (double)v->step_pred);
@@ -141,7 +141,7 @@ static char *to_csv(const LhGraph *g, const LhMatch *x, const LhValidation *v)
 		g_string_append(s, "op,");
 		cli_csv_field(s, op->name);
 		g_string_append_printf(s, ",%s,%s,%u", lh_op_kind_name(op->kind),
-				       lh_match_how_name((LhMatchHow)x->how[i]), x->n_seen[i]);
+		                       lh_match_how_name((LhMatchHow)x->how[i]), x->n_seen[i]);
 		csv_num(s, v->op_pred[i]);
 		csv_num(s, x->dur_med[i]);
 		csv_num(s, x->dur_lo[i]);
@@ -152,8 +152,8 @@ static char *to_csv(const LhGraph *g, const LhMatch *x, const LhValidation *v)
 	return g_string_free(s, FALSE);
 }
 
-static char *to_json(const LhGraph *g, const LhHw *hw, const LhPlan *plan,
-		     const LhMeasured *m, const LhMatch *x, const LhValidation *v)
+static char *to_json(const LhGraph *g, const LhHw *hw, const LhPlan *plan, const LhMeasured *m,
+                     const LhMatch *x, const LhValidation *v)
 {
 	g_autoptr(JsonBuilder) b = json_builder_new();
 	json_builder_begin_object(b);
@@ -245,12 +245,12 @@ static char *to_json(const LhGraph *g, const LhHw *hw, const LhPlan *plan,
 }
 
 static void print_text(const LhGraph *g, const LhHw *hw, const LhPlan *plan, const LhMeasured *m,
-		       const LhMatch *x, const LhValidation *v, gboolean all)
+                       const LhMatch *x, const LhValidation *v, gboolean all)
 {
 	printf("%s (%u ops) on %s, schedule %s, against %s (%s, device %d)\n", lh_graph_name(g),
 	       lh_graph_n_ops(g), hw->name,
-	       lh_plan_scheduler(plan) ? lh_plan_scheduler(plan) : "plan", m->path,
-	       m->format, x->device);
+	       lh_plan_scheduler(plan) ? lh_plan_scheduler(plan) : "plan", m->path, m->format,
+	       x->device);
 	printf("  matched events: %u of %u (%.1f %%): by name %u, annotation %u, token %u, "
 	       "order %u\n",
 	       x->ev_matched, x->ev_total, x->ev_total ? 100.0 * x->ev_matched / x->ev_total : 0,
@@ -334,34 +334,51 @@ static void print_text(const LhGraph *g, const LhHw *hw, const LhPlan *plan, con
 int cli_validate(int argc, char **argv)
 {
 	g_autofree char *hw_name = NULL, *sched = NULL, *plan_path = NULL, *meas_path = NULL,
-			*out_path = NULL, *csv_path = NULL, *step = NULL;
+	                *out_path = NULL, *csv_path = NULL, *step = NULL;
 	g_auto(GStrv) params = NULL, plugins = NULL;
 	gboolean json = FALSE, per_op = FALSE;
 	int device = -1;
 	GOptionEntry entries[] = {
-		{"measured", 'm', 0, G_OPTION_ARG_FILENAME, &meas_path, "the measured timeline: Chrome trace JSON (PyTorch/Kineto, JAX/XLA, lhsim --trace) or an Nsight Systems SQLite export (required)", "FILE"},
-		{"hw", 0, 0, G_OPTION_ARG_STRING, &hw_name, "hardware model of the prediction: a built-in or an .ini (default h100-sxm)", "H"},
-		{"sched", 's', 0, G_OPTION_ARG_STRING, &sched, "scheduler of the prediction (default serial)", "S"},
-		{"param", 'p', 0, G_OPTION_ARG_STRING_ARRAY, &params, "scheduler parameter, repeatable", "K=V"},
-		{"plugin", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &plugins, "load a scheduler plugin (.so), repeatable", "F.so"},
-		{"plan", 0, 0, G_OPTION_ARG_FILENAME, &plan_path, "predict this plan instead of running a scheduler", "P"},
-		{"step", 0, 0, G_OPTION_ARG_STRING, &step, "glob naming the ranges that mark steps (default: ProfilerStep#* and xprof's Steps line; without any, ops named k times make k steps)", "GLOB"},
-		{"device", 0, 0, G_OPTION_ARG_INT, &device, "the device to compare (default: the lowest in the file)", "N"},
-		{"output", 'o', 0, G_OPTION_ARG_FILENAME, &out_path, "draw predicted over measured (.png, .svg or .pdf)", "FILE"},
-		{"json", 0, 0, G_OPTION_ARG_NONE, &json, "print everything as JSON instead of a table", NULL},
-		{"csv", 0, 0, G_OPTION_ARG_FILENAME, &csv_path, "write the step, the gap's parts and every op as CSV", "FILE"},
-		{"per-op", 0, 0, G_OPTION_ARG_NONE, &per_op, "print every op, not only the five furthest", NULL},
-		{NULL, 0, 0, 0, NULL, NULL, NULL},
+	    {"measured", 'm', 0, G_OPTION_ARG_FILENAME, &meas_path,
+	     "the measured timeline: Chrome trace JSON (PyTorch/Kineto, JAX/XLA, lhsim --trace) or "
+	     "an Nsight Systems SQLite export (required)",
+	     "FILE"},
+	    {"hw", 0, 0, G_OPTION_ARG_STRING, &hw_name,
+	     "hardware model of the prediction: a built-in or an .ini (default h100-sxm)", "H"},
+	    {"sched", 's', 0, G_OPTION_ARG_STRING, &sched,
+	     "scheduler of the prediction (default serial)", "S"},
+	    {"param", 'p', 0, G_OPTION_ARG_STRING_ARRAY, &params, "scheduler parameter, repeatable",
+	     "K=V"},
+	    {"plugin", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &plugins,
+	     "load a scheduler plugin (.so), repeatable", "F.so"},
+	    {"plan", 0, 0, G_OPTION_ARG_FILENAME, &plan_path,
+	     "predict this plan instead of running a scheduler", "P"},
+	    {"step", 0, 0, G_OPTION_ARG_STRING, &step,
+	     "glob naming the ranges that mark steps (default: ProfilerStep#* and xprof's Steps "
+	     "line; without any, ops named k times make k steps)",
+	     "GLOB"},
+	    {"device", 0, 0, G_OPTION_ARG_INT, &device,
+	     "the device to compare (default: the lowest in the file)", "N"},
+	    {"output", 'o', 0, G_OPTION_ARG_FILENAME, &out_path,
+	     "draw predicted over measured (.png, .svg or .pdf)", "FILE"},
+	    {"json", 0, 0, G_OPTION_ARG_NONE, &json, "print everything as JSON instead of a table",
+	     NULL},
+	    {"csv", 0, 0, G_OPTION_ARG_FILENAME, &csv_path,
+	     "write the step, the gap's parts and every op as CSV", "FILE"},
+	    {"per-op", 0, 0, G_OPTION_ARG_NONE, &per_op,
+	     "print every op, not only the five furthest", NULL},
+	    {NULL, 0, 0, 0, NULL, NULL, NULL},
 	};
 	g_autoptr(GOptionContext) ctx = g_option_context_new("[GRAPH]");
 	g_option_context_set_summary(
-		ctx, "Compares the prediction of GRAPH with a measured timeline of the same program:\n"
-		     "matches the file's kernels, copies and collectives to the graph's ops (by name,\n"
-		     "annotation, name token, then order on a stream), splits repeated steps, and\n"
-		     "reports the step time error, each op's duration error with the measured noise\n"
-		     "band (min .. max over steps), and the gap split into kernel time, kernels slower\n"
-		     "under overlap, exposed collective, exposed copy, host issue and idle time.\n"
-		     "Errors are (measured - predicted) / predicted. See docs/measured.md.");
+	    ctx,
+	    "Compares the prediction of GRAPH with a measured timeline of the same program:\n"
+	    "matches the file's kernels, copies and collectives to the graph's ops (by name,\n"
+	    "annotation, name token, then order on a stream), splits repeated steps, and\n"
+	    "reports the step time error, each op's duration error with the measured noise\n"
+	    "band (min .. max over steps), and the gap split into kernel time, kernels slower\n"
+	    "under overlap, exposed collective, exposed copy, host issue and idle time.\n"
+	    "Errors are (measured - predicted) / predicted. See docs/measured.md.");
 	g_option_context_add_main_entries(ctx, entries, NULL);
 	int status;
 	if (!cli_parse(ctx, &argc, &argv, &status))

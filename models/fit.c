@@ -16,9 +16,12 @@ const char *lh_match_how_name(LhMatchHow h)
 
 const char *lh_gap_name(LhGap g)
 {
-	static const char *const n[LH_GAP_N] = {
-		"kernel time (cost model)", "kernels slower under overlap", "exposed collective",
-		"exposed copy",		    "host issue",		    "idle main stream"};
+	static const char *const n[LH_GAP_N] = {"kernel time (cost model)",
+	                                        "kernels slower under overlap",
+	                                        "exposed collective",
+	                                        "exposed copy",
+	                                        "host issue",
+	                                        "idle main stream"};
 	return g < LH_GAP_N ? n[g] : "?";
 }
 
@@ -134,13 +137,15 @@ static guint32 name_match(Names *nm, const LhMeasEvent *e, LhMatchHow *how)
 				continue; /* annotation exact is rule 1 */
 			if (rule == 1 && t == 0)
 				continue;
-			guint32 k = rule < 2 ? lookup(nm->exact, texts[t]) : token_match(nm, texts[t]);
+			guint32 k =
+			    rule < 2 ? lookup(nm->exact, texts[t]) : token_match(nm, texts[t]);
 			if (!k || k == AMBIGUOUS)
 				continue;
 			if (!compatible(e->kind, lh_graph_op(nm->g, k - 1)->kind))
 				continue;
-			*how = rule == 0 ? LH_MATCH_NAME : rule == 1 ? LH_MATCH_ANNOTATION
-								     : LH_MATCH_TOKEN;
+			*how = rule == 0   ? LH_MATCH_NAME
+			       : rule == 1 ? LH_MATCH_ANNOTATION
+			                   : LH_MATCH_TOKEN;
 			return k - 1;
 		}
 	}
@@ -227,7 +232,7 @@ typedef struct {
 } Vote;
 
 LhMatch *lh_match(const LhMeasured *m, const LhGraph *g, const LhPlan *plan, const LhTrace *pred,
-		  const LhMatchOptions *opt, GError **error)
+                  const LhMatchOptions *opt, GError **error)
 {
 	guint32 n_ops = lh_graph_n_ops(g);
 	g_return_val_if_fail(pred && pred->n_ops == n_ops, NULL);
@@ -240,8 +245,8 @@ LhMatch *lh_match(const LhMeasured *m, const LhGraph *g, const LhPlan *plan, con
 		device = g_array_index(evs, LhMeasEvent, 0).device; /* sorted by device */
 
 	Names nm = {g, g_hash_table_new(g_str_hash, g_str_equal),
-		    g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL),
-		    g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL)};
+	            g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL),
+	            g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL)};
 	guint32 ops_total = 0;
 	for (guint32 i = 0; i < n_ops; i++) {
 		const LhOp *op = lh_graph_op(g, i);
@@ -289,9 +294,10 @@ LhMatch *lh_match(const LhMeasured *m, const LhGraph *g, const LhPlan *plan, con
 	g_autoptr(GArray) marks = g_array_new(FALSE, FALSE, sizeof(LhMeasRange));
 	for (guint i = 0; i < m->ranges->len; i++) {
 		const LhMeasRange *r = &g_array_index(m->ranges, LhMeasRange, i);
-		gboolean hit = opt->step_pattern ? g_pattern_match_simple(opt->step_pattern, r->name)
-						 : g_pattern_match_simple("ProfilerStep#*", r->name) ||
-							   g_pattern_match_simple("Steps/*", r->name);
+		gboolean hit = opt->step_pattern
+		                   ? g_pattern_match_simple(opt->step_pattern, r->name)
+		                   : g_pattern_match_simple("ProfilerStep#*", r->name) ||
+		                         g_pattern_match_simple("Steps/*", r->name);
 		if (hit)
 			g_array_append_val(marks, *r);
 	}
@@ -306,8 +312,8 @@ LhMatch *lh_match(const LhMeasured *m, const LhGraph *g, const LhPlan *plan, con
 	if (marks->len) {
 		n_steps = marks->len;
 		x->step_rule = g_strdup_printf("%u ranges named '%s'", marks->len,
-					       opt->step_pattern ? opt->step_pattern
-								 : "ProfilerStep#*' or 'Steps/*");
+		                               opt->step_pattern ? opt->step_pattern
+		                                                 : "ProfilerStep#*' or 'Steps/*");
 		for (guint32 i = 0; i < ne; i++) {
 			step_of[i] = -1;
 			if (!use[i])
@@ -346,7 +352,9 @@ LhMatch *lh_match(const LhMeasured *m, const LhGraph *g, const LhPlan *plan, con
 		for (guint32 i = 0; i < n_ops; i++) {
 			if (!count[i])
 				continue;
-			guint32 f = GPOINTER_TO_UINT(g_hash_table_lookup(freq, GUINT_TO_POINTER(count[i]))) + 1;
+			guint32 f = GPOINTER_TO_UINT(
+			                g_hash_table_lookup(freq, GUINT_TO_POINTER(count[i]))) +
+			            1;
 			g_hash_table_insert(freq, GUINT_TO_POINTER(count[i]), GUINT_TO_POINTER(f));
 			if (f > best || (f == best && count[i] > k)) {
 				best = f;
@@ -373,11 +381,12 @@ LhMatch *lh_match(const LhMeasured *m, const LhGraph *g, const LhPlan *plan, con
 			for (guint32 s = 1; s < k; s++)
 				bound[s] = MAX(bound[s], bound[s - 1]);
 			x->step_rule = g_strdup_printf("%u steps: ops named %u times in the trace "
-						       "(the most common count)",
-						       k, k);
+			                               "(the most common count)",
+			                               k, k);
 		} else {
 			bound[0] = G_MININT64;
-			x->step_rule = g_strdup("one step: no step ranges, each op named at most once");
+			x->step_rule =
+			    g_strdup("one step: no step ranges, each op named at most once");
 		}
 		/* Each event in the last step starting at or before it (bounds ascend). */
 		for (guint32 i = 0; i < ne; i++) {
@@ -404,7 +413,8 @@ LhMatch *lh_match(const LhMeasured *m, const LhGraph *g, const LhPlan *plan, con
 
 	/* Measured stream -> plan stream, by the votes of name matches. */
 	guint32 n_pstreams = plan ? lh_plan_n_streams(plan) : 1;
-	g_autoptr(GHashTable) votes = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free);
+	g_autoptr(GHashTable) votes =
+	    g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free);
 	g_autoptr(GArray) mstreams = g_array_new(FALSE, FALSE, sizeof(gint32));
 	for (guint32 i = 0; i < ne; i++) {
 		if (!use[i])
@@ -451,7 +461,7 @@ LhMatch *lh_match(const LhMeasured *m, const LhGraph *g, const LhPlan *plan, con
 	g_autoptr(GHashTable) sidx = g_hash_table_new(g_direct_hash, g_direct_equal);
 	for (guint s = 0; s < mstreams->len; s++)
 		g_hash_table_insert(sidx, GINT_TO_POINTER(g_array_index(mstreams, gint32, s)),
-				    GUINT_TO_POINTER(s));
+		                    GUINT_TO_POINTER(s));
 
 	/* Plan streams' ops in predicted start order. */
 	g_autoptr(GArray) porder = g_array_new(FALSE, FALSE, sizeof(EvT));
@@ -465,9 +475,9 @@ LhMatch *lh_match(const LhMeasured *m, const LhGraph *g, const LhPlan *plan, con
 	/* Cells: per step and op. */
 	if ((guint64)n_steps * MAX(n_ops, 1) > (8u << 20)) {
 		g_set_error(error, LH_MEASURED_ERROR, LH_MEASURED_ERROR_INVALID,
-			    "%s: %u steps of a graph of %u ops is more than lhsim compares at once "
-			    "(%u op-steps); %s; mark the steps with --step GLOB or trim the trace",
-			    m->path, n_steps, n_ops, 8u << 20, x->step_rule);
+		            "%s: %u steps of a graph of %u ops is more than lhsim compares at once "
+		            "(%u op-steps); %s; mark the steps with --step GLOB or trim the trace",
+		            m->path, n_steps, n_ops, 8u << 20, x->step_rule);
 		x->n_steps = 0;
 		lh_match_free(x);
 		return NULL;
@@ -480,7 +490,7 @@ LhMatch *lh_match(const LhMeasured *m, const LhGraph *g, const LhPlan *plan, con
 	for (guint32 i = 0; i < ne; i++)
 		if (use[i] && op_of[i] != LH_NO_OP) {
 			cell_add(&cells[(gsize)step_of[i] * n_ops + op_of[i]],
-				 &g_array_index(evs, LhMeasEvent, i), (LhMatchHow)how_of[i]);
+			         &g_array_index(evs, LhMeasEvent, i), (LhMatchHow)how_of[i]);
 			x->by[how_of[i]]++;
 		}
 	/* By order: per step and measured stream, the unmatched events against the unmatched ops
@@ -507,7 +517,7 @@ LhMatch *lh_match(const LhMeasured *m, const LhGraph *g, const LhPlan *plan, con
 				       g_array_index(evs, LhMeasEvent, bucket[r_end]).stream == ms)
 					r_end++;
 				gint32 ps = map[GPOINTER_TO_UINT(
-					g_hash_table_lookup(sidx, GINT_TO_POINTER(ms)))];
+				    g_hash_table_lookup(sidx, GINT_TO_POINTER(ms)))];
 				g_array_set_size(os, 0);
 				for (guint j = 0; j < porder->len; j++) {
 					guint32 o = g_array_index(porder, EvT, j).ev;
@@ -518,7 +528,8 @@ LhMatch *lh_match(const LhMeasured *m, const LhGraph *g, const LhPlan *plan, con
 				}
 				guint k = 0;
 				for (; r < r_end && k < os->len; r++) {
-					const LhMeasEvent *e = &g_array_index(evs, LhMeasEvent, bucket[r]);
+					const LhMeasEvent *e =
+					    &g_array_index(evs, LhMeasEvent, bucket[r]);
 					guint32 o = g_array_index(os, guint32, k);
 					if (!compatible(e->kind, lh_graph_op(g, o)->kind))
 						continue;
@@ -534,10 +545,10 @@ LhMatch *lh_match(const LhMeasured *m, const LhGraph *g, const LhPlan *plan, con
 		x->ev_matched += x->by[h];
 	if (x->ev_matched == 0) {
 		g_set_error(error, LH_MEASURED_ERROR, LH_MEASURED_ERROR_INVALID,
-			    "%s: none of its %u events on device %d matches an op of graph '%s' by "
-			    "name, annotation, token or stream order (docs/measured.md, "
-			    "\"Matching\")",
-			    m->path, x->ev_total, device, lh_graph_name(g));
+		            "%s: none of its %u events on device %d matches an op of graph '%s' by "
+		            "name, annotation, token or stream order (docs/measured.md, "
+		            "\"Matching\")",
+		            m->path, x->ev_total, device, lh_graph_name(g));
 		g_free(cells);
 		x->n_steps = 0;
 		lh_match_free(x);
@@ -577,7 +588,8 @@ LhMatch *lh_match(const LhMeasured *m, const LhGraph *g, const LhPlan *plan, con
 			tm->issue = c->issue >= 0 ? MAX(c->issue - base + pfirst, 0) : -1;
 			gpointer si;
 			gint32 ps = -1;
-			if (g_hash_table_lookup_extended(sidx, GINT_TO_POINTER(c->mstream), NULL, &si))
+			if (g_hash_table_lookup_extended(sidx, GINT_TO_POINTER(c->mstream), NULL,
+			                                 &si))
 				ps = map[GPOINTER_TO_UINT(si)];
 			tm->stream = ps >= 0 ? ps : pred->ops[o].stream;
 			tm->engine = (guint8)op_engine(lh_graph_op(g, o)->kind);
@@ -595,7 +607,7 @@ LhMatch *lh_match(const LhMeasured *m, const LhGraph *g, const LhPlan *plan, con
 	x->n_seen = g_new0(guint32, MAX(n_ops, 1));
 	x->how = g_new0(guint8, MAX(n_ops, 1));
 	g_autofree gint64 *vs = g_new(gint64, n_steps), *vd = g_new(gint64, n_steps),
-			  *vi = g_new(gint64, n_steps);
+	                  *vi = g_new(gint64, n_steps);
 	for (guint32 o = 0; o < n_ops; o++) {
 		guint32 k = 0, ki = 0;
 		gint32 stream = -1;
@@ -700,8 +712,8 @@ static gint64 classify(const LhTrace *t, double out[LH_GAP_N])
 					k++;
 				gint64 iss = G_MAXINT64;
 				gboolean known = FALSE;
-				for (guint j = k; j < si->len &&
-						  g_array_index(si, StartIssue, j).start == x->t;
+				for (guint j = k;
+				     j < si->len && g_array_index(si, StartIssue, j).start == x->t;
 				     j++) {
 					gint64 v = g_array_index(si, StartIssue, j).issue;
 					if (v >= 0) {
@@ -736,7 +748,7 @@ static double overlap_slowdown(const LhTrace *t, const LhTrace *pred)
 		guint32 i = g_array_index(iv, EvT, j).ev;
 		const LhOpTiming *o = &t->ops[i];
 		gboolean ov = o->start < max_end ||
-			      (j + 1 < iv->len && g_array_index(iv, EvT, j + 1).t < o->end);
+		              (j + 1 < iv->len && g_array_index(iv, EvT, j + 1).t < o->end);
 		max_end = MAX(max_end, o->end);
 		if (!ov || o->engine != LH_ENGINE_SM || pred->ops[i].start < 0)
 			continue;
@@ -769,8 +781,7 @@ static void summarize(const double *v, guint32 n, LhErrSummary *s)
 	s->max = a[n - 1];
 }
 
-void lh_validate_measured(const LhGraph *g, const LhTrace *pred, const LhMatch *x,
-			  LhValidation *v)
+void lh_validate_measured(const LhGraph *g, const LhTrace *pred, const LhMatch *x, LhValidation *v)
 {
 	memset(v, 0, sizeof *v);
 	guint32 n = lh_graph_n_ops(g);
@@ -784,13 +795,14 @@ void lh_validate_measured(const LhGraph *g, const LhTrace *pred, const LhMatch *
 	g_autofree gint64 *sp = g_memdup2(x->span, sizeof(gint64) * MAX(x->n_steps, 1));
 	guint32 ns = x->n_steps;
 	qsort(sp, ns, sizeof(gint64), i64_cmp);
-	v->step_meas = ns % 2 ? (double)sp[ns / 2] : ((double)sp[ns / 2 - 1] + (double)sp[ns / 2]) / 2;
+	v->step_meas =
+	    ns % 2 ? (double)sp[ns / 2] : ((double)sp[ns / 2 - 1] + (double)sp[ns / 2]) / 2;
 	v->step_lo = (double)sp[0];
 	v->step_hi = (double)sp[ns - 1];
-	v->step_err = v->step_pred > 0 ? (v->step_meas - (double)v->step_pred) / (double)v->step_pred
-				       : 0;
+	v->step_err =
+	    v->step_pred > 0 ? (v->step_meas - (double)v->step_pred) / (double)v->step_pred : 0;
 	v->step_noise = x->n_steps >= 2 && v->step_lo <= (double)v->step_pred &&
-			(double)v->step_pred <= v->step_hi;
+	                (double)v->step_pred <= v->step_hi;
 
 	v->op_pred = g_new(double, MAX(n, 1));
 	v->op_err = g_new(double, MAX(n, 1));
@@ -805,7 +817,7 @@ void lh_validate_measured(const LhGraph *g, const LhTrace *pred, const LhMatch *
 			continue;
 		v->op_err[i] = (x->dur_med[i] - v->op_pred[i]) / v->op_pred[i];
 		v->op_noise[i] = x->n_seen[i] >= 2 && x->dur_lo[i] <= v->op_pred[i] &&
-				 v->op_pred[i] <= x->dur_hi[i];
+		                 v->op_pred[i] <= x->dur_hi[i];
 		v->ops_noise += v->op_noise[i];
 		errs[k++] = v->op_err[i];
 	}
@@ -828,7 +840,7 @@ void lh_validate_measured(const LhGraph *g, const LhTrace *pred, const LhMatch *
 	for (int c = 0; c < LH_GAP_N; c++) {
 		v->gap[c] = v->gap_meas[c] - v->gap_pred[c];
 		v->gap_noise[c] = x->n_steps >= 2 && v->gap_lo[c] <= v->gap_pred[c] &&
-				  v->gap_pred[c] <= v->gap_hi[c];
+		                  v->gap_pred[c] <= v->gap_hi[c];
 	}
 }
 
@@ -904,7 +916,7 @@ static gboolean lsq(const GArray *rows, guint ncol, const gboolean *active, doub
 
 /* RMS of y - A x over the active columns, and that relative to the mean y. */
 static void resid(const GArray *rows, guint ncol, const gboolean *active, const double *xv,
-		  double *rms, double *rel)
+                  double *rms, double *rel)
 {
 	guint w = ncol + 1, nr = rows->len / w;
 	const double *r = (const double *)(const void *)rows->data;
@@ -965,7 +977,7 @@ static void alone(const LhTrace *t, guint mask, guint8 *out)
 		guint32 i = g_array_index(iv, EvT, j).ev;
 		const LhOpTiming *o = &t->ops[i];
 		gboolean ov = o->start < max_end ||
-			      (j + 1 < iv->len && g_array_index(iv, EvT, j + 1).t < o->end);
+		              (j + 1 < iv->len && g_array_index(iv, EvT, j + 1).t < o->end);
 		max_end = MAX(max_end, o->end);
 		out[i] = !ov;
 	}
@@ -973,7 +985,7 @@ static void alone(const LhTrace *t, guint mask, guint8 *out)
 
 /* Two-parameter line y = lat + bytes / gbs over @obs; sets both keys. */
 static void fit_line(GArray *obs, const LhGraph *g, gboolean wire, LhFitKey *kg, LhFitKey *kl,
-		     const char *what)
+                     const char *what)
 {
 	if (!obs->len) {
 		kg->note = g_strdup_printf("no %s measured alone: kept", what);
@@ -998,8 +1010,8 @@ static void fit_line(GArray *obs, const LhGraph *g, gboolean wire, LhFitKey *kg,
 		/* One size: the latency cannot be told from the bandwidth; keep the base's. */
 		for (guint i = 0; i < obs->len; i++)
 			g_array_index(rows, double, i * 3 + 2) -= lat;
-		kl->note = g_strdup_printf("all %s move the same bytes: latency not separable, kept",
-					   what);
+		kl->note = g_strdup_printf(
+		    "all %s move the same bytes: latency not separable, kept", what);
 	}
 	if (!lsq(rows, 2, act, xv) || xv[0] <= 0) {
 		kg->note = g_strdup_printf("the %s fit gives no positive bandwidth: kept", what);
@@ -1016,7 +1028,8 @@ static void fit_line(GArray *obs, const LhGraph *g, gboolean wire, LhFitKey *kg,
 	kg->resid_rel = rel;
 	if (act[1]) {
 		if (xv[1] < 0) {
-			kl->note = g_strdup_printf("the %s fit gives a negative latency: kept", what);
+			kl->note =
+			    g_strdup_printf("the %s fit gives a negative latency: kept", what);
 		} else {
 			kl->value = xv[1];
 			kl->fitted = TRUE;
@@ -1027,8 +1040,8 @@ static void fit_line(GArray *obs, const LhGraph *g, gboolean wire, LhFitKey *kg,
 	}
 }
 
-LhHw *lh_calibrate_from(const LhGraph *g, const LhHw *base, const LhPlan *plan,
-			LhMatch *const *xs, guint nx, GArray *keys, GError **error)
+LhHw *lh_calibrate_from(const LhGraph *g, const LhHw *base, const LhPlan *plan, LhMatch *const *xs,
+                        guint nx, GArray *keys, GError **error)
 {
 	(void)error;
 	guint32 n = lh_graph_n_ops(g);
@@ -1109,8 +1122,8 @@ LhHw *lh_calibrate_from(const LhGraph *g, const LhHw *base, const LhPlan *plan,
 	 * and the overhead. Classify by the current estimate, fit, reclassify until stable. */
 	enum { C_HBM, C_CE, C_GEMM, C_TR, C_OV };
 	double xv[MAXC] = {1.0 / base->hbm_eff, 1.0 / base->compute_eff,
-			   gemm_model ? 1.0 / base->gemm_eff : 0, tr_own ? 1.0 / base->hbm_transpose_eff : 0,
-			   base->kernel_overhead_ns};
+	                   gemm_model ? 1.0 / base->gemm_eff : 0,
+	                   tr_own ? 1.0 / base->hbm_transpose_eff : 0, base->kernel_overhead_ns};
 	LhHw *unit = lh_hw_copy(base);
 	unit->gemm_eff = 1;
 	gboolean act[MAXC] = {0};
@@ -1127,17 +1140,20 @@ LhHw *lh_calibrate_from(const LhGraph *g, const LhHw *base, const LhPlan *plan,
 			const Obs *o = &g_array_index(kern, Obs, j);
 			const LhOp *op = lh_graph_op(g, o->op);
 			double row[MAXC + 1] = {0};
-			double bytes = op->kind == LH_OP_COPY_D2D ? 2.0 * (double)op->size : op->bytes;
+			double bytes =
+			    op->kind == LH_OP_COPY_D2D ? 2.0 * (double)op->size : op->bytes;
 			int mcol = op->transpose && tr_own ? C_TR : C_HBM;
 			double xm = bytes / base->hbm_gbs;
 			double xc = 0;
 			int ccol = C_CE;
 			LhGemmCost gc;
-			if (op->kind == LH_OP_KERNEL && gemm_model && lh_gemm_shape_cost(op, unit, &gc)) {
+			if (op->kind == LH_OP_KERNEL && gemm_model &&
+			    lh_gemm_shape_cost(op, unit, &gc)) {
 				xc = gc.compute_ns;
 				ccol = C_GEMM;
 			} else if (op->kind == LH_OP_KERNEL) {
-				xc = op->flops / (lh_hw_peak_tflops(base, (LhDtype)op->dtype) * 1e3);
+				xc =
+				    op->flops / (lh_hw_peak_tflops(base, (LhDtype)op->dtype) * 1e3);
 			}
 			int c = xm * xv[mcol] >= xc * xv[ccol] ? mcol : ccol;
 			if (iter > 0 && cls[j] != c)
@@ -1161,10 +1177,12 @@ LhHw *lh_calibrate_from(const LhGraph *g, const LhHw *base, const LhPlan *plan,
 			/* Sizes too alike to separate the overhead: keep the base's. */
 			act[C_OV] = FALSE;
 			for (guint j = 0; j < kern->len; j++)
-				g_array_index(rows, double, j * (MAXC + 1) + MAXC) -= base->kernel_overhead_ns;
+				g_array_index(rows, double, j *(MAXC + 1) + MAXC) -=
+				    base->kernel_overhead_ns;
 			ok = lsq(rows, MAXC, act, nxv);
 			for (guint j = 0; j < kern->len; j++)
-				g_array_index(rows, double, j * (MAXC + 1) + MAXC) += base->kernel_overhead_ns;
+				g_array_index(rows, double, j *(MAXC + 1) + MAXC) +=
+				    base->kernel_overhead_ns;
 			nxv[C_OV] = base->kernel_overhead_ns;
 		}
 		if (!ok)
@@ -1182,7 +1200,7 @@ LhHw *lh_calibrate_from(const LhGraph *g, const LhHw *base, const LhPlan *plan,
 	}
 	lh_hw_free(unit);
 	const char *kcol[MAXC] = {"hbm_eff", "compute_eff", "gemm_eff", "hbm_transpose_eff",
-				  "kernel_overhead_ns"};
+	                          "kernel_overhead_ns"};
 	for (int c = 0; c < MAXC; c++) {
 		LhFitKey *k = key_get(keys, kcol[c]);
 		if (!k)
@@ -1192,8 +1210,9 @@ LhHw *lh_calibrate_from(const LhGraph *g, const LhHw *base, const LhPlan *plan,
 			continue;
 		}
 		if (!fitted || !act[c]) {
-			k->note = g_strdup(c == C_OV ? "kernel sizes too alike to separate the overhead: kept"
-						     : "no measured kernel is bound by this term: kept");
+			k->note = g_strdup(
+			    c == C_OV ? "kernel sizes too alike to separate the overhead: kept"
+			              : "no measured kernel is bound by this term: kept");
 			continue;
 		}
 		double v = c == C_OV ? xv[c] : 1.0 / xv[c];
@@ -1208,18 +1227,19 @@ LhHw *lh_calibrate_from(const LhGraph *g, const LhHw *base, const LhPlan *plan,
 		k->resid_rel = rel;
 	}
 	fit_line(copy, g, FALSE, key_get(keys, "pcie_gbs"), key_get(keys, "copy_latency_ns"),
-		 "host-device copies");
+	         "host-device copies");
 	if (lh_hw_has_cluster(base)) {
 		/* Collectives follow the cluster model (NVLink bus bandwidth, network, NCCL's
 		 * latencies: docs/engine.md, "Collectives on a cluster"), where link_gbs and
 		 * link_latency_ns play no part; fitting that model is not done yet. */
-		const char *why = "the description has a cluster (gpus_per_node): collectives are "
-				  "costed by the cluster model, which calibration does not fit: kept";
+		const char *why =
+		    "the description has a cluster (gpus_per_node): collectives are "
+		    "costed by the cluster model, which calibration does not fit: kept";
 		key_get(keys, "link_gbs")->note = g_strdup(why);
 		key_get(keys, "link_latency_ns")->note = g_strdup(why);
 	} else {
-		fit_line(coll, g, TRUE, key_get(keys, "link_gbs"),
-			 key_get(keys, "link_latency_ns"), "collectives");
+		fit_line(coll, g, TRUE, key_get(keys, "link_gbs"), key_get(keys, "link_latency_ns"),
+		         "collectives");
 	}
 
 	/* Host: issue gaps = runs * launch_ns + events * event_ns. */
@@ -1241,7 +1261,7 @@ LhHw *lh_calibrate_from(const LhGraph *g, const LhHw *base, const LhPlan *plan,
 		if (!hact[1])
 			for (guint i = 0; i < nh; i++)
 				g_array_index(host, double, i * 3 + 2) -=
-					g_array_index(host, double, i * 3 + 1) * base->event_ns;
+				    g_array_index(host, double, i * 3 + 1) * base->event_ns;
 		if (lsq(host, 2, hact, hx) && hx[0] >= 0) {
 			double hr, hrel;
 			resid(host, 2, hact, hx, &hr, &hrel);
@@ -1258,8 +1278,8 @@ LhHw *lh_calibrate_from(const LhGraph *g, const LhHw *base, const LhPlan *plan,
 				kev->resid_rel = hrel;
 			} else {
 				kev->note = g_strdup(evs ? "every launch gap holds events: not "
-							   "separable from launch_ns, kept"
-							 : "no event between launches: kept");
+				                           "separable from launch_ns, kept"
+				                         : "no event between launches: kept");
 			}
 		} else {
 			kla->note = g_strdup("the launch fit is singular or negative: kept");
@@ -1284,17 +1304,17 @@ LhHw *lh_calibrate_from(const LhGraph *g, const LhHw *base, const LhPlan *plan,
 	}
 	for (guint i = 0; i < keys->len; i++) {
 		const LhFitKey *k = &g_array_index(keys, LhFitKey, i);
-		double *f = !strcmp(k->key, "hbm_eff")		     ? &hw->hbm_eff
-			    : !strcmp(k->key, "compute_eff")	     ? &hw->compute_eff
-			    : !strcmp(k->key, "gemm_eff")	     ? &hw->gemm_eff
-			    : !strcmp(k->key, "hbm_transpose_eff") ? &hw->hbm_transpose_eff
-			    : !strcmp(k->key, "kernel_overhead_ns") ? &hw->kernel_overhead_ns
-			    : !strcmp(k->key, "launch_ns")	     ? &hw->launch_ns
-			    : !strcmp(k->key, "event_ns")	     ? &hw->event_ns
-			    : !strcmp(k->key, "pcie_gbs")	     ? &hw->pcie_gbs
-			    : !strcmp(k->key, "copy_latency_ns")   ? &hw->copy_latency_ns
-			    : !strcmp(k->key, "link_gbs")	     ? &hw->link_gbs
-								     : &hw->link_latency_ns;
+		double *f = !strcmp(k->key, "hbm_eff")              ? &hw->hbm_eff
+		            : !strcmp(k->key, "compute_eff")        ? &hw->compute_eff
+		            : !strcmp(k->key, "gemm_eff")           ? &hw->gemm_eff
+		            : !strcmp(k->key, "hbm_transpose_eff")  ? &hw->hbm_transpose_eff
+		            : !strcmp(k->key, "kernel_overhead_ns") ? &hw->kernel_overhead_ns
+		            : !strcmp(k->key, "launch_ns")          ? &hw->launch_ns
+		            : !strcmp(k->key, "event_ns")           ? &hw->event_ns
+		            : !strcmp(k->key, "pcie_gbs")           ? &hw->pcie_gbs
+		            : !strcmp(k->key, "copy_latency_ns")    ? &hw->copy_latency_ns
+		            : !strcmp(k->key, "link_gbs")           ? &hw->link_gbs
+		                                                    : &hw->link_latency_ns;
 		*f = k->value;
 	}
 	return hw;

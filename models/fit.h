@@ -33,19 +33,19 @@ typedef struct {
 typedef struct {
 	guint32 n_ops, n_steps;
 	gint32 device;
-	char *step_rule;   /* how steps were split, for people */
+	char *step_rule; /* how steps were split, for people */
 	/* Per step: a trace indexed like the graph, on the prediction's clock (the step's first
 	 * matched start placed at the prediction's first start); ops unseen in a step never ran. */
 	LhTrace **steps;
-	LhTrace *median;   /* per op: median start offset, duration and issue over its steps */
+	LhTrace *median; /* per op: median start offset, duration and issue over its steps */
 	double *dur_med, *dur_lo, *dur_hi; /* per op, ns: median, min and max; NAN when unseen */
-	guint32 *n_seen;   /* per op: steps it was matched in */
-	guint8 *how;       /* per op: LhMatchHow of its first match */
-	gint64 *span;      /* per step: last matched end - first matched start, ns */
-	guint32 ev_total;  /* events on the device that can be ops (memsets are not counted) */
+	guint32 *n_seen;                   /* per op: steps it was matched in */
+	guint8 *how;                       /* per op: LhMatchHow of its first match */
+	gint64 *span;     /* per step: last matched end - first matched start, ns */
+	guint32 ev_total; /* events on the device that can be ops (memsets are not counted) */
 	guint32 ev_matched, ev_other_device, ev_outside, ev_memset;
 	guint32 by[LH_MATCH_N]; /* matched events per rule */
-	guint32 ops_total;  /* ops that run (not inputs) */
+	guint32 ops_total;      /* ops that run (not inputs) */
 	guint32 ops_matched;
 } LhMatch;
 
@@ -53,7 +53,7 @@ typedef struct {
  * stream and order, which matching by order needs. Fails (LH_MEASURED_ERROR_INVALID) when no
  * event matches any op. */
 LhMatch *lh_match(const LhMeasured *m, const LhGraph *g, const LhPlan *plan, const LhTrace *pred,
-		  const LhMatchOptions *opt, GError **error);
+                  const LhMatchOptions *opt, GError **error);
 void lh_match_free(LhMatch *x); /* NULL is fine */
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(LhMatch, lh_match_free)
 
@@ -75,22 +75,22 @@ typedef struct {
 } LhErrSummary;
 
 typedef struct {
-	gint64 step_pred;           /* predicted device span, ns */
+	gint64 step_pred;                   /* predicted device span, ns */
 	double step_meas, step_lo, step_hi; /* measured: median, min, max over steps, ns */
-	double step_err;            /* (meas - pred) / pred */
-	gboolean step_noise;        /* the prediction lies inside [lo, hi] with >= 2 steps */
-	double *op_pred;            /* per op: predicted duration, ns (NAN for inputs) */
-	double *op_err;             /* per op: (median - pred) / pred; NAN where not compared */
-	guint8 *op_noise;           /* per op: inside the band [lo, hi] over >= 2 steps */
-	LhErrSummary ops;           /* over compared ops */
-	guint32 ops_noise;          /* compared ops inside their band */
+	double step_err;                    /* (meas - pred) / pred */
+	gboolean step_noise; /* the prediction lies inside [lo, hi] with >= 2 steps */
+	double *op_pred;     /* per op: predicted duration, ns (NAN for inputs) */
+	double *op_err;      /* per op: (median - pred) / pred; NAN where not compared */
+	guint8 *op_noise;    /* per op: inside the band [lo, hi] over >= 2 steps */
+	LhErrSummary ops;    /* over compared ops */
+	guint32 ops_noise;   /* compared ops inside their band */
 	double gap_pred[LH_GAP_N], gap_meas[LH_GAP_N], gap_lo[LH_GAP_N], gap_hi[LH_GAP_N]; /* ns */
-	double gap[LH_GAP_N];       /* meas - pred, ns; they add up to the step's difference */
+	double gap[LH_GAP_N]; /* meas - pred, ns; they add up to the step's difference */
 	guint8 gap_noise[LH_GAP_N];
 } LhValidation;
 
 void lh_validate_measured(const LhGraph *g, const LhTrace *pred, const LhMatch *x,
-			  LhValidation *out);
+                          LhValidation *out);
 void lh_validation_clear(LhValidation *v);
 
 /* One fitted hardware key. */
@@ -109,8 +109,8 @@ typedef struct {
  * ops of every @x[i] (each matched against @g and @plan), starting from @base. Returns the
  * fitted model; @keys receives an LhFitKey per key considered (the caller frees the notes with
  * lh_fit_keys_clear). */
-LhHw *lh_calibrate_from(const LhGraph *g, const LhHw *base, const LhPlan *plan,
-			LhMatch *const *x, guint n, GArray *keys, GError **error);
+LhHw *lh_calibrate_from(const LhGraph *g, const LhHw *base, const LhPlan *plan, LhMatch *const *x,
+                        guint n, GArray *keys, GError **error);
 void lh_fit_keys_clear(GArray *keys);
 
 G_END_DECLS

@@ -34,7 +34,7 @@ static int choice_index(const char *choices, const char *word)
 /* Parses @kv against @spec into @val (same order as spec); bit i of *@given says whether option
  * i was given. */
 static gboolean parse_opts(const char *wl, const GenOpt *spec, const char *const *kv, double *val,
-			   guint64 *given, GError **error)
+                           guint64 *given, GError **error)
 {
 	guint n = 0;
 	*given = 0;
@@ -51,7 +51,7 @@ static gboolean parse_opts(const char *wl, const GenOpt *spec, const char *const
 			for (guint k = 0; k < n; k++)
 				g_string_append_printf(l, "%s%s", k ? ", " : "", spec[k].name);
 			g_set_error(error, LH_GEN_ERROR, LH_GEN_ERROR_OPTION,
-				    "%s: unknown option '%s' (options: %s)", wl, key, l->str);
+			            "%s: unknown option '%s' (options: %s)", wl, key, l->str);
 			g_string_free(l, TRUE);
 			return FALSE;
 		}
@@ -59,10 +59,11 @@ static gboolean parse_opts(const char *wl, const GenOpt *spec, const char *const
 		if (spec[i].choices) {
 			int c = eq ? choice_index(spec[i].choices, eq + 1) : -1;
 			if (c < 0) {
-				g_autofree char *list = g_strdelimit(g_strdup(spec[i].choices), "|", ',');
+				g_autofree char *list =
+				    g_strdelimit(g_strdup(spec[i].choices), "|", ',');
 				g_set_error(error, LH_GEN_ERROR, LH_GEN_ERROR_OPTION,
-					    "%s: option '%s' is one of %s, got '%s'", wl, key, list,
-					    eq ? eq + 1 : "");
+				            "%s: option '%s' is one of %s, got '%s'", wl, key, list,
+				            eq ? eq + 1 : "");
 				return FALSE;
 			}
 			val[i] = c;
@@ -72,18 +73,19 @@ static gboolean parse_opts(const char *wl, const GenOpt *spec, const char *const
 		double v = eq ? g_ascii_strtod(eq + 1, &end) : NAN;
 		if (!eq || end == eq + 1 || *end || !isfinite(v)) {
 			g_set_error(error, LH_GEN_ERROR, LH_GEN_ERROR_OPTION,
-				    "%s: option '%s' needs a number (%s=VALUE)", wl, key, key);
+			            "%s: option '%s' needs a number (%s=VALUE)", wl, key, key);
 			return FALSE;
 		}
 		if (v != floor(v)) { /* every option counts something */
 			g_set_error(error, LH_GEN_ERROR, LH_GEN_ERROR_OPTION,
-				    "%s: option '%s' needs a whole number, got %s", wl, key, eq + 1);
+			            "%s: option '%s' needs a whole number, got %s", wl, key,
+			            eq + 1);
 			return FALSE;
 		}
 		if (v < spec[i].min || v > spec[i].max) {
 			g_set_error(error, LH_GEN_ERROR, LH_GEN_ERROR_OPTION,
-				    "%s: option '%s' = %.15g is out of range [%.15g, %.15g]", wl, key, v,
-				    spec[i].min, spec[i].max);
+			            "%s: option '%s' = %.15g is out of range [%.15g, %.15g]", wl,
+			            key, v, spec[i].min, spec[i].max);
 			return FALSE;
 		}
 		val[i] = v;
@@ -96,10 +98,11 @@ static char *opts_help(const GenOpt *spec)
 	GString *s = g_string_new(NULL);
 	for (const GenOpt *o = spec; o->name; o++)
 		if (o->choices)
-			g_string_append_printf(s, "  %-14s %s (%s)\n", o->name, o->help, o->choices);
+			g_string_append_printf(s, "  %-14s %s (%s)\n", o->name, o->help,
+			                       o->choices);
 		else
 			g_string_append_printf(s, "  %-14s %s (default %.15g, %.15g..%.15g)\n",
-					       o->name, o->help, o->deflt, o->min, o->max);
+			                       o->name, o->help, o->deflt, o->min, o->max);
 	return g_string_free(s, FALSE);
 }
 
@@ -119,8 +122,8 @@ void lh_random_dag_options_init(LhRandomDagOptions *o)
 LhGraph *lh_gen_random_dag(const LhRandomDagOptions *o)
 {
 	GRand *rng = g_rand_new_with_seed((guint32)(o->seed ^ (o->seed >> 32)));
-	g_autofree char *gname = g_strdup_printf("random-%" G_GUINT64_FORMAT "-%u", o->seed,
-						 o->n_ops);
+	g_autofree char *gname =
+	    g_strdup_printf("random-%" G_GUINT64_FORMAT "-%u", o->seed, o->n_ops);
 	LhGraph *g = lh_graph_new(gname);
 	guint32 w = MAX(o->width, 1);
 	guint32 n_inputs = MIN(w, o->n_ops);
@@ -137,7 +140,8 @@ LhGraph *lh_gen_random_dag(const LhRandomDagOptions *o)
 		if (u < o->p_copy)
 			kind = g_rand_boolean(rng) ? LH_OP_COPY_H2D : LH_OP_COPY_D2H;
 		else if (u < o->p_copy + o->p_collective)
-			kind = (LhOpKind)g_rand_int_range(rng, LH_OP_ALL_REDUCE, LH_OP_ALL_TO_ALL + 1);
+			kind =
+			    (LhOpKind)g_rand_int_range(rng, LH_OP_ALL_REDUCE, LH_OP_ALL_TO_ALL + 1);
 		else
 			kind = LH_OP_KERNEL;
 		guint32 id = lh_graph_add_op(g, name, kind);
@@ -147,7 +151,8 @@ LhGraph *lh_gen_random_dag(const LhRandomDagOptions *o)
 		if (kind == LH_OP_KERNEL) {
 			op->flops = 2e9 * scale;
 			op->bytes = 4e6 * scale * g_rand_double_range(rng, 0.2, 5);
-			op->sm = g_rand_double(rng) < 0.3 ? 0.25 * g_rand_int_range(rng, 1, 4) : 1.0;
+			op->sm =
+			    g_rand_double(rng) < 0.3 ? 0.25 * g_rand_int_range(rng, 1, 4) : 1.0;
 			op->async = g_rand_double(rng) < o->p_async;
 			op->out_bytes = (guint64)(1e6 * scale);
 		} else if (kind == LH_OP_COPY_H2D || kind == LH_OP_COPY_D2H) {
@@ -166,7 +171,8 @@ LhGraph *lh_gen_random_dag(const LhRandomDagOptions *o)
 			continue;
 		guint32 nd = (guint32)g_rand_int_range(rng, 1, (gint32)MAX(o->max_deps, 1) + 1);
 		for (guint32 k = 0; k < nd; k++)
-			lh_graph_add_dep(g, id, (guint32)g_rand_int_range(rng, (gint32)lo, (gint32)hi));
+			lh_graph_add_dep(g, id,
+			                 (guint32)g_rand_int_range(rng, (gint32)lo, (gint32)hi));
 	}
 	g_rand_free(rng);
 	GError *e = NULL;
@@ -176,11 +182,11 @@ LhGraph *lh_gen_random_dag(const LhRandomDagOptions *o)
 }
 
 static const GenOpt random_opts[] = {
-	{"ops", 1000, 2, 1e7, "total ops, inputs included", NULL},
-	{"width", 16, 1, 1e6, "ops per layer", NULL},
-	{"seed", 1, 0, 1e15, "random seed", NULL},
-	{"max-deps", 3, 1, 64, "deps per op, drawn from 1..max-deps", NULL},
-	{NULL, 0, 0, 0, NULL, NULL},
+    {"ops", 1000, 2, 1e7, "total ops, inputs included", NULL},
+    {"width", 16, 1, 1e6, "ops per layer", NULL},
+    {"seed", 1, 0, 1e15, "random seed", NULL},
+    {"max-deps", 3, 1, 64, "deps per op, drawn from 1..max-deps", NULL},
+    {NULL, 0, 0, 0, NULL, NULL},
 };
 
 static LhGraph *gen_random(const double *v)
@@ -221,7 +227,7 @@ static guint32 input(Gen *b, const char *name, double bytes)
 }
 
 static guint32 kernel(Gen *b, const char *name, double flops, double bytes, double out_bytes,
-		      gboolean async)
+                      gboolean async)
 {
 	guint32 i = lh_graph_add_op(b->g, name, LH_OP_KERNEL);
 	LhOp *op = lh_graph_op_mut(b->g, i);
@@ -277,9 +283,9 @@ static LhGraph *spmd_group(LhGraph *one, guint32 n, const char *wl, GError **err
 		const LhOp *op = lh_graph_op(one, i);
 		if (lh_op_kind_is_collective(op->kind) && n % op->group) {
 			g_set_error(error, LH_GEN_ERROR, LH_GEN_ERROR_OPTION,
-				    "%s: devices=%u is not a multiple of the group of collective "
-				    "'%s' (%u devices): every group is a block of devices",
-				    wl, n, op->name, op->group);
+			            "%s: devices=%u is not a multiple of the group of collective "
+			            "'%s' (%u devices): every group is a block of devices",
+			            wl, n, op->name, op->group);
 			lh_graph_free(one);
 			return NULL;
 		}
@@ -294,7 +300,8 @@ static LhGraph *spmd_group(LhGraph *one, guint32 n, const char *wl, GError **err
 			g_snprintf(name, sizeof name, "d%u.%s", d, op->name);
 			guint32 sync = 0;
 			if (lh_op_kind_is_collective(op->kind)) {
-				g_autofree char *key = g_strdup_printf("%s.g%u", op->name, d / op->group);
+				g_autofree char *key =
+				    g_strdup_printf("%s.g%u", op->name, d / op->group);
 				sync = 1 + lh_graph_sync_add(g, key);
 			}
 			guint32 id = lh_graph_add_op(g, name, op->kind);
@@ -330,15 +337,17 @@ static LhGraph *spmd_group(LhGraph *one, guint32 n, const char *wl, GError **err
  * the group before the forward and again before the backward; their gradients are
  * reduce-scattered after the backward. */
 static const GenOpt transformer_opts[] = {
-	{"layers", 4, 1, 1024, "transformer layers", NULL},
-	{"hidden", 4096, 64, 65536, "hidden size", NULL},
-	{"seq", 4096, 16, 1048576, "sequence length", NULL},
-	{"batch", 1, 1, 1024, "micro-batch per GPU", NULL},
-	{"heads", 32, 1, 1024, "attention heads (sizes the attention kernels' outputs)", NULL},
-	{"fsdp", 8, 1, 1024, "FSDP group size", NULL},
-	{"devices", 0, 0, 1024, "0: one GPU of the group; N: all N GPUs of the SPMD group as a "
-				"graph placed on N devices (a multiple of fsdp)", NULL},
-	{NULL, 0, 0, 0, NULL, NULL},
+    {"layers", 4, 1, 1024, "transformer layers", NULL},
+    {"hidden", 4096, 64, 65536, "hidden size", NULL},
+    {"seq", 4096, 16, 1048576, "sequence length", NULL},
+    {"batch", 1, 1, 1024, "micro-batch per GPU", NULL},
+    {"heads", 32, 1, 1024, "attention heads (sizes the attention kernels' outputs)", NULL},
+    {"fsdp", 8, 1, 1024, "FSDP group size", NULL},
+    {"devices", 0, 0, 1024,
+     "0: one GPU of the group; N: all N GPUs of the SPMD group as a "
+     "graph placed on N devices (a multiple of fsdp)",
+     NULL},
+    {NULL, 0, 0, 0, NULL, NULL},
 };
 
 static LhGraph *gen_transformer(const double *v)
@@ -348,26 +357,28 @@ static LhGraph *gen_transformer(const double *v)
 	double T = B * S, act = T * H * BF16, w = 12 * H * H * BF16;
 	Gen b = {lh_graph_new("transformer"), ""};
 	guint32 x = input(&b, "tokens", act);
-	guint32 *wsh = g_new(guint32, L), *saved_in = g_new(guint32, L), *saved_attn = g_new(guint32, L);
+	guint32 *wsh = g_new(guint32, L), *saved_in = g_new(guint32, L),
+	        *saved_attn = g_new(guint32, L);
 	double f_qkv = 2 * T * H * 3 * H, f_attn = 2 * B * S * S * H, f_o = 2 * T * H * H,
 	       f_mlp = 2 * T * H * 8 * H;
 	for (guint32 l = 0; l < L; l++) {
 		wsh[l] = input(&b, nm(&b, "l%u.w", l), w / G);
 		guint32 ag = xfer(&b, nm(&b, "l%u.fwd.ag", l), LH_OP_ALL_GATHER, w, G);
 		dep(&b, ag, wsh[l]);
-		guint32 qkv = kernel(&b, nm(&b, "l%u.fwd.qkv", l), f_qkv, act + 3 * H * H * BF16 + 3 * act,
-				     3 * act, FALSE);
+		guint32 qkv = kernel(&b, nm(&b, "l%u.fwd.qkv", l), f_qkv,
+		                     act + 3 * H * H * BF16 + 3 * act, 3 * act, FALSE);
 		dep(&b, qkv, x);
 		dep(&b, qkv, ag);
-		guint32 at = kernel(&b, nm(&b, "l%u.fwd.attn", l), f_attn, 4 * act + T * nh * 4,
-				    act, FALSE);
+		guint32 at =
+		    kernel(&b, nm(&b, "l%u.fwd.attn", l), f_attn, 4 * act + T * nh * 4, act, FALSE);
 		dep(&b, at, qkv);
-		guint32 o = kernel(&b, nm(&b, "l%u.fwd.o", l), f_o, 3 * act + H * H * BF16, act, FALSE);
+		guint32 o =
+		    kernel(&b, nm(&b, "l%u.fwd.o", l), f_o, 3 * act + H * H * BF16, act, FALSE);
 		dep(&b, o, at);
 		dep(&b, o, ag);
 		dep(&b, o, x);
 		guint32 mlp = kernel(&b, nm(&b, "l%u.fwd.mlp", l), f_mlp,
-				     2 * act + 8 * H * H * BF16 + 8 * act, act, FALSE);
+		                     2 * act + 8 * H * H * BF16 + 8 * act, act, FALSE);
 		dep(&b, mlp, o);
 		dep(&b, mlp, ag);
 		saved_in[l] = x;
@@ -380,17 +391,18 @@ static LhGraph *gen_transformer(const double *v)
 		guint32 ag = xfer(&b, nm(&b, "l%u.bwd.ag", l), LH_OP_ALL_GATHER, w, G);
 		dep(&b, ag, wsh[l]);
 		guint32 mlp = kernel(&b, nm(&b, "l%u.bwd.mlp", l), 2 * f_mlp,
-				     4 * act + 16 * H * H * BF16 + 16 * act, act, FALSE);
+		                     4 * act + 16 * H * H * BF16 + 16 * act, act, FALSE);
 		dep(&b, mlp, grad);
 		dep(&b, mlp, ag);
-		guint32 o = kernel(&b, nm(&b, "l%u.bwd.o", l), 2 * f_o, 4 * act + 2 * H * H * BF16, act,
-				   FALSE);
+		guint32 o = kernel(&b, nm(&b, "l%u.bwd.o", l), 2 * f_o, 4 * act + 2 * H * H * BF16,
+		                   act, FALSE);
 		dep(&b, o, mlp);
-		guint32 at = kernel(&b, nm(&b, "l%u.bwd.attn", l), 2.5 * f_attn, 8 * act, 3 * act, FALSE);
+		guint32 at =
+		    kernel(&b, nm(&b, "l%u.bwd.attn", l), 2.5 * f_attn, 8 * act, 3 * act, FALSE);
 		dep(&b, at, o);
 		dep(&b, at, saved_attn[l]);
 		guint32 qkv = kernel(&b, nm(&b, "l%u.bwd.qkv", l), 2 * f_qkv,
-				     5 * act + 6 * H * H * BF16, act, FALSE);
+		                     5 * act + 6 * H * H * BF16, act, FALSE);
 		dep(&b, qkv, at);
 		dep(&b, qkv, saved_in[l]);
 		dep(&b, qkv, ag);
@@ -435,23 +447,29 @@ static LhGraph *gen_transformer(const double *v)
  * xla_gpu_experimental_parallel_async_compute_limit caps; none of the sizes here depends on
  * a scheduler parameter. */
 static const GenOpt moe_opts[] = {
-	{"layers", 4, 1, 256, "MoE layers (DeepSeek-V3 has 58 after 3 dense ones)", NULL},
-	{"hidden", 7168, 64, 65536, "hidden size", NULL},
-	{"seq", 4096, 16, 1048576, "sequence length", NULL},
-	{"batch", 1, 1, 1024, "micro-batch per GPU", NULL},
-	{"heads", 128, 1, 1024, "attention heads", NULL},
-	{"experts", 256, 1, 4096, "routed experts in total", NULL},
-	{"topk", 8, 1, 64, "routed experts per token", NULL},
-	{"expert-ffn", 2048, 16, 65536, "intermediate size of each expert", NULL},
-	{"ep", 8, 1, 1024, "expert-parallel group size (the all-to-all group)", NULL},
-	{"fsdp", 8, 1, 1024, "FSDP group size (the all-gather/reduce-scatter group)", NULL},
-	{"offload", 2, 0, 2, "saved activations sent to host: 0 none, 1 the attention and MoE "
-			     "block inputs, 2 also the routed experts' gate/up activations", NULL},
-	{"scan", 0, 0, 1, "1: the forward layers are one scan loop, so each layer's offloads "
-			  "finish before the next layer starts (the host buffer is loop state)", NULL},
-	{"devices", 0, 0, 1024, "0: one GPU of the group; N: all N GPUs of the SPMD group as a "
-				"graph placed on N devices (a multiple of ep and fsdp)", NULL},
-	{NULL, 0, 0, 0, NULL, NULL},
+    {"layers", 4, 1, 256, "MoE layers (DeepSeek-V3 has 58 after 3 dense ones)", NULL},
+    {"hidden", 7168, 64, 65536, "hidden size", NULL},
+    {"seq", 4096, 16, 1048576, "sequence length", NULL},
+    {"batch", 1, 1, 1024, "micro-batch per GPU", NULL},
+    {"heads", 128, 1, 1024, "attention heads", NULL},
+    {"experts", 256, 1, 4096, "routed experts in total", NULL},
+    {"topk", 8, 1, 64, "routed experts per token", NULL},
+    {"expert-ffn", 2048, 16, 65536, "intermediate size of each expert", NULL},
+    {"ep", 8, 1, 1024, "expert-parallel group size (the all-to-all group)", NULL},
+    {"fsdp", 8, 1, 1024, "FSDP group size (the all-gather/reduce-scatter group)", NULL},
+    {"offload", 2, 0, 2,
+     "saved activations sent to host: 0 none, 1 the attention and MoE "
+     "block inputs, 2 also the routed experts' gate/up activations",
+     NULL},
+    {"scan", 0, 0, 1,
+     "1: the forward layers are one scan loop, so each layer's offloads "
+     "finish before the next layer starts (the host buffer is loop state)",
+     NULL},
+    {"devices", 0, 0, 1024,
+     "0: one GPU of the group; N: all N GPUs of the SPMD group as a "
+     "graph placed on N devices (a multiple of ep and fsdp)",
+     NULL},
+    {NULL, 0, 0, 0, NULL, NULL},
 };
 
 static LhGraph *gen_moe(const double *v)
@@ -461,14 +479,15 @@ static LhGraph *gen_moe(const double *v)
 	const double qr = 1536, kr = 512, dn = 128, dr = 64, dv = 128; /* MLA dims */
 	double T = B * S, act = T * H * BF16;
 	/* Parameters per layer. */
-	double p_mla = H * qr + qr * nh * (dn + dr) + H * (kr + dr) + kr * nh * (dn + dv) +
-		       nh * dv * H;
+	double p_mla =
+	    H * qr + qr * nh * (dn + dr) + H * (kr + dr) + kr * nh * (dn + dv) + nh * dv * H;
 	double p_shared = 3 * H * F, p_router = H * E;
 	double w_dense = (p_mla + p_shared + p_router) * BF16;
 	double local_experts = ceil(E / EP);
 	double w_experts = local_experts * 3 * H * F * BF16;
 	/* Flops per layer, forward. */
-	double f_proj = 2 * T * (H * qr + qr * nh * (dn + dr) + H * (kr + dr) + kr * nh * (dn + dv));
+	double f_proj =
+	    2 * T * (H * qr + qr * nh * (dn + dr) + H * (kr + dr) + kr * nh * (dn + dv));
 	double f_attn = 2 * B * S * S * nh * ((dn + dr) + dv) / 2; /* QK^T + PV, causal */
 	double f_o = 2 * T * nh * dv * H;
 	double f_router = 2 * T * H * E;
@@ -478,16 +497,16 @@ static LhGraph *gen_moe(const double *v)
 	double lat = T * (qr + kr + dr) * BF16;
 	double q_bytes = T * nh * (dn + dr) * BF16, kv_bytes = T * nh * (dn + dv) * BF16;
 	double o_bytes = T * nh * dv * BF16;
-	double save_attn = act + lat;           /* normed input + latents */
-	double save_moe = act + T * E * 4;      /* normed input + fp32 router probabilities */
-	double up = 2 * T * K * F * BF16;       /* the experts' gate and up activations */
+	double save_attn = act + lat;      /* normed input + latents */
+	double save_moe = act + T * E * 4; /* normed input + fp32 router probabilities */
+	double up = 2 * T * K * F * BF16;  /* the experts' gate and up activations */
 	int offload = (int)v[10];
 	gboolean scan = v[11] != 0;
 
 	Gen b = {lh_graph_new("moe-offload"), ""};
 	guint32 x = input(&b, "tokens", act);
 	guint32 *wd = g_new(guint32, L), *we = g_new(guint32, L), *off_a = g_new(guint32, L),
-		*off_m = g_new(guint32, L), *save_e = g_new(guint32, L);
+	        *off_m = g_new(guint32, L), *save_e = g_new(guint32, L);
 	for (guint32 l = 0; l < L; l++) {
 		wd[l] = input(&b, nm(&b, "l%u.w_dense", l), w_dense / G);
 		we[l] = input(&b, nm(&b, "l%u.w_experts", l), w_experts);
@@ -495,18 +514,19 @@ static LhGraph *gen_moe(const double *v)
 	for (guint32 l = 0; l < L; l++) {
 		guint32 ag = xfer(&b, nm(&b, "l%u.fwd.ag", l), LH_OP_ALL_GATHER, w_dense, G);
 		dep(&b, ag, wd[l]);
-		guint32 n1 = kernel(&b, nm(&b, "l%u.fwd.attn_norm", l), 4 * T * H, 2 * act, act, FALSE);
+		guint32 n1 =
+		    kernel(&b, nm(&b, "l%u.fwd.attn_norm", l), 4 * T * H, 2 * act, act, FALSE);
 		dep(&b, n1, x);
 		guint32 pj = kernel(&b, nm(&b, "l%u.fwd.mla_proj", l), f_proj,
-				    act + p_mla * BF16 + lat + q_bytes + kv_bytes, lat + q_bytes + kv_bytes,
-				    FALSE);
+		                    act + p_mla * BF16 + lat + q_bytes + kv_bytes,
+		                    lat + q_bytes + kv_bytes, FALSE);
 		dep(&b, pj, n1);
 		dep(&b, pj, ag);
 		guint32 at = kernel(&b, nm(&b, "l%u.fwd.mla_attn", l), f_attn,
-				    q_bytes + kv_bytes + o_bytes, o_bytes, FALSE);
+		                    q_bytes + kv_bytes + o_bytes, o_bytes, FALSE);
 		dep(&b, at, pj);
 		guint32 o = kernel(&b, nm(&b, "l%u.fwd.o_proj", l), f_o,
-				   o_bytes + nh * dv * H * BF16 + 2 * act, act, FALSE);
+		                   o_bytes + nh * dv * H * BF16 + 2 * act, act, FALSE);
 		dep(&b, o, at);
 		dep(&b, o, ag);
 		dep(&b, o, x);
@@ -514,19 +534,22 @@ static LhGraph *gen_moe(const double *v)
 		 * projection's output stands for the attention block's saved activations. */
 		guint32 offa = pj;
 		if (offload >= 1) {
-			offa = xfer(&b, nm(&b, "l%u.fwd.offload_attn", l), LH_OP_COPY_D2H, save_attn, 1);
+			offa = xfer(&b, nm(&b, "l%u.fwd.offload_attn", l), LH_OP_COPY_D2H,
+			            save_attn, 1);
 			dep(&b, offa, n1);
 			dep(&b, offa, pj);
 		}
-		guint32 n2 = kernel(&b, nm(&b, "l%u.fwd.ffn_norm", l), 4 * T * H, 2 * act, act, FALSE);
+		guint32 n2 =
+		    kernel(&b, nm(&b, "l%u.fwd.ffn_norm", l), 4 * T * H, 2 * act, act, FALSE);
 		dep(&b, n2, o);
 		guint32 r = kernel(&b, nm(&b, "l%u.fwd.router", l), f_router,
-				   act + p_router * BF16 + T * E * 4, T * E * 4, FALSE);
+		                   act + p_router * BF16 + T * E * 4, T * E * 4, FALSE);
 		dep(&b, r, n2);
 		dep(&b, r, ag);
 		guint32 offm = r;
 		if (offload >= 1) {
-			offm = xfer(&b, nm(&b, "l%u.fwd.offload_moe", l), LH_OP_COPY_D2H, save_moe, 1);
+			offm =
+			    xfer(&b, nm(&b, "l%u.fwd.offload_moe", l), LH_OP_COPY_D2H, save_moe, 1);
 			dep(&b, offm, n2);
 			dep(&b, offm, r);
 		}
@@ -534,29 +557,30 @@ static LhGraph *gen_moe(const double *v)
 		dep(&b, d, n2);
 		dep(&b, d, r);
 		guint32 sh = kernel(&b, nm(&b, "l%u.fwd.shared_expert", l), f_shared,
-				    2 * act + p_shared * BF16 + 3 * T * F * BF16, act, TRUE);
+		                    2 * act + p_shared * BF16 + 3 * T * F * BF16, act, TRUE);
 		dep(&b, sh, n2);
 		dep(&b, sh, ag);
 		/* The routed experts: gate and up projections, then SwiGLU and the down
 		 * projection; the gate/up activations are what the backward needs. */
 		guint32 eu = kernel(&b, nm(&b, "l%u.fwd.experts_up", l), f_experts * 2 / 3,
-				    tok + w_experts * 2 / 3 + up, up, FALSE);
+		                    tok + w_experts * 2 / 3 + up, up, FALSE);
 		dep(&b, eu, d);
 		dep(&b, eu, we[l]);
 		guint32 ex = kernel(&b, nm(&b, "l%u.fwd.experts_down", l), f_experts / 3,
-				    up + w_experts / 3 + tok, tok, FALSE);
+		                    up + w_experts / 3 + tok, tok, FALSE);
 		dep(&b, ex, eu);
 		dep(&b, ex, we[l]);
 		save_e[l] = eu;
 		if (offload >= 2) {
-			guint32 oe = xfer(&b, nm(&b, "l%u.fwd.offload_experts", l), LH_OP_COPY_D2H, up, 1);
+			guint32 oe =
+			    xfer(&b, nm(&b, "l%u.fwd.offload_experts", l), LH_OP_COPY_D2H, up, 1);
 			dep(&b, oe, eu);
 			save_e[l] = oe;
 		}
 		guint32 c = xfer(&b, nm(&b, "l%u.fwd.combine", l), LH_OP_ALL_TO_ALL, tok, EP);
 		dep(&b, c, ex);
-		guint32 y = kernel(&b, nm(&b, "l%u.fwd.moe_out", l), 2 * T * K * H, tok + 3 * act, act,
-				   FALSE);
+		guint32 y = kernel(&b, nm(&b, "l%u.fwd.moe_out", l), 2 * T * K * H, tok + 3 * act,
+		                   act, FALSE);
 		dep(&b, y, c);
 		dep(&b, y, sh);
 		dep(&b, y, r);
@@ -582,7 +606,8 @@ static LhGraph *gen_moe(const double *v)
 		if (offload >= 1) {
 			fm = xfer(&b, nm(&b, "l%u.bwd.fetch_moe", l), LH_OP_COPY_H2D, save_moe, 1);
 			dep(&b, fm, off_m[l]);
-			fa = xfer(&b, nm(&b, "l%u.bwd.fetch_attn", l), LH_OP_COPY_H2D, save_attn, 1);
+			fa =
+			    xfer(&b, nm(&b, "l%u.bwd.fetch_attn", l), LH_OP_COPY_H2D, save_attn, 1);
 			dep(&b, fa, off_a[l]);
 		}
 		if (offload >= 2) {
@@ -596,12 +621,12 @@ static LhGraph *gen_moe(const double *v)
 		guint32 rd = xfer(&b, nm(&b, "l%u.bwd.redispatch", l), LH_OP_ALL_TO_ALL, tok, EP);
 		dep(&b, rd, fm);
 		guint32 sh = kernel(&b, nm(&b, "l%u.bwd.shared_expert", l), 2 * f_shared,
-				    3 * act + 2 * p_shared * BF16 + 6 * T * F * BF16, act, TRUE);
+		                    3 * act + 2 * p_shared * BF16 + 6 * T * F * BF16, act, TRUE);
 		dep(&b, sh, g);
 		dep(&b, sh, fm);
 		dep(&b, sh, ag);
 		guint32 ex = kernel(&b, nm(&b, "l%u.bwd.experts", l), 2 * f_experts,
-				    3 * tok + 2 * w_experts + 6 * T * K * F * BF16, tok, FALSE);
+		                    3 * tok + 2 * w_experts + 6 * T * K * F * BF16, tok, FALSE);
 		dep(&b, ex, cb);
 		dep(&b, ex, rd);
 		dep(&b, ex, fe);
@@ -609,32 +634,37 @@ static LhGraph *gen_moe(const double *v)
 		guint32 db = xfer(&b, nm(&b, "l%u.bwd.dispatch", l), LH_OP_ALL_TO_ALL, tok, EP);
 		dep(&b, db, ex);
 		guint32 rb = kernel(&b, nm(&b, "l%u.bwd.router_norm", l), 2 * f_router + 8 * T * H,
-				    tok + 4 * act + T * E * 4, act, FALSE);
+		                    tok + 4 * act + T * E * 4, act, FALSE);
 		dep(&b, rb, db);
 		dep(&b, rb, sh);
 		dep(&b, rb, fm);
 		dep(&b, rb, g);
 		/* Attention block. */
 		guint32 ob = kernel(&b, nm(&b, "l%u.bwd.o_proj", l), 2 * f_o,
-				    2 * act + 2 * o_bytes + 2 * nh * dv * H * BF16, o_bytes, FALSE);
+		                    2 * act + 2 * o_bytes + 2 * nh * dv * H * BF16, o_bytes, FALSE);
 		dep(&b, ob, rb);
 		dep(&b, ob, ag);
 		/* Recompute the projections from the fetched latents, then the attention
 		 * backward (which recomputes the attention itself, as FlashAttention does). */
-		guint32 pr = kernel(&b, nm(&b, "l%u.bwd.mla_proj_remat", l), f_proj - 2 * T * (H * qr + H * (kr + dr)),
-				    lat + q_bytes + kv_bytes + (qr * nh * (dn + dr) + kr * nh * (dn + dv)) * BF16,
-				    q_bytes + kv_bytes, FALSE);
+		guint32 pr = kernel(&b, nm(&b, "l%u.bwd.mla_proj_remat", l),
+		                    f_proj - 2 * T * (H * qr + H * (kr + dr)),
+		                    lat + q_bytes + kv_bytes +
+		                        (qr * nh * (dn + dr) + kr * nh * (dn + dv)) * BF16,
+		                    q_bytes + kv_bytes, FALSE);
 		dep(&b, pr, fa);
 		dep(&b, pr, ag);
-		guint32 ab = kernel(&b, nm(&b, "l%u.bwd.mla_attn", l), 2.5 * f_attn,
-				    2 * (q_bytes + kv_bytes + 2 * o_bytes), q_bytes + kv_bytes, FALSE);
+		guint32 ab =
+		    kernel(&b, nm(&b, "l%u.bwd.mla_attn", l), 2.5 * f_attn,
+		           2 * (q_bytes + kv_bytes + 2 * o_bytes), q_bytes + kv_bytes, FALSE);
 		dep(&b, ab, ob);
 		dep(&b, ab, pr);
-		guint32 pb = kernel(&b, nm(&b, "l%u.bwd.mla_proj", l), 2 * f_proj,
-				    2 * (act + lat + q_bytes + kv_bytes) + 2 * p_mla * BF16, act, FALSE);
+		guint32 pb =
+		    kernel(&b, nm(&b, "l%u.bwd.mla_proj", l), 2 * f_proj,
+		           2 * (act + lat + q_bytes + kv_bytes) + 2 * p_mla * BF16, act, FALSE);
 		dep(&b, pb, ab);
 		dep(&b, pb, fa);
-		guint32 nb = kernel(&b, nm(&b, "l%u.bwd.attn_norm", l), 8 * T * H, 4 * act, act, FALSE);
+		guint32 nb =
+		    kernel(&b, nm(&b, "l%u.bwd.attn_norm", l), 8 * T * H, 4 * act, act, FALSE);
 		dep(&b, nb, pb);
 		dep(&b, nb, fa);
 		dep(&b, nb, rb);
@@ -666,18 +696,22 @@ static LhGraph *gen_moe(const double *v)
  *
  * With `schedule`: every stage, as a graph placed on `stages` devices (build_pipeline). */
 static const GenOpt pipeline_opts[] = {
-	{"stages", 4, 1, 256, "pipeline stages (with schedule: devices)", NULL},
-	{"stage", 1, 0, 255, "which stage this GPU runs (0 = first); without schedule only", NULL},
-	{"microbatches", 8, 1, 4096, "micro-batches per step", NULL},
-	{"layers", 2, 1, 1024, "layers per stage", NULL},
-	{"hidden", 4096, 64, 65536, "hidden size", NULL},
-	{"seq", 4096, 16, 1048576, "sequence length", NULL},
-	{"batch", 1, 1, 1024, "micro-batch size", NULL},
-	{"schedule", -1, 0, 2, "every stage, placed on `stages` devices, in this order: GPipe, "
-			       "1F1B, or Megatron-LM's interleaved 1F1B", "gpipe|1f1b|interleaved"},
-	{"chunks", 2, 1, 64, "schedule=interleaved: model chunks (virtual stages) per device; "
-			     "a divisor of layers", NULL},
-	{NULL, 0, 0, 0, NULL, NULL},
+    {"stages", 4, 1, 256, "pipeline stages (with schedule: devices)", NULL},
+    {"stage", 1, 0, 255, "which stage this GPU runs (0 = first); without schedule only", NULL},
+    {"microbatches", 8, 1, 4096, "micro-batches per step", NULL},
+    {"layers", 2, 1, 1024, "layers per stage", NULL},
+    {"hidden", 4096, 64, 65536, "hidden size", NULL},
+    {"seq", 4096, 16, 1048576, "sequence length", NULL},
+    {"batch", 1, 1, 1024, "micro-batch size", NULL},
+    {"schedule", -1, 0, 2,
+     "every stage, placed on `stages` devices, in this order: GPipe, "
+     "1F1B, or Megatron-LM's interleaved 1F1B",
+     "gpipe|1f1b|interleaved"},
+    {"chunks", 2, 1, 64,
+     "schedule=interleaved: model chunks (virtual stages) per device; "
+     "a divisor of layers",
+     NULL},
+    {NULL, 0, 0, 0, NULL, NULL},
 };
 
 enum { SCHED_GPIPE, SCHED_1F1B, SCHED_INTERLEAVED };
@@ -744,22 +778,23 @@ static Step *device_steps(int sched, guint32 P, guint32 V, guint32 M, guint32 d,
  * program follows, which is what per-device serial execution needs (docs/schedulers.md,
  * "Placed graphs"). */
 static LhGraph *build_pipeline(int sched, guint32 P, guint32 V, guint32 M, guint32 L, double H,
-			       double S, double B, GError **error)
+                               double S, double B, GError **error)
 {
 	if (sched == SCHED_INTERLEAVED && (L % V || M % P)) {
 		g_set_error(error, LH_GEN_ERROR, LH_GEN_ERROR_OPTION,
-			    L % V ? "pipeline: layers=%u must be a multiple of chunks=%u"
-				  : "pipeline: microbatches=%u must be a multiple of stages=%u (the "
-				    "interleaved schedule runs micro-batches in groups of one per "
-				    "stage)",
-			    L % V ? L : M, L % V ? V : P);
+		            L % V
+		                ? "pipeline: layers=%u must be a multiple of chunks=%u"
+		                : "pipeline: microbatches=%u must be a multiple of stages=%u (the "
+		                  "interleaved schedule runs micro-batches in groups of one per "
+		                  "stage)",
+		            L % V ? L : M, L % V ? V : P);
 		return NULL;
 	}
 	if ((guint64)P * V * M > 1000000) { /* about 6 ops each: a graph of millions of ops */
 		g_set_error(error, LH_GEN_ERROR, LH_GEN_ERROR_OPTION,
-			    "pipeline: stages x chunks x microbatches = %" G_GUINT64_FORMAT
-			    " is above 1000000",
-			    (guint64)P * V * M);
+		            "pipeline: stages x chunks x microbatches = %" G_GUINT64_FORMAT
+		            " is above 1000000",
+		            (guint64)P * V * M);
 		return NULL;
 	}
 	double T = B * S, act = T * H * BF16;
@@ -776,8 +811,10 @@ static LhGraph *build_pipeline(int sched, guint32 P, guint32 V, guint32 M, guint
 	lh_graph_set_name(b.g, gname);
 	/* Op names: "d<K>." then "c<C>." when V > 1. */
 	char pre[32];
-#define PRE(vs) (V > 1 ? g_snprintf(pre, sizeof pre, "d%u.c%u.", (vs) % P, (vs) / P) \
-		       : g_snprintf(pre, sizeof pre, "d%u.", (vs) % P), pre)
+#define PRE(vs)                                                                                    \
+	(V > 1 ? g_snprintf(pre, sizeof pre, "d%u.c%u.", (vs) % P, (vs) / P)                       \
+	       : g_snprintf(pre, sizeof pre, "d%u.", (vs) % P),                                    \
+	 pre)
 	g_autofree guint32 *weights = g_new(guint32, NV);
 	for (guint32 vs = 0; vs < NV; vs++)
 		weights[vs] = on(&b, input(&b, nm(&b, "%sweights", PRE(vs)), w), vs % P);
@@ -798,7 +835,7 @@ static LhGraph *build_pipeline(int sched, guint32 P, guint32 V, guint32 M, guint
 		seq[d] = device_steps(sched, P, V, M, d, &n_seq[d]);
 		left += n_seq[d];
 	}
-#define IX(vs, m) ((gsize)(vs) * M + (m))
+#define IX(vs, m) ((gsize)(vs)*M + (m))
 	/* When each device gets to its program's end so far, and when each (vs, mb)'s forward
 	 * and backward end, in units of one forward (a backward has twice its flops). */
 	g_autofree double *clock = g_new0(double, P);
@@ -816,7 +853,7 @@ static LhGraph *build_pipeline(int sched, guint32 P, guint32 V, guint32 M, guint
 			Step st = seq[d][at[d]];
 			gsize i = IX(st.vs, st.mb);
 			gboolean edge = st.bwd ? st.vs + 1 == NV : st.vs == 0; /* loss or input */
-			guint32 u = st.bwd ? st.vs + 1 : st.vs - 1;             /* the source vs */
+			guint32 u = st.bwd ? st.vs + 1 : st.vs - 1;            /* the source vs */
 			double t = clock[d];
 			gboolean meets = FALSE;
 			if (!edge) {
@@ -836,7 +873,8 @@ static LhGraph *build_pipeline(int sched, guint32 P, guint32 V, guint32 M, guint
 			}
 		}
 		if (best == P)
-			g_error("pipeline generator: the %s schedule is stuck", sname[sched]); /* a bug */
+			g_error("pipeline generator: the %s schedule is stuck",
+			        sname[sched]); /* a bug */
 		guint32 d = best;
 		Step st = seq[d][at[d]];
 		gsize i = IX(st.vs, st.mb);
@@ -847,13 +885,15 @@ static LhGraph *build_pipeline(int sched, guint32 P, guint32 V, guint32 M, guint
 			const char *dir = st.bwd ? "bwd" : "fwd";
 			g_autofree char *key = g_strdup_printf("%s.v%u.mb%u", dir, from, st.mb);
 			guint32 sync = 1 + lh_graph_sync_add(b.g, key);
-			guint32 snd = on(&b, xfer(&b, nm(&b, "%smb%u.%s.send", PRE(from), st.mb, dir),
-						  LH_OP_SEND, act, 2),
-					 from % P);
+			guint32 snd = on(&b,
+			                 xfer(&b, nm(&b, "%smb%u.%s.send", PRE(from), st.mb, dir),
+			                      LH_OP_SEND, act, 2),
+			                 from % P);
 			dep(&b, snd, (st.bwd ? bwd : fwd)[IX(from, st.mb)]);
-			guint32 rcv = on(&b, xfer(&b, nm(&b, "%smb%u.%s.recv", PRE(st.vs), st.mb, dir),
-						  LH_OP_RECV, act, 2),
-					 d);
+			guint32 rcv = on(&b,
+			                 xfer(&b, nm(&b, "%smb%u.%s.recv", PRE(st.vs), st.mb, dir),
+			                      LH_OP_RECV, act, 2),
+			                 d);
 			lh_graph_op_mut(b.g, snd)->sync = sync;
 			lh_graph_op_mut(b.g, rcv)->sync = sync;
 			(st.bwd ? gin : fin)[i] = rcv;
@@ -862,33 +902,39 @@ static LhGraph *build_pipeline(int sched, guint32 P, guint32 V, guint32 M, guint
 		}
 		if (!st.bwd) {
 			if (st.vs == 0)
-				fin[i] = on(&b, input(&b, nm(&b, "%smb%u.input", PRE(st.vs), st.mb), act),
-					    d);
+				fin[i] = on(
+				    &b, input(&b, nm(&b, "%smb%u.input", PRE(st.vs), st.mb), act),
+				    d);
 			else if ((st.vs - 1) % P == d)
 				fin[i] = fwd[IX(st.vs - 1, st.mb)];
-			guint32 k = on(&b, kernel(&b, nm(&b, "%smb%u.fwd", PRE(st.vs), st.mb), f_fwd,
-						  2 * act + w + 20 * Lc * act, act, FALSE),
-				       d);
+			guint32 k = on(&b,
+			               kernel(&b, nm(&b, "%smb%u.fwd", PRE(st.vs), st.mb), f_fwd,
+			                      2 * act + w + 20 * Lc * act, act, FALSE),
+			               d);
 			dep(&b, k, fin[i]);
 			dep(&b, k, weights[st.vs]);
 			fwd[i] = k;
 			clock[d] = f_end[i] = best_t + 1;
 			if (st.vs + 1 == NV) {
-				gin[i] = on(&b, kernel(&b, nm(&b, "%smb%u.loss", PRE(st.vs), st.mb),
-						       10 * T * H, 2 * act, act, FALSE),
-					    d);
+				gin[i] = on(&b,
+				            kernel(&b, nm(&b, "%smb%u.loss", PRE(st.vs), st.mb),
+				                   10 * T * H, 2 * act, act, FALSE),
+				            d);
 				dep(&b, gin[i], k);
 			}
 		} else {
 			if (st.vs + 1 < NV && (st.vs + 1) % P == d)
 				gin[i] = bwd[IX(st.vs + 1, st.mb)];
-			guint32 k = on(&b, kernel(&b, nm(&b, "%smb%u.bwd", PRE(st.vs), st.mb), 2 * f_fwd,
-						  4 * act + 2 * w + 40 * Lc * act, act, FALSE),
-				       d);
+			guint32 k =
+			    on(&b,
+			       kernel(&b, nm(&b, "%smb%u.bwd", PRE(st.vs), st.mb), 2 * f_fwd,
+			              4 * act + 2 * w + 40 * Lc * act, act, FALSE),
+			       d);
 			dep(&b, k, gin[i]);
 			dep(&b, k, fwd[i]);
 			if (last_bwd[st.vs] != LH_NO_OP)
-				dep(&b, k, last_bwd[st.vs]); /* weight gradients accumulate in order */
+				dep(&b, k,
+				    last_bwd[st.vs]); /* weight gradients accumulate in order */
 			last_bwd[st.vs] = k;
 			bwd[i] = k;
 			clock[d] = b_end[i] = best_t + 2;
@@ -912,29 +958,30 @@ static LhGraph *gen_pipeline(const double *v, guint64 given, GError **error)
 	static const char *const sname[] = {"gpipe", "1f1b", "interleaved"};
 	if (sched < 0 && given & (1u << 8)) {
 		g_set_error(error, LH_GEN_ERROR, LH_GEN_ERROR_OPTION,
-			    "pipeline: chunks goes with schedule=interleaved");
+		            "pipeline: chunks goes with schedule=interleaved");
 		return NULL;
 	}
 	if (sched >= 0) {
 		if (given & (1u << 1)) {
 			g_set_error(error, LH_GEN_ERROR, LH_GEN_ERROR_OPTION,
-				    "pipeline: stage picks one stage of a graph without schedule; "
-				    "with schedule=%s every stage is built",
-				    sname[sched]);
+			            "pipeline: stage picks one stage of a graph without schedule; "
+			            "with schedule=%s every stage is built",
+			            sname[sched]);
 			return NULL;
 		}
 		if (sched != SCHED_INTERLEAVED && given & (1u << 8)) {
-			g_set_error(error, LH_GEN_ERROR, LH_GEN_ERROR_OPTION,
-				    "pipeline: chunks goes with schedule=interleaved, not schedule=%s",
-				    sname[sched]);
+			g_set_error(
+			    error, LH_GEN_ERROR, LH_GEN_ERROR_OPTION,
+			    "pipeline: chunks goes with schedule=interleaved, not schedule=%s",
+			    sname[sched]);
 			return NULL;
 		}
-		return build_pipeline(sched, P, sched == SCHED_INTERLEAVED ? (guint32)v[8] : 1, M, L,
-				      H, S, B, error);
+		return build_pipeline(sched, P, sched == SCHED_INTERLEAVED ? (guint32)v[8] : 1, M,
+		                      L, H, S, B, error);
 	}
 	if (s >= P) {
 		g_set_error(error, LH_GEN_ERROR, LH_GEN_ERROR_OPTION,
-			    "pipeline: stage=%u must be below stages=%u", s, P);
+		            "pipeline: stage=%u must be below stages=%u", s, P);
 		return NULL;
 	}
 	double T = B * S, act = T * H * BF16;
@@ -951,19 +998,20 @@ static LhGraph *gen_pipeline(const double *v, guint64 given, GError **error)
 	while (nb < M) {
 		gboolean do_fwd = nf < M && (nf < warm || nf == nb + warm);
 		if (do_fwd) {
-		guint32 m = nf++;
+			guint32 m = nf++;
 			guint32 src;
 			if (s == 0) {
 				src = input(&b, nm(&b, "mb%u.input", m), act);
 			} else {
 				src = xfer(&b, nm(&b, "mb%u.fwd.recv", m), LH_OP_RECV, act, 2);
 			}
-			guint32 k = kernel(&b, nm(&b, "mb%u.fwd", m), f_fwd, 2 * act + w + 20 * L * act,
-					   act, FALSE);
+			guint32 k = kernel(&b, nm(&b, "mb%u.fwd", m), f_fwd,
+			                   2 * act + w + 20 * L * act, act, FALSE);
 			dep(&b, k, src);
 			dep(&b, k, weights);
 			if (s + 1 < P) {
-				guint32 snd = xfer(&b, nm(&b, "mb%u.fwd.send", m), LH_OP_SEND, act, 2);
+				guint32 snd =
+				    xfer(&b, nm(&b, "mb%u.fwd.send", m), LH_OP_SEND, act, 2);
 				dep(&b, snd, k);
 			}
 			fwd[m] = k;
@@ -977,8 +1025,8 @@ static LhGraph *gen_pipeline(const double *v, guint64 given, GError **error)
 		} else {
 			src = xfer(&b, nm(&b, "mb%u.bwd.recv", m), LH_OP_RECV, act, 2);
 		}
-		guint32 k = kernel(&b, nm(&b, "mb%u.bwd", m), 2 * f_fwd, 4 * act + 2 * w + 40 * L * act,
-				   act, FALSE);
+		guint32 k = kernel(&b, nm(&b, "mb%u.bwd", m), 2 * f_fwd,
+		                   4 * act + 2 * w + 40 * L * act, act, FALSE);
 		dep(&b, k, src);
 		dep(&b, k, fwd[m]);
 		if (last_bwd != G_MAXUINT32)
@@ -1024,17 +1072,17 @@ static LhGraph *gen_moe_w(const double *v, guint64 given, GError **error)
 }
 
 static const Workload workloads[] = {
-	{"moe-offload", moe_opts, gen_moe_w,
-	 "DeepSeek-V3-like MoE layers (MLA, shared + routed experts, all-to-all dispatch/combine,\n"
-	 "  FSDP) with activations offloaded to host in the forward and prefetched in the backward\n"
-	 "  (the default workload)"},
-	{"transformer", transformer_opts, gen_transformer_w,
-	 "a dense decoder stack with FSDP all-gathers before each layer's forward and backward\n"
-	 "  and gradient reduce-scatters"},
-	{"pipeline", pipeline_opts, gen_pipeline,
-	 "one stage of a 1F1B pipeline: micro-batches with send/recv between stages; with\n"
-	 "  schedule=gpipe|1f1b|interleaved, every stage, placed on `stages` devices"},
-	{"random", random_opts, gen_random_w, "a seeded random layered DAG"},
+    {"moe-offload", moe_opts, gen_moe_w,
+     "DeepSeek-V3-like MoE layers (MLA, shared + routed experts, all-to-all dispatch/combine,\n"
+     "  FSDP) with activations offloaded to host in the forward and prefetched in the backward\n"
+     "  (the default workload)"},
+    {"transformer", transformer_opts, gen_transformer_w,
+     "a dense decoder stack with FSDP all-gathers before each layer's forward and backward\n"
+     "  and gradient reduce-scatters"},
+    {"pipeline", pipeline_opts, gen_pipeline,
+     "one stage of a 1F1B pipeline: micro-batches with send/recv between stages; with\n"
+     "  schedule=gpipe|1f1b|interleaved, every stage, placed on `stages` devices"},
+    {"random", random_opts, gen_random_w, "a seeded random layered DAG"},
 };
 
 const char *const *lh_gen_workload_names(void)
@@ -1081,8 +1129,8 @@ LhGraph *lh_gen_workload(const char *name, const char *const *kv, GError **error
 	GString *l = g_string_new(NULL);
 	for (gsize i = 0; i < G_N_ELEMENTS(workloads); i++)
 		g_string_append_printf(l, "%s%s", i ? ", " : "", workloads[i].name);
-	g_set_error(error, LH_GEN_ERROR, LH_GEN_ERROR_UNKNOWN, "unknown workload '%s' (workloads: %s)",
-		    name, l->str);
+	g_set_error(error, LH_GEN_ERROR, LH_GEN_ERROR_UNKNOWN,
+	            "unknown workload '%s' (workloads: %s)", name, l->str);
 	g_string_free(l, TRUE);
 	return NULL;
 }

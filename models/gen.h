@@ -16,12 +16,12 @@ typedef enum {
 /* A seeded random layered DAG of kernels, copies and collectives (bench, property tests). */
 typedef struct {
 	guint64 seed;
-	guint32 n_ops;        /* total ops, inputs included */
-	guint32 width;        /* ops per layer (>= 1) */
-	guint32 max_deps;     /* deps per op drawn from 1..max_deps in the previous 2 layers */
-	double p_copy;        /* probability an op is a copy (h2d or d2h) */
-	double p_collective;  /* probability an op is a collective */
-	double p_async;       /* probability a kernel is async */
+	guint32 n_ops;       /* total ops, inputs included */
+	guint32 width;       /* ops per layer (>= 1) */
+	guint32 max_deps;    /* deps per op drawn from 1..max_deps in the previous 2 layers */
+	double p_copy;       /* probability an op is a copy (h2d or d2h) */
+	double p_collective; /* probability an op is a collective */
+	double p_async;      /* probability a kernel is async */
 } LhRandomDagOptions;
 
 void lh_random_dag_options_init(LhRandomDagOptions *o); /* sensible defaults */

@@ -84,8 +84,8 @@ static inline gboolean slice_is(Slice v, const char *lit)
 static gboolean exact_double(const char *s, const char *end, double *out)
 {
 	static const double p10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
-				     1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
-				     1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+	                             1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+	                             1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
 	guint64 m = 0;
 	int digits = 0, e10 = 0;
 	const char *q = s;
@@ -164,7 +164,7 @@ static gboolean num(Rd *r, double *out, gboolean *integer, gint64 *ival)
 	}
 	/* What follows a number: white space or a delimiter (not "1x", "01", "1.2.3"). */
 	if (q < e && !(*q == ' ' || *q == '\n' || *q == '\t' || *q == '\r' || *q == ',' ||
-		       *q == '}' || *q == ']'))
+	               *q == '}' || *q == ']'))
 		return FALSE;
 	if (in) {
 		if (big)
@@ -220,10 +220,24 @@ static gboolean field_num(Rd *r, gboolean integral, double max, double *out)
 
 /* Field bits, to refuse a repeated key. */
 enum {
-	F_NAME = 1 << 0, F_KIND = 1 << 1, F_DEPS = 1 << 2, F_FLOPS = 1 << 3, F_BYTES = 1 << 4,
-	F_SM = 1 << 5, F_SIZE = 1 << 6, F_GROUP = 1 << 7, F_DUR = 1 << 8, F_OUT_BYTES = 1 << 9,
-	F_OUT_SPACE = 1 << 10, F_ASYNC = 1 << 11, F_OPCODE = 1 << 12, F_DTYPE = 1 << 13,
-	F_GEMM = 1 << 14, F_TRANSPOSE = 1 << 15, F_ALIAS = 1 << 16, F_DEVICE = 1 << 17,
+	F_NAME = 1 << 0,
+	F_KIND = 1 << 1,
+	F_DEPS = 1 << 2,
+	F_FLOPS = 1 << 3,
+	F_BYTES = 1 << 4,
+	F_SM = 1 << 5,
+	F_SIZE = 1 << 6,
+	F_GROUP = 1 << 7,
+	F_DUR = 1 << 8,
+	F_OUT_BYTES = 1 << 9,
+	F_OUT_SPACE = 1 << 10,
+	F_ASYNC = 1 << 11,
+	F_OPCODE = 1 << 12,
+	F_DTYPE = 1 << 13,
+	F_GEMM = 1 << 14,
+	F_TRANSPOSE = 1 << 15,
+	F_ALIAS = 1 << 16,
+	F_DEVICE = 1 << 17,
 	F_SYNC = 1 << 18,
 };
 
@@ -236,20 +250,20 @@ typedef struct {
 	LhGraph *g;
 	/* Op names -> index + 1: open addressing over the graph's own (interned) name strings,
 	 * looked up by slice, without a copy. */
-	guint32 *tab;      /* index + 1, 0 for empty */
+	guint32 *tab; /* index + 1, 0 for empty */
 	guint32 tab_mask;
 	guint32 n_names;
 	const char **name; /* per op: its name in the graph */
 	guint32 *name_len;
 	guint32 *name_hash;
 	guint32 name_cap;
-	char *key;         /* scratch: a slice with its NUL */
+	char *key; /* scratch: a slice with its NUL */
 	gsize key_cap;
-	GArray *deps;      /* of Slice: the current op's deps */
-	GArray *pending;   /* of Pending */
+	GArray *deps;          /* of Slice: the current op's deps */
+	GArray *pending;       /* of Pending */
 	GArray *pending_alias; /* of Pending */
-	guint32 n_placed;  /* ops that name a device */
-	guint32 n_sync;    /* ops that name a sync */
+	guint32 n_placed;      /* ops that name a device */
+	guint32 n_sync;        /* ops that name a sync */
 } Fast;
 
 static const char *cstr(Fast *f, Slice s)
@@ -383,13 +397,15 @@ static gboolean read_op(Fast *f, Rd *r, guint32 idx)
 			case 's':
 				if (slice_is(k, "sm")) {
 					bit = F_SM;
-					ok = field_num(r, FALSE, G_MAXDOUBLE, &sm) && sm > 0 && sm <= 1;
+					ok = field_num(r, FALSE, G_MAXDOUBLE, &sm) && sm > 0 &&
+					     sm <= 1;
 				} else if (slice_is(k, "sync")) {
 					bit = F_SYNC;
 					ok = str(r, &sync) && sync.len > 0;
 				} else {
 					bit = F_SIZE;
-					ok = slice_is(k, "size") && field_num(r, TRUE, MAX_INT, &size);
+					ok = slice_is(k, "size") &&
+					     field_num(r, TRUE, MAX_INT, &size);
 				}
 				break;
 			case 'g':
@@ -403,9 +419,11 @@ static gboolean read_op(Fast *f, Rd *r, guint32 idx)
 					for (int j = 0; ok && j < 4; j++) {
 						double v;
 						gboolean in;
-						ok = (j == 0 || lit(r, ',')) && num(r, &v, &in, &gemm[j]) &&
-						     in && gemm[j] >= 1 &&
-						     gemm[j] <= (j ? (gint64)1 << 40 : (gint64)G_MAXUINT32);
+						ok = (j == 0 || lit(r, ',')) &&
+						     num(r, &v, &in, &gemm[j]) && in &&
+						     gemm[j] >= 1 &&
+						     gemm[j] <= (j ? (gint64)1 << 40
+						                   : (gint64)G_MAXUINT32);
 					}
 					ok = ok && lit(r, ']');
 				}
@@ -417,7 +435,7 @@ static gboolean read_op(Fast *f, Rd *r, guint32 idx)
 				} else if (slice_is(k, "out_space")) {
 					bit = F_OUT_SPACE;
 					ok = str(r, &out_space) && (slice_is(out_space, "device") ||
-								     slice_is(out_space, "host"));
+					                            slice_is(out_space, "host"));
 				} else {
 					bit = F_OPCODE;
 					ok = slice_is(k, "opcode") && str(r, &opcode);
@@ -517,8 +535,8 @@ static gboolean read_op(Fast *f, Rd *r, guint32 idx)
 	     lh_op_kind_is_collective(kind)) &&
 	    !(seen & F_SIZE) && !has_dur)
 		return FALSE;
-	if ((kind == LH_OP_ALL_REDUCE || kind == LH_OP_ALL_GATHER ||
-	     kind == LH_OP_REDUCE_SCATTER || kind == LH_OP_ALL_TO_ALL) &&
+	if ((kind == LH_OP_ALL_REDUCE || kind == LH_OP_ALL_GATHER || kind == LH_OP_REDUCE_SCATTER ||
+	     kind == LH_OP_ALL_TO_ALL) &&
 	    !(seen & F_GROUP) && !has_dur)
 		return FALSE;
 	/* Deps: names of other ops; an input has none. Those not read yet wait for the end. */
@@ -559,8 +577,8 @@ static gboolean read_schedule(Rd *r, GArray *sched)
 		if (r->p < r->end && *r->p == '{') {
 			Slice k;
 			r->p++;
-			if (!str(r, &k) || !slice_is(k, "done") || !lit(r, ':') || !str(r, &e.name) ||
-			    !lit(r, '}'))
+			if (!str(r, &k) || !slice_is(k, "done") || !lit(r, ':') ||
+			    !str(r, &e.name) || !lit(r, '}'))
 				return FALSE;
 			e.op = LH_SCHED_DONE;
 		} else if (!str(r, &e.name)) {
@@ -583,7 +601,7 @@ LhGraph *lh__graph_json_fast(const char *data, gsize len)
 	f.pending_alias = g_array_new(FALSE, FALSE, sizeof(Pending));
 	GArray *sched = g_array_new(FALSE, FALSE, sizeof(Pending));
 	gboolean ok = FALSE, has_format = FALSE, has_version = FALSE, has_name = FALSE,
-		 has_ops = FALSE, has_sched = FALSE, has_devices = FALSE;
+	         has_ops = FALSE, has_sched = FALSE, has_devices = FALSE;
 	gint64 devices = 0;
 	Slice gname = {0};
 	if (!lit(&r, '{'))
@@ -627,12 +645,12 @@ LhGraph *lh__graph_json_fast(const char *data, gsize len)
 					goto out;
 				has_sched = TRUE;
 			} else if (slice_is(k, "devices")) {
-				/* As the full reader's: a whole number (an integer literal) from 1 to
-				 * 10^6. */
+				/* As the full reader's: a whole number (an integer literal) from 1
+				 * to 10^6. */
 				double v;
 				gboolean in;
-				if (has_devices || !num(&r, &v, &in, &devices) || !in || devices < 1 ||
-				    devices > 1000000)
+				if (has_devices || !num(&r, &v, &in, &devices) || !in ||
+				    devices < 1 || devices > 1000000)
 					goto out;
 				has_devices = TRUE;
 			} else {

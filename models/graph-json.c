@@ -32,7 +32,7 @@ static void on_member(JsonParser *p, JsonObject *obj, const char *member, gpoint
 {
 	Positions *ps = data;
 	guint64 v = ((guint64)json_parser_get_current_line(p) << 32) |
-		    (guint32)json_parser_get_current_pos(p);
+	            (guint32)json_parser_get_current_pos(p);
 	char *k = g_strdup_printf("%p/%s", (void *)obj, member);
 	/* The first repeat is recorded before json-glib frees the value it replaces, so a later
 	 * object reusing that address cannot be mistaken for it. */
@@ -47,26 +47,26 @@ static void on_element(JsonParser *p, JsonArray *arr, int index, gpointer data)
 {
 	Positions *ps = data;
 	guint64 v = ((guint64)json_parser_get_current_line(p) << 32) |
-		    (guint32)json_parser_get_current_pos(p);
+	            (guint32)json_parser_get_current_pos(p);
 	g_hash_table_insert(ps->pos, g_strdup_printf("%p[%d]", (void *)arr, index),
-			    g_memdup2(&v, sizeof v));
+	                    g_memdup2(&v, sizeof v));
 }
 
 /* The deepest nesting of objects and arrays a graph file may have (a graph needs 4). */
 #define LH_JSON_MAX_DEPTH 64
 
 static gboolean scan_err(GError **error, const char *where, guint line, const char *ls,
-			 const char *p, const char *fmt, ...) G_GNUC_PRINTF(6, 7);
+                         const char *p, const char *fmt, ...) G_GNUC_PRINTF(6, 7);
 
 static gboolean scan_err(GError **error, const char *where, guint line, const char *ls,
-			 const char *p, const char *fmt, ...)
+                         const char *p, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
 	g_autofree char *msg = g_strdup_vprintf(fmt, ap);
 	va_end(ap);
 	g_set_error(error, LH_GRAPH_ERROR, LH_GRAPH_ERROR_PARSE, "%s:%u:%u: %s", where, line,
-		    (guint)(p - ls) + 1, msg);
+	            (guint)(p - ls) + 1, msg);
 	return FALSE;
 }
 
@@ -81,29 +81,32 @@ static gboolean prescan(const char *data, gsize len, const char *where, GError *
 	const char *p = data, *end = data + len, *ls = data;
 	guint line = 1, depth = 0;
 	char closer[LH_JSON_MAX_DEPTH]; /* the bracket each open level expects */
-	gboolean done = FALSE; /* a top-level object or array was closed */
+	gboolean done = FALSE;          /* a top-level object or array was closed */
 	while (p < end) {
 		char c = *p;
 		if (c == '\n') {
 			line++;
 			ls = ++p;
 		} else if (c == 0) {
-			return scan_err(error, where, line, ls, p, "a NUL byte: a graph file is text");
+			return scan_err(error, where, line, ls, p,
+			                "a NUL byte: a graph file is text");
 		} else if (c == '"' || c == '\'') {
 			/* As json-glib reads them: strings may span lines; only double-quoted ones
 			 * have escapes ('a\' is the string a\). */
 			const char *q = p + 1;
 			for (; q < end && *q != c; q++) {
 				if (c == '"' && *q == '\\' && q + 1 < end) {
-					if (q[1] == 'u' && end - q >= 6 && strncmp(q + 2, "0000", 4) == 0)
-						return scan_err(error, where, line, ls, q,
-								"\\u0000 (a NUL character) inside a "
-								"string: names and texts cannot hold it");
+					if (q[1] == 'u' && end - q >= 6 &&
+					    strncmp(q + 2, "0000", 4) == 0)
+						return scan_err(
+						    error, where, line, ls, q,
+						    "\\u0000 (a NUL character) inside a "
+						    "string: names and texts cannot hold it");
 					q++;
 				}
 				if (*q == 0)
 					return scan_err(error, where, line, ls, q,
-							"a NUL byte inside a string");
+					                "a NUL byte inside a string");
 				if (*q == '\n') {
 					line++;
 					ls = q + 1;
@@ -125,11 +128,11 @@ static gboolean prescan(const char *data, gsize len, const char *where, GError *
 		} else if (c == '{' || c == '[') {
 			if (done)
 				return scan_err(error, where, line, ls, p,
-						"a second JSON value after the top-level object");
+				                "a second JSON value after the top-level object");
 			if (depth == LH_JSON_MAX_DEPTH)
 				return scan_err(error, where, line, ls, p,
-						"objects and arrays nested deeper than %d levels",
-						LH_JSON_MAX_DEPTH);
+				                "objects and arrays nested deeper than %d levels",
+				                LH_JSON_MAX_DEPTH);
 			closer[depth++] = c == '{' ? '}' : ']';
 			p++;
 		} else if (c == '}' || c == ']') {
@@ -139,12 +142,14 @@ static gboolean prescan(const char *data, gsize len, const char *where, GError *
 			p++;
 		} else if (c == '-' || g_ascii_isdigit(c)) {
 			const char *q = p;
-			while (q < end && (g_ascii_isalnum(*q) || *q == '.' || *q == '-' || *q == '+'))
+			while (q < end &&
+			       (g_ascii_isalnum(*q) || *q == '.' || *q == '-' || *q == '+'))
 				q++;
 			g_autofree char *tok = g_strndup(p, q - p);
 			/* -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)? */
 			const char *t = tok + (*tok == '-');
-			gboolean ok = g_ascii_isdigit(*t) && !(t[0] == '0' && g_ascii_isdigit(t[1]));
+			gboolean ok =
+			    g_ascii_isdigit(*t) && !(t[0] == '0' && g_ascii_isdigit(t[1]));
 			gboolean integer = TRUE;
 			while (g_ascii_isdigit(*t))
 				t++;
@@ -162,17 +167,17 @@ static gboolean prescan(const char *data, gsize len, const char *where, GError *
 					t++;
 			}
 			if (!ok || *t)
-				return scan_err(error, where, line, ls, p, "'%s' is not a JSON number",
-						tok);
+				return scan_err(error, where, line, ls, p,
+				                "'%s' is not a JSON number", tok);
 			if (integer) {
 				char *e = NULL;
 				errno = 0;
 				g_ascii_strtoll(tok, &e, 10);
 				if (errno)
 					return scan_err(error, where, line, ls, p,
-							"the integer %s is beyond 64 bits; write a "
-							"large number with an exponent (1e23)",
-							tok);
+					                "the integer %s is beyond 64 bits; write a "
+					                "large number with an exponent (1e23)",
+					                tok);
 			}
 			p = q;
 		} else if (g_ascii_isalpha(c) || c == '_') {
@@ -202,8 +207,8 @@ static gboolean at(Rd *r, const char *key, const char *fmt, ...)
 	va_end(ap);
 	guint64 *v = key ? g_hash_table_lookup(r->ps->pos, key) : NULL;
 	guint line = v ? (guint)(*v >> 32) : 1, col = v ? (guint)(*v & 0xffffffff) : 1;
-	g_set_error(r->error, LH_GRAPH_ERROR, LH_GRAPH_ERROR_INVALID, "%s:%u:%u: %s", r->where, line,
-		    MAX(col, 1u), msg);
+	g_set_error(r->error, LH_GRAPH_ERROR, LH_GRAPH_ERROR_INVALID, "%s:%u:%u: %s", r->where,
+	            line, MAX(col, 1u), msg);
 	return FALSE;
 }
 
@@ -217,35 +222,32 @@ static char *ekey(JsonArray *a, guint i)
 	return g_strdup_printf("%p[%u]", (void *)a, i);
 }
 
-static const char *const op_fields[] = {"name",	       "kind",	       "deps",	      "flops",
-					"bytes",       "sm",	       "size",	      "group",
-					"duration_ns", "out_bytes",    "out_space",   "async",
-					"opcode",      "dtype",	       "gemm",	      "transpose",
-					"alias",       "members",     "device",      "sync",
-					NULL};
+static const char *const op_fields[] = {
+    "name",  "kind",        "deps",      "flops",     "bytes",  "sm",     "size",
+    "group", "duration_ns", "out_bytes", "out_space", "async",  "opcode", "dtype",
+    "gemm",  "transpose",   "alias",     "members",   "device", "sync",   NULL};
 
 /* Reads a number member: must be finite, >= 0, <= @max, integral when @integral. */
 static gboolean num(Rd *r, JsonObject *o, const char *op, const char *m, gboolean integral,
-		    double max, double *out, gboolean *present)
+                    double max, double *out, gboolean *present)
 {
 	*present = FALSE;
 	JsonNode *n = json_object_get_member(o, m);
 	if (!n)
 		return TRUE;
 	g_autofree char *k = mkey(o, m);
-	if (JSON_NODE_TYPE(n) != JSON_NODE_VALUE ||
-	    (json_node_get_value_type(n) != G_TYPE_INT64 &&
-	     json_node_get_value_type(n) != G_TYPE_DOUBLE))
+	if (JSON_NODE_TYPE(n) != JSON_NODE_VALUE || (json_node_get_value_type(n) != G_TYPE_INT64 &&
+	                                             json_node_get_value_type(n) != G_TYPE_DOUBLE))
 		return at(r, k, "op '%s': field '%s' must be a number", op, m);
 	double v = json_node_get_value_type(n) == G_TYPE_INT64 ? (double)json_node_get_int(n)
-							       : json_node_get_double(n);
+	                                                       : json_node_get_double(n);
 	if (!isfinite(v) || v < 0)
 		return at(r, k, "op '%s': field '%s' must be finite and >= 0 (got %g)", op, m, v);
 	if (integral && v != floor(v))
 		return at(r, k, "op '%s': field '%s' must be a whole number (got %g)", op, m, v);
 	if (v > max)
 		return at(r, k, "op '%s': field '%s' = %g is out of range (at most %g)", op, m, v,
-			  max);
+		          max);
 	*out = v;
 	*present = TRUE;
 	return TRUE;
@@ -274,7 +276,7 @@ static gboolean read_op(Rd *r, LhGraph *g, JsonArray *ops, guint idx, GHashTable
 		g_autofree char *k = mkey(o, l->data);
 		g_autofree char *list = g_strjoinv(", ", (char **)op_fields);
 		return at(r, k, "ops[%u]: unknown field '%s' (fields: %s)", idx,
-			  (const char *)l->data, list);
+		          (const char *)l->data, list);
 	}
 	JsonNode *nn = json_object_get_member(o, "name");
 	if (!nn)
@@ -285,26 +287,27 @@ static gboolean read_op(Rd *r, LhGraph *g, JsonArray *ops, guint idx, GHashTable
 	const char *name = json_node_get_string(nn);
 	if (!*name || strpbrk(name, " \t\r\n"))
 		return at(r, nk, "ops[%u]: name '%s' must be non-empty without white space", idx,
-			  name);
+		          name);
 	if (g_hash_table_contains(names, name))
 		return at(r, nk, "duplicate op name '%s' (first at ops[%u])", name,
-			  GPOINTER_TO_UINT(g_hash_table_lookup(names, name)) - 1);
+		          GPOINTER_TO_UINT(g_hash_table_lookup(names, name)) - 1);
 	JsonNode *kn = json_object_get_member(o, "kind");
 	if (!kn)
 		return at(r, ek, "op '%s': missing required field 'kind'", name);
 	g_autofree char *kk = mkey(o, "kind");
 	LhOpKind kind;
-	if (JSON_NODE_TYPE(kn) != JSON_NODE_VALUE || json_node_get_value_type(kn) != G_TYPE_STRING ||
+	if (JSON_NODE_TYPE(kn) != JSON_NODE_VALUE ||
+	    json_node_get_value_type(kn) != G_TYPE_STRING ||
 	    !lh_op_kind_from_name(json_node_get_string(kn), &kind)) {
 		GString *kinds = g_string_new(NULL);
 		for (int k = 0; k < LH_OP_N_KINDS; k++)
 			g_string_append_printf(kinds, "%s%s", k ? ", " : "", lh_op_kind_name(k));
 		gboolean ok = at(r, kk, "op '%s': unknown kind '%s' (kinds: %s)", name,
-				 JSON_NODE_TYPE(kn) == JSON_NODE_VALUE &&
-						 json_node_get_value_type(kn) == G_TYPE_STRING
-					 ? json_node_get_string(kn)
-					 : "(not a string)",
-				 kinds->str);
+		                 JSON_NODE_TYPE(kn) == JSON_NODE_VALUE &&
+		                         json_node_get_value_type(kn) == G_TYPE_STRING
+		                     ? json_node_get_string(kn)
+		                     : "(not a string)",
+		                 kinds->str);
 		g_string_free(kinds, TRUE);
 		return ok;
 	}
@@ -313,7 +316,7 @@ static gboolean read_op(Rd *r, LhGraph *g, JsonArray *ops, guint idx, GHashTable
 	LhOp *op = lh_graph_op_mut(g, i);
 	double v;
 	gboolean has, has_flops = FALSE, has_bytes = FALSE, has_size = FALSE, has_dur = FALSE,
-		      has_group = FALSE;
+	              has_group = FALSE;
 	if (!num(r, o, name, "flops", FALSE, LH_JSON_MAX_FLOPS, &v, &has))
 		return FALSE;
 	if ((has_flops = has))
@@ -339,8 +342,8 @@ static gboolean read_op(Rd *r, LhGraph *g, JsonArray *ops, guint idx, GHashTable
 	if ((has_group = has)) {
 		g_autofree char *k = mkey(o, "group");
 		if (v < 1 || v > 1e6)
-			return at(r, k, "op '%s': group must be between 1 and 1000000 (got %g)", name,
-				  v);
+			return at(r, k, "op '%s': group must be between 1 and 1000000 (got %g)",
+			          name, v);
 		op->group = (guint32)v;
 	}
 	if (!num(r, o, name, "sm", FALSE, G_MAXDOUBLE, &v, &has))
@@ -360,11 +363,15 @@ static gboolean read_op(Rd *r, LhGraph *g, JsonArray *ops, guint idx, GHashTable
 		g_autofree char *k = mkey(o, "sync");
 		if (JSON_NODE_TYPE(yn) != JSON_NODE_VALUE ||
 		    json_node_get_value_type(yn) != G_TYPE_STRING || !*json_node_get_string(yn))
-			return at(r, k, "op '%s': sync must be a non-empty string (the key its "
-				  "rendezvous' ops share)", name);
+			return at(r, k,
+			          "op '%s': sync must be a non-empty string (the key its "
+			          "rendezvous' ops share)",
+			          name);
 		if (!lh_op_kind_is_collective(kind))
-			return at(r, k, "op '%s': only collectives, send and recv have a 'sync' (a %s "
-				  "has none)", name, lh_op_kind_name(kind));
+			return at(r, k,
+			          "op '%s': only collectives, send and recv have a 'sync' (a %s "
+			          "has none)",
+			          name, lh_op_kind_name(kind));
 		/* In op order, as the fast reader adds them: the same indices. */
 		op->sync = 1 + lh_graph_sync_add(g, json_node_get_string(yn));
 	}
@@ -372,9 +379,9 @@ static gboolean read_op(Rd *r, LhGraph *g, JsonArray *ops, guint idx, GHashTable
 	if (sn) {
 		g_autofree char *k = mkey(o, "out_space");
 		const char *s = JSON_NODE_TYPE(sn) == JSON_NODE_VALUE &&
-					json_node_get_value_type(sn) == G_TYPE_STRING
-				? json_node_get_string(sn)
-				: "";
+		                        json_node_get_value_type(sn) == G_TYPE_STRING
+		                    ? json_node_get_string(sn)
+		                    : "";
 		if (strcmp(s, "device") == 0)
 			op->out_space = LH_SPACE_DEVICE;
 		else if (strcmp(s, "host") == 0)
@@ -406,15 +413,16 @@ static gboolean read_op(Rd *r, LhGraph *g, JsonArray *ops, guint idx, GHashTable
 		    json_node_get_value_type(tn) != G_TYPE_STRING ||
 		    !lh_dtype_from_name(json_node_get_string(tn), &d))
 			return at(r, k,
-				  "op '%s': dtype must be one of \"f64\", \"f32\", \"tf32\", "
-				  "\"bf16\", \"f16\", \"fp8\", \"int8\"",
-				  name);
+			          "op '%s': dtype must be one of \"f64\", \"f32\", \"tf32\", "
+			          "\"bf16\", \"f16\", \"fp8\", \"int8\"",
+			          name);
 		op->dtype = d;
 	}
 	JsonNode *gn = json_object_get_member(o, "gemm");
 	if (gn) {
 		g_autofree char *k = mkey(o, "gemm");
-		JsonArray *ga = JSON_NODE_TYPE(gn) == JSON_NODE_ARRAY ? json_node_get_array(gn) : NULL;
+		JsonArray *ga =
+		    JSON_NODE_TYPE(gn) == JSON_NODE_ARRAY ? json_node_get_array(gn) : NULL;
 		if (!ga || json_array_get_length(ga) != 4)
 			return at(r, k, "op '%s': gemm must be [batch, m, n, k]", name);
 		guint64 d[4];
@@ -422,11 +430,12 @@ static gboolean read_op(Rd *r, LhGraph *g, JsonArray *ops, guint idx, GHashTable
 			JsonNode *e = json_array_get_element(ga, j);
 			g_autofree char *ek2 = ekey(ga, j);
 			if (JSON_NODE_TYPE(e) != JSON_NODE_VALUE ||
-			    json_node_get_value_type(e) != G_TYPE_INT64 || json_node_get_int(e) < 1 ||
+			    json_node_get_value_type(e) != G_TYPE_INT64 ||
+			    json_node_get_int(e) < 1 ||
 			    json_node_get_int(e) > (j ? (gint64)1 << 40 : (gint64)G_MAXUINT32))
 				return at(r, ek2,
-					  "op '%s': gemm[%u] must be a whole number from 1 to %s",
-					  name, j, j ? "2^40" : "2^32 - 1");
+				          "op '%s': gemm[%u] must be a whole number from 1 to %s",
+				          name, j, j ? "2^40" : "2^32 - 1");
 			d[j] = (guint64)json_node_get_int(e);
 		}
 		if (kind != LH_OP_KERNEL)
@@ -449,7 +458,8 @@ static gboolean read_op(Rd *r, LhGraph *g, JsonArray *ops, guint idx, GHashTable
 	/* What each kind cannot do without. */
 	if (kind == LH_OP_KERNEL && !has_flops && !has_bytes && !has_dur)
 		return at(r, ek, "op '%s': a kernel needs 'flops', 'bytes' or 'duration_ns'", name);
-	if ((lh_op_kind_is_copy(kind) || kind == LH_OP_COPY_D2D || lh_op_kind_is_collective(kind)) &&
+	if ((lh_op_kind_is_copy(kind) || kind == LH_OP_COPY_D2D ||
+	     lh_op_kind_is_collective(kind)) &&
 	    !has_size && !has_dur)
 		return at(r, ek, "op '%s': missing required field 'size' (bytes moved)", name);
 	if ((kind == LH_OP_ALL_REDUCE || kind == LH_OP_ALL_GATHER || kind == LH_OP_REDUCE_SCATTER ||
@@ -474,14 +484,14 @@ static gboolean read_deps(Rd *r, LhGraph *g, JsonArray *ops, GHashTable *names)
 		JsonArray *deps = json_node_get_array(dn);
 		if (json_array_get_length(deps) && lh_graph_op(g, idx)->kind == LH_OP_INPUT)
 			return at(r, k, "op '%s': an input has no deps (it is live from t = 0)",
-				  name);
+			          name);
 		for (guint d = 0; d < json_array_get_length(deps); d++) {
 			JsonNode *e = json_array_get_element(deps, d);
 			g_autofree char *dk = ekey(deps, d);
 			if (JSON_NODE_TYPE(e) != JSON_NODE_VALUE ||
 			    json_node_get_value_type(e) != G_TYPE_STRING)
 				return at(r, dk, "op '%s': deps[%u] must be an op name (a string)",
-					  name, d);
+				          name, d);
 			const char *dep = json_node_get_string(e);
 			gpointer di = g_hash_table_lookup(names, dep);
 			if (!di)
@@ -510,19 +520,22 @@ static gboolean read_deps(Rd *r, LhGraph *g, JsonArray *ops, GHashTable *names)
 			in_deps = strcmp(json_array_get_string_element(deps, d), dep) == 0;
 		if (!in_deps)
 			return at(r, k, "op '%s': alias '%s' is not one of its deps", name, dep);
-		lh_graph_op_mut(g, idx)->alias = GPOINTER_TO_UINT(g_hash_table_lookup(names, dep)) - 1;
+		lh_graph_op_mut(g, idx)->alias =
+		    GPOINTER_TO_UINT(g_hash_table_lookup(names, dep)) - 1;
 	}
 	return TRUE;
 }
 
 /* A whole number in [lo, hi] at @key, or an error naming @what. */
 static gboolean uint_at(Rd *r, JsonNode *n, const char *key, guint64 lo, guint64 hi,
-			const char *what, guint32 *out)
+                        const char *what, guint32 *out)
 {
 	if (JSON_NODE_TYPE(n) != JSON_NODE_VALUE || json_node_get_value_type(n) != G_TYPE_INT64 ||
 	    json_node_get_int(n) < (gint64)lo || json_node_get_int(n) > (gint64)hi)
-		return at(r, key, "%s must be a whole number from %" G_GUINT64_FORMAT
-			  " to %" G_GUINT64_FORMAT, what, lo, hi);
+		return at(r, key,
+		          "%s must be a whole number from %" G_GUINT64_FORMAT
+		          " to %" G_GUINT64_FORMAT,
+		          what, lo, hi);
 	*out = (guint32)json_node_get_int(n);
 	return TRUE;
 }
@@ -549,13 +562,15 @@ static gboolean read_members(Rd *r, LhGraph *g, JsonObject *top, JsonArray *ops)
 		g_autofree char *mk = mkey(o, "members");
 		if (!lh_op_kind_is_collective(op->kind))
 			return at(r, mk, "op '%s': only collectives, send and recv have 'members'",
-				  op->name);
+			          op->name);
 		gboolean pairs = op->kind == LH_OP_COLLECTIVE_PERMUTE || op->kind == LH_OP_SEND ||
-				 op->kind == LH_OP_RECV;
-		if (JSON_NODE_TYPE(mn) != JSON_NODE_ARRAY || !json_array_get_length(json_node_get_array(mn)))
-			return at(r, mk, "op '%s': 'members' must be a non-empty array of groups, "
-					 "e.g. [[0,1,2,3],[4,5,6,7]]",
-				  op->name);
+		                 op->kind == LH_OP_RECV;
+		if (JSON_NODE_TYPE(mn) != JSON_NODE_ARRAY ||
+		    !json_array_get_length(json_node_get_array(mn)))
+			return at(r, mk,
+			          "op '%s': 'members' must be a non-empty array of groups, "
+			          "e.g. [[0,1,2,3],[4,5,6,7]]",
+			          op->name);
 		JsonArray *ga = json_node_get_array(mn);
 		g_array_set_size(ids, 0);
 		g_autoptr(GPtrArray) keys = g_ptr_array_new_with_free_func(g_free);
@@ -565,20 +580,21 @@ static gboolean read_members(Rd *r, LhGraph *g, JsonObject *top, JsonArray *ops)
 			g_autofree char *gk = ekey(ga, k);
 			if (JSON_NODE_TYPE(gn) != JSON_NODE_ARRAY)
 				return at(r, gk, "op '%s': members[%u] must be an array of devices",
-					  op->name, k);
+				          op->name, k);
 			JsonArray *da = json_node_get_array(gn);
 			guint32 len = json_array_get_length(da);
 			if (k == 0)
 				gsz = len;
 			else if (len != gsz)
-				return at(r, gk, "op '%s': uneven groups: members[0] has %u devices, "
-						 "members[%u] has %u",
-					  op->name, gsz, k, len);
+				return at(r, gk,
+				          "op '%s': uneven groups: members[0] has %u devices, "
+				          "members[%u] has %u",
+				          op->name, gsz, k, len);
 			for (guint j = 0; j < len; j++) {
 				g_autofree char *dk = ekey(da, j);
 				guint32 d;
-				if (!uint_at(r, json_array_get_element(da, j), dk, 0, G_MAXUINT32 - 1,
-					     "a device id", &d))
+				if (!uint_at(r, json_array_get_element(da, j), dk, 0,
+				             G_MAXUINT32 - 1, "a device id", &d))
 					return FALSE;
 				g_array_append_val(ids, d);
 				g_ptr_array_add(keys, g_steal_pointer(&dk));
@@ -587,20 +603,21 @@ static gboolean read_members(Rd *r, LhGraph *g, JsonObject *top, JsonArray *ops)
 		g_autofree char *why = NULL;
 		guint32 bad;
 		if (!lh_member_set_check(ng, gsz, pairs, (const guint32 *)ids->data, devices, &why,
-					 &bad))
-			return at(r, bad < keys->len ? keys->pdata[bad] : mk, "op '%s': members: %s",
-				  op->name, why);
+		                         &bad))
+			return at(r, bad < keys->len ? keys->pdata[bad] : mk,
+			          "op '%s': members: %s", op->name, why);
 		if (pairs) {
 			op->group = 2;
 		} else if (json_object_has_member(o, "group") && op->group != gsz) {
 			g_autofree char *gk = mkey(o, "group");
-			return at(r, gk, "op '%s': group %u disagrees with its members' groups of %u",
-				  op->name, op->group, gsz);
+			return at(r, gk,
+			          "op '%s': group %u disagrees with its members' groups of %u",
+			          op->name, op->group, gsz);
 		} else {
 			op->group = gsz;
 		}
-		op->members = 1 + lh_graph_add_member_set(g, ng, gsz, pairs,
-							  (const guint32 *)ids->data);
+		op->members =
+		    1 + lh_graph_add_member_set(g, ng, gsz, pairs, (const guint32 *)ids->data);
 	}
 	return TRUE;
 }
@@ -620,20 +637,24 @@ static gboolean read_placement(Rd *r, LhGraph *g, JsonObject *top, JsonArray *op
 			JsonObject *o = json_array_get_object_element(ops, i);
 			if (json_object_has_member(o, "sync")) {
 				g_autofree char *k = mkey(o, "sync");
-				return at(r, k, "op '%s' names a sync, but no op names a device: a sync "
-					  "joins ops on several devices (give every op a \"device\")",
-					  json_object_get_string_member(o, "name"));
+				return at(
+				    r, k,
+				    "op '%s' names a sync, but no op names a device: a sync "
+				    "joins ops on several devices (give every op a \"device\")",
+				    json_object_get_string_member(o, "name"));
 			}
 		}
 		return TRUE;
 	}
 	const char *first_name =
-		json_object_get_string_member(json_array_get_object_element(ops, first), "name");
+	    json_object_get_string_member(json_array_get_object_element(ops, first), "name");
 	if (!json_object_has_member(top, "devices")) {
 		JsonObject *o = json_array_get_object_element(ops, first);
 		g_autofree char *k = mkey(o, "device");
-		return at(r, k, "op '%s' names a device, but the graph does not say how many it has "
-			  "(top-level \"devices\")", first_name);
+		return at(r, k,
+		          "op '%s' names a device, but the graph does not say how many it has "
+		          "(top-level \"devices\")",
+		          first_name);
 	}
 	guint32 devices = lh_graph_devices(g);
 	for (guint i = 0; i < n; i++) {
@@ -641,14 +662,18 @@ static gboolean read_placement(Rd *r, LhGraph *g, JsonObject *top, JsonArray *op
 		const char *name = json_object_get_string_member(o, "name");
 		if (!json_object_has_member(o, "device")) {
 			g_autofree char *k = ekey(ops, i);
-			return at(r, k, "op '%s' names no device, but op '%s' does: in a graph placed on "
-				  "devices every op names one", name, first_name);
+			return at(r, k,
+			          "op '%s' names no device, but op '%s' does: in a graph placed on "
+			          "devices every op names one",
+			          name, first_name);
 		}
 		guint32 d = lh_graph_op(g, i)->device;
 		if (d >= devices) {
 			g_autofree char *k = mkey(o, "device");
-			return at(r, k, "op '%s' is on device %u, but the graph declares %u device%s "
-				  "(0 to %u)", name, d, devices, devices == 1 ? "" : "s", devices - 1);
+			return at(r, k,
+			          "op '%s' is on device %u, but the graph declares %u device%s "
+			          "(0 to %u)",
+			          name, d, devices, devices == 1 ? "" : "s", devices - 1);
 		}
 	}
 	lh_graph_set_placed(g, TRUE);
@@ -672,12 +697,14 @@ static gboolean read_schedule(Rd *r, LhGraph *g, JsonObject *top, GHashTable *na
 		g_autofree char *ek2 = ekey(a, j);
 		const char *nm = NULL;
 		guint32 done = 0;
-		if (JSON_NODE_TYPE(e) == JSON_NODE_VALUE && json_node_get_value_type(e) == G_TYPE_STRING)
+		if (JSON_NODE_TYPE(e) == JSON_NODE_VALUE &&
+		    json_node_get_value_type(e) == G_TYPE_STRING)
 			nm = json_node_get_string(e);
 		else if (JSON_NODE_TYPE(e) == JSON_NODE_OBJECT) {
 			JsonObject *eo = json_node_get_object(e);
 			JsonNode *dn = json_object_get_member(eo, "done");
-			if (json_object_get_size(eo) == 1 && dn && JSON_NODE_TYPE(dn) == JSON_NODE_VALUE &&
+			if (json_object_get_size(eo) == 1 && dn &&
+			    JSON_NODE_TYPE(dn) == JSON_NODE_VALUE &&
 			    json_node_get_value_type(dn) == G_TYPE_STRING) {
 				nm = json_node_get_string(dn);
 				done = LH_SCHED_DONE;
@@ -699,7 +726,7 @@ static gboolean read_schedule(Rd *r, LhGraph *g, JsonObject *top, GHashTable *na
 /* The fast path first (models/graph-json-fast.c); it gives up on anything unusual or wrong,
  * and the full reader below then reads the text and names the error's position. */
 LhGraph *lh_graph_new_from_json_data(const char *data, gssize len, const char *where,
-				     GError **error)
+                                     GError **error)
 {
 	g_return_val_if_fail(data != NULL, NULL);
 	LhGraph *g = lh__graph_json_fast(data, len < 0 ? strlen(data) : (gsize)len);
@@ -728,8 +755,8 @@ LhGraph *lh__graph_json_full(const char *data, gssize len, const char *where, GE
 		if (g_str_has_prefix(msg, "<data>"))
 			msg += 6;
 		else if (*msg != ':') {
-			g_set_error(error, LH_GRAPH_ERROR, LH_GRAPH_ERROR_PARSE, "%s:1:1: %s", where,
-				    msg);
+			g_set_error(error, LH_GRAPH_ERROR, LH_GRAPH_ERROR_PARSE, "%s:1:1: %s",
+			            where, msg);
 			goto out;
 		}
 		g_set_error(error, LH_GRAPH_ERROR, LH_GRAPH_ERROR_PARSE, "%s%s", where, msg);
@@ -737,9 +764,9 @@ LhGraph *lh__graph_json_full(const char *data, gssize len, const char *where, GE
 	}
 	if (ps.dup) {
 		g_set_error(error, LH_GRAPH_ERROR, LH_GRAPH_ERROR_PARSE,
-			    "%s:%u:%u: key \"%s\" appears twice in the same object", where,
-			    (guint)(ps.dup_pos >> 32), MAX((guint)(ps.dup_pos & 0xffffffff), 1u),
-			    ps.dup);
+		            "%s:%u:%u: key \"%s\" appears twice in the same object", where,
+		            (guint)(ps.dup_pos >> 32), MAX((guint)(ps.dup_pos & 0xffffffff), 1u),
+		            ps.dup);
 		goto out;
 	}
 	JsonNode *root = json_parser_get_root(parser);
@@ -751,16 +778,16 @@ LhGraph *lh__graph_json_full(const char *data, gssize len, const char *where, GE
 	{
 		/* Unknown top-level fields are errors too: a typo ("shedule") must not silently
 		 * drop what it was meant to say. */
-		static const char *const top_fields[] = {"format", "version", "name", "ops",
-							 "schedule", "devices", NULL};
+		static const char *const top_fields[] = {"format",   "version", "name", "ops",
+		                                         "schedule", "devices", NULL};
 		g_autoptr(GList) members = json_object_get_members(top);
 		for (GList *l = members; l; l = l->next) {
 			if (g_strv_contains(top_fields, l->data))
 				continue;
 			g_autofree char *k = mkey(top, l->data);
 			g_autofree char *list = g_strjoinv(", ", (char **)top_fields);
-			at(&r, k, "unknown top-level field '%s' (fields: %s)", (const char *)l->data,
-			   list);
+			at(&r, k, "unknown top-level field '%s' (fields: %s)",
+			   (const char *)l->data, list);
 			goto out;
 		}
 	}
@@ -777,7 +804,8 @@ LhGraph *lh__graph_json_full(const char *data, gssize len, const char *where, GE
 		JsonNode *ver = json_object_get_member(top, "version");
 		if (!ver || JSON_NODE_TYPE(ver) != JSON_NODE_VALUE ||
 		    json_node_get_value_type(ver) != G_TYPE_INT64 || json_node_get_int(ver) != 1) {
-			at(&r, ver ? vk : NULL, "\"version\" must be 1 (the version this lhsim reads)");
+			at(&r, ver ? vk : NULL,
+			   "\"version\" must be 1 (the version this lhsim reads)");
 			goto out;
 		}
 	}
@@ -888,18 +916,19 @@ char *lh_graph_to_json(const LhGraph *g)
 			jnum(s, "sm", op->sm);
 		if (op->size)
 			g_string_append_printf(s, ", \"size\": %" G_GUINT64_FORMAT, op->size);
-		if (op->group != 1 || op->kind == LH_OP_ALL_REDUCE || op->kind == LH_OP_ALL_GATHER ||
-		    op->kind == LH_OP_REDUCE_SCATTER || op->kind == LH_OP_ALL_TO_ALL)
+		if (op->group != 1 || op->kind == LH_OP_ALL_REDUCE ||
+		    op->kind == LH_OP_ALL_GATHER || op->kind == LH_OP_REDUCE_SCATTER ||
+		    op->kind == LH_OP_ALL_TO_ALL)
 			g_string_append_printf(s, ", \"group\": %u", op->group);
 		if (op->duration_ns >= 0)
 			g_string_append_printf(s, ", \"duration_ns\": %" G_GINT64_FORMAT,
-					       op->duration_ns);
+			                       op->duration_ns);
 		if (op->out_bytes)
 			g_string_append_printf(s, ", \"out_bytes\": %" G_GUINT64_FORMAT,
-					       op->out_bytes);
+			                       op->out_bytes);
 		if (op->out_space != (op->kind == LH_OP_COPY_D2H ? LH_SPACE_HOST : LH_SPACE_DEVICE))
 			g_string_append_printf(s, ", \"out_space\": \"%s\"",
-					       lh_space_name(op->out_space));
+			                       lh_space_name(op->out_space));
 		gboolean dflt_async = op->kind != LH_OP_KERNEL && op->kind != LH_OP_INPUT;
 		if (op->async != dflt_async)
 			g_string_append_printf(s, ", \"async\": %s", op->async ? "true" : "false");
@@ -911,9 +940,9 @@ char *lh_graph_to_json(const LhGraph *g)
 			g_string_append_printf(s, ", \"dtype\": \"%s\"", lh_dtype_name(op->dtype));
 		if (op->gemm_batch)
 			g_string_append_printf(s,
-					       ", \"gemm\": [%u, %" G_GUINT64_FORMAT
-					       ", %" G_GUINT64_FORMAT ", %" G_GUINT64_FORMAT "]",
-					       op->gemm_batch, op->gemm_m, op->gemm_n, op->gemm_k);
+			                       ", \"gemm\": [%u, %" G_GUINT64_FORMAT
+			                       ", %" G_GUINT64_FORMAT ", %" G_GUINT64_FORMAT "]",
+			                       op->gemm_batch, op->gemm_m, op->gemm_n, op->gemm_k);
 		if (op->transpose)
 			g_string_append(s, ", \"transpose\": true");
 		if (lh_graph_placed(g))
@@ -933,7 +962,7 @@ char *lh_graph_to_json(const LhGraph *g)
 				g_string_append(s, k ? ", [" : "[");
 				for (guint32 j = 0; j < ms->group_size; j++)
 					g_string_append_printf(s, j ? ",%u" : "%u",
-							       ms->dev[k * ms->group_size + j]);
+					                       ms->dev[k * ms->group_size + j]);
 				g_string_append_c(s, ']');
 			}
 			g_string_append_c(s, ']');
@@ -977,9 +1006,9 @@ LhGraph *lh_graph_load(const char *path, GError **error)
 	if (g_str_has_suffix(path, ".stg")) {
 		/* An STG graph means nothing without its processor count. */
 		g_set_error(error, LH_GRAPH_ERROR, LH_GRAPH_ERROR_PARSE,
-			    "%s: an STG task graph needs a processor count: import it first with "
-			    "'lhsim import %s --processors P -o graph.json', then use --hw ideal",
-			    path, path);
+		            "%s: an STG task graph needs a processor count: import it first with "
+		            "'lhsim import %s --processors P -o graph.json', then use --hw ideal",
+		            path, path);
 		return NULL;
 	}
 	return lh_graph_new_from_json_file(path, error);

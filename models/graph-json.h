@@ -10,7 +10,7 @@ G_BEGIN_DECLS
 
 LhGraph *lh_graph_new_from_json_file(const char *path, GError **error); /* caller frees */
 LhGraph *lh_graph_new_from_json_data(const char *data, gssize len, const char *where,
-				     GError **error);
+                                     GError **error);
 char *lh_graph_to_json(const LhGraph *g); /* caller frees */
 /* Atomic: a temporary file beside @path, then rename. */
 gboolean lh_graph_write_json_file(const LhGraph *g, const char *path, GError **error);

@@ -88,10 +88,28 @@ gboolean hlo_str_has(const char *s, const char *sub)
 static gboolean is_data_movement(const char *op)
 {
 	static const char *const ops[] = {
-		"broadcast", "reshape", "transpose", "copy", "slice", "dynamic-slice",
-		"dynamic-update-slice", "concatenate", "pad", "reverse", "gather", "scatter",
-		"iota", "convert", "bitcast-convert", "dynamic-reshape", "reduce-precision",
-		"set-dimension-size", "get-dimension-size", "copy-start", "select", "sort",
+	    "broadcast",
+	    "reshape",
+	    "transpose",
+	    "copy",
+	    "slice",
+	    "dynamic-slice",
+	    "dynamic-update-slice",
+	    "concatenate",
+	    "pad",
+	    "reverse",
+	    "gather",
+	    "scatter",
+	    "iota",
+	    "convert",
+	    "bitcast-convert",
+	    "dynamic-reshape",
+	    "reduce-precision",
+	    "set-dimension-size",
+	    "get-dimension-size",
+	    "copy-start",
+	    "select",
+	    "sort",
 	};
 	for (gsize i = 0; i < G_N_ELEMENTS(ops); i++)
 		if (strcmp(op, ops[i]) == 0)
@@ -103,17 +121,74 @@ static gboolean is_data_movement(const char *op)
 gboolean hlo_is_known(const char *op)
 {
 	static const char *const ops[] = {
-		"abs", "add", "and", "atan2", "cbrt", "ceil", "clamp", "clz", "compare", "complex",
-		"cos", "cosine", "divide", "erf", "exponential", "exponential-minus-one", "floor",
-		"imag", "is-finite", "log", "log-plus-one", "logistic", "map", "maximum", "minimum",
-		"multiply", "negate", "not", "or", "popcnt", "power", "real", "reduce",
-		"reduce-window", "remainder", "round-nearest-afz", "round-nearest-even", "rsqrt",
-		"select-and-scatter", "shift-left", "shift-right-arithmetic", "shift-right-logical",
-		"sign", "sin", "sine", "sqrt", "subtract", "tan", "tanh", "xor", "dot", "convolution",
-		"fusion", "custom-call", "rng", "rng-bit-generator", "rng-get-and-update-state",
-		"triangular-solve", "cholesky", "fft", "stochastic-convert", "topk",
-		"batch-norm-training", "batch-norm-inference", "batch-norm-grad", "conditional",
-		"ragged-dot", "scaled-dot",
+	    "abs",
+	    "add",
+	    "and",
+	    "atan2",
+	    "cbrt",
+	    "ceil",
+	    "clamp",
+	    "clz",
+	    "compare",
+	    "complex",
+	    "cos",
+	    "cosine",
+	    "divide",
+	    "erf",
+	    "exponential",
+	    "exponential-minus-one",
+	    "floor",
+	    "imag",
+	    "is-finite",
+	    "log",
+	    "log-plus-one",
+	    "logistic",
+	    "map",
+	    "maximum",
+	    "minimum",
+	    "multiply",
+	    "negate",
+	    "not",
+	    "or",
+	    "popcnt",
+	    "power",
+	    "real",
+	    "reduce",
+	    "reduce-window",
+	    "remainder",
+	    "round-nearest-afz",
+	    "round-nearest-even",
+	    "rsqrt",
+	    "select-and-scatter",
+	    "shift-left",
+	    "shift-right-arithmetic",
+	    "shift-right-logical",
+	    "sign",
+	    "sin",
+	    "sine",
+	    "sqrt",
+	    "subtract",
+	    "tan",
+	    "tanh",
+	    "xor",
+	    "dot",
+	    "convolution",
+	    "fusion",
+	    "custom-call",
+	    "rng",
+	    "rng-bit-generator",
+	    "rng-get-and-update-state",
+	    "triangular-solve",
+	    "cholesky",
+	    "fft",
+	    "stochastic-convert",
+	    "topk",
+	    "batch-norm-training",
+	    "batch-norm-inference",
+	    "batch-norm-grad",
+	    "conditional",
+	    "ragged-dot",
+	    "scaled-dot",
 	};
 	if (is_data_movement(op))
 		return TRUE;
@@ -133,7 +208,8 @@ double hlo_instr_flops(Parser *ps, const Comp *c, const Instr *in, int depth)
 		/* 2 * batch * M * N * K: the output has batch * M * N elements; times the passes
 		 * of a multi-pass algorithm (dot_bf16_bf16_f32_x3: 3). */
 		return 2 * oe * hlo_dot_passes(in) *
-		       contracting(hlo_operand_shape(c, in, 0), hlo_attr_get(in, "lhs_contracting_dims"));
+		       contracting(hlo_operand_shape(c, in, 0),
+		                   hlo_attr_get(in, "lhs_contracting_dims"));
 	if (strcmp(op, "fft") == 0)
 		return hlo_fft_flops(c, in);
 	if (strcmp(op, "convolution") == 0)
@@ -144,7 +220,8 @@ double hlo_instr_flops(Parser *ps, const Comp *c, const Instr *in, int depth)
 	}
 	if (strcmp(op, "custom-call") == 0) {
 		const char *t = hlo_attr_get(in, "custom_call_target");
-		if (hlo_str_has(t, "cublas") || hlo_str_has(t, "gemm") || hlo_str_has(t, "matmul")) {
+		if (hlo_str_has(t, "cublas") || hlo_str_has(t, "gemm") ||
+		    hlo_str_has(t, "matmul")) {
 			const char *bc = hlo_attr_get(in, "backend_config");
 			const char *lc = bc ? strstr(bc, "lhs_contracting_dimensions") : NULL;
 			const Shape *lhs = hlo_operand_shape(c, in, 0);
@@ -154,20 +231,25 @@ double hlo_instr_flops(Parser *ps, const Comp *c, const Instr *in, int depth)
 			const char *close = open ? strchr(open, ']') : NULL;
 			g_autofree char *list = close ? g_strndup(open, close - open + 1) : NULL;
 			double k = list ? contracting(lhs, list)
-					: (lhs && lhs->rank ? (double)lhs->dims[lhs->rank - 1] : 1);
+			                : (lhs && lhs->rank ? (double)lhs->dims[lhs->rank - 1] : 1);
 			return 2 * (o ? o->elems : 0) * k;
 		}
 		if (hlo_str_has(t, "cudnn$conv"))
-			return conv_flops(hlo_shape_first_array(&in->shape), hlo_operand_shape(c, in, 1),
-					  hlo_attr_get(in, "dim_labels"));
-		if (hlo_str_has(t, "fmha") || hlo_str_has(t, "fused_attn") || hlo_str_has(t, "flash")) {
-			/* Attention, q [b, s, h, d] and k [b, s_kv, h_kv, d] (BSHD): QK^T and PV are
-			 * 2*b*h*s*s_kv*d flops each. The backward does 5 such products instead of 2
-			 * (FlashAttention-2, Dao 2023, section 3.1.2): 2.5 times the forward. */
-			const Shape *q = hlo_operand_shape(c, in, 0), *k = hlo_operand_shape(c, in, 1);
+			return conv_flops(hlo_shape_first_array(&in->shape),
+			                  hlo_operand_shape(c, in, 1),
+			                  hlo_attr_get(in, "dim_labels"));
+		if (hlo_str_has(t, "fmha") || hlo_str_has(t, "fused_attn") ||
+		    hlo_str_has(t, "flash")) {
+			/* Attention, q [b, s, h, d] and k [b, s_kv, h_kv, d] (BSHD): QK^T and PV
+			 * are 2*b*h*s*s_kv*d flops each. The backward does 5 such products instead
+			 * of 2 (FlashAttention-2, Dao 2023, section 3.1.2): 2.5 times the forward.
+			 */
+			const Shape *q = hlo_operand_shape(c, in, 0),
+			            *k = hlo_operand_shape(c, in, 1);
 			if (!q || !k || q->rank != 4 || k->rank != 4)
 				return oe;
-			double f = 4.0 * q->dims[0] * q->dims[2] * q->dims[1] * k->dims[1] * q->dims[3];
+			double f =
+			    4.0 * q->dims[0] * q->dims[2] * q->dims[1] * k->dims[1] * q->dims[3];
 			return hlo_str_has(t, "backward") || hlo_str_has(t, "bwd") ? 2.5 * f : f;
 		}
 		return 0; /* unknown library call: memory-bound */
@@ -274,12 +356,13 @@ static double fusion_written(const Comp *f)
 	const Instr *root = instr_at(f, skip_bitcasts(f, f->root));
 	if (!is_op(root, "tuple") || !root->ops)
 		return is_dus(root) && hlo_param_number(f, root->ops[0]) >= 0
-			       ? operand_bytes(f, root, 1) : root->shape.bytes;
+		           ? operand_bytes(f, root, 1)
+		           : root->shape.bytes;
 	double b = 0;
 	for (guint k = 0; k < root->operands->len; k++) {
 		const Instr *e = instr_at(f, skip_bitcasts(f, root->ops[k]));
 		b += is_dus(e) && hlo_param_number(f, e->ops[0]) >= 0 ? operand_bytes(f, e, 1)
-								      : e->shape.bytes;
+		                                                      : e->shape.bytes;
 	}
 	return b;
 }
@@ -366,8 +449,10 @@ static gboolean fft_attrs(Parser *ps, const Instr *in, int *type, double *len)
 		if (strcmp(t, types[i]) == 0)
 			*type = (int)i;
 	if (*type < 0)
-		return ps && hlo_fail_at(ps, in->op_at, "fft '%s' needs fft_type=FFT, IFFT, RFFT or "
-					 "IRFFT", in->name);
+		return ps && hlo_fail_at(ps, in->op_at,
+		                         "fft '%s' needs fft_type=FFT, IFFT, RFFT or "
+		                         "IRFFT",
+		                         in->name);
 	gint64 d[MAX_RANK];
 	guint n = hlo_int_list(l, d, MAX_RANK);
 	gboolean ok = l && n >= 1 && n <= 3;
@@ -377,8 +462,10 @@ static gboolean fft_attrs(Parser *ps, const Instr *in, int *type, double *len)
 		*len *= (double)d[i];
 	}
 	if (!ok)
-		return ps && hlo_fail_at(ps, in->op_at, "fft '%s' needs fft_length={N,...} with 1 to 3 "
-					 "positive lengths", in->name);
+		return ps && hlo_fail_at(ps, in->op_at,
+		                         "fft '%s' needs fft_length={N,...} with 1 to 3 "
+		                         "positive lengths",
+		                         in->name);
 	return TRUE;
 }
 
@@ -458,20 +545,20 @@ static const struct {
 	LhDtype dtype;
 	int passes;
 } algorithms[] = {
-	{"dot_any_f8_any_f8_f32", LH_DTYPE_FP8, 1},
-	{"dot_any_f8_any_f8_f32_fast_accum", LH_DTYPE_FP8, 1},
-	{"dot_any_f8_any_f8_any", LH_DTYPE_FP8, 1},
-	{"dot_f16_f16_f16", LH_DTYPE_F16, 1},
-	{"dot_f16_f16_f32", LH_DTYPE_F16, 1},
-	{"dot_bf16_bf16_bf16", LH_DTYPE_BF16, 1},
-	{"dot_bf16_bf16_f32", LH_DTYPE_BF16, 1},
-	{"dot_bf16_bf16_f32_x3", LH_DTYPE_BF16, 3},
-	{"dot_bf16_bf16_f32_x6", LH_DTYPE_BF16, 6},
-	{"dot_bf16_bf16_f32_x9", LH_DTYPE_BF16, 9},
-	{"dot_tf32_tf32_f32", LH_DTYPE_TF32, 1},
-	{"dot_tf32_tf32_f32_x3", LH_DTYPE_TF32, 3},
-	{"dot_f32_f32_f32", LH_DTYPE_F32, 1},
-	{"dot_f64_f64_f64", LH_DTYPE_F64, 1},
+    {"dot_any_f8_any_f8_f32", LH_DTYPE_FP8, 1},
+    {"dot_any_f8_any_f8_f32_fast_accum", LH_DTYPE_FP8, 1},
+    {"dot_any_f8_any_f8_any", LH_DTYPE_FP8, 1},
+    {"dot_f16_f16_f16", LH_DTYPE_F16, 1},
+    {"dot_f16_f16_f32", LH_DTYPE_F16, 1},
+    {"dot_bf16_bf16_bf16", LH_DTYPE_BF16, 1},
+    {"dot_bf16_bf16_f32", LH_DTYPE_BF16, 1},
+    {"dot_bf16_bf16_f32_x3", LH_DTYPE_BF16, 3},
+    {"dot_bf16_bf16_f32_x6", LH_DTYPE_BF16, 6},
+    {"dot_bf16_bf16_f32_x9", LH_DTYPE_BF16, 9},
+    {"dot_tf32_tf32_f32", LH_DTYPE_TF32, 1},
+    {"dot_tf32_tf32_f32_x3", LH_DTYPE_TF32, 3},
+    {"dot_f32_f32_f32", LH_DTYPE_F32, 1},
+    {"dot_f64_f64_f64", LH_DTYPE_F64, 1},
 };
 
 /* A dot's or convolution's precision: the highest operand precision and the algorithm index
@@ -484,15 +571,18 @@ static gboolean precision_of(Parser *ps, const Instr *in, int *prec, int *alg)
 	if (a) {
 		const char *v = a->value;
 		if (*v != '{')
-			return ps && hlo_fail_at(ps, value_at(a), "operand_precision: expected '{'");
+			return ps &&
+			       hlo_fail_at(ps, value_at(a), "operand_precision: expected '{'");
 		for (const char *p = v + 1; *p && *p != '}';) {
 			const char *e = p;
 			while (*e && *e != ',' && *e != '}')
 				e++;
 			int l = precision_level(p, (gsize)(e - p));
 			if (l < 0)
-				return ps && hlo_fail_at(ps, value_at(a) + (gsize)(p - v),
-							 "operand_precision: expected default, high or highest");
+				return ps &&
+				       hlo_fail_at(
+				           ps, value_at(a) + (gsize)(p - v),
+				           "operand_precision: expected default, high or highest");
 			*prec = MAX(*prec, l);
 			p = *e == ',' ? e + 1 : e;
 		}
@@ -503,7 +593,8 @@ static gboolean precision_of(Parser *ps, const Instr *in, int *prec, int *alg)
 			if (g_ascii_strcasecmp(a->value, algorithms[i].name) == 0)
 				*alg = (int)i;
 		if (*alg < 0)
-			return ps && hlo_fail_at(ps, value_at(a), "unknown dot algorithm '%s'", a->value);
+			return ps &&
+			       hlo_fail_at(ps, value_at(a), "unknown dot algorithm '%s'", a->value);
 	}
 	return TRUE;
 }
@@ -590,7 +681,7 @@ static gboolean in_list(const gint64 *l, guint n, gint64 d)
 
 /* Product of the dimensions of @s that are in (@in TRUE) or not in the two lists. */
 static double dims_product(const Shape *s, const gint64 *a, guint na, const gint64 *b, guint nb,
-			   gboolean in)
+                           gboolean in)
 {
 	double p = 1;
 	for (guint d = 0; d < s->rank; d++) {
@@ -617,7 +708,7 @@ static void set_gemm(HloTraits *t, double batch, double m, double n, double k)
  * the lhs batch dimensions, k = the lhs contracting dimensions, m = the other lhs dimensions,
  * n = the other rhs dimensions. @lb..@rc are the four lists' texts. */
 static void dot_gemm(HloTraits *t, const Shape *lhs, const Shape *rhs, const char *lb,
-		     const char *lc, const char *rb, const char *rc)
+                     const char *lc, const char *rb, const char *rc)
 {
 	if (!lhs || !rhs || lhs->tuple || rhs->tuple)
 		return;
@@ -625,7 +716,7 @@ static void dot_gemm(HloTraits *t, const Shape *lhs, const Shape *rhs, const cha
 	guint na = hlo_int_list(lb, a, MAX_RANK), nb = hlo_int_list(lc, b, MAX_RANK);
 	guint nc = hlo_int_list(rb, c, MAX_RANK), nd = hlo_int_list(rc, d, MAX_RANK);
 	set_gemm(t, dims_product(lhs, a, na, NULL, 0, TRUE), dims_product(lhs, a, na, b, nb, FALSE),
-		 dims_product(rhs, c, nc, d, nd, FALSE), dims_product(lhs, b, nb, NULL, 0, TRUE));
+	         dims_product(rhs, c, nc, d, nd, FALSE), dims_product(lhs, b, nb, NULL, 0, TRUE));
 }
 
 /* The JSON list after "KEY": in a backend config, as text ("[\"0\"]"); NULL if none. */
@@ -742,7 +833,7 @@ gboolean hlo_transpose_is_bitcast(const Comp *c, const Instr *in)
 
 /* Traits of one dot, convolution or cuBLAS/cuDNN call; FALSE on a malformed attribute. */
 static gboolean gemm_traits(Parser *ps, const Comp *c, const Instr *in, gboolean check,
-			    HloTraits *t)
+                            HloTraits *t)
 {
 	const char *op = in->opcode;
 	const Shape *lhs = hlo_operand_shape(c, in, 0), *rhs = hlo_operand_shape(c, in, 1);
@@ -754,9 +845,9 @@ static gboolean gemm_traits(Parser *ps, const Comp *c, const Instr *in, gboolean
 		t->dtype = math_dtype(ta, tb, prec, alg);
 		if (op[0] == 'd')
 			dot_gemm(t, lhs, rhs, hlo_attr_get(in, "lhs_batch_dims"),
-				 hlo_attr_get(in, "lhs_contracting_dims"),
-				 hlo_attr_get(in, "rhs_batch_dims"),
-				 hlo_attr_get(in, "rhs_contracting_dims"));
+			         hlo_attr_get(in, "lhs_contracting_dims"),
+			         hlo_attr_get(in, "rhs_batch_dims"),
+			         hlo_attr_get(in, "rhs_contracting_dims"));
 		else
 			conv_gemm(t, in, &in->shape, rhs);
 		return TRUE;

@@ -83,8 +83,8 @@ static gboolean parse_iota(const char *v, GArray *ids, GArray *sizes, char **why
 	gint64 total = 1;
 	for (guint k = 0; k < nd; k++) {
 		if (d[k] < 1 || d[k] > MAX_MEMBERS) {
-			*why = g_strdup_printf("iota dimension %" G_GINT64_FORMAT " is out of range",
-					       d[k]);
+			*why = g_strdup_printf(
+			    "iota dimension %" G_GINT64_FORMAT " is out of range", d[k]);
 			return FALSE;
 		}
 		total *= d[k];
@@ -95,8 +95,8 @@ static gboolean parse_iota(const char *v, GArray *ids, GArray *sizes, char **why
 	}
 	if (gs[0] < 1 || gs[1] < 1 || gs[0] * gs[1] != total) {
 		*why = g_strdup_printf("uneven groups: [%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT
-				       "] does not hold the iota's %" G_GINT64_FORMAT " devices",
-				       gs[0], gs[1], total);
+		                       "] does not hold the iota's %" G_GINT64_FORMAT " devices",
+		                       gs[0], gs[1], total);
 		return FALSE;
 	}
 	if (!tp)
@@ -174,17 +174,17 @@ static gsize value_at(const Instr *in, const char *key)
 gboolean hlo_members(Parser *ps, const Instr *in, LhOpKind kind, LhGraph *g, guint32 *members)
 {
 	*members = 0;
-	gboolean pairs = kind == LH_OP_COLLECTIVE_PERMUTE || kind == LH_OP_SEND ||
-			 kind == LH_OP_RECV;
+	gboolean pairs =
+	    kind == LH_OP_COLLECTIVE_PERMUTE || kind == LH_OP_SEND || kind == LH_OP_RECV;
 	guint32 P = (guint32)CLAMP(ps->num_partitions, 1, G_MAXUINT32);
 	guint32 R = (guint32)CLAMP(ps->replica_count, 1, G_MAXUINT32);
 	gboolean known = ps->num_partitions > 0 || ps->replica_count > 0;
 	gboolean channel = hlo_attr_get(in, "channel_id") != NULL;
 	const char *ug = hlo_attr_get(in, "use_global_device_ids");
-	Mode mode = !channel ? MODE_REPLICA
-		    : !ug     ? MODE_PARTITION
-		    : strcmp(ug, "true") == 0 ? MODE_FLAT
-					       : MODE_REPLICA_AND_PARTITION;
+	Mode mode = !channel                  ? MODE_REPLICA
+	            : !ug                     ? MODE_PARTITION
+	            : strcmp(ug, "true") == 0 ? MODE_FLAT
+	                                      : MODE_REPLICA_AND_PARTITION;
 	/* send and recv are always cross-partition (XLA: they carry a channel). */
 	if (kind == LH_OP_SEND || kind == LH_OP_RECV)
 		mode = MODE_PARTITION;
@@ -205,21 +205,21 @@ gboolean hlo_members(Parser *ps, const Instr *in, LhOpKind kind, LhGraph *g, gui
 			return hlo_fail_at(ps, at, "'%s': %s", in->name, why);
 	} else if (v && !parse_explicit(v, ids, sizes)) {
 		return hlo_fail_at(ps, at, "'%s': %s is not a list of groups like {{0,1},{2,3}}",
-				   in->name, key);
+		                   in->name, key);
 	}
 	/* The domain the ids number: replicas, partitions, or all devices. */
 	if ((guint64)P * R > MAX_MEMBERS)
 		return hlo_fail_at(ps, value_at(in, "replica_groups"),
-				   "'%s': num_partitions x replica_count = %" G_GUINT64_FORMAT
-				   " devices is more than lhsim takes (%u)",
-				   in->name, (guint64)P * R, MAX_MEMBERS);
+		                   "'%s': num_partitions x replica_count = %" G_GUINT64_FORMAT
+		                   " devices is more than lhsim takes (%u)",
+		                   in->name, (guint64)P * R, MAX_MEMBERS);
 	guint32 domain = mode == MODE_REPLICA || mode == MODE_REPLICA_AND_PARTITION ? R
-			 : mode == MODE_PARTITION				    ? P
-										    : P * R;
+	                 : mode == MODE_PARTITION                                   ? P
+	                                                                            : P * R;
 	if (sizes->len == 0) {
 		if (pairs || !known)
 			return TRUE; /* no pairs, or "all devices" of a module that does not say
-				      * how many: the group count alone (docs/hlo.md) */
+			              * how many: the group count alone (docs/hlo.md) */
 		for (guint32 i = 0; i < domain; i++)
 			g_array_append_val(ids, i);
 		g_array_append_val(sizes, domain);
@@ -228,9 +228,9 @@ gboolean hlo_members(Parser *ps, const Instr *in, LhOpKind kind, LhGraph *g, gui
 	for (guint k = 1; k < sizes->len; k++)
 		if (g_array_index(sizes, guint32, k) != gsz)
 			return hlo_fail_at(ps, at,
-					   "'%s': uneven groups in %s: group 0 has %u devices, "
-					   "group %u has %u (lhsim needs groups of one size)",
-					   in->name, key, gsz, k, g_array_index(sizes, guint32, k));
+			                   "'%s': uneven groups in %s: group 0 has %u devices, "
+			                   "group %u has %u (lhsim needs groups of one size)",
+			                   in->name, key, gsz, k, g_array_index(sizes, guint32, k));
 	guint32 ng = sizes->len;
 	/* Check in the ids' own domain (when the module states it), then expand. Ids beyond
 	 * that domain but within all P x R devices are read as flattened ids: hand-written
@@ -243,8 +243,8 @@ gboolean hlo_members(Parser *ps, const Instr *in, LhOpKind kind, LhGraph *g, gui
 		mode = MODE_FLAT;
 		domain = P * R;
 	}
-	if (!lh_member_set_check(ng, gsz, pairs, (const guint32 *)ids->data,
-				 known ? domain : 0, &why, &bad))
+	if (!lh_member_set_check(ng, gsz, pairs, (const guint32 *)ids->data, known ? domain : 0,
+	                         &why, &bad))
 		return hlo_fail_at(ps, at, "'%s': %s: %s", in->name, key, why);
 	g_autoptr(GArray) out = g_array_new(FALSE, FALSE, sizeof(guint32));
 	guint32 out_ng = ng, out_gs = gsz;
@@ -276,7 +276,7 @@ gboolean hlo_members(Parser *ps, const Instr *in, LhOpKind kind, LhGraph *g, gui
 				g_array_append_val(out, d);
 			}
 	}
-	*members = 1 + lh_graph_add_member_set(g, out_ng, out_gs, pairs,
-					       (const guint32 *)out->data);
+	*members =
+	    1 + lh_graph_add_member_set(g, out_ng, out_gs, pairs, (const guint32 *)out->data);
 	return TRUE;
 }

@@ -23,17 +23,17 @@ struct _Val {
 typedef struct {
 	Parser *ps;
 	LhGraph *g;
-	GPtrArray *pool;      /* every Val and array allocated, freed at the end */
-	GHashTable *names;    /* used op names */
-	GHashTable *unknown;  /* unknown opcodes, for one warning */
+	GPtrArray *pool;     /* every Val and array allocated, freed at the end */
+	GHashTable *names;   /* used op names */
+	GHashTable *unknown; /* unknown opcodes, for one warning */
 	GPtrArray *warnings;
 	GArray *dep_scratch;
 	guint stamp;
 	guint32 n_ops;
-	GPtrArray *op_deps;   /* per op: its deps, a leaf Val (sorted op indices) */
-	GArray *param_op;     /* entry parameter number -> its input op (LH_NO_OP if none) */
-	GArray *sched;        /* XLA's sequence as emitted (graph.h: op << 1 | LH_SCHED_DONE) */
-	GArray *done;         /* per op: 1 once its done is in sched */
+	GPtrArray *op_deps; /* per op: its deps, a leaf Val (sorted op indices) */
+	GArray *param_op;   /* entry parameter number -> its input op (LH_NO_OP if none) */
+	GArray *sched;      /* XLA's sequence as emitted (graph.h: op << 1 | LH_SCHED_DONE) */
+	GArray *done;       /* per op: 1 once its done is in sched */
 } Emit;
 
 static Val *val_leaf(Emit *em, const guint32 *ops, guint n)
@@ -107,11 +107,11 @@ static char *unique_name(Emit *em, const char *base)
 }
 
 static gboolean add_op(Emit *em, const Instr *in, const char *suffix, LhOpKind kind,
-		       const char *opcode, Val *const *deps, guint n_deps, guint32 *out)
+                       const char *opcode, Val *const *deps, guint n_deps, guint32 *out)
 {
 	if (em->n_ops >= MAX_OPS)
 		return hlo_fail_at(em->ps, in->at, "the graph would exceed %u ops (loops unrolled)",
-			       MAX_OPS);
+		                   MAX_OPS);
 	g_autofree char *base = g_strconcat(in->name, suffix, NULL);
 	const char *name = unique_name(em, base);
 	guint32 id = lh_graph_add_op(em->g, name, kind);
@@ -134,8 +134,7 @@ static gboolean add_op(Emit *em, const Instr *in, const char *suffix, LhOpKind k
  * after a synchronous one). */
 static void sched_done(Emit *em, guint32 id)
 {
-	if (id == LH_NO_OP || g_array_index(em->done, guint8, id) ||
-	    !lh_graph_op(em->g, id)->async)
+	if (id == LH_NO_OP || g_array_index(em->done, guint8, id) || !lh_graph_op(em->g, id)->async)
 		return;
 	g_array_index(em->done, guint8, id) = 1;
 	guint32 e = id << 1 | LH_SCHED_DONE;
@@ -229,13 +228,13 @@ static gboolean collective_kind(const char *op, LhOpKind *k)
 		const char *name;
 		LhOpKind kind;
 	} map[] = {
-		{"all-gather", LH_OP_ALL_GATHER},
-		{"all-reduce", LH_OP_ALL_REDUCE},
-		{"reduce-scatter", LH_OP_REDUCE_SCATTER},
-		{"all-to-all", LH_OP_ALL_TO_ALL},
-		{"ragged-all-to-all", LH_OP_ALL_TO_ALL},
-		{"collective-permute", LH_OP_COLLECTIVE_PERMUTE},
-		{"collective-broadcast", LH_OP_ALL_GATHER},
+	    {"all-gather", LH_OP_ALL_GATHER},
+	    {"all-reduce", LH_OP_ALL_REDUCE},
+	    {"reduce-scatter", LH_OP_REDUCE_SCATTER},
+	    {"all-to-all", LH_OP_ALL_TO_ALL},
+	    {"ragged-all-to-all", LH_OP_ALL_TO_ALL},
+	    {"collective-permute", LH_OP_COLLECTIVE_PERMUTE},
+	    {"collective-broadcast", LH_OP_ALL_GATHER},
 	};
 	for (gsize i = 0; i < G_N_ELEMENTS(map); i++)
 		if (strcmp(op, map[i].name) == 0) {
@@ -279,10 +278,10 @@ static double collective_size(const Comp *c, const Instr *in, LhOpKind kind, con
 	/* ragged-all-to-all(input, output, input_offsets, send_sizes, output_offsets,
 	 * recv_sizes): only `input` is sent, the rest is the destination buffer and index
 	 * arrays (XLA's operation semantics, "RaggedAllToAll"); at most the whole input moves. */
-	guint n_sent = in->ops && strcmp(in->opcode, "ragged-all-to-all") == 0 &&
-				       in->operands->len > 0
-			       ? 1
-			       : (in->ops ? in->operands->len : 0);
+	guint n_sent =
+	    in->ops && strcmp(in->opcode, "ragged-all-to-all") == 0 && in->operands->len > 0
+	        ? 1
+	        : (in->ops ? in->operands->len : 0);
 	for (guint k = 0; k < n_sent; k++)
 		b += ((Instr *)c->instrs->pdata[in->ops[k]])->shape.bytes;
 	if (b == 0) {
@@ -310,7 +309,7 @@ static void set_out(Emit *em, guint32 id, double bytes)
 }
 
 static gboolean emit_comp(Emit *em, Comp *c, Val *const *args, guint n_args, const char *suffix,
-			  int depth, Val **result);
+                          int depth, Val **result);
 
 /* Trip count of a while loop: backend_config known_trip_count, or the counter pattern
  * "i = constant c0; cond: i < constant N (or N > i); body: i + 1". -1 if unknown. */
@@ -364,11 +363,14 @@ static gint64 trip_count(const Comp *c, const Instr *w, Comp *cond, Comp *body)
 		return -1;
 	gboolean ok = FALSE;
 	for (int s = 0; s < 2; s++) {
-		Instr *x = body->instrs->pdata[inc->ops[s]], *y = body->instrs->pdata[inc->ops[1 - s]];
+		Instr *x = body->instrs->pdata[inc->ops[s]],
+		      *y = body->instrs->pdata[inc->ops[1 - s]];
 		if (strcmp(x->opcode, "get-tuple-element") == 0 && x->ops &&
 		    strcmp(((Instr *)body->instrs->pdata[x->ops[0]])->opcode, "parameter") == 0 &&
-		    hlo_attr_get(x, "index") && g_ascii_strtoll(hlo_attr_get(x, "index"), NULL, 10) == idx &&
-		    strcmp(y->opcode, "constant") == 0 && y->literal && strcmp(y->literal, "1") == 0)
+		    hlo_attr_get(x, "index") &&
+		    g_ascii_strtoll(hlo_attr_get(x, "index"), NULL, 10) == idx &&
+		    strcmp(y->opcode, "constant") == 0 && y->literal &&
+		    strcmp(y->literal, "1") == 0)
 			ok = TRUE;
 	}
 	if (!ok)
@@ -394,15 +396,15 @@ typedef struct {
 	Emit *em;
 	Comp *c;
 	Instr *in;
-	guint i;             /* its index in c */
-	Val **vals;          /* the computation's values; the family sets vals[i] */
-	Val **opv;           /* operand values, n of them */
+	guint i;    /* its index in c */
+	Val **vals; /* the computation's values; the family sets vals[i] */
+	Val **opv;  /* operand values, n of them */
 	guint n;
-	Val **dv;            /* deps, dn of them: the operands first */
+	Val **dv; /* deps, dn of them: the operands first */
 	guint dn;
-	Val *const *args;    /* the computation's arguments */
+	Val *const *args; /* the computation's arguments */
 	guint n_args;
-	const char *suffix;  /* "@k" per loop iteration */
+	const char *suffix; /* "@k" per loop iteration */
 	int depth;
 } Ins;
 
@@ -465,8 +467,8 @@ static EmitResult emit_free(Ins *x)
 			g_array_index(em->param_op, guint32, num) = x->vals[x->i]->buf;
 			return EMIT_DONE;
 		}
-		x->vals[x->i] = (guint)num < x->n_args && x->args[num] ? x->args[num]
-								      : val_leaf(em, NULL, 0);
+		x->vals[x->i] =
+		    (guint)num < x->n_args && x->args[num] ? x->args[num] : val_leaf(em, NULL, 0);
 		return EMIT_DONE;
 	}
 	if (strcmp(op, "constant") == 0 || strcmp(op, "partition-id") == 0 ||
@@ -489,8 +491,8 @@ static EmitResult emit_free(Ins *x)
 		const char *ix = hlo_attr_get(in, "index");
 		gint64 k = ix ? g_ascii_strtoll(ix, NULL, 10) : -1;
 		if (!ix)
-			return done_if(hlo_fail_at(em->ps, in->at,
-						   "get-tuple-element '%s' without index=", in->name));
+			return done_if(hlo_fail_at(
+			    em->ps, in->at, "get-tuple-element '%s' without index=", in->name));
 		if (v && v->tuple && k >= 0 && k < (gint64)v->n)
 			v = v->sub[k];
 		else if (!v)
@@ -529,7 +531,7 @@ static EmitResult emit_custom_call(Ins *x)
 		return EMIT_PASS;
 	guint32 id;
 	if (!new_op(x, to_host ? LH_OP_COPY_D2H : LH_OP_COPY_H2D,
-		    to_host ? "custom-call:MoveToHost" : "custom-call:MoveToDevice", &id))
+	            to_host ? "custom-call:MoveToHost" : "custom-call:MoveToDevice", &id))
 		return EMIT_FAIL;
 	LhOp *o = lh_graph_op_mut(x->em->g, id);
 	o->size = to_u64(x->in->shape.bytes);
@@ -560,9 +562,9 @@ static EmitResult emit_while(Ins *x)
 	Instr *in = x->in;
 	Comp *body = hlo_called(ps, in, "body"), *cond = hlo_called(ps, in, "condition");
 	if (!body || !cond)
-		return done_if(hlo_fail_at(ps, in->at,
-					   "while '%s' needs body= and condition= naming computations",
-					   in->name));
+		return done_if(hlo_fail_at(
+		    ps, in->at, "while '%s' needs body= and condition= naming computations",
+		    in->name));
 	gint64 trips = trip_count(x->c, in, cond, body);
 	gint64 runs = trips;
 	if (trips < 0) {
@@ -570,15 +572,17 @@ static EmitResult emit_while(Ins *x)
 		hlo_pos_of(ps->data, ps->len, in->at, &line, &col);
 		if (em->warnings)
 			g_ptr_array_add(em->warnings,
-					g_strdup_printf("%s:%d:%d: while '%s': unknown trip count, "
-							"its body is imported once",
-							ps->where, line, col, in->name));
+			                g_strdup_printf("%s:%d:%d: while '%s': unknown trip count, "
+			                                "its body is imported once",
+			                                ps->where, line, col, in->name));
 		runs = 1;
 	}
 	/* Divide rather than multiply: a huge trip count must not wrap around. */
 	if (runs < 0 || (body->instrs->len && runs > (gint64)MAX_OPS / (gint64)body->instrs->len))
-		return done_if(hlo_fail_at(ps, in->at, "while '%s' runs %" G_GINT64_FORMAT
-					   " times: too many ops to unroll", in->name, runs));
+		return done_if(hlo_fail_at(ps, in->at,
+		                           "while '%s' runs %" G_GINT64_FORMAT
+		                           " times: too many ops to unroll",
+		                           in->name, runs));
 	Val *state = with_control(x, x->n ? x->opv[0] : val_leaf(em, NULL, 0));
 	for (gint64 it = 0; it < runs; it++) {
 		g_autofree char *sfx = g_strdup_printf("%s@%" G_GINT64_FORMAT, x->suffix, it);
@@ -599,8 +603,8 @@ static EmitResult emit_call(Ins *x)
 	Comp *f = hlo_called(x->em->ps, x->in, "to_apply");
 	if (!f)
 		return done_if(hlo_fail_at(x->em->ps, x->in->at,
-					   "call '%s' needs to_apply= naming a computation",
-					   x->in->name));
+		                           "call '%s' needs to_apply= naming a computation",
+		                           x->in->name));
 	Val *r = NULL;
 	if (!emit_comp(x->em, f, x->opv, x->n, x->suffix, x->depth + 1, &r))
 		return EMIT_FAIL;
@@ -638,8 +642,8 @@ static EmitResult emit_collective(Ins *x)
 			return EMIT_FAIL;
 		o = lh_graph_op_mut(x->em->g, id);
 		group_from_members(x->em->g, o);
-		const Shape *os = g_str_has_suffix(op, "-start") ? hlo_shape_largest(&in->shape)
-								 : &in->shape;
+		const Shape *os =
+		    g_str_has_suffix(op, "-start") ? hlo_shape_largest(&in->shape) : &in->shape;
 		o->out_bytes = to_u64(os ? os->bytes : 0);
 		return EMIT_DONE;
 	}
@@ -652,7 +656,7 @@ static EmitResult emit_collective(Ins *x)
 		o->size = to_u64(data ? data->bytes : 0);
 		o->group = 2;
 		if (!hlo_members(x->em->ps, in, send ? LH_OP_SEND : LH_OP_RECV, x->em->g,
-				 &o->members))
+		                 &o->members))
 			return EMIT_FAIL;
 		o = lh_graph_op_mut(x->em->g, id);
 		o->out_bytes = send ? 0 : o->size;
@@ -672,8 +676,9 @@ static EmitResult emit_copy(Ins *x)
 	Xfer xf = host_xfer(dst, &src, src ? 1 : 0, &size);
 	if (xf == XFER_NONE && is_copy)
 		return EMIT_PASS;
-	LhOpKind k = xf == XFER_D2H ? LH_OP_COPY_D2H : xf == XFER_H2D ? LH_OP_COPY_H2D
-								       : LH_OP_COPY_D2D;
+	LhOpKind k = xf == XFER_D2H   ? LH_OP_COPY_D2H
+	             : xf == XFER_H2D ? LH_OP_COPY_H2D
+	                              : LH_OP_COPY_D2D;
 	guint32 id;
 	if (!new_op(x, k, op, &id))
 		return EMIT_FAIL;
@@ -692,8 +697,8 @@ static EmitResult emit_async_start(Ins *x)
 	Comp *f = hlo_called(ps, x->in, "calls");
 	if (!f)
 		return done_if(hlo_fail_at(ps, x->in->at,
-					   "async-start '%s' needs calls= naming a computation",
-					   x->in->name));
+		                           "async-start '%s' needs calls= naming a computation",
+		                           x->in->name));
 	Instr *root = f->instrs->pdata[f->root];
 	const Shape *out = &root->shape;
 	LhOpKind ck;
@@ -875,9 +880,11 @@ static gboolean alias_rules(Ins *x, guint32 id)
 		for (guint e = 0; e < list->len; e++) {
 			const HloAlias *al = &g_array_index(list, HloAlias, e);
 			if (al->operand >= (gint64)x->n)
-				return hlo_fail_at(em->ps, al->at,
-						   "output_to_operand_aliasing names operand %" G_GINT64_FORMAT
-						   " of '%s', which has %u", al->operand, in->name, x->n);
+				return hlo_fail_at(
+				    em->ps, al->at,
+				    "output_to_operand_aliasing names operand %" G_GINT64_FORMAT
+				    " of '%s', which has %u",
+				    al->operand, in->name, x->n);
 			const Val *src = val_at(x->opv[al->operand], al->index, al->n_index);
 			if (al->n_out == 0) {
 				set_alias(em, id, src);
@@ -894,8 +901,8 @@ static gboolean alias_rules(Ins *x, guint32 id)
 }
 
 /* Emits one instruction; sets vals[i]. */
-static gboolean emit_instr(Emit *em, Comp *c, guint i, Val **vals, Val *const *args,
-			   guint n_args, const char *suffix, int depth)
+static gboolean emit_instr(Emit *em, Comp *c, guint i, Val **vals, Val *const *args, guint n_args,
+                           const char *suffix, int depth)
 {
 	Instr *in = c->instrs->pdata[i];
 	const char *op = in->opcode;
@@ -918,17 +925,27 @@ static gboolean emit_instr(Emit *em, Comp *c, guint i, Val **vals, Val *const *a
 			gpointer v = g_hash_table_lookup(c->index, *p);
 			if (!v)
 				return hlo_fail_at(em->ps, in->at,
-						   "unknown control-predecessor '%s' of '%s'", *p,
-						   in->name);
+				                   "unknown control-predecessor '%s' of '%s'", *p,
+				                   in->name);
 			Val *pv = vals[GPOINTER_TO_INT(v) - 1];
 			if (pv)
 				g_ptr_array_add(deps, pv);
 		}
 	}
 	guint32 before = em->n_ops;
-	Ins x = {.em = em, .c = c, .in = in, .i = i, .vals = vals, .opv = opv, .n = n,
-		 .dv = (Val **)deps->pdata, .dn = deps->len, .args = args, .n_args = n_args,
-		 .suffix = suffix, .depth = depth};
+	Ins x = {.em = em,
+	         .c = c,
+	         .in = in,
+	         .i = i,
+	         .vals = vals,
+	         .opv = opv,
+	         .n = n,
+	         .dv = (Val **)deps->pdata,
+	         .dn = deps->len,
+	         .args = args,
+	         .n_args = n_args,
+	         .suffix = suffix,
+	         .depth = depth};
 	EmitResult r = emit_free(&x);
 	if (r == EMIT_PASS && strcmp(op, "custom-call") == 0)
 		r = emit_custom_call(&x);
@@ -963,7 +980,7 @@ static gboolean emit_instr(Emit *em, Comp *c, guint i, Val **vals, Val *const *a
 /* Emits computation @c with argument values @args, in a topological order that follows the
  * text where operands allow (with is_scheduled=true the text is the schedule). */
 static gboolean emit_comp(Emit *em, Comp *c, Val *const *args, guint n_args, const char *suffix,
-			  int depth, Val **result)
+                          int depth, Val **result)
 {
 	if (depth > MAX_DEPTH)
 		return hlo_fail_at(em->ps, c->at, "computations nested too deeply");
@@ -987,8 +1004,10 @@ static gboolean emit_comp(Emit *em, Comp *c, Val *const *args, guint n_args, con
 			for (guint k = 0; in->ops && k < in->operands->len; k++) {
 				guint y = (guint)in->ops[k];
 				if (state[y] == 1) {
-					ok = hlo_fail_at(em->ps, in->at, "'%s' depends on itself through its operands",
-						     in->name);
+					ok = hlo_fail_at(
+					    em->ps, in->at,
+					    "'%s' depends on itself through its operands",
+					    in->name);
 					break;
 				}
 				if (state[y] == 0) {
@@ -1030,8 +1049,9 @@ static gboolean alias_io(Emit *em, const Val *root)
 		if (al->operand >= (gint64)em->param_op->len ||
 		    g_array_index(em->param_op, guint32, al->operand) == LH_NO_OP)
 			return hlo_fail_at(ps, al->at,
-					   "input_output_alias names parameter %" G_GINT64_FORMAT
-					   ", which the entry computation does not have", al->operand);
+			                   "input_output_alias names parameter %" G_GINT64_FORMAT
+			                   ", which the entry computation does not have",
+			                   al->operand);
 		guint32 p = g_array_index(em->param_op, guint32, al->operand);
 		const Val *v = val_at(root, al->out, al->n_out);
 		if (al->n_index || !v || v->tuple || v->buf == LH_NO_OP || v->buf == p)
@@ -1069,7 +1089,7 @@ static gboolean has_fusion(const Parser *ps)
 }
 
 LhGraph *lh_hlo_import_data(const char *data, gsize len, const char *where, GPtrArray *warnings,
-			    GError **error)
+                            GError **error)
 {
 	g_return_val_if_fail(data != NULL || len == 0, NULL);
 	if (!where)
@@ -1098,7 +1118,8 @@ LhGraph *lh_hlo_import_data(const char *data, gsize len, const char *where, GPtr
 		guint nk = g_hash_table_size(em.unknown);
 		qsort(keys, nk, sizeof *keys, cmp_str_ptr);
 		GString *s = g_string_new(NULL);
-		g_string_append_printf(s, "%s: unknown opcodes imported as memory-bound kernels:", where);
+		g_string_append_printf(
+		    s, "%s: unknown opcodes imported as memory-bound kernels:", where);
 		for (guint i = 0; i < nk; i++)
 			g_string_append_printf(s, "%s %s", i ? "," : "", (char *)keys[i]);
 		g_ptr_array_add(warnings, g_string_free(s, FALSE));
@@ -1106,13 +1127,14 @@ LhGraph *lh_hlo_import_data(const char *data, gsize len, const char *where, GPtr
 	if (ok && warnings && !ps.scheduled && !has_fusion(&ps))
 		/* Flags: xla/debug_options_flags.cc (xla_dump_to, xla_dump_hlo_as_text); the
 		 * optimized module is the dump whose name ends in after_optimizations.txt. */
-		g_ptr_array_add(warnings,
-				g_strdup_printf("%s: the module looks unoptimized (no fusions, not "
-						"scheduled): XLA fuses, lays out and schedules it before it "
-						"runs, so costs will differ; dump the optimized module with "
-						"XLA_FLAGS=\"--xla_dump_to=DIR --xla_dump_hlo_as_text\" and "
-						"import DIR/*after_optimizations.txt",
-						where));
+		g_ptr_array_add(
+		    warnings,
+		    g_strdup_printf("%s: the module looks unoptimized (no fusions, not "
+		                    "scheduled): XLA fuses, lays out and schedules it before it "
+		                    "runs, so costs will differ; dump the optimized module with "
+		                    "XLA_FLAGS=\"--xla_dump_to=DIR --xla_dump_hlo_as_text\" and "
+		                    "import DIR/*after_optimizations.txt",
+		                    where));
 	if (ok && ps.scheduled) {
 		/* Every async op has its done: one whose *-done never came (its start's value was
 		 * never waited for) ends with the sequence. */
@@ -1139,8 +1161,8 @@ LhGraph *lh_hlo_import_data(const char *data, gsize len, const char *where, GPtr
 	guint32 devices = 0;
 	if (ps.num_partitions > 0 || ps.replica_count > 0)
 		devices = (guint32)MIN((guint64)MAX(ps.num_partitions, 1) *
-					       (guint64)MAX(ps.replica_count, 1),
-				       G_MAXUINT32);
+		                           (guint64)MAX(ps.replica_count, 1),
+		                       G_MAXUINT32);
 	for (guint32 k = 0; k < lh_graph_n_member_sets(em.g); k++) {
 		const LhMemberSet *m = lh_graph_member_set(em.g, k);
 		for (gsize i = 0; i < (gsize)m->n_groups * m->group_size; i++)
@@ -1167,4 +1189,3 @@ LhGraph *lh_hlo_import_file(const char *path, GPtrArray *warnings, GError **erro
 	}
 	return lh_hlo_import_data(data, len, path, warnings, error);
 }
-

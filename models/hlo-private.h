@@ -8,28 +8,27 @@
 
 #include "models/hlo.h"
 
-#define MAX_DEPTH 64            /* nesting of tuple shapes, computations and inlining */
-#define MAX_RANK 32             /* dimensions of an array shape */
-#define MAX_OPS 5000000u        /* ops in one imported graph, after unrolling */
-#define HOST_SPACE 5            /* XLA's memory space for pinned host memory, S(5) */
+#define MAX_DEPTH 64     /* nesting of tuple shapes, computations and inlining */
+#define MAX_RANK 32      /* dimensions of an array shape */
+#define MAX_OPS 5000000u /* ops in one imported graph, after unrolling */
+#define HOST_SPACE 5     /* XLA's memory space for pinned host memory, S(5) */
 
 /* ---- shapes ---- */
 
 typedef struct _Shape Shape;
 struct _Shape {
-	double elems;        /* array: number of elements; tuple: 0 */
-	double bytes;        /* array: elems * element size; tuple: sum of its elements */
+	double elems; /* array: number of elements; tuple: 0 */
+	double bytes; /* array: elems * element size; tuple: sum of its elements */
 	guint rank;
 	gint64 dims[MAX_RANK];
 	gboolean tuple;
-	gboolean host;       /* array in memory space S(5) */
-	const char *type;    /* array: element type name ("bf16"; static storage); NULL else */
-	gboolean has_layout; /* m2m holds the layout; else XLA's default {rank-1, ..., 0} */
+	gboolean host;        /* array in memory space S(5) */
+	const char *type;     /* array: element type name ("bf16"; static storage); NULL else */
+	gboolean has_layout;  /* m2m holds the layout; else XLA's default {rank-1, ..., 0} */
 	guint8 m2m[MAX_RANK]; /* minor_to_major: m2m[0] is the fastest-varying dimension */
 	guint n_sub;
-	Shape *sub;          /* tuple elements */
+	Shape *sub; /* tuple elements */
 };
-
 
 /* ---- parsed module ---- */
 
@@ -45,44 +44,44 @@ typedef struct {
 	Shape shape;
 	gboolean has_shape;
 	gboolean root;
-	gsize at;              /* offset of the name */
-	gsize op_at;           /* offset of the opcode */
-	GPtrArray *operands;   /* char *, names (a parameter's number for parameter) */
-	GArray *operand_at;    /* gsize offsets */
-	GArray *attrs;         /* Attr */
-	char *literal;         /* constant: the text between the parens */
-	gint *ops;             /* resolved operand instruction indices (after parse) */
+	gsize at;            /* offset of the name */
+	gsize op_at;         /* offset of the opcode */
+	GPtrArray *operands; /* char *, names (a parameter's number for parameter) */
+	GArray *operand_at;  /* gsize offsets */
+	GArray *attrs;       /* Attr */
+	char *literal;       /* constant: the text between the parens */
+	gint *ops;           /* resolved operand instruction indices (after parse) */
 } Instr;
 
 typedef struct {
 	char *name;
 	gsize at;
 	gboolean entry;
-	GPtrArray *instrs;     /* Instr * */
-	GHashTable *index;     /* name -> index + 1 */
+	GPtrArray *instrs; /* Instr * */
+	GHashTable *index; /* name -> index + 1 */
 	gint root;
 	gint n_params;
-	gint *param_of;        /* parameter number -> instruction index, -1 if none */
+	gint *param_of; /* parameter number -> instruction index, -1 if none */
 	/* emitter state */
-	gboolean busy;         /* being inlined (recursion guard) */
+	gboolean busy; /* being inlined (recursion guard) */
 	gboolean cost_done, cost_busy;
-	double flops;          /* sum of instruction flops, fusions included */
+	double flops; /* sum of instruction flops, fusions included */
 	gboolean bytes_done;
-	double bytes;          /* as a fusion: HBM bytes read and written (hlo-cost.c) */
+	double bytes; /* as a fusion: HBM bytes read and written (hlo-cost.c) */
 } Comp;
 
 typedef struct {
 	const char *data;
 	gsize len, pos;
 	const char *where;
-	GPtrArray *comps;      /* Comp * */
+	GPtrArray *comps;       /* Comp * */
 	GHashTable *comp_index; /* name -> Comp * */
 	Comp *entry;
 	gboolean scheduled;
 	gint64 num_partitions, replica_count;
 	char *module_name;
-	char *io_alias;         /* the header's input_output_alias={...}, raw; NULL if none */
-	gsize io_alias_at;      /* offset of its value */
+	char *io_alias;    /* the header's input_output_alias={...}, raw; NULL if none */
+	gsize io_alias_at; /* offset of its value */
 	GError *error;
 } Parser;
 
@@ -91,20 +90,20 @@ typedef struct {
 /* One entry of output_to_operand_aliasing={{OUT}: (OPERAND, {INDEX})} or of the header's
  * input_output_alias={ {OUT}: (PARAMETER, {INDEX}, may-alias) }. */
 typedef struct {
-	gint64 out[MAX_ALIAS_INDEX];   /* the output's shape index */
+	gint64 out[MAX_ALIAS_INDEX]; /* the output's shape index */
 	guint n_out;
 	gint64 operand;                /* operand (or parameter) number */
 	gint64 index[MAX_ALIAS_INDEX]; /* shape index within it */
 	guint n_index;
-	gsize at;                      /* offset of the entry */
+	gsize at; /* offset of the entry */
 } HloAlias;
 
 /* What the hardware model needs beyond flops and bytes (sim/graph.h, LhOp). */
 typedef struct {
-	LhDtype dtype;                /* the math's element type; NONE if unknown */
-	guint32 batch;                /* a GEMM's [batch, m, n, k]; all 0 when not a GEMM */
+	LhDtype dtype; /* the math's element type; NONE if unknown */
+	guint32 batch; /* a GEMM's [batch, m, n, k]; all 0 when not a GEMM */
 	guint64 m, n, k;
-	gboolean transpose;           /* the memory traffic moves the minor dimension */
+	gboolean transpose; /* the memory traffic moves the minor dimension */
 } HloTraits;
 
 /* ---- hlo-read.c ---- */
@@ -121,7 +120,7 @@ G_GNUC_INTERNAL gboolean hlo_is_ident_char(char c);
 G_GNUC_INTERNAL void hlo_pos_of(const char *data, gsize len, gsize at, int *line, int *col);
 /* Sets ps->error to "WHERE:LINE:COL: message near 'text'" (the first error wins); FALSE. */
 G_GNUC_INTERNAL gboolean hlo_fail_at(Parser *ps, gsize at, const char *fmt, ...)
-	G_GNUC_PRINTF(3, 4);
+    G_GNUC_PRINTF(3, 4);
 /* Parses the whole text into ps->comps; resolves operands, roots and parameters. */
 G_GNUC_INTERNAL gboolean hlo_parse_module(Parser *ps);
 G_GNUC_INTERNAL void hlo_parser_clear(Parser *ps);
@@ -135,7 +134,7 @@ G_GNUC_INTERNAL gboolean hlo_parse_aliases(Parser *ps, const char *v, gsize at, 
  * part"), added to @g: *members = 1 + its index, or 0 when the module does not say who takes
  * part. A malformed, uneven or out-of-range group is an error at its attribute (FALSE). */
 G_GNUC_INTERNAL gboolean hlo_members(Parser *ps, const Instr *in, LhOpKind kind, LhGraph *g,
-				     guint32 *members);
+                                     guint32 *members);
 
 /* ---- hlo-cost.c ---- */
 
@@ -156,7 +155,7 @@ G_GNUC_INTERNAL double hlo_instr_bytes(Parser *ps, const Comp *c, const Instr *i
 /* dtype, GEMM shape and transpose of a kernel's instruction (hlo-cost.c, docs/hlo.md); a
  * malformed precision config or fft attribute is an error at its position (FALSE). */
 G_GNUC_INTERNAL gboolean hlo_kernel_traits(Parser *ps, const Comp *c, const Instr *in,
-					   HloTraits *t);
+                                           HloTraits *t);
 /* A transpose whose output has the operand's bytes in the operand's order (the dimensions
  * longer than 1 keep their physical order): a bitcast, as XLA's ShapeUtil::TransposeIsBitcast
  * says and its algebraic simplifier rewrites it. */

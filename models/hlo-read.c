@@ -64,13 +64,14 @@ static int type_bits(const char *t, const char **name)
 		const char *name;
 		int bits;
 	} types[] = {
-		{"pred", 8},   {"s1", 1},      {"s2", 2},        {"s4", 4},         {"s8", 8},
-		{"s16", 16},   {"s32", 32},    {"s64", 64},      {"u1", 1},         {"u2", 2},
-		{"u4", 4},     {"u8", 8},      {"u16", 16},      {"u32", 32},       {"u64", 64},
-		{"f16", 16},   {"bf16", 16},   {"f32", 32},      {"f64", 64},       {"c64", 64},
-		{"c128", 128}, {"f8e5m2", 8},  {"f8e4m3fn", 8},  {"f8e4m3b11fnuz", 8},
-		{"f8e5m2fnuz", 8}, {"f8e4m3fnuz", 8}, {"f8e4m3", 8}, {"f8e3m4", 8},
-		{"f8e8m0fnu", 8}, {"f4e2m1fn", 4}, {"tf32", 32},
+	    {"pred", 8},       {"s1", 1},         {"s2", 2},       {"s4", 4},
+	    {"s8", 8},         {"s16", 16},       {"s32", 32},     {"s64", 64},
+	    {"u1", 1},         {"u2", 2},         {"u4", 4},       {"u8", 8},
+	    {"u16", 16},       {"u32", 32},       {"u64", 64},     {"f16", 16},
+	    {"bf16", 16},      {"f32", 32},       {"f64", 64},     {"c64", 64},
+	    {"c128", 128},     {"f8e5m2", 8},     {"f8e4m3fn", 8}, {"f8e4m3b11fnuz", 8},
+	    {"f8e5m2fnuz", 8}, {"f8e4m3fnuz", 8}, {"f8e4m3", 8},   {"f8e3m4", 8},
+	    {"f8e8m0fnu", 8},  {"f4e2m1fn", 4},   {"tf32", 32},
 	};
 	for (gsize i = 0; i < G_N_ELEMENTS(types); i++)
 		if (strcmp(types[i].name, t) == 0) {
@@ -188,7 +189,7 @@ gboolean hlo_fail_at(Parser *ps, gsize at, const char *fmt, ...)
 	hlo_pos_of(ps->data, ps->len, at, &line, &col);
 	g_autofree char *near = near_text(ps->data, ps->len, at);
 	g_set_error(&ps->error, LH_GRAPH_ERROR, LH_GRAPH_ERROR_PARSE, "%s:%d:%d: %s near %s",
-		    ps->where, line, col, msg, near);
+	            ps->where, line, col, msg, near);
 	return FALSE;
 }
 
@@ -378,8 +379,8 @@ static char *attr_value(Parser *ps)
 		} else if (c == '<' && peek_at(ps, 1) != '=') {
 			if (!skip_angle(ps))
 				return NULL;
-		} else if (c == ',' || c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == ')' ||
-			   c == ']' || c == '}') {
+		} else if (c == ',' || c == ' ' || c == '\t' || c == '\n' || c == '\r' ||
+		           c == ')' || c == ']' || c == '}') {
 			break;
 		} else if (c == '/' && (peek_at(ps, 1) == '*' || peek_at(ps, 1) == '/')) {
 			break;
@@ -419,7 +420,8 @@ static gboolean parse_layout(Parser *ps, Shape *s, int *elem_bits)
 	guint n = 0;
 	gboolean perm = TRUE;
 	guint32 seen = 0;
-	while (ps->pos < ps->len && (g_ascii_isdigit(peek(ps)) || peek(ps) == ',' || peek(ps) == ' ')) {
+	while (ps->pos < ps->len &&
+	       (g_ascii_isdigit(peek(ps)) || peek(ps) == ',' || peek(ps) == ' ')) {
 		if (g_ascii_isdigit(peek(ps))) {
 			gint64 d;
 			if (!parse_int(ps, &d))
@@ -449,7 +451,9 @@ static gboolean parse_layout(Parser *ps, Shape *s, int *elem_bits)
 			else if (v > 0 && v <= 1024)
 				*elem_bits = (int)v;
 			else
-				return hlo_fail_at(ps, ps->pos, "element size E(%" G_GINT64_FORMAT ") out of range", v);
+				return hlo_fail_at(
+				    ps, ps->pos,
+				    "element size E(%" G_GINT64_FORMAT ") out of range", v);
 			continue;
 		}
 		if (c == '{' || c == '"' || c == '\n')
@@ -494,8 +498,9 @@ static gboolean parse_tuple_shape(Parser *ps, Shape *s, int depth)
 				ps->pos++;
 				break;
 			}
-			ok = hlo_fail_at(ps, ps->pos, "expected ',' or ')' in the tuple shape at offset %zu",
-				     start);
+			ok = hlo_fail_at(ps, ps->pos,
+			                 "expected ',' or ')' in the tuple shape at offset %zu",
+			                 start);
 		}
 	}
 	s->n_sub = subs->len;
@@ -736,8 +741,8 @@ static gboolean parse_instr(Parser *ps, Comp *c)
 	if (!parse_attrs(ps, &in->attrs))
 		return FALSE;
 	if (g_hash_table_contains(c->index, in->name))
-		return hlo_fail_at(ps, at, "duplicate instruction '%s' in computation '%s'", in->name,
-			       c->name);
+		return hlo_fail_at(ps, at, "duplicate instruction '%s' in computation '%s'",
+		                   in->name, c->name);
 	g_hash_table_insert(c->index, in->name, GUINT_TO_POINTER(c->instrs->len));
 	return TRUE;
 }
@@ -746,14 +751,15 @@ static gboolean parse_instr(Parser *ps, Comp *c)
 static gboolean skip_tables(Parser *ps)
 {
 	static const char *const tables[] = {"FileNames", "FunctionNames", "FileLocations",
-					     "StackFrames"};
+	                                     "StackFrames"};
 	for (;;) {
 		if (!skip_ws(ps))
 			return FALSE;
 		gboolean hit = FALSE;
 		for (gsize i = 0; i < G_N_ELEMENTS(tables); i++) {
 			gsize n = strlen(tables[i]);
-			if (ps->len - ps->pos >= n && memcmp(ps->data + ps->pos, tables[i], n) == 0 &&
+			if (ps->len - ps->pos >= n &&
+			    memcmp(ps->data + ps->pos, tables[i], n) == 0 &&
 			    (ps->pos + n == ps->len || !hlo_is_ident_char(ps->data[ps->pos + n]))) {
 				ps->pos += n;
 				hit = TRUE;
@@ -778,7 +784,8 @@ static gboolean skip_tables(Parser *ps)
 				if (!skip_balanced(ps))
 					return FALSE;
 			} else {
-				return hlo_fail_at(ps, ps->pos, "expected a string or '{' in a table row");
+				return hlo_fail_at(ps, ps->pos,
+				                   "expected a string or '{' in a table row");
 			}
 		}
 	}
@@ -873,7 +880,8 @@ static gboolean parse_computation(Parser *ps)
 		if (!skip_ws(ps))
 			return FALSE;
 		if (at_end(ps))
-			return hlo_fail_at(ps, at, "computation '%s' is not closed with '}'", c->name);
+			return hlo_fail_at(ps, at, "computation '%s' is not closed with '}'",
+			                   c->name);
 		if (peek(ps) == '}') {
 			ps->pos++;
 			break;
@@ -902,7 +910,8 @@ static gboolean resolve(Parser *ps, Comp *c)
 		Instr *in = c->instrs->pdata[i];
 		if (in->root) {
 			if (c->root >= 0)
-				return hlo_fail_at(ps, in->at, "a second ROOT in computation '%s'", c->name);
+				return hlo_fail_at(ps, in->at, "a second ROOT in computation '%s'",
+				                   c->name);
 			c->root = (gint)i;
 		}
 		if (strcmp(in->opcode, "parameter") == 0 && in->operands->len == 1) {
@@ -915,8 +924,8 @@ static gboolean resolve(Parser *ps, Comp *c)
 			gpointer v = g_hash_table_lookup(c->index, in->operands->pdata[k]);
 			if (!v)
 				return hlo_fail_at(ps, g_array_index(in->operand_at, gsize, k),
-					       "unknown operand '%s' of '%s'",
-					       (char *)in->operands->pdata[k], in->name);
+				                   "unknown operand '%s' of '%s'",
+				                   (char *)in->operands->pdata[k], in->name);
 			in->ops[k] = GPOINTER_TO_INT(v) - 1;
 		}
 	}
@@ -1003,9 +1012,11 @@ static gboolean alias_index(Parser *ps, const char *v, gsize at, gsize *i, gint6
 				(*i)++;
 		}
 		if (!g_ascii_isdigit(v[*i]))
-			return hlo_fail_at(ps, at + *i, "expected a number or '}' in a shape index");
+			return hlo_fail_at(ps, at + *i,
+			                   "expected a number or '}' in a shape index");
 		if (*n >= MAX_ALIAS_INDEX)
-			return hlo_fail_at(ps, at + *i, "shape index deeper than %d", MAX_ALIAS_INDEX);
+			return hlo_fail_at(ps, at + *i, "shape index deeper than %d",
+			                   MAX_ALIAS_INDEX);
 		char *end;
 		out[(*n)++] = g_ascii_strtoll(v + *i, &end, 10);
 		*i = (gsize)(end - v);
@@ -1031,7 +1042,8 @@ gboolean hlo_parse_aliases(Parser *ps, const char *v, gsize at, GArray *out)
 			return TRUE;
 		if (out->len) {
 			if (v[i] != ',')
-				return hlo_fail_at(ps, at + i, "expected ',' or '}' in the alias list");
+				return hlo_fail_at(ps, at + i,
+				                   "expected ',' or '}' in the alias list");
 			i++;
 			skip_blanks(v, &i);
 		}

@@ -40,7 +40,7 @@ G_BEGIN_DECLS
  * g_ptr_array_new_with_free_func(g_free)). @where names the input in messages. Caller frees
  * the graph, which is finished. */
 LhGraph *lh_hlo_import_data(const char *data, gsize len, const char *where, GPtrArray *warnings,
-			    GError **error);
+                            GError **error);
 LhGraph *lh_hlo_import_file(const char *path, GPtrArray *warnings, GError **error);
 
 G_END_DECLS

@@ -20,8 +20,8 @@ G_DEFINE_QUARK(lh-measured-error-quark, lh_measured_error)
 
 const char *lh_meas_kind_name(LhMeasKind k)
 {
-	static const char *const n[LH_MEV_N] = {"kernel", "memcpy-h2d", "memcpy-d2h",
-						"memcpy-d2d", "memset", "collective"};
+	static const char *const n[LH_MEV_N] = {"kernel",     "memcpy-h2d", "memcpy-d2h",
+	                                        "memcpy-d2d", "memset",     "collective"};
 	return k < LH_MEV_N ? n[k] : "?";
 }
 
@@ -79,11 +79,12 @@ static char *ev_pos(const LhMeasured *m, const LhMeasEvent *e, gboolean sql)
 {
 	if (sql)
 		return g_strdup_printf("%s: %s row %u", m->path,
-				       e->kind == LH_MEV_KERNEL || e->kind == LH_MEV_COLLECTIVE
-					       ? "table CUPTI_ACTIVITY_KIND_KERNEL"
-				       : e->kind == LH_MEV_MEMSET ? "table CUPTI_ACTIVITY_KIND_MEMSET"
-								  : "table CUPTI_ACTIVITY_KIND_MEMCPY",
-				       e->line);
+		                       e->kind == LH_MEV_KERNEL || e->kind == LH_MEV_COLLECTIVE
+		                           ? "table CUPTI_ACTIVITY_KIND_KERNEL"
+		                       : e->kind == LH_MEV_MEMSET
+		                           ? "table CUPTI_ACTIVITY_KIND_MEMSET"
+		                           : "table CUPTI_ACTIVITY_KIND_MEMCPY",
+		                       e->line);
 	return g_strdup_printf("%s:%u:%u", m->path, e->line, MAX(e->col, 1u));
 }
 
@@ -93,9 +94,9 @@ static gboolean finish(LhMeasured *m, gboolean sql, GError **error)
 {
 	if (m->events->len == 0) {
 		g_set_error(error, LH_MEASURED_ERROR, LH_MEASURED_ERROR_EMPTY,
-			    "%s: no GPU events (kernels, copies, memsets, collectives) in this %s "
-			    "file",
-			    m->path, m->format);
+		            "%s: no GPU events (kernels, copies, memsets, collectives) in this %s "
+		            "file",
+		            m->path, m->format);
 		return FALSE;
 	}
 	g_array_sort(m->events, ev_cmp);
@@ -107,12 +108,12 @@ static gboolean finish(LhMeasured *m, gboolean sql, GError **error)
 		g_autofree char *pos = ev_pos(m, e, sql);
 		g_autofree char *ppos = ev_pos(m, p, sql);
 		g_set_error(error, LH_MEASURED_ERROR, LH_MEASURED_ERROR_INVALID,
-			    "%s: %s '%s' on device %d stream %d starts at %" G_GINT64_FORMAT
-			    " ns, before the previous event on that stream ('%s', %s) ends at "
-			    "%" G_GINT64_FORMAT " ns: a stream runs one thing at a time, so the "
-			    "timestamps are not monotonic",
-			    pos, lh_meas_kind_name(e->kind), e->name, e->device, e->stream, e->start,
-			    p->name, ppos, p->end);
+		            "%s: %s '%s' on device %d stream %d starts at %" G_GINT64_FORMAT
+		            " ns, before the previous event on that stream ('%s', %s) ends at "
+		            "%" G_GINT64_FORMAT " ns: a stream runs one thing at a time, so the "
+		            "timestamps are not monotonic",
+		            pos, lh_meas_kind_name(e->kind), e->name, e->device, e->stream,
+		            e->start, p->name, ppos, p->end);
 		return FALSE;
 	}
 	g_array_sort(m->ranges, range_cmp);
@@ -180,7 +181,7 @@ static void annotate(LhMeasured *m, GArray *ranges, GArray *queries)
 			g_array_set_size(stack, stack->len - 1);
 		if (stack->len)
 			g_array_index(m->events, LhMeasEvent, x->ev).annotation =
-				g_array_index(stack, KRange, stack->len - 1).name;
+			    g_array_index(stack, KRange, stack->len - 1).name;
 	}
 }
 
@@ -199,7 +200,7 @@ static void on_element(JsonParser *p, JsonArray *arr, int index, gpointer data)
 		g_hash_table_insert(ps->pos, arr, a);
 	}
 	guint64 v = ((guint64)json_parser_get_current_line(p) << 32) |
-		    (guint32)json_parser_get_current_pos(p);
+	            (guint32)json_parser_get_current_pos(p);
 	if ((guint)index >= a->len)
 		g_array_set_size(a, (guint)index + 1);
 	g_array_index(a, guint64, index) = v;
@@ -217,8 +218,8 @@ static gboolean prescan(const char *d, gsize len, const char *where, GError **er
 			ls = d + i + 1;
 		} else if (c == 0) {
 			g_set_error(error, LH_MEASURED_ERROR, LH_MEASURED_ERROR_PARSE,
-				    "%s:%u:%u: a NUL byte: a trace file is text", where, line,
-				    (guint)(d + i - ls) + 1);
+			            "%s:%u:%u: a NUL byte: a trace file is text", where, line,
+			            (guint)(d + i - ls) + 1);
 			return FALSE;
 		} else if (c == '"') {
 			for (i++; i < len && d[i] != '"' && d[i] != '\n'; i++)
@@ -227,9 +228,9 @@ static gboolean prescan(const char *d, gsize len, const char *where, GError **er
 		} else if (c == '{' || c == '[') {
 			if (++depth > MAX_DEPTH) {
 				g_set_error(error, LH_MEASURED_ERROR, LH_MEASURED_ERROR_PARSE,
-					    "%s:%u:%u: objects and arrays nested deeper than %d "
-					    "levels",
-					    where, line, (guint)(d + i - ls) + 1, MAX_DEPTH);
+				            "%s:%u:%u: objects and arrays nested deeper than %d "
+				            "levels",
+				            where, line, (guint)(d + i - ls) + 1, MAX_DEPTH);
 				return FALSE;
 			}
 		} else if ((c == '}' || c == ']') && depth) {
@@ -254,16 +255,18 @@ static gboolean bad(Rd *r, guint idx, const char *fmt, ...)
 	va_start(ap, fmt);
 	g_autofree char *msg = g_strdup_vprintf(fmt, ap);
 	va_end(ap);
-	guint64 v = r->pos && idx < r->pos->len ? g_array_index(r->pos, guint64, idx) : (1ull << 32);
+	guint64 v =
+	    r->pos && idx < r->pos->len ? g_array_index(r->pos, guint64, idx) : (1ull << 32);
 	g_set_error(r->error, LH_MEASURED_ERROR, LH_MEASURED_ERROR_INVALID,
-		    "%s:%u:%u: traceEvents[%u]: %s", r->where, (guint)(v >> 32),
-		    MAX((guint)(v & 0xffffffff), 1u), idx, msg);
+	            "%s:%u:%u: traceEvents[%u]: %s", r->where, (guint)(v >> 32),
+	            MAX((guint)(v & 0xffffffff), 1u), idx, msg);
 	return FALSE;
 }
 
 static void ev_at(Rd *r, guint idx, LhMeasEvent *e)
 {
-	guint64 v = r->pos && idx < r->pos->len ? g_array_index(r->pos, guint64, idx) : (1ull << 32);
+	guint64 v =
+	    r->pos && idx < r->pos->len ? g_array_index(r->pos, guint64, idx) : (1ull << 32);
 	e->line = (guint32)(v >> 32);
 	e->col = (guint32)(v & 0xffffffff);
 }
@@ -272,13 +275,13 @@ static gboolean is_number(JsonNode *n)
 {
 	return n && JSON_NODE_HOLDS_VALUE(n) &&
 	       (json_node_get_value_type(n) == G_TYPE_INT64 ||
-		json_node_get_value_type(n) == G_TYPE_DOUBLE);
+	        json_node_get_value_type(n) == G_TYPE_DOUBLE);
 }
 
 static double numv(JsonNode *n)
 {
 	return json_node_get_value_type(n) == G_TYPE_INT64 ? (double)json_node_get_int(n)
-							   : json_node_get_double(n);
+	                                                   : json_node_get_double(n);
 }
 
 /* A member that is a number, or a string holding an integer (Kineto writes some ids as
@@ -349,13 +352,13 @@ static gboolean kind_from_copy_name(const char *name, LhMeasKind *k)
 static const char *const phases = "BEXiICbnesStTfFPNODMRc()Vv";
 
 LhMeasured *lh_measured_new_from_json(const char *data, gsize len, const char *where,
-				      GError **error)
+                                      GError **error)
 {
 	if (!prescan(data, len, where, error))
 		return NULL;
 	g_autoptr(JsonParser) parser = json_parser_new_immutable();
 	Pos ps = {g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL,
-					(GDestroyNotify)g_array_unref)};
+	                                (GDestroyNotify)g_array_unref)};
 	g_signal_connect(parser, "array-element", G_CALLBACK(on_element), &ps);
 	GError *pe = NULL;
 	if (!json_parser_load_from_data(parser, data, (gssize)len, &pe)) {
@@ -364,7 +367,7 @@ LhMeasured *lh_measured_new_from_json(const char *data, gsize len, const char *w
 		if (g_str_has_prefix(msg, "<data>:"))
 			msg += strlen("<data>:");
 		g_set_error(error, LH_MEASURED_ERROR, LH_MEASURED_ERROR_PARSE,
-			    "%s:%s (truncated or not JSON)", where, msg);
+		            "%s:%s (truncated or not JSON)", where, msg);
 		g_error_free(pe);
 		g_hash_table_unref(ps.pos);
 		return NULL;
@@ -382,7 +385,7 @@ LhMeasured *lh_measured_new_from_json(const char *data, gsize len, const char *w
 	}
 	if (!evs) {
 		g_set_error(error, LH_MEASURED_ERROR, LH_MEASURED_ERROR_INVALID,
-			    "%s:1:1: not a Chrome trace: no \"traceEvents\" array", where);
+		            "%s:1:1: not a Chrome trace: no \"traceEvents\" array", where);
 		g_hash_table_unref(ps.pos);
 		return NULL;
 	}
@@ -404,12 +407,12 @@ LhMeasured *lh_measured_new_from_json(const char *data, gsize len, const char *w
 		const char *ph = get_str(o, "ph");
 		if (!ph || strlen(ph) != 1 || !strchr(phases, ph[0])) {
 			ok = bad(&r, i, "unknown event phase %s%s%s (Chrome's phases: %s)",
-				 ph ? "'" : "", ph ? ph : "(none)", ph ? "'" : "", phases);
+			         ph ? "'" : "", ph ? ph : "(none)", ph ? "'" : "", phases);
 			break;
 		}
 		const char *cat = get_str(o, "cat");
 		if (cat && (!strcmp(cat, "kernel") || !strcmp(cat, "gpu_memcpy") ||
-			    !strcmp(cat, "gpu_memset")))
+		            !strcmp(cat, "gpu_memset")))
 			kineto = TRUE;
 		if (ph[0] != 'M')
 			continue;
@@ -420,7 +423,8 @@ LhMeasured *lh_measured_new_from_json(const char *data, gsize len, const char *w
 		if (!nm || !what || !get_num(o, "pid", &pid))
 			continue;
 		if (!strcmp(what, "thread_name") && get_num(o, "tid", &tid)) {
-			g_hash_table_insert(tname, g_strdup_printf("%.0f/%.0f", pid, tid), (gpointer)nm);
+			g_hash_table_insert(tname, g_strdup_printf("%.0f/%.0f", pid, tid),
+			                    (gpointer)nm);
 		}
 	}
 	/* lhsim's writer names the graph and the source in otherData; its "cat" is the op kind,
@@ -429,11 +433,11 @@ LhMeasured *lh_measured_new_from_json(const char *data, gsize len, const char *w
 	JsonObject *other = get_obj(ro, "otherData");
 	if (other && get_str(other, "source") && get_str(other, "graph"))
 		src = SRC_LHSIM;
-	m->format = g_strdup(src == SRC_KINETO ? "chrome (kineto)"
-			     : src == SRC_LHSIM ? "chrome (lhsim)"
-						: "chrome (xla)");
-	g_autoptr(GHashTable) gpu_pid = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free,
-							      NULL);
+	m->format = g_strdup(src == SRC_KINETO  ? "chrome (kineto)"
+	                     : src == SRC_LHSIM ? "chrome (lhsim)"
+	                                        : "chrome (xla)");
+	g_autoptr(GHashTable) gpu_pid =
+	    g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
 	for (guint i = 0; i < n && ok && src == SRC_XLA; i++) {
 		JsonObject *o = json_node_get_object(json_array_get_element(evs, i));
 		const char *what = get_str(o, "name");
@@ -449,12 +453,12 @@ LhMeasured *lh_measured_new_from_json(const char *data, gsize len, const char *w
 		gint64 *k = g_new(gint64, 1);
 		*k = (gint64)pid;
 		g_hash_table_insert(gpu_pid, k,
-				    GINT_TO_POINTER(1 + small_num(g + strlen("/device:GPU:"))));
+		                    GINT_TO_POINTER(1 + small_num(g + strlen("/device:GPU:"))));
 	}
 
 	/* Pass 2: events. */
-	g_autoptr(GHashTable) corr_issue = g_hash_table_new_full(g_int64_hash, g_int64_equal,
-								 g_free, g_free);
+	g_autoptr(GHashTable) corr_issue =
+	    g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free);
 	g_autoptr(GArray) corr_of = g_array_new(FALSE, FALSE, sizeof(gint64)); /* per event */
 	g_autoptr(GArray) kr = g_array_new(FALSE, FALSE, sizeof(KRange));
 	for (guint i = 0; i < n && ok; i++) {
@@ -477,7 +481,7 @@ LhMeasured *lh_measured_new_from_json(const char *data, gsize len, const char *w
 			if (!strcmp(cat, "kernel")) {
 				device_ev = TRUE;
 				kind = name && g_str_has_prefix(name, "nccl") ? LH_MEV_COLLECTIVE
-									       : LH_MEV_KERNEL;
+				                                              : LH_MEV_KERNEL;
 			} else if (!strcmp(cat, "gpu_memcpy")) {
 				device_ev = TRUE;
 				if (!name || !kind_from_copy_name(name, &kind)) {
@@ -502,7 +506,8 @@ LhMeasured *lh_measured_new_from_json(const char *data, gsize len, const char *w
 				continue;
 			device_ev = TRUE;
 			if (!cat) {
-				ok = bad(&r, i, "an lhsim trace event has no \"cat\" (its op kind)");
+				ok =
+				    bad(&r, i, "an lhsim trace event has no \"cat\" (its op kind)");
 				break;
 			}
 			if (!strcmp(cat, "kernel")) {
@@ -514,18 +519,19 @@ LhMeasured *lh_measured_new_from_json(const char *data, gsize len, const char *w
 			} else if (!strcmp(cat, "copy-d2d")) {
 				kind = LH_MEV_D2D;
 			} else if (!strcmp(cat, "all-reduce") || !strcmp(cat, "all-gather") ||
-				   !strcmp(cat, "reduce-scatter") || !strcmp(cat, "all-to-all") ||
-				   !strcmp(cat, "collective-permute") || !strcmp(cat, "send") ||
-				   !strcmp(cat, "recv")) {
+			           !strcmp(cat, "reduce-scatter") || !strcmp(cat, "all-to-all") ||
+			           !strcmp(cat, "collective-permute") || !strcmp(cat, "send") ||
+			           !strcmp(cat, "recv")) {
 				kind = LH_MEV_COLLECTIVE;
 			} else {
 				ok = bad(&r, i, "unknown op kind '%s' in an lhsim trace", cat);
 				break;
 			}
 			if (!has_tid || tid < 0 || tid > G_MAXINT32) {
-				ok = bad(&r, i, "an lhsim trace event needs a \"tid\" (its stream) "
-						"from 0 to %d",
-					 G_MAXINT32);
+				ok = bad(&r, i,
+				         "an lhsim trace event needs a \"tid\" (its stream) "
+				         "from 0 to %d",
+				         G_MAXINT32);
 				break;
 			}
 			stream = (gint32)tid;
@@ -544,8 +550,9 @@ LhMeasured *lh_measured_new_from_json(const char *data, gsize len, const char *w
 				stream = small_num(tn + strlen("Stream #"));
 				if (name && g_str_has_prefix(name, "nccl"))
 					kind = LH_MEV_COLLECTIVE;
-				else if (name && (strstr(name, "emcpy") || strstr(name, "MemcpyD")) &&
-					 kind_from_copy_name(name, &kind))
+				else if (name &&
+				         (strstr(name, "emcpy") || strstr(name, "MemcpyD")) &&
+				         kind_from_copy_name(name, &kind))
 					;
 				else if (name && strstr(name, "emset"))
 					kind = LH_MEV_MEMSET;
@@ -560,19 +567,20 @@ LhMeasured *lh_measured_new_from_json(const char *data, gsize len, const char *w
 			break;
 		}
 		if (!get_num(o, "ts", &ts) || !get_num(o, "dur", &dur)) {
-			ok = bad(&r, i, "'%s': a complete event needs numbers \"ts\" and \"dur\" "
-					"(microseconds)",
-				 name);
+			ok = bad(&r, i,
+			         "'%s': a complete event needs numbers \"ts\" and \"dur\" "
+			         "(microseconds)",
+			         name);
 			break;
 		}
 		if (dur < 0 || ts < 0) {
 			ok = bad(&r, i, "'%s': negative %s (%g us): timestamps are not monotonic",
-				 name, dur < 0 ? "duration" : "timestamp", dur < 0 ? dur : ts);
+			         name, dur < 0 ? "duration" : "timestamp", dur < 0 ? dur : ts);
 			break;
 		}
 		if (ts + dur > 9e15) {
-			ok = bad(&r, i, "'%s': timestamp %g us is out of range (at most 9e15 us)", name,
-				 ts + dur);
+			ok = bad(&r, i, "'%s': timestamp %g us is out of range (at most 9e15 us)",
+			         name, ts + dur);
 			break;
 		}
 		gint64 t0 = us_ns(ts), t1 = t0 + us_ns(dur);
@@ -589,8 +597,8 @@ LhMeasured *lh_measured_new_from_json(const char *data, gsize len, const char *w
 		if (range) {
 			/* xprof's Steps line: named "Steps/NAME" so that step patterns can tell
 			 * it from annotations. */
-			g_autofree char *sn = src == SRC_XLA ? g_strconcat("Steps/", name, NULL)
-							     : g_strdup(name);
+			g_autofree char *sn =
+			    src == SRC_XLA ? g_strconcat("Steps/", name, NULL) : g_strdup(name);
 			LhMeasRange rg = {intern(m, sn), t0, t1, range_dev};
 			g_array_append_val(m->ranges, rg);
 			if (range_dev && src == SRC_KINETO) {
@@ -600,7 +608,8 @@ LhMeasured *lh_measured_new_from_json(const char *data, gsize len, const char *w
 					s = has_tid ? tid : -1;
 				if (d < 0 || d > G_MAXINT32 || s < -1 || s > G_MAXINT32)
 					continue; /* on no stream lhsim can name: holds nothing */
-				KRange k = {((gint64)d << 32) | (guint32)(gint32)s, t0, t1, rg.name};
+				KRange k = {((gint64)d << 32) | (guint32)(gint32)s, t0, t1,
+				            rg.name};
 				g_array_append_val(kr, k);
 			}
 			continue;
@@ -623,13 +632,14 @@ LhMeasured *lh_measured_new_from_json(const char *data, gsize len, const char *w
 			}
 			if (!get_num(args, "stream", &s)) {
 				ok = bad(&r, i, "%s '%s' has no args.stream: the stream is missing",
-					 cat, name);
+				         cat, name);
 				break;
 			}
 			if (d < 0 || d > G_MAXINT32 || s < 0 || s > G_MAXINT32) {
-				ok = bad(&r, i, "%s '%s': args.device and args.stream must be whole "
-						"numbers from 0 to %d",
-					 cat, name, G_MAXINT32);
+				ok = bad(&r, i,
+				         "%s '%s': args.device and args.stream must be whole "
+				         "numbers from 0 to %d",
+				         cat, name, G_MAXINT32);
 				break;
 			}
 			device = (gint32)d;
@@ -689,7 +699,7 @@ LhMeasured *lh_measured_new_from_json(const char *data, gsize len, const char *w
 static gboolean sql_fail(LhMeasured *m, sqlite3 *db, const char *table, GError **error)
 {
 	g_set_error(error, LH_MEASURED_ERROR, LH_MEASURED_ERROR_INVALID, "%s: table %s: %s",
-		    m->path, table, sqlite3_errmsg(db));
+	            m->path, table, sqlite3_errmsg(db));
 	return FALSE;
 }
 
@@ -697,9 +707,10 @@ static gboolean has_table(sqlite3 *db, const char *t)
 {
 	sqlite3_stmt *st;
 	gboolean yes = FALSE;
-	if (sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_master WHERE type IN ('table','view') "
-				   "AND name = ?",
-			       -1, &st, NULL) != SQLITE_OK)
+	if (sqlite3_prepare_v2(db,
+	                       "SELECT 1 FROM sqlite_master WHERE type IN ('table','view') "
+	                       "AND name = ?",
+	                       -1, &st, NULL) != SQLITE_OK)
 		return FALSE;
 	sqlite3_bind_text(st, 1, t, -1, SQLITE_STATIC);
 	yes = sqlite3_step(st) == SQLITE_ROW;
@@ -709,8 +720,8 @@ static gboolean has_table(sqlite3 *db, const char *t)
 
 /* Reads rows of @sql: rowid, start, end, deviceId, streamId, correlationId, name, bytes,
  * copyKind. */
-static gboolean read_rows(LhMeasured *m, sqlite3 *db, const char *table, const char *sql,
-			  int what, GArray *corr_of, GError **error)
+static gboolean read_rows(LhMeasured *m, sqlite3 *db, const char *table, const char *sql, int what,
+                          GArray *corr_of, GError **error)
 {
 	sqlite3_stmt *st;
 	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
@@ -723,34 +734,34 @@ static gboolean read_rows(LhMeasured *m, sqlite3 *db, const char *table, const c
 		e.end = sqlite3_column_int64(st, 2);
 		e.device = sqlite3_column_int(st, 3);
 		e.stream = sqlite3_column_int(st, 4);
-		gint64 corr = sqlite3_column_type(st, 5) == SQLITE_NULL ? -1
-									: sqlite3_column_int64(st, 5);
+		gint64 corr =
+		    sqlite3_column_type(st, 5) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 5);
 		const char *nm = (const char *)sqlite3_column_text(st, 6);
 		e.issue = -1;
 		if (sqlite3_column_type(st, 1) == SQLITE_NULL ||
 		    sqlite3_column_type(st, 2) == SQLITE_NULL ||
 		    sqlite3_column_type(st, 4) == SQLITE_NULL) {
 			g_set_error(error, LH_MEASURED_ERROR, LH_MEASURED_ERROR_INVALID,
-				    "%s: table %s row %u: start, end and streamId must be set "
-				    "(the stream is missing)",
-				    m->path, table, e.line);
+			            "%s: table %s row %u: start, end and streamId must be set "
+			            "(the stream is missing)",
+			            m->path, table, e.line);
 			sqlite3_finalize(st);
 			return FALSE;
 		}
 		if (e.end < e.start) {
 			g_set_error(error, LH_MEASURED_ERROR, LH_MEASURED_ERROR_INVALID,
-				    "%s: table %s row %u: end %" G_GINT64_FORMAT " ns is before "
-				    "start %" G_GINT64_FORMAT " ns: timestamps are not monotonic",
-				    m->path, table, e.line, e.end, e.start);
+			            "%s: table %s row %u: end %" G_GINT64_FORMAT " ns is before "
+			            "start %" G_GINT64_FORMAT " ns: timestamps are not monotonic",
+			            m->path, table, e.line, e.end, e.start);
 			sqlite3_finalize(st);
 			return FALSE;
 		}
 		if (what == 0) {
 			if (!nm) {
 				g_set_error(error, LH_MEASURED_ERROR, LH_MEASURED_ERROR_INVALID,
-					    "%s: table %s row %u: shortName names no row of "
-					    "StringIds",
-					    m->path, table, e.line);
+				            "%s: table %s row %u: shortName names no row of "
+				            "StringIds",
+				            m->path, table, e.line);
 				sqlite3_finalize(st);
 				return FALSE;
 			}
@@ -770,9 +781,9 @@ static gboolean read_rows(LhMeasured *m, sqlite3 *db, const char *table, const c
 				m->n_ignored++;
 				continue;
 			}
-			e.name = intern(m, e.kind == LH_MEV_H2D	  ? "Memcpy HtoD"
-					   : e.kind == LH_MEV_D2H ? "Memcpy DtoH"
-								  : "Memcpy DtoD");
+			e.name = intern(m, e.kind == LH_MEV_H2D   ? "Memcpy HtoD"
+			                   : e.kind == LH_MEV_D2H ? "Memcpy DtoH"
+			                                          : "Memcpy DtoD");
 		} else {
 			e.bytes = (guint64)MAX(sqlite3_column_int64(st, 7), 0);
 			e.kind = LH_MEV_MEMSET;
@@ -793,7 +804,7 @@ static LhMeasured *load_sqlite(const char *path, GError **error)
 	sqlite3 *db = NULL;
 	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
 		g_set_error(error, LH_MEASURED_ERROR, LH_MEASURED_ERROR_IO, "%s: %s", path,
-			    db ? sqlite3_errmsg(db) : "cannot open");
+		            db ? sqlite3_errmsg(db) : "cannot open");
 		sqlite3_close(db);
 		return NULL;
 	}
@@ -806,43 +817,45 @@ static LhMeasured *load_sqlite(const char *path, GError **error)
 	if (!kt && !mc && !ms) {
 		/* Also the answer for a file that is not a database at all. */
 		g_set_error(error, LH_MEASURED_ERROR, LH_MEASURED_ERROR_INVALID,
-			    "%s: no table CUPTI_ACTIVITY_KIND_KERNEL, _MEMCPY or _MEMSET: not an "
-			    "Nsight Systems export with CUDA trace (nsys profile -t cuda, then "
-			    "nsys export --type sqlite)",
-			    path);
+		            "%s: no table CUPTI_ACTIVITY_KIND_KERNEL, _MEMCPY or _MEMSET: not an "
+		            "Nsight Systems export with CUDA trace (nsys profile -t cuda, then "
+		            "nsys export --type sqlite)",
+		            path);
 		ok = FALSE;
 	} else if (kt && !has_table(db, "StringIds")) {
 		g_set_error(error, LH_MEASURED_ERROR, LH_MEASURED_ERROR_INVALID,
-			    "%s: no table StringIds, which names the kernels of "
-			    "CUPTI_ACTIVITY_KIND_KERNEL",
-			    path);
+		            "%s: no table StringIds, which names the kernels of "
+		            "CUPTI_ACTIVITY_KIND_KERNEL",
+		            path);
 		ok = FALSE;
 	}
 	g_autoptr(GArray) corr_of = g_array_new(FALSE, FALSE, sizeof(gint64));
 	if (ok && kt)
 		ok = read_rows(m, db, "CUPTI_ACTIVITY_KIND_KERNEL",
-			       "SELECT k.rowid, k.start, k.end, k.deviceId, k.streamId, "
-			       "k.correlationId, s.value, 0, 0 FROM CUPTI_ACTIVITY_KIND_KERNEL k "
-			       "LEFT JOIN StringIds s ON s.id = k.shortName",
-			       0, corr_of, error);
+		               "SELECT k.rowid, k.start, k.end, k.deviceId, k.streamId, "
+		               "k.correlationId, s.value, 0, 0 FROM CUPTI_ACTIVITY_KIND_KERNEL k "
+		               "LEFT JOIN StringIds s ON s.id = k.shortName",
+		               0, corr_of, error);
 	if (ok && mc)
 		ok = read_rows(m, db, "CUPTI_ACTIVITY_KIND_MEMCPY",
-			       "SELECT rowid, start, end, deviceId, streamId, correlationId, NULL, "
-			       "bytes, copyKind FROM CUPTI_ACTIVITY_KIND_MEMCPY",
-			       1, corr_of, error);
+		               "SELECT rowid, start, end, deviceId, streamId, correlationId, NULL, "
+		               "bytes, copyKind FROM CUPTI_ACTIVITY_KIND_MEMCPY",
+		               1, corr_of, error);
 	if (ok && ms)
 		ok = read_rows(m, db, "CUPTI_ACTIVITY_KIND_MEMSET",
-			       "SELECT rowid, start, end, deviceId, streamId, correlationId, NULL, "
-			       "bytes, 0 FROM CUPTI_ACTIVITY_KIND_MEMSET",
-			       2, corr_of, error);
+		               "SELECT rowid, start, end, deviceId, streamId, correlationId, NULL, "
+		               "bytes, 0 FROM CUPTI_ACTIVITY_KIND_MEMSET",
+		               2, corr_of, error);
 	/* Optional: the runtime calls that issued them (issue times, and the launching thread
 	 * and time that place them in NVTX ranges). */
-	g_autoptr(GHashTable) rt = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free);
+	g_autoptr(GHashTable) rt =
+	    g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free);
 	if (ok && has_table(db, "CUPTI_ACTIVITY_KIND_RUNTIME")) {
 		sqlite3_stmt *st;
-		if (sqlite3_prepare_v2(db, "SELECT correlationId, start, end, globalTid FROM "
-					   "CUPTI_ACTIVITY_KIND_RUNTIME",
-				       -1, &st, NULL) != SQLITE_OK) {
+		if (sqlite3_prepare_v2(db,
+		                       "SELECT correlationId, start, end, globalTid FROM "
+		                       "CUPTI_ACTIVITY_KIND_RUNTIME",
+		                       -1, &st, NULL) != SQLITE_OK) {
 			ok = sql_fail(m, db, "CUPTI_ACTIVITY_KIND_RUNTIME", error);
 		} else {
 			while (sqlite3_step(st) == SQLITE_ROW) {
@@ -860,11 +873,12 @@ static LhMeasured *load_sqlite(const char *path, GError **error)
 	if (ok && has_table(db, "NVTX_EVENTS")) {
 		/* Push/pop (59) and start/end (60) ranges; the text is inline or in StringIds. */
 		gboolean ids = has_table(db, "StringIds");
-		const char *q = ids ? "SELECT n.start, n.end, COALESCE(n.text, s.value), n.globalTid "
-				      "FROM NVTX_EVENTS n LEFT JOIN StringIds s ON s.id = n.textId "
-				      "WHERE n.eventType IN (59, 60) AND n.end IS NOT NULL"
-				    : "SELECT start, end, text, globalTid FROM NVTX_EVENTS WHERE "
-				      "eventType IN (59, 60) AND end IS NOT NULL";
+		const char *q =
+		    ids ? "SELECT n.start, n.end, COALESCE(n.text, s.value), n.globalTid "
+		          "FROM NVTX_EVENTS n LEFT JOIN StringIds s ON s.id = n.textId "
+		          "WHERE n.eventType IN (59, 60) AND n.end IS NOT NULL"
+		        : "SELECT start, end, text, globalTid FROM NVTX_EVENTS WHERE "
+		          "eventType IN (59, 60) AND end IS NOT NULL";
 		sqlite3_stmt *st;
 		if (sqlite3_prepare_v2(db, q, -1, &st, NULL) != SQLITE_OK) {
 			ok = sql_fail(m, db, "NVTX_EVENTS", error);
@@ -874,7 +888,7 @@ static LhMeasured *load_sqlite(const char *path, GError **error)
 				if (!t)
 					continue;
 				LhMeasRange r = {intern(m, t), sqlite3_column_int64(st, 0),
-						 sqlite3_column_int64(st, 1), FALSE};
+				                 sqlite3_column_int64(st, 1), FALSE};
 				g_array_append_val(m->ranges, r);
 				KRange k = {sqlite3_column_int64(st, 3), r.start, r.end, r.name};
 				g_array_append_val(kr, k);
@@ -923,7 +937,8 @@ LhMeasured *lh_measured_load(const char *path, GError **error)
 		GBytes *raw = g_bytes_new_take(g_steal_pointer(&data), len);
 		g_autoptr(GInputStream) mem = g_memory_input_stream_new_from_bytes(raw);
 		g_bytes_unref(raw);
-		g_autoptr(GZlibDecompressor) z = g_zlib_decompressor_new(G_ZLIB_COMPRESSOR_FORMAT_GZIP);
+		g_autoptr(GZlibDecompressor) z =
+		    g_zlib_decompressor_new(G_ZLIB_COMPRESSOR_FORMAT_GZIP);
 		g_autoptr(GInputStream) in = g_converter_input_stream_new(mem, G_CONVERTER(z));
 		g_autoptr(GByteArray) out = g_byte_array_new();
 		guint8 buf[65536];
@@ -931,14 +946,14 @@ LhMeasured *lh_measured_load(const char *path, GError **error)
 		while ((n = g_input_stream_read(in, buf, sizeof buf, NULL, &e)) > 0) {
 			if (out->len + (guint64)n > G_MAXINT32) {
 				g_set_error(error, LH_MEASURED_ERROR, LH_MEASURED_ERROR_INVALID,
-					    "%s: more than 2 GiB once decompressed", path);
+				            "%s: more than 2 GiB once decompressed", path);
 				return NULL;
 			}
 			g_byte_array_append(out, buf, (guint)n);
 		}
 		if (n < 0) {
 			g_set_error(error, LH_MEASURED_ERROR, LH_MEASURED_ERROR_PARSE,
-				    "%s: gzip: %s (truncated or corrupt)", path, e->message);
+			            "%s: gzip: %s (truncated or corrupt)", path, e->message);
 			g_error_free(e);
 			return NULL;
 		}

@@ -25,9 +25,9 @@ typedef enum {
 
 typedef enum {
 	LH_MEV_KERNEL,
-	LH_MEV_H2D,    /* memcpy host to device */
-	LH_MEV_D2H,    /* memcpy device to host */
-	LH_MEV_D2D,    /* memcpy device to device (and peer to peer) */
+	LH_MEV_H2D, /* memcpy host to device */
+	LH_MEV_D2H, /* memcpy device to host */
+	LH_MEV_D2D, /* memcpy device to device (and peer to peer) */
 	LH_MEV_MEMSET,
 	LH_MEV_COLLECTIVE, /* NCCL kernels ("nccl..."), or lhsim collectives */
 	LH_MEV_N
@@ -40,8 +40,8 @@ typedef struct {
 	gint64 issue;           /* host finished issuing it (runtime call end), ns; -1 unknown */
 	guint64 bytes;          /* copies and memsets; 0 otherwise */
 	gint32 device, stream;
-	guint32 line, col;      /* JSON: position of the event; SQLite: rowid in line, col 0 */
-	guint8 kind;            /* LhMeasKind */
+	guint32 line, col; /* JSON: position of the event; SQLite: rowid in line, col 0 */
+	guint8 kind;       /* LhMeasKind */
 	guint8 _pad[3];
 } LhMeasEvent;
 
@@ -65,7 +65,7 @@ typedef struct {
 LhMeasured *lh_measured_load(const char *path, GError **error);
 /* For Chrome JSON text already in memory; @where names it in errors. */
 LhMeasured *lh_measured_new_from_json(const char *data, gsize len, const char *where,
-				      GError **error);
+                                      GError **error);
 void lh_measured_free(LhMeasured *m); /* NULL is fine */
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(LhMeasured, lh_measured_free)
 

@@ -50,7 +50,7 @@ static void pos_of(const Ps *ps, gsize at, int *line, int *col)
 }
 
 static gboolean fail_at(Ps *ps, gsize at, LhGraphError code, const char *fmt, ...)
-	G_GNUC_PRINTF(4, 5);
+    G_GNUC_PRINTF(4, 5);
 static gboolean fail_at(Ps *ps, gsize at, LhGraphError code, const char *fmt, ...)
 {
 	if (ps->error)
@@ -87,7 +87,7 @@ static void skip_ws(Ps *ps)
 			while (!at_end(ps) && ps->data[ps->pos] != '\n')
 				ps->pos++;
 		} else if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' ||
-			   c == '\v') {
+		           c == '\v') {
 			ps->pos++;
 		} else {
 			break;
@@ -159,15 +159,35 @@ static gboolean read_quoted(Ps *ps, GString *s)
 			return fail_at(ps, open, SYNTAX, "unterminated string");
 		c = ps->data[ps->pos++];
 		switch (c) {
-		case 'a': g_string_append_c(s, '\a'); break;
-		case 'b': g_string_append_c(s, '\b'); break;
-		case 'f': g_string_append_c(s, '\f'); break;
-		case 'n': g_string_append_c(s, '\n'); break;
-		case 'r': g_string_append_c(s, '\r'); break;
-		case 't': g_string_append_c(s, '\t'); break;
-		case 'v': g_string_append_c(s, '\v'); break;
-		case '\\': case '\'': case '"': case '?': g_string_append_c(s, c); break;
-		case 'x': case 'X': {
+		case 'a':
+			g_string_append_c(s, '\a');
+			break;
+		case 'b':
+			g_string_append_c(s, '\b');
+			break;
+		case 'f':
+			g_string_append_c(s, '\f');
+			break;
+		case 'n':
+			g_string_append_c(s, '\n');
+			break;
+		case 'r':
+			g_string_append_c(s, '\r');
+			break;
+		case 't':
+			g_string_append_c(s, '\t');
+			break;
+		case 'v':
+			g_string_append_c(s, '\v');
+			break;
+		case '\\':
+		case '\'':
+		case '"':
+		case '?':
+			g_string_append_c(s, c);
+			break;
+		case 'x':
+		case 'X': {
 			int v = 0, k = 0;
 			while (k < 2 && !at_end(ps) && hexval(ps->data[ps->pos]) >= 0)
 				v = v * 16 + hexval(ps->data[ps->pos++]), k++;
@@ -176,17 +196,19 @@ static gboolean read_quoted(Ps *ps, GString *s)
 			g_string_append_c(s, (char)v);
 			break;
 		}
-		case 'u': case 'U': {
+		case 'u':
+		case 'U': {
 			int want = c == 'u' ? 4 : 8;
 			guint32 v = 0;
 			for (int k = 0; k < want; k++) {
 				if (at_end(ps) || hexval(ps->data[ps->pos]) < 0)
-					return fail_at(ps, esc, SYNTAX, "'\\%c' needs %d hex digits", c,
-						       want);
+					return fail_at(ps, esc, SYNTAX,
+					               "'\\%c' needs %d hex digits", c, want);
 				v = v * 16 + (guint32)hexval(ps->data[ps->pos++]);
 			}
 			if (!g_unichar_validate(v))
-				return fail_at(ps, esc, SYNTAX, "'\\%c' names no Unicode character", c);
+				return fail_at(ps, esc, SYNTAX, "'\\%c' names no Unicode character",
+				               c);
 			g_string_append_unichar(s, v);
 			break;
 		}
@@ -251,8 +273,8 @@ static gboolean read_us(Ps *ps, const char *field, gint64 *ns)
 		g_autofree char *id = read_ident(ps);
 		if (!g_ascii_strcasecmp(id, "inf") || !g_ascii_strcasecmp(id, "infinity") ||
 		    !g_ascii_strcasecmp(id, "nan"))
-			return fail_at(ps, t, VALUE, "'%s' must be a finite number, got '%s'", field,
-				       id);
+			return fail_at(ps, t, VALUE, "'%s' must be a finite number, got '%s'",
+			               field, id);
 		return fail_at(ps, t, SYNTAX, "'%s' needs a number, got '%s'", field, id);
 	}
 	if (!g_ascii_isdigit(c) && c != '.') {
@@ -267,7 +289,8 @@ static gboolean read_us(Ps *ps, const char *field, gint64 *ns)
 		guint64 x = 0;
 		while (!at_end(ps) && hexval(ps->data[ps->pos]) >= 0) {
 			if (x > G_MAXUINT64 / 16)
-				return fail_at(ps, t, VALUE, "'%s': the number is too large", field);
+				return fail_at(ps, t, VALUE, "'%s': the number is too large",
+				               field);
 			x = x * 16 + (guint64)hexval(ps->data[ps->pos++]);
 		}
 		if (ps->pos == d)
@@ -294,7 +317,8 @@ static gboolean read_us(Ps *ps, const char *field, gint64 *ns)
 			if (peek(ps) == '+' || peek(ps) == '-')
 				eneg = ps->data[ps->pos++] == '-';
 			if (!g_ascii_isdigit(peek(ps)))
-				return fail_at(ps, t, SYNTAX, "'%s': the exponent needs digits", field);
+				return fail_at(ps, t, SYNTAX, "'%s': the exponent needs digits",
+				               field);
 			while (!at_end(ps) && g_ascii_isdigit(ps->data[ps->pos])) {
 				if (e < 100000)
 					e = e * 10 + (ps->data[ps->pos] - '0');
@@ -313,11 +337,11 @@ static gboolean read_us(Ps *ps, const char *field, gint64 *ns)
 				char d = ps->data[i];
 				if (d > '7')
 					return fail_at(ps, t, SYNTAX,
-						       "'%s': '%.*s' is not an octal number", field,
-						       (int)(mant_end - t), ps->data + t);
+					               "'%s': '%.*s' is not an octal number", field,
+					               (int)(mant_end - t), ps->data + t);
 				if (x > G_MAXUINT64 / 8)
-					return fail_at(ps, t, VALUE, "'%s': the number is too large",
-						       field);
+					return fail_at(ps, t, VALUE,
+					               "'%s': the number is too large", field);
 				x = x * 8 + (guint64)(d - '0');
 			}
 			v = (double)x * 1000.0;
@@ -335,9 +359,9 @@ static gboolean read_us(Ps *ps, const char *field, gint64 *ns)
 		return fail_at(ps, start, VALUE, "'%s' must be >= 0, got a negative cost", field);
 	if (!(v <= MAX_NS))
 		return fail_at(ps, t, VALUE,
-			       "'%s' is %.4g us, beyond the engine's range of %.0e ns (about 3 "
-			       "years)",
-			       field, v / 1000.0, MAX_NS);
+		               "'%s' is %.4g us, beyond the engine's range of %.0e ns (about 3 "
+		               "years)",
+		               field, v / 1000.0, MAX_NS);
 	*ns = (gint64)llround(v);
 	return TRUE;
 }
@@ -363,8 +387,8 @@ static gboolean parse_sub(Ps *ps, const char *field, MsgKind kind)
 		char c = peek(ps);
 		if (c != '{' && c != '<') {
 			g_autofree char *h = here(ps);
-			return fail_at(ps, ps->pos, SYNTAX, "'%s' needs a message '{ ... }', got %s",
-				       field, h);
+			return fail_at(ps, ps->pos, SYNTAX,
+			               "'%s' needs a message '{ ... }', got %s", field, h);
 		}
 		gsize open = ps->pos++;
 		Entry e = {0};
@@ -385,10 +409,11 @@ static gboolean parse_sub(Ps *ps, const char *field, MsgKind kind)
 				ps->fingerprint = g_strdup(fp);
 			} else if (strcmp(ps->fingerprint, fp) != 0) {
 				g_free(e.name);
-				return fail_at(ps, open, VALUE,
-					       "the profile holds costs of two modules (fingerprints "
-					       "'%s' and '%s'); keep one module's",
-					       ps->fingerprint, fp);
+				return fail_at(
+				    ps, open, VALUE,
+				    "the profile holds costs of two modules (fingerprints "
+				    "'%s' and '%s'); keep one module's",
+				    ps->fingerprint, fp);
 			}
 			char *n = g_strdup(sep + 2);
 			g_free(e.name);
@@ -412,10 +437,11 @@ static gboolean parse_sub(Ps *ps, const char *field, MsgKind kind)
 			return TRUE;
 		}
 		if (at_end(ps))
-			return fail_at(ps, lopen, SYNTAX, "truncated: the list is not closed with ']'");
+			return fail_at(ps, lopen, SYNTAX,
+			               "truncated: the list is not closed with ']'");
 		g_autofree char *h = here(ps);
-		return fail_at(ps, ps->pos, SYNTAX, "expected ',' or ']' in the list of '%s', got %s",
-			       field, h);
+		return fail_at(ps, ps->pos, SYNTAX,
+		               "expected ',' or ']' in the list of '%s', got %s", field, h);
 	}
 }
 
@@ -425,7 +451,7 @@ static gboolean parse_message(Ps *ps, MsgKind kind, gsize open, char close, Entr
 	static const char *const cost[] = {"name", "cost_us", NULL};
 	static const char *const lat[] = {"source", "target", "latency_us", NULL};
 	static const char *const msg_name[] = {"ProfiledInstructionsProto", "InstructionCost",
-					       "Latency"};
+	                                       "Latency"};
 	const char *const *fields = kind == MSG_TOP ? top : kind == MSG_COST ? cost : lat;
 	guint seen = 0;
 	for (;;) {
@@ -436,8 +462,8 @@ static gboolean parse_message(Ps *ps, MsgKind kind, gsize open, char close, Entr
 			int line, col;
 			pos_of(ps, open, &line, &col);
 			return fail_at(ps, ps->pos, SYNTAX,
-				       "truncated: the %s opened at %d:%d is not closed with '%c'",
-				       msg_name[kind], line, col, close);
+			               "truncated: the %s opened at %d:%d is not closed with '%c'",
+			               msg_name[kind], line, col, close);
 		}
 		if (close && peek(ps) == close) {
 			ps->pos++;
@@ -448,7 +474,7 @@ static gboolean parse_message(Ps *ps, MsgKind kind, gsize open, char close, Entr
 		if (!name) {
 			g_autofree char *h = here(ps);
 			return fail_at(ps, at, SYNTAX, "expected a field name%s, got %s",
-				       close ? "" : " (costs or latencies)", h);
+			               close ? "" : " (costs or latencies)", h);
 		}
 		int f = -1;
 		for (int k = 0; fields[k]; k++)
@@ -457,7 +483,7 @@ static gboolean parse_message(Ps *ps, MsgKind kind, gsize open, char close, Entr
 		if (f < 0) {
 			g_autofree char *list = g_strjoinv(", ", (char **)fields);
 			return fail_at(ps, at, SYNTAX, "%s has no field '%s' (its fields: %s)",
-				       msg_name[kind], name, list);
+			               msg_name[kind], name, list);
 		}
 		skip_ws(ps);
 		if (kind == MSG_TOP) {
@@ -470,18 +496,18 @@ static gboolean parse_message(Ps *ps, MsgKind kind, gsize open, char close, Entr
 		} else {
 			if (peek(ps) != ':') {
 				g_autofree char *h = here(ps);
-				return fail_at(ps, ps->pos, SYNTAX, "expected ':' after '%s', got %s",
-					       name, h);
+				return fail_at(ps, ps->pos, SYNTAX,
+				               "expected ':' after '%s', got %s", name, h);
 			}
 			ps->pos++;
 			skip_ws(ps);
 			if (seen & (1u << f))
-				return fail_at(ps, at, SYNTAX, "'%s' is given twice in one %s", name,
-					       msg_name[kind]);
+				return fail_at(ps, at, SYNTAX, "'%s' is given twice in one %s",
+				               name, msg_name[kind]);
 			seen |= 1u << f;
 			if (peek(ps) == '[')
 				return fail_at(ps, ps->pos, SYNTAX, "'%s' is not a repeated field",
-					       name);
+				               name);
 			gboolean is_str = kind == MSG_COST ? f == 0 : f < 2;
 			if (is_str) {
 				char **slot = f == 1 && kind == MSG_LATENCY ? &e->target : &e->name;
@@ -504,7 +530,7 @@ LhPgle *lh_pgle_new_from_data(const char *data, gsize len, const char *where, GE
 	Ps ps = {.data = data, .len = len, .where = where ? where : "profile", .out = p};
 	if (memchr(data, '\0', len)) {
 		fail_at(&ps, (gsize)((const char *)memchr(data, '\0', len) - data), SYNTAX,
-			"a NUL byte: a text profile (.pbtxt) is expected, not a binary one (.pb)");
+		        "a NUL byte: a text profile (.pbtxt) is expected, not a binary one (.pb)");
 	} else {
 		parse_message(&ps, MSG_TOP, 0, '\0', NULL);
 	}
@@ -659,10 +685,11 @@ void lh_pgle_apply(LhGraph *g, const LhPgle *p, LhPgleReport *report)
 			if (k >= 0) {
 				gint64 ns = g_array_index(p->entries, Entry, k).ns;
 				lh_graph_set_duration(g, i, ns);
-				g_hash_table_replace(took, g_strdup(op->name), g_memdup2(&ns, sizeof ns));
+				g_hash_table_replace(took, g_strdup(op->name),
+				                     g_memdup2(&ns, sizeof ns));
 				if (base)
 					g_hash_table_replace(took, g_strdup(base),
-							     g_memdup2(&ns, sizeof ns));
+					                     g_memdup2(&ns, sizeof ns));
 				applied[k] = 1;
 				from[i] = 1;
 				n_ops++;
@@ -694,7 +721,7 @@ void lh_pgle_apply(LhGraph *g, const LhPgle *p, LhPgleReport *report)
 }
 
 double lh_pgle_share(const LhGraph *g, const LhHw *hw, const LhPgleReport *report,
-		     double *profile_ns, double *total_ns)
+                     double *profile_ns, double *total_ns)
 {
 	double in = 0, all = 0;
 	for (guint32 i = 0; i < lh_graph_n_ops(g); i++) {
@@ -761,10 +788,11 @@ static char *export_text(const LhGraph *g, const LhHw *hw, guint32 *n_averaged, 
 			continue;
 		double t = lh_op_standalone_ns_in(g, op, hw);
 		if (!(t <= MAX_NS)) {
-			g_set_error(error, LH_GRAPH_ERROR, LH_GRAPH_ERROR_INVALID,
-				    "op '%s': its standalone duration on %s, %.3g ns, is beyond the "
-				    "engine's range of %.0e ns (about 3 years)",
-				    op->name, hw->name, t, MAX_NS);
+			g_set_error(
+			    error, LH_GRAPH_ERROR, LH_GRAPH_ERROR_INVALID,
+			    "op '%s': its standalone duration on %s, %.3g ns, is beyond the "
+			    "engine's range of %.0e ns (about 3 years)",
+			    op->name, hw->name, t, MAX_NS);
 			ok = FALSE;
 			break;
 		}
@@ -773,8 +801,12 @@ static char *export_text(const LhGraph *g, const LhHw *hw, guint32 *n_averaged, 
 		const char *key = base ? base : op->name;
 		gint k = lookup(index, key);
 		if (k < 0) {
-			Group gr = {base ? base : g_strdup(op->name), (double)ns, 1, ns, TRUE,
-				    runs_async(op)};
+			Group gr = {base ? base : g_strdup(op->name),
+			            (double)ns,
+			            1,
+			            ns,
+			            TRUE,
+			            runs_async(op)};
 			g_array_append_val(groups, gr);
 			g_hash_table_insert(index, gr.name, GINT_TO_POINTER((gint)groups->len - 1));
 			continue;
@@ -790,16 +822,19 @@ static char *export_text(const LhGraph *g, const LhHw *hw, guint32 *n_averaged, 
 	guint32 averaged = 0;
 	if (ok) {
 		s = g_string_new(NULL);
-		g_string_append(s, "# lhsim export-pgle: the standalone cost in microseconds of every op "
-				   "of graph ");
+		g_string_append(
+		    s, "# lhsim export-pgle: the standalone cost in microseconds of every op "
+		       "of graph ");
 		append_quoted(s, lh_graph_name(g));
-		g_string_append_printf(s, "\n# on %s (measured duration_ns where the graph has one, "
-					  "else lhsim's cost model).\n",
-				       hw->name);
-		g_string_append(s, "# XLA's ProfiledInstructionsProto in protobuf text format; give it "
-				   "to XLA with\n"
-				   "# --xla_gpu_pgle_profile_file_or_directory_path=THIS.pbtxt "
-				   "(docs/pgle.md).\n");
+		g_string_append_printf(s,
+		                       "\n# on %s (measured duration_ns where the graph has one, "
+		                       "else lhsim's cost model).\n",
+		                       hw->name);
+		g_string_append(
+		    s, "# XLA's ProfiledInstructionsProto in protobuf text format; give it "
+		       "to XLA with\n"
+		       "# --xla_gpu_pgle_profile_file_or_directory_path=THIS.pbtxt "
+		       "(docs/pgle.md).\n");
 		for (guint k = 0; k < groups->len; k++) {
 			Group *gr = &g_array_index(groups, Group, k);
 			gint64 ns = gr->same ? gr->first : (gint64)llround(gr->sum / gr->count);
@@ -839,7 +874,7 @@ char *lh_pgle_export(const LhGraph *g, const LhHw *hw, guint32 *n_averaged, GErr
 }
 
 gboolean lh_pgle_export_file(const LhGraph *g, const LhHw *hw, const char *path,
-			     guint32 *n_averaged, GError **error)
+                             guint32 *n_averaged, GError **error)
 {
 	g_autofree char *text = export_text(g, hw, n_averaged, error);
 	if (!text)

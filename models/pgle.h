@@ -32,15 +32,15 @@ guint32 lh_pgle_n_latencies(const LhPgle *p);
 
 /* What lh_pgle_apply() did. */
 typedef struct {
-	guint32 n_ops;         /* ops whose duration now comes from the profile */
-	guint32 n_entries;     /* entries in the profile: costs + latencies */
-	guint32 n_applied;     /* entries that set at least one op's duration */
-	guint32 n_unused;      /* entries naming an op that another entry set (a cost of an
-				  async op with a latency too), a done, or a latency whose source
-				  is not async */
-	guint32 n_unknown;     /* entries naming nothing in the graph */
-	char *first_unknown;   /* the first such name, or NULL */
-	guint8 *from_profile;  /* per op: 1 when its duration came from the profile */
+	guint32 n_ops;        /* ops whose duration now comes from the profile */
+	guint32 n_entries;    /* entries in the profile: costs + latencies */
+	guint32 n_applied;    /* entries that set at least one op's duration */
+	guint32 n_unused;     /* entries naming an op that another entry set (a cost of an
+	                         async op with a latency too), a done, or a latency whose source
+	                         is not async */
+	guint32 n_unknown;    /* entries naming nothing in the graph */
+	char *first_unknown;  /* the first such name, or NULL */
+	guint8 *from_profile; /* per op: 1 when its duration came from the profile */
 } LhPgleReport;
 
 void lh_pgle_report_clear(LhPgleReport *r);
@@ -56,7 +56,7 @@ void lh_pgle_apply(LhGraph *g, const LhPgle *p, LhPgleReport *report);
  * @report says came from the profile (*profile_ns), over the sum for every op (*total_ns).
  * Returns the share in [0, 1] (0 when the total is 0). */
 double lh_pgle_share(const LhGraph *g, const LhHw *hw, const LhPgleReport *report,
-		     double *profile_ns, double *total_ns);
+                     double *profile_ns, double *total_ns);
 
 /* The start/done names of an async op as XLA names its pair, derived from the op's name the
  * way the HLO importer names the op (after its start): "all-gather-start.1" ->
@@ -73,6 +73,6 @@ char *lh_pgle_done_name(const char *start_name);
 char *lh_pgle_export(const LhGraph *g, const LhHw *hw, guint32 *n_averaged, GError **error);
 /* The same, written atomically to @path. */
 gboolean lh_pgle_export_file(const LhGraph *g, const LhHw *hw, const char *path,
-			     guint32 *n_averaged, GError **error);
+                             guint32 *n_averaged, GError **error);
 
 G_END_DECLS

@@ -22,8 +22,8 @@ static gboolean lerr(Lex *x, const char *fmt, ...)
 	va_start(ap, fmt);
 	g_autofree char *msg = g_strdup_vprintf(fmt, ap);
 	va_end(ap);
-	g_set_error(x->error, LH_GRAPH_ERROR, LH_GRAPH_ERROR_PARSE, "%s:%u:%u: %s", x->where, x->line,
-		    x->col, msg);
+	g_set_error(x->error, LH_GRAPH_ERROR, LH_GRAPH_ERROR_PARSE, "%s:%u:%u: %s", x->where,
+	            x->line, x->col, msg);
 	return FALSE;
 }
 
@@ -50,8 +50,9 @@ static gboolean integer(Lex *x, gboolean newline_ok, const char *what, gint64 *o
 {
 	if (!skip(x, newline_ok))
 		return lerr(x, "expected %s, found %s", what,
-			    *x->p == '\n' ? "the end of the line"
-			    : *x->p       ? "a comment" : "the end of the file");
+		            *x->p == '\n' ? "the end of the line"
+		            : *x->p       ? "a comment"
+		                          : "the end of the file");
 	char *end = NULL;
 	errno = 0;
 	long long v = strtoll(x->p, &end, 10);
@@ -67,20 +68,21 @@ static gboolean integer(Lex *x, gboolean newline_ok, const char *what, gint64 *o
 }
 
 LhGraph *lh_stg_import_data(const char *data, gsize len, const char *where, guint processors,
-			    gint64 unit_ns, GError **error)
+                            gint64 unit_ns, GError **error)
 {
 	g_return_val_if_fail(data != NULL, NULL);
 	where = where ? where : "stg";
 	if (unit_ns < 1 || unit_ns > LH_MAX_OP_NS) {
 		g_set_error(error, LH_GRAPH_ERROR, LH_GRAPH_ERROR_INVALID,
-			    "%s: the STG time unit must be between 1 and %" G_GINT64_FORMAT
-			    " ns (got %" G_GINT64_FORMAT ")",
-			    where, LH_MAX_OP_NS, unit_ns);
+		            "%s: the STG time unit must be between 1 and %" G_GINT64_FORMAT
+		            " ns (got %" G_GINT64_FORMAT ")",
+		            where, LH_MAX_OP_NS, unit_ns);
 		return NULL;
 	}
 	if (processors < 1 || processors > 4096) {
 		g_set_error(error, LH_GRAPH_ERROR, LH_GRAPH_ERROR_INVALID,
-			    "%s: --processors must be between 1 and 4096 (got %u)", where, processors);
+		            "%s: --processors must be between 1 and 4096 (got %u)", where,
+		            processors);
 		return NULL;
 	}
 	g_autofree char *text = g_strndup(data, len);
@@ -99,9 +101,11 @@ LhGraph *lh_stg_import_data(const char *data, gsize len, const char *where, guin
 		if (!integer(&x, TRUE, "a task id", &got))
 			return NULL;
 		if (got != id)
-			return lerr(&x, "expected task %" G_GINT64_FORMAT ", found task %" G_GINT64_FORMAT
-					" (tasks must be listed in order)",
-				    id, got),
+			return lerr(&x,
+			            "expected task %" G_GINT64_FORMAT
+			            ", found task %" G_GINT64_FORMAT
+			            " (tasks must be listed in order)",
+			            id, got),
 			       NULL;
 		if (!integer(&x, FALSE, "the processing time", &cost))
 			return NULL;
@@ -110,16 +114,18 @@ LhGraph *lh_stg_import_data(const char *data, gsize len, const char *where, guin
 			return NULL;
 		/* Checked before the product, which must stay inside the engine's range. */
 		if (cost > LH_MAX_OP_NS / unit_ns && (x.col = cost_col))
-			return lerr(&x, "processing time %" G_GINT64_FORMAT " of task %" G_GINT64_FORMAT
-					" is out of range: at most %" G_GINT64_FORMAT
-					" units of %" G_GINT64_FORMAT " ns (the engine's range of "
-					"1e17 ns)",
-				    cost, id, LH_MAX_OP_NS / unit_ns, unit_ns),
+			return lerr(&x,
+			            "processing time %" G_GINT64_FORMAT " of task %" G_GINT64_FORMAT
+			            " is out of range: at most %" G_GINT64_FORMAT
+			            " units of %" G_GINT64_FORMAT " ns (the engine's range of "
+			            "1e17 ns)",
+			            cost, id, LH_MAX_OP_NS / unit_ns, unit_ns),
 			       NULL;
 		gboolean dummy = id == 0 || id == n + 1;
 		if (dummy && cost != 0)
-			return lerr(&x, "dummy task %" G_GINT64_FORMAT " must have processing time 0",
-				    id),
+			return lerr(&x,
+			            "dummy task %" G_GINT64_FORMAT " must have processing time 0",
+			            id),
 			       NULL;
 		guint32 op = 0;
 		if (!dummy) {
@@ -134,16 +140,19 @@ LhGraph *lh_stg_import_data(const char *data, gsize len, const char *where, guin
 			if (!integer(&x, FALSE, "a predecessor id", &pred))
 				return NULL;
 			if (pred >= id)
-				return lerr(&x, "predecessor %" G_GINT64_FORMAT " of task %" G_GINT64_FORMAT
-						" must have a smaller id",
-					    pred, id),
+				return lerr(&x,
+				            "predecessor %" G_GINT64_FORMAT
+				            " of task %" G_GINT64_FORMAT " must have a smaller id",
+				            pred, id),
 				       NULL;
 			if (!dummy && pred != 0)
 				lh_graph_add_dep(g, op, (guint32)(pred - 1));
 		}
 		if (skip(&x, FALSE))
-			return lerr(&x, "unexpected text after the predecessors of task %" G_GINT64_FORMAT,
-				    id),
+			return lerr(&x,
+			            "unexpected text after the predecessors of task "
+			            "%" G_GINT64_FORMAT,
+			            id),
 			       NULL;
 	}
 	if (skip(&x, TRUE))

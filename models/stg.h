@@ -13,7 +13,7 @@ G_BEGIN_DECLS
 #define LH_STG_UNIT_NS 1000 /* one STG time unit, in ns */
 
 LhGraph *lh_stg_import_data(const char *data, gsize len, const char *where, guint processors,
-			    gint64 unit_ns, GError **error);
+                            gint64 unit_ns, GError **error);
 LhGraph *lh_stg_import_file(const char *path, guint processors, GError **error);
 
 G_END_DECLS

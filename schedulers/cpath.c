@@ -21,20 +21,19 @@
 #include "sim/cost.h"
 
 static const LhParamSpec cpath_params[] = {
-	{"streams", LH_PARAM_INT, "4", 1, 1024, NULL, "compute streams"},
-	{"collective-limit", LH_PARAM_INT, "1", 1, 64, NULL, "collectives in flight at once"},
-	{"p2p-limit", LH_PARAM_INT, "4", 1, 64, NULL, "send/recv in flight at once"},
-	{"async-compute-limit", LH_PARAM_INT, "2", 1, 64, NULL,
-	 "async compute in flight: host-offload copies and async kernels"},
-	{"memcpy-limit", LH_PARAM_INT, "0", 0, 1024, NULL,
-	 "device-to-device copies in flight; 0 = unlimited (then `streams`)"},
-	{NULL, 0, NULL, 0, 0, NULL, NULL},
+    {"streams", LH_PARAM_INT, "4", 1, 1024, NULL, "compute streams"},
+    {"collective-limit", LH_PARAM_INT, "1", 1, 64, NULL, "collectives in flight at once"},
+    {"p2p-limit", LH_PARAM_INT, "4", 1, 64, NULL, "send/recv in flight at once"},
+    {"async-compute-limit", LH_PARAM_INT, "2", 1, 64, NULL,
+     "async compute in flight: host-offload copies and async kernels"},
+    {"memcpy-limit", LH_PARAM_INT, "0", 0, 1024, NULL,
+     "device-to-device copies in flight; 0 = unlimited (then `streams`)"},
+    {NULL, 0, NULL, 0, 0, NULL, NULL},
 };
 
 static const char *const pool_prefix[LH_CLASS_N] = {"s", "collective", "p2p", "compute", "memcpy"};
-static const LhStreamRole pool_role[LH_CLASS_N] = {LH_ROLE_COMPUTE, LH_ROLE_COLLECTIVE,
-						   LH_ROLE_P2P, LH_ROLE_ASYNC_COMPUTE,
-						   LH_ROLE_MEMCPY};
+static const LhStreamRole pool_role[LH_CLASS_N] = {LH_ROLE_COMPUTE, LH_ROLE_COLLECTIVE, LH_ROLE_P2P,
+                                                   LH_ROLE_ASYNC_COMPUTE, LH_ROLE_MEMCPY};
 
 /* A binary heap of op indices under an order on them. */
 typedef struct {
@@ -105,7 +104,7 @@ static guint32 heap_pop(Heap *h)
 /* Op @v's deps are all placed: it joins the input heap, or its pool's B (data ready by the
  * time the pool frees) or A. */
 static void make_ready(const LhGraph *g, guint32 v, const guint8 *pool, const double *pool_free,
-		       Heap *hin, Heap *ha, Heap *hb)
+                       Heap *hin, Heap *ha, Heap *hb)
 {
 	if (lh_graph_op(g, v)->kind == LH_OP_INPUT)
 		heap_push(hin, v);
@@ -181,7 +180,8 @@ static LhPlan *cpath_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, G
 				continue;
 			guint32 u = h->v[0];
 			double t = h == &hb[c] ? pool_free[c] : MAX(ready[u], pool_free[c]);
-			if (!from || t < best_t || (t == best_t && (bl[u] > bl[v] || (bl[u] == bl[v] && u < v)))) {
+			if (!from || t < best_t ||
+			    (t == best_t && (bl[u] > bl[v] || (bl[u] == bl[v] && u < v)))) {
 				from = h;
 				best_t = t;
 				v = u;
@@ -204,10 +204,11 @@ static LhPlan *cpath_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, G
 			free_at[c][best_s] = fin;
 			vstream[v] = best_s;
 			seq[v] = placed++;
-			lh_params_explain(p, "cpath: t=%.0f ns %s '%s' on %s%u (b-level %.0f ns)", best_t,
-					  lh_op_kind_name(lh_graph_op(g, v)->kind),
-					  lh_graph_op(g, v)->name, pool_prefix[c], best_s, bl[v]);
-			/* The pool's earliest free time only grows: ops now ready by it move to B. */
+			lh_params_explain(p, "cpath: t=%.0f ns %s '%s' on %s%u (b-level %.0f ns)",
+			                  best_t, lh_op_kind_name(lh_graph_op(g, v)->kind),
+			                  lh_graph_op(g, v)->name, pool_prefix[c], best_s, bl[v]);
+			/* The pool's earliest free time only grows: ops now ready by it move to B.
+			 */
 			f = free_at[c][0];
 			for (guint32 s = 1; s < limit[c]; s++)
 				f = MIN(f, free_at[c][s]);
@@ -262,10 +263,10 @@ static LhPlan *cpath_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, G
 }
 
 const LhScheduler lh_sched_cpath = {
-	.version = LH_SCHEDULER_ABI,
-	.name = "cpath",
-	.summary = "critical-path (b-level) list scheduling over `streams` streams, with the "
-		   "per-class limits of lhs",
-	.params = cpath_params,
-	.plan = cpath_plan,
+    .version = LH_SCHEDULER_ABI,
+    .name = "cpath",
+    .summary = "critical-path (b-level) list scheduling over `streams` streams, with the "
+               "per-class limits of lhs",
+    .params = cpath_params,
+    .plan = cpath_plan,
 };

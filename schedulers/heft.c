@@ -25,8 +25,8 @@
 #include <string.h>
 
 static const LhParamSpec heft_params[] = {
-	{"streams", LH_PARAM_INT, "4", 1, 1024, NULL, "compute streams (HEFT's processors)"},
-	{NULL, 0, NULL, 0, 0, NULL, NULL},
+    {"streams", LH_PARAM_INT, "4", 1, 1024, NULL, "compute streams (HEFT's processors)"},
+    {NULL, 0, NULL, 0, 0, NULL, NULL},
 };
 
 enum { K_COMPUTE, K_H2D, K_D2H, K_COLL, K_P2P, K_N, K_INPUT = K_N };
@@ -48,7 +48,7 @@ typedef struct {
 	guint32 n;
 	gboolean dirty; /* maxgap is stale */
 	double maxgap;
-	double last_e;  /* v[n - 1].e, so that the search over blocks reads this array only */
+	double last_e; /* v[n - 1].e, so that the search over blocks reads this array only */
 } Blk;
 
 typedef struct {
@@ -77,7 +77,9 @@ static double blk_maxgap(Proc *p, guint32 j)
 	if (b->dirty) {
 		double m = -G_MAXDOUBLE;
 		for (guint32 k = 0; k < b->n; k++) {
-			const Busy *prev = k ? &b->v[k - 1] : j ? &p->b[j - 1].v[p->b[j - 1].n - 1] : NULL;
+			const Busy *prev = k   ? &b->v[k - 1]
+			                   : j ? &p->b[j - 1].v[p->b[j - 1].n - 1]
+			                       : NULL;
 			if (prev)
 				m = MAX(m, b->v[k].s - prev->e);
 		}
@@ -232,7 +234,7 @@ static LhPlan *heft_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GE
 	guint32 count[K_N] = {P, MAX(hw->copy_engines_h2d, 1), MAX(hw->copy_engines_d2h, 1), 1, 1};
 	static const char *const prefix[K_N] = {"s", "h2d", "d2h", "collective", "p2p"};
 	static const LhStreamRole role[K_N] = {LH_ROLE_COMPUTE, LH_ROLE_H2D, LH_ROLE_D2H,
-					       LH_ROLE_COLLECTIVE, LH_ROLE_P2P};
+	                                       LH_ROLE_COLLECTIVE, LH_ROLE_P2P};
 	double mean_c = P > 1 ? hw->event_ns * (P - 1) / P : 0;
 
 	g_autofree double *w = g_new0(double, n);
@@ -314,10 +316,11 @@ static LhPlan *heft_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GE
 			for (guint32 j = 0; j < dfin->len; j++) {
 				gboolean same = g_array_index(dvs, guint32, j) == s;
 				ready = MAX(ready, g_array_index(dfin, double, j) +
-							   (same ? 0 : hw->event_ns));
+				                       (same ? 0 : hw->event_ns));
 			}
 			/* The slot starts at ready or later, so its finish is at least ready + w
-			 * (rounding is monotonic): if that does not beat the best, neither can it. */
+			 * (rounding is monotonic): if that does not beat the best, neither can it.
+			 */
 			if (ready + w[v] >= best_f)
 				continue;
 			guint32 at, blk;
@@ -338,10 +341,11 @@ static LhPlan *heft_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GE
 		seq[v] = placed++;
 		const LhOp *op = lh_graph_op(g, v);
 		if (lh_params_explaining(p))
-			lh_params_explain(p, "heft: %s '%s' (rank_u %.0f ns) -> %s%u, "
-					     "start %.0f ns, earliest finish %.0f ns",
-					  lh_op_kind_name(op->kind), op->name, rank[v], prefix[k],
-					  best_p, best_s, best_f);
+			lh_params_explain(p,
+			                  "heft: %s '%s' (rank_u %.0f ns) -> %s%u, "
+			                  "start %.0f ns, earliest finish %.0f ns",
+			                  lh_op_kind_name(op->kind), op->name, rank[v], prefix[k],
+			                  best_p, best_s, best_f);
 	}
 	LhPlan *plan = lh_plan_new();
 	g_autofree guint32 *stream = g_new0(guint32, n);
@@ -375,10 +379,10 @@ static LhPlan *heft_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GE
 }
 
 const LhScheduler lh_sched_heft = {
-	.version = LH_SCHEDULER_ABI,
-	.name = "heft",
-	.summary = "HEFT (Topcuoglu et al. 2002): upward rank, insertion-based earliest finish "
-		   "time over `streams` streams",
-	.params = heft_params,
-	.plan = heft_plan,
+    .version = LH_SCHEDULER_ABI,
+    .name = "heft",
+    .summary = "HEFT (Topcuoglu et al. 2002): upward rank, insertion-based earliest finish "
+               "time over `streams` streams",
+    .params = heft_params,
+    .plan = heft_plan,
 };

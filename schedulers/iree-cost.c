@@ -50,8 +50,10 @@ static void op_work(const LhGraph *g, const LhHw *hw, guint32 v, double T, doubl
 		return;
 	gboolean dur = op->duration_ns >= 0;
 	if (op->kind == LH_OP_COPY_H2D || op->kind == LH_OP_COPY_D2H) {
-		guint32 eng = op->kind == LH_OP_COPY_H2D ? hw->copy_engines_h2d : hw->copy_engines_d2h;
-		double x = dur ? T : (double)op->size / hw->pcie_gbs + hw->copy_latency_ns / MAX(eng, 1);
+		guint32 eng =
+		    op->kind == LH_OP_COPY_H2D ? hw->copy_engines_h2d : hw->copy_engines_d2h;
+		double x =
+		    dur ? T : (double)op->size / hw->pcie_gbs + hw->copy_latency_ns / MAX(eng, 1);
 		w[op->kind == LH_OP_COPY_H2D ? R_H2D : R_D2H] = x;
 		return;
 	}
@@ -127,7 +129,7 @@ static double dev_bytes(const LhGraph *g, guint32 root)
 }
 
 static gboolean waves_cost(const LhIreeCtx *c, const GArray *region, guint32 ri, GPtrArray *waves,
-			   GError **error)
+                           GError **error)
 {
 	(void)error;
 	const LhGraph *g = c->g;
@@ -140,7 +142,7 @@ static gboolean waves_cost(const LhIreeCtx *c, const GArray *region, guint32 ri,
 		pos[reg[k]] = k;
 	}
 	/* Resources and readiness. */
-	g_autofree double *work = g_new(double, (gsize)n * R_N);
+	g_autofree double *work = g_new(double, (gsize)n *R_N);
 	double rem[R_N] = {0};
 	g_autofree guint32 *pending = g_new0(guint32, n);
 	for (guint32 k = 0; k < m; k++) {
@@ -172,7 +174,8 @@ static gboolean waves_cost(const LhIreeCtx *c, const GArray *region, guint32 ri,
 			for (guint32 j = 0; j < ns; j++) {
 				if (in_r[sc[j]])
 					left[rt]++;
-				else if (c->region_of[sc[j]] == G_MAXUINT32 || c->region_of[sc[j]] > ri)
+				else if (c->region_of[sc[j]] == G_MAXUINT32 ||
+				         c->region_of[sc[j]] > ri)
 					kept[rt] = 1;
 			}
 		}
@@ -180,7 +183,7 @@ static gboolean waves_cost(const LhIreeCtx *c, const GArray *region, guint32 ri,
 			if (root[v] != v || in_r[v])
 				continue;
 			gboolean before = lh_graph_op(g, v)->kind == LH_OP_INPUT ||
-					  (c->region_of[v] != G_MAXUINT32 && c->region_of[v] < ri);
+			                  (c->region_of[v] != G_MAXUINT32 && c->region_of[v] < ri);
 			if (before && (left[v] || kept[v]))
 				live += dev_bytes(g, v);
 		}
@@ -218,7 +221,7 @@ static gboolean waves_cost(const LhIreeCtx *c, const GArray *region, guint32 ri,
 			double a = budget > 0 && root[u] == u ? dev_bytes(g, u) : 0;
 			gboolean take = w->len == 0;
 			gboolean early = budget > 0 && lh_graph_op(g, u)->kind == LH_OP_COPY_H2D &&
-					 S + est_len(&e) + T <= cp - c->blevel[u];
+			                 S + est_len(&e) + T <= cp - c->blevel[u];
 			if (early && w->len > 0) {
 				g_array_append_val(next, u);
 				continue;
@@ -286,9 +289,9 @@ static gboolean waves_cost(const LhIreeCtx *c, const GArray *region, guint32 ri,
 		live += alloc;
 		placed += w->len;
 		S += est_len(&e);
-		lh_params_explain(c->p, "iree-cost: region %u wave %u: %u op(s), estimated %.0f ns%s",
-				  ri, waves->len, w->len, est_len(&e),
-				  budget > 0 ? "" : "");
+		lh_params_explain(c->p,
+		                  "iree-cost: region %u wave %u: %u op(s), estimated %.0f ns%s", ri,
+		                  waves->len, w->len, est_len(&e), budget > 0 ? "" : "");
 		g_ptr_array_add(waves, w);
 		GArray *t = ready;
 		ready = next;
@@ -436,9 +439,10 @@ static gboolean regions_cost(const LhIreeCtx *c, GPtrArray *regions, GError **er
 		else
 			g_array_free(part, TRUE);
 	}
-	lh_params_explain(c->p, "iree-cost: %u compute region(s), %u transfer(s) in regions of "
-				"their own",
-			  n_main, n_aside);
+	lh_params_explain(c->p,
+	                  "iree-cost: %u compute region(s), %u transfer(s) in regions of "
+	                  "their own",
+	                  n_main, n_aside);
 	g_ptr_array_free(out, TRUE);
 	g_ptr_array_free(parts, TRUE);
 	return TRUE;
@@ -545,9 +549,10 @@ static int by_start(const void *a, const void *b)
  * each engine starts its ready ops by decreasing b-level while it and a track of its kind are
  * free (so a copy's place on its engine follows when it is needed, not its b-level alone); a
  * kernel goes to the track of its latest-ending dep when that track is free (fewer cross-track
- * edges, fewer regions), else to the first free track. A region ends after an op with a consumer on another track (its done event is
- * that consumer's wait) and starts at an op with a dep on another track (the region awaits it
- * when it starts): no barrier holds an op back that the estimate did not. */
+ * edges, fewer regions), else to the first free track. A region ends after an op with a consumer on
+ * another track (its done event is that consumer's wait) and starts at an op with a dep on another
+ * track (the region awaits it when it starts): no barrier holds an op back that the estimate did
+ * not. */
 static gboolean regions_list_run(const LhIreeCtx *c, GPtrArray *regions, gboolean pin)
 {
 	const LhGraph *g = c->g;
@@ -608,7 +613,7 @@ static gboolean regions_list_run(const LhIreeCtx *c, GPtrArray *regions, gboolea
 				live += dev_bytes(g, v);
 	}
 	guint32 placed = 0;
-	gboolean force = FALSE; /* nothing runs and memory holds every ready op: start one */
+	gboolean force = FALSE;      /* nothing runs and memory holds every ready op: start one */
 	guint32 freer = G_MAXUINT32; /* the track of the last op whose end freed memory */
 	g_autofree guint8 *held = g_new0(guint8, MAX(n, 1)); /* memory held it back once */
 	while (placed < m) {
@@ -633,7 +638,8 @@ static gboolean regions_list_run(const LhIreeCtx *c, GPtrArray *regions, gboolea
 					if (eng[E_SM] > t)
 						break;
 					/* The track of its latest-ending dep when free (fewer
-					 * cross-track edges, fewer regions), else the first free. */
+					 * cross-track edges, fewer regions), else the first free.
+					 */
 					const guint32 *d = lh_graph_deps(g, v, &nd);
 					double dfin = -1;
 					for (guint32 j = 0; j < nd; j++)
@@ -641,7 +647,8 @@ static gboolean regions_list_run(const LhIreeCtx *c, GPtrArray *regions, gboolea
 							dfin = fin[d[j]];
 							dt = trk[d[j]];
 						}
-					tk = dt != G_MAXUINT32 && free_at[dt] <= t ? dt : G_MAXUINT32;
+					tk = dt != G_MAXUINT32 && free_at[dt] <= t ? dt
+					                                           : G_MAXUINT32;
 					for (guint32 k = 0; k < K && tk == G_MAXUINT32; k++)
 						if (free_at[k] <= t)
 							tk = k;
@@ -705,7 +712,7 @@ static gboolean regions_list_run(const LhIreeCtx *c, GPtrArray *regions, gboolea
 	g_assert(placed == m);
 	/* Cut each track's ops (in pick order, which is their order on the track) into regions:
 	 * before an op with a dep on another track, after one with a consumer on another. */
-	g_autofree guint32 *cur = g_new(guint32, NT);   /* open region of each track */
+	g_autofree guint32 *cur = g_new(guint32, NT);  /* open region of each track */
 	g_autofree guint8 *close = g_new0(guint8, NT); /* its last op signals another track */
 	for (guint32 k = 0; k < NT; k++)
 		cur[k] = G_MAXUINT32;
@@ -739,9 +746,10 @@ static gboolean regions_list_run(const LhIreeCtx *c, GPtrArray *regions, gboolea
 		if (c->tracks)
 			g_array_append_val(c->tracks, r->track);
 	}
-	lh_params_explain(c->p, "iree-cost: regions=list: %u region(s) on %u track(s), estimated "
-				"makespan %.0f ns",
-			  starts->len, NT, mk);
+	lh_params_explain(c->p,
+	                  "iree-cost: regions=list: %u region(s) on %u track(s), estimated "
+	                  "makespan %.0f ns",
+	                  starts->len, NT, mk);
 	g_array_free(starts, TRUE);
 	g_ptr_array_free(parts, TRUE);
 	return TRUE;
@@ -762,14 +770,14 @@ static gboolean regions_list_pinned(const LhIreeCtx *c, GPtrArray *regions, GErr
 const LhIreeRegionStep lh_iree_regions_list = {"list", regions_list};
 /* Tried under memory-limit beside the plain list step (docs/schedulers.md#iree-cost). */
 static const LhIreeRegionStep regions_list_pinned_step = {"list, holds pinned",
-							  regions_list_pinned};
+                                                          regions_list_pinned};
 
 /* ---- waves=order --------------------------------------------------------------------- */
 
 /* The region's ops in its order, one wave each: for the list regions, whose order on their
  * track is the estimate's (a one-op wave on one lane needs no barrier event). */
 static gboolean waves_order(const LhIreeCtx *c, const GArray *region, guint32 ri, GPtrArray *waves,
-			    GError **error)
+                            GError **error)
 {
 	(void)c;
 	(void)ri;
@@ -788,9 +796,9 @@ const LhIreeWaveStep lh_iree_waves_cost = {"cost", waves_cost};
 /* ---- the driver ---------------------------------------------------------------------- */
 
 typedef struct {
-	guint32 last;   /* last region emitted on this track */
-	gboolean xfer;  /* its regions hold transfers only */
-	GArray *lanes;  /* of guint32: plan streams */
+	guint32 last;  /* last region emitted on this track */
+	gboolean xfer; /* its regions hold transfers only */
+	GArray *lanes; /* of guint32: plan streams */
 } Track;
 
 static void free_part(gpointer p)
@@ -811,7 +819,7 @@ static guint32 track_lane(LhPlan *plan, Track *t, guint32 ti, guint32 j)
 {
 	while (t->lanes->len <= j) {
 		g_autofree char *name = ti == 0 ? g_strdup_printf("lane%u", t->lanes->len)
-						: g_strdup_printf("t%u.lane%u", ti, t->lanes->len);
+		                                : g_strdup_printf("t%u.lane%u", ti, t->lanes->len);
 		guint32 s = lh_plan_add_stream(plan, name, LH_ROLE_COMPUTE);
 		g_array_append_val(t->lanes, s);
 	}
@@ -821,8 +829,8 @@ static guint32 track_lane(LhPlan *plan, Track *t, guint32 ti, guint32 j)
 #define MAX_TRACKS 8
 
 LhPlan *lh_iree_partition(const LhGraph *g, const LhHw *hw, const LhParams *p,
-			  const LhIreeRegionStep *rstep, const LhIreeWaveStep *wstep,
-			  guint32 lanes, double budget, double submit_ns, GError **error)
+                          const LhIreeRegionStep *rstep, const LhIreeWaveStep *wstep, guint32 lanes,
+                          double budget, double submit_ns, GError **error)
 {
 	guint32 n = lh_graph_n_ops(g);
 	g_autofree double *cost = g_new0(double, MAX(n, 1));
@@ -845,10 +853,11 @@ LhPlan *lh_iree_partition(const LhGraph *g, const LhHw *hw, const LhParams *p,
 			guint32 v = g_array_index(reg, guint32, k);
 			if (v >= n || lh_graph_op(g, v)->kind == LH_OP_INPUT ||
 			    region_of[v] != G_MAXUINT32) {
-				g_set_error(error, LH_SCHED_ERROR, LH_SCHED_ERROR_FAILED,
-					    "region step '%s': op %u is an input, unknown or in two "
-					    "regions",
-					    rstep->name, v);
+				g_set_error(
+				    error, LH_SCHED_ERROR, LH_SCHED_ERROR_FAILED,
+				    "region step '%s': op %u is an input, unknown or in two "
+				    "regions",
+				    rstep->name, v);
 				return NULL;
 			}
 			region_of[v] = r;
@@ -859,8 +868,8 @@ LhPlan *lh_iree_partition(const LhGraph *g, const LhHw *hw, const LhParams *p,
 			continue;
 		if (region_of[v] == G_MAXUINT32) {
 			g_set_error(error, LH_SCHED_ERROR, LH_SCHED_ERROR_FAILED,
-				    "region step '%s': op '%s' is in no region", rstep->name,
-				    lh_graph_op(g, v)->name);
+			            "region step '%s': op '%s' is in no region", rstep->name,
+			            lh_graph_op(g, v)->name);
 			return NULL;
 		}
 	}
@@ -882,11 +891,12 @@ LhPlan *lh_iree_partition(const LhGraph *g, const LhHw *hw, const LhParams *p,
 				if (q == G_MAXUINT32 || q == r || seen[q] == r)
 					continue;
 				if (q > r) {
-					g_set_error(error, LH_SCHED_ERROR, LH_SCHED_ERROR_FAILED,
-						    "region step '%s': op '%s' (region %u) depends on "
-						    "'%s' in the later region %u",
-						    rstep->name, lh_graph_op(g, v)->name, r,
-						    lh_graph_op(g, d[j])->name, q);
+					g_set_error(
+					    error, LH_SCHED_ERROR, LH_SCHED_ERROR_FAILED,
+					    "region step '%s': op '%s' (region %u) depends on "
+					    "'%s' in the later region %u",
+					    rstep->name, lh_graph_op(g, v)->name, r,
+					    lh_graph_op(g, d[j])->name, q);
 					g_array_free(dl, TRUE);
 					return NULL;
 				}
@@ -933,7 +943,8 @@ LhPlan *lh_iree_partition(const LhGraph *g, const LhHw *hw, const LhParams *p,
 			guint32 q = g_array_index(dl, guint32, k);
 			guint32 ql = ((GArray *)g_ptr_array_index(regions, q))->len;
 			Track *t = &track[track_of[q]];
-			if (t->last == q && t->xfer == xfer && (ti == G_MAXUINT32 || ql > best_len)) {
+			if (t->last == q && t->xfer == xfer &&
+			    (ti == G_MAXUINT32 || ql > best_len)) {
 				ti = track_of[q];
 				best_len = ql;
 			}
@@ -968,10 +979,11 @@ LhPlan *lh_iree_partition(const LhGraph *g, const LhHw *hw, const LhParams *p,
 			for (guint32 k = 0; k < wv->len; k++) {
 				guint32 v = g_array_index(wv, guint32, k);
 				if (v >= n || region_of[v] != r || in_wave[v]) {
-					g_set_error(error, LH_SCHED_ERROR, LH_SCHED_ERROR_FAILED,
-						    "wave step '%s': region %u: op %u is not in the "
-						    "region or in two waves",
-						    wstep->name, r, v);
+					g_set_error(
+					    error, LH_SCHED_ERROR, LH_SCHED_ERROR_FAILED,
+					    "wave step '%s': region %u: op %u is not in the "
+					    "region or in two waves",
+					    wstep->name, r, v);
 					ok = FALSE;
 					break;
 				}
@@ -984,19 +996,20 @@ LhPlan *lh_iree_partition(const LhGraph *g, const LhHw *hw, const LhParams *p,
 			guint32 v = g_array_index(reg, guint32, k), nd;
 			if (!in_wave[v]) {
 				g_set_error(error, LH_SCHED_ERROR, LH_SCHED_ERROR_FAILED,
-					    "wave step '%s': region %u: op '%s' is in no wave",
-					    wstep->name, r, lh_graph_op(g, v)->name);
+				            "wave step '%s': region %u: op '%s' is in no wave",
+				            wstep->name, r, lh_graph_op(g, v)->name);
 				ok = FALSE;
 				break;
 			}
 			const guint32 *d = lh_graph_deps(g, v, &nd);
 			for (guint32 j = 0; j < nd && ok; j++)
 				if (region_of[d[j]] == r && wave_of[d[j]] >= wave_of[v]) {
-					g_set_error(error, LH_SCHED_ERROR, LH_SCHED_ERROR_FAILED,
-						    "wave step '%s': region %u: op '%s' is not in a "
-						    "later wave than its dep '%s'",
-						    wstep->name, r, lh_graph_op(g, v)->name,
-						    lh_graph_op(g, d[j])->name);
+					g_set_error(
+					    error, LH_SCHED_ERROR, LH_SCHED_ERROR_FAILED,
+					    "wave step '%s': region %u: op '%s' is not in a "
+					    "later wave than its dep '%s'",
+					    wstep->name, r, lh_graph_op(g, v)->name,
+					    lh_graph_op(g, d[j])->name);
 					ok = FALSE;
 				}
 		}
@@ -1035,18 +1048,21 @@ LhPlan *lh_iree_partition(const LhGraph *g, const LhHw *hw, const LhParams *p,
 			if (first) {
 				/* Await the regions it depends on. */
 				for (guint32 k = 0; k < dl->len; k++) {
-					GArray *ev = g_ptr_array_index(done, g_array_index(dl, guint32, k));
+					GArray *ev =
+					    g_ptr_array_index(done, g_array_index(dl, guint32, k));
 					for (guint32 j = 0; j + 1 < ev->len; j += 2)
 						for (guint32 l = 0; l < cur->len; l++)
 							if (g_array_index(cur, guint32, l) !=
 							    g_array_index(ev, guint32, j))
-								lh_plan_wait(plan,
-									     g_array_index(cur, guint32, l),
-									     g_array_index(ev, guint32,
-											   j + 1));
+								lh_plan_wait(
+								    plan,
+								    g_array_index(cur, guint32, l),
+								    g_array_index(ev, guint32,
+								                  j + 1));
 				}
 			} else {
-				/* Full barrier: every lane of the last wave to every lane of this one. */
+				/* Full barrier: every lane of the last wave to every lane of this
+				 * one. */
 				for (guint32 a = 0; a < prev->len; a++) {
 					guint32 s = g_array_index(prev, guint32, a);
 					gboolean other = FALSE;
@@ -1059,7 +1075,9 @@ LhPlan *lh_iree_partition(const LhGraph *g, const LhHw *hw, const LhParams *p,
 					lh_plan_signal(plan, s, e);
 					for (guint32 b = 0; b < cur->len; b++)
 						if (g_array_index(cur, guint32, b) != s)
-							lh_plan_wait(plan, g_array_index(cur, guint32, b), e);
+							lh_plan_wait(plan,
+							             g_array_index(cur, guint32, b),
+							             e);
 				}
 			}
 			for (guint32 k = 0; k < wv->len; k++)
@@ -1072,7 +1090,8 @@ LhPlan *lh_iree_partition(const LhGraph *g, const LhHw *hw, const LhParams *p,
 		GArray *ev = g_array_new(FALSE, FALSE, sizeof(guint32));
 		if (needed[r])
 			for (guint32 l = 0; l < prev->len; l++) {
-				guint32 s = g_array_index(prev, guint32, l), e = lh_plan_new_event(plan);
+				guint32 s = g_array_index(prev, guint32, l),
+				        e = lh_plan_new_event(plan);
 				lh_plan_signal(plan, s, e);
 				g_array_append_val(ev, s);
 				g_array_append_val(ev, e);
@@ -1087,32 +1106,32 @@ LhPlan *lh_iree_partition(const LhGraph *g, const LhHw *hw, const LhParams *p,
 		return NULL;
 	}
 	lh_params_explain(p, "iree: %u region(s) on %u track(s), %u wave(s); regions=%s waves=%s",
-			  R, n_tracks, total_waves, rstep->name, wstep->name);
+	                  R, n_tracks, total_waves, rstep->name, wstep->name);
 	return plan;
 }
 
 /* ---- the scheduler ------------------------------------------------------------------- */
 
 static const LhParamSpec cost_params[] = {
-	{"regions", LH_PARAM_CHOICE, "auto", 0, 0, "auto|split|list|reference",
-	 "execution regions: transfers split off, by list scheduling, IREE's reference, or "
-	 "(auto) the fastest"},
-	{"concurrency", LH_PARAM_CHOICE, "auto", 0, 0, "auto|cost|order|reference",
-	 "concurrency (wave) step: auto is order for regions=list, cost for the others"},
-	{"favor", LH_PARAM_CHOICE, "min-peak-memory", 0, 0,
-	 "min-peak-memory|max-concurrency|debug", "for concurrency=reference: IREE's favor"},
-	{"streams", LH_PARAM_INT, NULL, 1, 1024, NULL,
-	 "most lanes a wave runs on (default: the model's hw_queues)"},
-	{"submit-ns", LH_PARAM_DOUBLE, NULL, 0, 1e12, NULL,
-	 "host cost of submitting one execution region, ns (default: the model's launch_ns)"},
-	{"memory-limit", LH_PARAM_DOUBLE, NULL, 0, 1e9, NULL,
-	 "peak device memory, GiB: every plan is simulated and kept within it (default: none)"},
-	{NULL, 0, NULL, 0, 0, NULL, NULL},
+    {"regions", LH_PARAM_CHOICE, "auto", 0, 0, "auto|split|list|reference",
+     "execution regions: transfers split off, by list scheduling, IREE's reference, or "
+     "(auto) the fastest"},
+    {"concurrency", LH_PARAM_CHOICE, "auto", 0, 0, "auto|cost|order|reference",
+     "concurrency (wave) step: auto is order for regions=list, cost for the others"},
+    {"favor", LH_PARAM_CHOICE, "min-peak-memory", 0, 0, "min-peak-memory|max-concurrency|debug",
+     "for concurrency=reference: IREE's favor"},
+    {"streams", LH_PARAM_INT, NULL, 1, 1024, NULL,
+     "most lanes a wave runs on (default: the model's hw_queues)"},
+    {"submit-ns", LH_PARAM_DOUBLE, NULL, 0, 1e12, NULL,
+     "host cost of submitting one execution region, ns (default: the model's launch_ns)"},
+    {"memory-limit", LH_PARAM_DOUBLE, NULL, 0, 1e9, NULL,
+     "peak device memory, GiB: every plan is simulated and kept within it (default: none)"},
+    {NULL, 0, NULL, 0, 0, NULL, NULL},
 };
 
 /* Simulates @plan; its makespan and peak, or FALSE with @error set. */
 static gboolean sim_plan(const LhGraph *g, const LhHw *hw, const LhPlan *plan, gint64 *makespan,
-			 gint64 *peak, GError **error)
+                         gint64 *peak, GError **error)
 {
 	/* The driver's plans are valid by construction (it checks the steps' regions and waves
 	 * against the deps before it emits); the property tests validate them. */
@@ -1121,7 +1140,7 @@ static gboolean sim_plan(const LhGraph *g, const LhHw *hw, const LhPlan *plan, g
 	g_autoptr(LhTrace) t = lh_simulate(g, hw, plan, &opt, NULL, &se);
 	if (!t) {
 		g_set_error(error, LH_SCHED_ERROR, LH_SCHED_ERROR_FAILED,
-			    "iree-cost: its plan does not simulate: %s", se->message);
+		            "iree-cost: its plan does not simulate: %s", se->message);
 		return FALSE;
 	}
 	*makespan = 0;
@@ -1142,7 +1161,7 @@ static const LhIreeWaveStep *wave_step_for(const char *cname, const LhIreeRegion
 	if (strcmp(cname, "order") == 0)
 		return &waves_order_step;
 	return r == &lh_iree_regions_list || r == &regions_list_pinned_step ? &waves_order_step
-									     : &lh_iree_waves_cost;
+	                                                                    : &lh_iree_waves_cost;
 }
 
 static LhPlan *cost_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GError **error)
@@ -1150,9 +1169,9 @@ static LhPlan *cost_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GE
 	const char *rname = lh_params_get_choice(p, "regions");
 	const char *cname = lh_params_get_choice(p, "concurrency");
 	guint32 lanes = lh_params_is_set(p, "streams") ? (guint32)lh_params_get_int(p, "streams")
-						       : MAX(hw->hw_queues, 1);
-	double submit = lh_params_is_set(p, "submit-ns") ? lh_params_get_double(p, "submit-ns")
-							 : hw->launch_ns;
+	                                               : MAX(hw->hw_queues, 1);
+	double submit =
+	    lh_params_is_set(p, "submit-ns") ? lh_params_get_double(p, "submit-ns") : hw->launch_ns;
 	gboolean has_limit = lh_params_is_set(p, "memory-limit");
 	double limit = has_limit ? lh_params_get_double(p, "memory-limit") * 1073741824.0 : 0;
 	/* regions=auto: the three region steps, the plan the engine finds fastest. */
@@ -1162,8 +1181,7 @@ static LhPlan *cost_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GE
 	else if (strcmp(rname, "list") == 0) {
 		rsteps[0] = &lh_iree_regions_list;
 		rsteps[1] = has_limit ? &regions_list_pinned_step : NULL;
-	}
-	else if (strcmp(rname, "reference") == 0)
+	} else if (strcmp(rname, "reference") == 0)
 		rsteps[0] = &lh_iree_regions_reference;
 	else {
 		/* auto: list, and IREE's reference regions as the fallback (split is given only
@@ -1174,15 +1192,15 @@ static LhPlan *cost_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GE
 		rsteps[2] = has_limit ? &regions_list_pinned_step : NULL;
 	}
 	if (!has_limit && !rsteps[1])
-		return lh_iree_partition(g, hw, p, rsteps[0], wave_step_for(cname, rsteps[0]), lanes,
-					 0, submit, error);
+		return lh_iree_partition(g, hw, p, rsteps[0], wave_step_for(cname, rsteps[0]),
+		                         lanes, 0, submit, error);
 
 	/* Each candidate simulated, the fastest (within the limit) kept: the plans without a
 	 * memory budget; with memory-limit, then the plans whose waves keep to a budget shrinking
 	 * from the limit (wave steps that read no budget are not tried again), one region whose
 	 * waves each hold one op (the serial schedule), and IREE's own partition. */
 	static const double factor[] = {0,    1.0, 0.98, 0.96, 0.94, 0.92, 0.9, 0.85, 0.8,
-					0.75, 0.7, 0.6,  0.5,  0.4,  0.3,  0.2, 0.1};
+	                                0.75, 0.7, 0.6,  0.5,  0.4,  0.3,  0.2, 0.1};
 	gsize n_factor = has_limit ? G_N_ELEMENTS(factor) + 2 : 1;
 	gint64 best_peak = G_MAXINT64;
 	LhPlan *best = NULL;
@@ -1190,31 +1208,33 @@ static LhPlan *cost_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GE
 	for (gsize k = 0; k < n_factor; k++) {
 		gboolean serial = k == G_N_ELEMENTS(factor), ref = k == G_N_ELEMENTS(factor) + 1;
 		for (int r = 0; r < 3 && (r == 0 || !(serial || ref)); r++) {
-			const LhIreeWaveStep *ws = rsteps[r] ? wave_step_for(cname, rsteps[r]) : NULL;
+			const LhIreeWaveStep *ws =
+			    rsteps[r] ? wave_step_for(cname, rsteps[r]) : NULL;
 			gboolean list = rsteps[r] == &lh_iree_regions_list ||
-					rsteps[r] == &regions_list_pinned_step;
+			                rsteps[r] == &regions_list_pinned_step;
 			/* Steps that read no budget are tried once, and the pinned list step
 			 * only with one (without, it is the list step). */
-			if (!rsteps[r] || (k > 0 && !serial && !ref && ws != &lh_iree_waves_cost &&
-					   !list) ||
+			if (!rsteps[r] ||
+			    (k > 0 && !serial && !ref && ws != &lh_iree_waves_cost && !list) ||
 			    (k == 0 && rsteps[r] == &regions_list_pinned_step))
 				continue;
 			LhPlan *plan;
 			const char *what;
 			if (serial) {
-				plan = lh_iree_partition(g, hw, p, &lh_iree_regions_reference,
-							 &lh_iree_waves_cost, 1, 1e-9, submit, error);
+				plan =
+				    lh_iree_partition(g, hw, p, &lh_iree_regions_reference,
+				                      &lh_iree_waves_cost, 1, 1e-9, submit, error);
 				what = "reference, one op per wave";
 			} else if (ref) {
 				plan = lh_iree_partition(g, hw, p, &lh_iree_regions_reference,
-							 &lh_iree_waves_reference, lanes, 0, submit,
-							 error);
+				                         &lh_iree_waves_reference, lanes, 0, submit,
+				                         error);
 				what = "reference, IREE's waves";
 			} else {
-				plan = lh_iree_partition(g, hw, p, rsteps[r], ws, lanes,
-							 factor[k] > 0 ? MAX(limit * factor[k], 1e-9)
-								       : 0,
-							 submit, error);
+				plan = lh_iree_partition(
+				    g, hw, p, rsteps[r], ws, lanes,
+				    factor[k] > 0 ? MAX(limit * factor[k], 1e-9) : 0, submit,
+				    error);
 				what = rsteps[r]->name;
 			}
 			gint64 mk, peak;
@@ -1223,10 +1243,12 @@ static LhPlan *cost_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GE
 				lh_plan_free(best);
 				return NULL;
 			}
-			lh_params_explain(p, "iree-cost: regions=%s, memory budget %.3f GiB: makespan "
-					     "%" G_GINT64_FORMAT " ns, peak %.3f GiB",
-					  what, serial || ref ? 0.0 : limit * factor[k] / 1073741824.0,
-					  mk, (double)peak / 1073741824.0);
+			lh_params_explain(p,
+			                  "iree-cost: regions=%s, memory budget %.3f GiB: makespan "
+			                  "%" G_GINT64_FORMAT " ns, peak %.3f GiB",
+			                  what,
+			                  serial || ref ? 0.0 : limit * factor[k] / 1073741824.0,
+			                  mk, (double)peak / 1073741824.0);
 			best_peak = MIN(best_peak, peak);
 			if ((has_limit && (double)peak > limit) || mk >= best_mk) {
 				lh_plan_free(plan);
@@ -1240,17 +1262,17 @@ static LhPlan *cost_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GE
 	if (best)
 		return best;
 	g_set_error(error, LH_SCHED_ERROR, LH_SCHED_ERROR_PARAM,
-		    "iree-cost: no plan found within memory-limit=%g GiB; the smallest peak found "
-		    "is %.4f GiB",
-		    lh_params_get_double(p, "memory-limit"), (double)best_peak / 1073741824.0);
+	            "iree-cost: no plan found within memory-limit=%g GiB; the smallest peak found "
+	            "is %.4f GiB",
+	            lh_params_get_double(p, "memory-limit"), (double)best_peak / 1073741824.0);
 	return NULL;
 }
 
 const LhScheduler lh_sched_iree_cost = {
-	.version = LH_SCHEDULER_ABI,
-	.name = "iree-cost",
-	.summary = "cost-aware partitioning in IREE's model: regions, waves balanced by estimated "
-		   "time, transfers in regions of their own, a peak memory bound",
-	.params = cost_params,
-	.plan = cost_plan,
+    .version = LH_SCHEDULER_ABI,
+    .name = "iree-cost",
+    .summary = "cost-aware partitioning in IREE's model: regions, waves balanced by estimated "
+               "time, transfers in regions of their own, a peak memory bound",
+    .params = cost_params,
+    .plan = cost_plan,
 };

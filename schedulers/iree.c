@@ -39,16 +39,16 @@
 #include <string.h>
 
 static const LhParamSpec iree_params[] = {
-	{"favor", LH_PARAM_CHOICE, "min-peak-memory", 0, 0,
-	 "min-peak-memory|max-concurrency|debug", "IREE's #stream.partitioning_config favor"},
-	{"regions", LH_PARAM_CHOICE, "reference", 0, 0, "reference",
-	 "execution partitioning algorithm"},
-	{"concurrency", LH_PARAM_CHOICE, "reference", 0, 0, "reference|none",
-	 "concurrency (wave) partitioning algorithm"},
-	{"streams", LH_PARAM_INT, "16", 1, 1024, NULL, "most lanes a wave runs on"},
-	{"submit-ns", LH_PARAM_DOUBLE, NULL, 0, 1e12, NULL,
-	 "host cost of submitting one execution region, ns (default: the model's launch_ns)"},
-	{NULL, 0, NULL, 0, 0, NULL, NULL},
+    {"favor", LH_PARAM_CHOICE, "min-peak-memory", 0, 0, "min-peak-memory|max-concurrency|debug",
+     "IREE's #stream.partitioning_config favor"},
+    {"regions", LH_PARAM_CHOICE, "reference", 0, 0, "reference",
+     "execution partitioning algorithm"},
+    {"concurrency", LH_PARAM_CHOICE, "reference", 0, 0, "reference|none",
+     "concurrency (wave) partitioning algorithm"},
+    {"streams", LH_PARAM_INT, "16", 1, 1024, NULL, "most lanes a wave runs on"},
+    {"submit-ns", LH_PARAM_DOUBLE, NULL, 0, 1e12, NULL,
+     "host cost of submitting one execution region, ns (default: the model's launch_ns)"},
+    {NULL, 0, NULL, 0, 0, NULL, NULL},
 };
 
 /* A partition: a list of op indices in forward program order. */
@@ -59,7 +59,7 @@ typedef GArray Part; /* of guint32 */
 typedef void (*RegionFunc)(const LhGraph *g, const LhParams *p, GPtrArray *regions);
 /* Step 2: waves of one region. Fills @waves (GPtrArray of Part, forward order). */
 typedef void (*WaveFunc)(const LhGraph *g, const LhParams *p, const Part *region,
-			 guint32 region_index, GPtrArray *waves);
+                         guint32 region_index, GPtrArray *waves);
 
 /* A small growable bitset. */
 typedef struct {
@@ -147,7 +147,7 @@ static void regions_reference(const LhGraph *g, const LhParams *p, GPtrArray *re
 					if (c < h)
 						ok = FALSE;
 					else if (h != c &&
-						 bits_get(&g_array_index(bhaz, Bits, h), c))
+					         bits_get(&g_array_index(bhaz, Bits, h), c))
 						ok = FALSE;
 				}
 				if (ok) {
@@ -164,16 +164,17 @@ static void regions_reference(const LhGraph *g, const LhParams *p, GPtrArray *re
 			Bits z = {0};
 			g_array_append_val(bhaz, z);
 			chosen = (gint32)builders->len - 1;
-			lh_params_explain(p, "iree: %s '%s' opens region %d (no region it can join "
-					     "without a hazard)",
-					  lh_op_kind_name(lh_graph_op(g, v)->kind),
-					  lh_graph_op(g, v)->name, chosen);
+			lh_params_explain(p,
+			                  "iree: %s '%s' opens region %d (no region it can join "
+			                  "without a hazard)",
+			                  lh_op_kind_name(lh_graph_op(g, v)->kind),
+			                  lh_graph_op(g, v)->name, chosen);
 		} else {
 			lh_params_explain(p, "iree: %s '%s' joins region %d (%s)",
-					  lh_op_kind_name(lh_graph_op(g, v)->kind),
-					  lh_graph_op(g, v)->name, chosen,
-					  from_consumers ? "a region that consumes it"
-							 : "no hazard with it");
+			                  lh_op_kind_name(lh_graph_op(g, v)->kind),
+			                  lh_graph_op(g, v)->name, chosen,
+			                  from_consumers ? "a region that consumes it"
+			                                 : "no hazard with it");
 		}
 		bits_set(&member[v], (guint32)chosen, TRUE);
 		if (bits_get(&hazard[v], (guint32)chosen))
@@ -205,7 +206,7 @@ static void regions_reference(const LhGraph *g, const LhParams *p, GPtrArray *re
  * them: H = 1 + the highest wave holding one of its users or one its users have hazards
  * with. */
 static void waves_reference(const LhGraph *g, const LhParams *p, const Part *region,
-			    guint32 region_index, GPtrArray *waves)
+                            guint32 region_index, GPtrArray *waves)
 {
 	const char *favor = lh_params_get_choice(p, "favor");
 	guint32 n = lh_graph_n_ops(g);
@@ -217,12 +218,12 @@ static void waves_reference(const LhGraph *g, const LhParams *p, const Part *reg
 			g_ptr_array_add(waves, w);
 		}
 		lh_params_explain(p, "iree: region %u: favor=debug, no concurrency waves",
-				  region_index);
+		                  region_index);
 		return;
 	}
 	gboolean max_conc = strcmp(favor, "max-concurrency") == 0;
-	g_autofree guint32 *wave = g_new(guint32, n);  /* bottom-up ordinal, or G_MAXUINT32 */
-	g_autofree guint32 *hzd = g_new0(guint32, n);  /* hazards: waves [0, hzd) */
+	g_autofree guint32 *wave = g_new(guint32, n); /* bottom-up ordinal, or G_MAXUINT32 */
+	g_autofree guint32 *hzd = g_new0(guint32, n); /* hazards: waves [0, hzd) */
 	for (guint32 k = 0; k < region->len; k++)
 		wave[g_array_index(region, guint32, k)] = G_MAXUINT32;
 	g_autofree guint8 *in_region = g_new0(guint8, n);
@@ -244,19 +245,21 @@ static void waves_reference(const LhGraph *g, const LhParams *p, const Part *reg
 		if (h < nb) {
 			chosen = max_conc ? h : nb - 1;
 			hzd[v] = chosen;
-			lh_params_explain(p, "iree: %s '%s' -> wave %u of region %u (hazards with "
-					     "waves below %u; favor=%s takes the %s candidate)",
-					  lh_op_kind_name(lh_graph_op(g, v)->kind),
-					  lh_graph_op(g, v)->name, chosen, region_index, h, favor,
-					  max_conc ? "first" : "last");
+			lh_params_explain(p,
+			                  "iree: %s '%s' -> wave %u of region %u (hazards with "
+			                  "waves below %u; favor=%s takes the %s candidate)",
+			                  lh_op_kind_name(lh_graph_op(g, v)->kind),
+			                  lh_graph_op(g, v)->name, chosen, region_index, h, favor,
+			                  max_conc ? "first" : "last");
 		} else {
 			chosen = nb;
 			hzd[v] = nb;
 			g_ptr_array_add(builders, g_array_new(FALSE, FALSE, sizeof(guint32)));
-			lh_params_explain(p, "iree: %s '%s' opens wave %u of region %u (hazards with "
-					     "every wave so far)",
-					  lh_op_kind_name(lh_graph_op(g, v)->kind),
-					  lh_graph_op(g, v)->name, chosen, region_index);
+			lh_params_explain(p,
+			                  "iree: %s '%s' opens wave %u of region %u (hazards with "
+			                  "every wave so far)",
+			                  lh_op_kind_name(lh_graph_op(g, v)->kind),
+			                  lh_graph_op(g, v)->name, chosen, region_index);
 		}
 		wave[v] = chosen;
 		g_array_append_val((GArray *)g_ptr_array_index(builders, chosen), v);
@@ -273,11 +276,11 @@ static void waves_reference(const LhGraph *g, const LhParams *p, const Part *reg
 }
 
 static void waves_none(const LhGraph *g, const LhParams *p, const Part *region,
-		       guint32 region_index, GPtrArray *waves)
+                       guint32 region_index, GPtrArray *waves)
 {
 	(void)g;
 	lh_params_explain(p, "iree: region %u: concurrency=none, ops run in order on one stream",
-			  region_index);
+	                  region_index);
 	GArray *w = g_array_new(FALSE, FALSE, sizeof(guint32));
 	g_array_append_vals(w, region->data, region->len);
 	g_ptr_array_add(waves, w);
@@ -296,7 +299,7 @@ typedef struct {
 
 static const RegionAlgo region_algos[] = {{"reference", regions_reference}};
 static const WaveAlgo wave_algos[] = {{"reference", waves_reference, FALSE},
-				      {"none", waves_none, TRUE}};
+                                      {"none", waves_none, TRUE}};
 
 static LhPlan *iree_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GError **error)
 {
@@ -312,8 +315,8 @@ static LhPlan *iree_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GE
 		if (strcmp(wave_algos[k].name, cname) == 0)
 			wa = &wave_algos[k];
 	guint32 L = (guint32)lh_params_get_int(p, "streams");
-	double submit = lh_params_is_set(p, "submit-ns") ? lh_params_get_double(p, "submit-ns")
-							 : hw->launch_ns;
+	double submit =
+	    lh_params_is_set(p, "submit-ns") ? lh_params_get_double(p, "submit-ns") : hw->launch_ns;
 
 	GPtrArray *regions = g_ptr_array_new_with_free_func(parts_free);
 	ra->fn(g, p, regions);
@@ -336,8 +339,8 @@ static LhPlan *iree_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GE
 				GString *l = g_string_new(NULL);
 				for (guint32 k = 0; k < wave->len; k++)
 					g_string_append_printf(
-						l, " %s",
-						lh_graph_op(g, g_array_index(wave, guint32, k))->name);
+					    l, " %s",
+					    lh_graph_op(g, g_array_index(wave, guint32, k))->name);
 				lh_params_explain(p, "iree: region %u wave %u:%s", r, w, l->str);
 				g_string_free(l, TRUE);
 			}
@@ -385,20 +388,21 @@ static LhPlan *iree_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GE
 		}
 		g_ptr_array_free(waves, TRUE);
 	}
-	lh_params_explain(p, "iree: %u region(s), %u wave(s), %u lane(s); regions=%s "
-			     "concurrency=%s",
-			  regions->len, total_waves, n_lanes, rname, cname);
+	lh_params_explain(p,
+	                  "iree: %u region(s), %u wave(s), %u lane(s); regions=%s "
+	                  "concurrency=%s",
+	                  regions->len, total_waves, n_lanes, rname, cname);
 	g_ptr_array_free(regions, TRUE);
 	return plan;
 }
 
 const LhScheduler lh_sched_iree = {
-	.version = LH_SCHEDULER_ABI,
-	.name = "iree",
-	.summary = "IREE's reference partitioning: execution regions, then concurrency waves "
-		   "with full barriers",
-	.params = iree_params,
-	.plan = iree_plan,
+    .version = LH_SCHEDULER_ABI,
+    .name = "iree",
+    .summary = "IREE's reference partitioning: execution regions, then concurrency waves "
+               "with full barriers",
+    .params = iree_params,
+    .plan = iree_plan,
 };
 
 /* The two reference steps behind the exported step tables (scheduler.h, LhIreeRegionStep and
@@ -410,8 +414,8 @@ static gboolean step_regions_reference(const LhIreeCtx *c, GPtrArray *regions, G
 	return TRUE;
 }
 
-static gboolean step_waves_reference(const LhIreeCtx *c, const GArray *region,
-				     guint32 region_index, GPtrArray *waves, GError **error)
+static gboolean step_waves_reference(const LhIreeCtx *c, const GArray *region, guint32 region_index,
+                                     GPtrArray *waves, GError **error)
 {
 	(void)error;
 	waves_reference(c->g, c->p, region, region_index, waves);

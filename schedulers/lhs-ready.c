@@ -271,11 +271,11 @@ static guint32 walk_next(LhsWalk *w)
  * many). Over the limit, the common case under memory pressure, no step queries it (issue 12:
  * at 10^6 ops, 359 of 1.3 M steps do), so most changes cost one write. */
 struct _LhsSeg {
-	double *t;       /* the tree: node k's children are 2k and 2k + 1, leaves from n */
-	guint32 n;       /* leaves, a power of two */
-	guint32 *dirty;  /* leaves written since the last query */
+	double *t;      /* the tree: node k's children are 2k and 2k + 1, leaves from n */
+	guint32 n;      /* leaves, a power of two */
+	guint32 *dirty; /* leaves written since the last query */
 	guint32 n_dirty;
-	guint8 *flag;    /* per leaf: in dirty */
+	guint8 *flag; /* per leaf: in dirty */
 };
 
 static void seg_set(LhsReady *r, guint32 v, double x)
@@ -310,7 +310,7 @@ static void seg_sync(LhsSeg *g)
  * kMemoryPeakOverLimit, or G_MAXUINT32. A subtree holds one that passes iff its least does:
  * rounding keeps x + usage monotonic in x. */
 static guint32 seg_find_in(const LhsSeg *g, const Lhs *s, guint32 k, guint32 lo, guint32 hi,
-			   guint32 from)
+                           guint32 from)
 {
 	if (hi <= from || !(g->t[k] + s->usage <= s->limit_bytes))
 		return G_MAXUINT32;
@@ -763,7 +763,7 @@ const char *lh__ready_candidates(const LhsReady *r, const Lhs *s, GArray *out)
 			for (guint c = 0; c < LHS_NCLASS; c++)
 				if (s->in_flight[c] >= s->limit[c] && s->waiting_dones[c] > 0)
 					g_array_append_vals(out, r->starts[c]->data,
-							    r->starts[c]->len);
+					                    r->starts[c]->len);
 			if (!out->len && r->deep.count > 0) {
 				/* kAsyncDepth: the deepest kernels and starts. */
 				rule = r->zero->len ? "kStartAtZeroDepth" : "kAsyncDepth";

@@ -38,20 +38,20 @@ enum { NODE_KERNEL, NODE_START, NODE_DONE };
  * order; lhs's memory guard by their position in serial's order. */
 #define LHS_BITS_LEVELS 6
 typedef struct {
-	guint64 *w;                     /* the levels, the bits first, each above summarising
-	                                   the words below (bit i: word i is not 0) */
-	guint32 off[LHS_BITS_LEVELS];   /* where each level starts in w */
-	guint32 size[LHS_BITS_LEVELS];  /* words in each level */
+	guint64 *w;                    /* the levels, the bits first, each above summarising
+	                                  the words below (bit i: word i is not 0) */
+	guint32 off[LHS_BITS_LEVELS];  /* where each level starts in w */
+	guint32 size[LHS_BITS_LEVELS]; /* words in each level */
 	guint32 levels;
-	guint32 count;                  /* members */
+	guint32 count; /* members */
 } LhsBits;
 
 void lh__bits_init(LhsBits *b, guint32 n);
 void lh__bits_clear(LhsBits *b);
-void lh__bits_add(LhsBits *b, guint32 k);   /* k must not be a member */
-void lh__bits_del(LhsBits *b, guint32 k);   /* k must be a member */
-guint32 lh__bits_first(const LhsBits *b);   /* the least member, or G_MAXUINT32 if none */
-guint32 lh__bits_last(const LhsBits *b);    /* the greatest member, or G_MAXUINT32 */
+void lh__bits_add(LhsBits *b, guint32 k);           /* k must not be a member */
+void lh__bits_del(LhsBits *b, guint32 k);           /* k must be a member */
+guint32 lh__bits_first(const LhsBits *b);           /* the least member, or G_MAXUINT32 if none */
+guint32 lh__bits_last(const LhsBits *b);            /* the greatest member, or G_MAXUINT32 */
 guint32 lh__bits_next(const LhsBits *b, guint32 k); /* the least member > k, or G_MAXUINT32 */
 
 /* The scheduler's state (lhs.c builds it; see there for the schedule graph and memory). */
@@ -99,20 +99,20 @@ typedef struct {
 	/* The memory index (see "Memory pressure" in lhs-ready.c): kept from the first step that
 	 * needs it on (mem_index), if it can be (mem_index_ok). */
 	gboolean mem_index_ok, mem_index;
-	double *mem_inc;         /* per ready node: memory_change()'s net change */
-	double *mem_peak;        /* per ready node: memory_change()'s peak change */
+	double *mem_inc;  /* per ready node: memory_change()'s net change */
+	double *mem_peak; /* per ready node: memory_change()'s peak change */
 	/* The memory guard (see "The memory guard" in lhs.c), when guard is set. */
 	gboolean guard;
-	guint32 gn;             /* leaves of the tree: a power of two >= n_nodes */
-	double *gt;             /* the tree (gt_add): per tree node its sum, then its max */
-	guint32 *gpos;          /* per node: its position in serial's order */
-	guint32 *gnode;         /* per position in serial's order: the node */
-	guint32 *gdef, *gend;   /* per buffer: its first and (while unused) last position */
-	double cap;             /* max(limit, the serial order's peak) */
-	double p0;              /* the serial order's peak (the model) */
-	double peak_done;       /* the peak of the steps taken so far (the model) */
-	LhsBits gready;         /* ready nodes by gpos */
-	guint32 n_veto;         /* picks the guard replaced */
+	guint32 gn;           /* leaves of the tree: a power of two >= n_nodes */
+	double *gt;           /* the tree (gt_add): per tree node its sum, then its max */
+	guint32 *gpos;        /* per node: its position in serial's order */
+	guint32 *gnode;       /* per position in serial's order: the node */
+	guint32 *gdef, *gend; /* per buffer: its first and (while unused) last position */
+	double cap;           /* max(limit, the serial order's peak) */
+	double p0;            /* the serial order's peak (the model) */
+	double peak_done;     /* the peak of the steps taken so far (the model) */
+	LhsBits gready;       /* ready nodes by gpos */
+	guint32 n_veto;       /* picks the guard replaced */
 } Lhs;
 
 /* A candidate with its memory change (valid when mem_active). */
@@ -130,12 +130,12 @@ int lh__lhs_prefer_lead(const Lhs *s, const LhsCand *a, const LhsCand *b, const 
 void lh__lhs_memory_change(const Lhs *s, guint32 v, double *inc, double *peak);
 
 /* The buffers a node uses (mem_model in lhs.c): calls BODY with @b set to each, once. */
-#define FOR_EACH_USED_BUFFER(s, v, b, BODY)                                                  \
-	do {                                                                                 \
-		for (guint32 k_ = (s)->nbuf_at[v]; k_ < (s)->nbuf_at[(v) + 1]; k_++) {       \
-			guint32 b = (s)->nbuf[k_];                                           \
-			BODY;                                                                \
-		}                                                                            \
+#define FOR_EACH_USED_BUFFER(s, v, b, BODY)                                                        \
+	do {                                                                                       \
+		for (guint32 k_ = (s)->nbuf_at[v]; k_ < (s)->nbuf_at[(v) + 1]; k_++) {             \
+			guint32 b = (s)->nbuf[k_];                                                 \
+			BODY;                                                                      \
+		}                                                                                  \
 	} while (0)
 
 static inline gboolean lhs_releases(const Lhs *s, guint32 v)
@@ -178,8 +178,8 @@ typedef struct _LhsSeg LhsSeg;
 
 /* The ready set. The fields are the index's; lhs.c reads only `n` and `where`. */
 typedef struct {
-	guint32 n;                  /* ready nodes in all */
-	guint8 *where;              /* per node: W_* */
+	guint32 n;     /* ready nodes in all */
+	guint8 *where; /* per node: W_* */
 	/* Nodes by their rank in (async depth, deepest first, then node): rank[v], node[k]. */
 	guint32 *rank, *rank_node;
 	LhsBits dnow[LHS_NCLASS];   /* ready-now dones by class, by rank */
@@ -201,10 +201,10 @@ typedef struct {
 	 * class; and the same nodes in a list. */
 	LhsIncHeap by_inc;
 	LhsIncHeap dones_by_inc[LHS_NCLASS];
-	guint32 *hpos;              /* per node: its place in its heap */
-	LhsWalk *walk;              /* scratch: a walk of a heap in order */
-	GArray *plain;              /* ready, not force-delayed */
-	guint32 *pslot;             /* position in plain */
+	guint32 *hpos;  /* per node: its place in its heap */
+	LhsWalk *walk;  /* scratch: a walk of a heap in order */
+	GArray *plain;  /* ready, not force-delayed */
+	guint32 *pslot; /* position in plain */
 	/* And a min-tree over rank of all kernels and starts: a leaf holds the node's
 	 * mem_peak while it is in deep, else infinity; so the first node of deep that passes
 	 * kMemoryPeakOverLimit is found in O(log n) (seg_find). */

@@ -107,30 +107,29 @@ static const char *lhs_class_name(guint c)
 }
 
 static const LhParamSpec lhs_params[] = {
-	{"collective-limit", LH_PARAM_INT, "1", 1, 64, NULL,
-	 "collectives in flight at once (XLA: kGpuAsyncStreamCollectives)"},
-	{"scale-up-collective-limit", LH_PARAM_INT, "1", 0, 64, NULL,
-	 "collectives inside one NVLink domain in flight at once, a resource apart from "
-	 "collective-limit; 0 = unlimited "
-	 "(xla_gpu_experimental_parallel_scale_up_collective_overlap_limit)"},
-	{"p2p-limit", LH_PARAM_INT, "4", 1, 64, NULL, "send/recv in flight at once"},
-	{"async-compute-limit", LH_PARAM_INT, "2", 1, 64, NULL,
-	 "async compute in flight: host-offload copies and async kernels "
-	 "(xla_gpu_experimental_parallel_async_compute_limit)"},
-	{"memcpy-limit", LH_PARAM_INT, "0", 0, 1024, NULL,
-	 "device-to-device copies in flight; 0 = unlimited"},
-	{"compute-streams", LH_PARAM_INT, NULL, 1, 64, NULL,
-	 "side streams for async compute (default: async-compute-limit)"},
-	{"memory-limit", LH_PARAM_DOUBLE, NULL, 1e-9, 1e9, NULL,
-	 "soft device memory limit in GiB (default: the device capacity); the peak stays within "
-	 "the larger of it and serial's peak"},
-	{"delay-offload-start", LH_PARAM_BOOL, "false", 0, 1, NULL,
-	 "force-delay the start of copies to host (XLA's delayMoveToHost), issuing them early"},
-	{"estimator", LH_PARAM_CHOICE, "model", 0, 0, "model|xla",
-	 "costs: the hardware model, or XLA's constant ApproximateLatencyEstimator"},
-	{NULL, 0, NULL, 0, 0, NULL, NULL},
+    {"collective-limit", LH_PARAM_INT, "1", 1, 64, NULL,
+     "collectives in flight at once (XLA: kGpuAsyncStreamCollectives)"},
+    {"scale-up-collective-limit", LH_PARAM_INT, "1", 0, 64, NULL,
+     "collectives inside one NVLink domain in flight at once, a resource apart from "
+     "collective-limit; 0 = unlimited "
+     "(xla_gpu_experimental_parallel_scale_up_collective_overlap_limit)"},
+    {"p2p-limit", LH_PARAM_INT, "4", 1, 64, NULL, "send/recv in flight at once"},
+    {"async-compute-limit", LH_PARAM_INT, "2", 1, 64, NULL,
+     "async compute in flight: host-offload copies and async kernels "
+     "(xla_gpu_experimental_parallel_async_compute_limit)"},
+    {"memcpy-limit", LH_PARAM_INT, "0", 0, 1024, NULL,
+     "device-to-device copies in flight; 0 = unlimited"},
+    {"compute-streams", LH_PARAM_INT, NULL, 1, 64, NULL,
+     "side streams for async compute (default: async-compute-limit)"},
+    {"memory-limit", LH_PARAM_DOUBLE, NULL, 1e-9, 1e9, NULL,
+     "soft device memory limit in GiB (default: the device capacity); the peak stays within "
+     "the larger of it and serial's peak"},
+    {"delay-offload-start", LH_PARAM_BOOL, "false", 0, 1, NULL,
+     "force-delay the start of copies to host (XLA's delayMoveToHost), issuing them early"},
+    {"estimator", LH_PARAM_CHOICE, "model", 0, 0, "model|xla",
+     "costs: the hardware model, or XLA's constant ApproximateLatencyEstimator"},
+    {NULL, 0, NULL, 0, 0, NULL, NULL},
 };
-
 
 static double xla_node_cost(const LhOp *op)
 {
@@ -264,7 +263,7 @@ static void build_graph(Lhs *s, const LhHw *hw, gboolean xla)
 	s->force_delay = g_new0(gboolean, m);
 	for (guint32 v = 0; v < m && lh_params_get_bool(s->p, "delay-offload-start"); v++)
 		s->force_delay[v] = s->node_type[v] == NODE_START &&
-				    lh_graph_op(g, s->node_op[v])->kind == LH_OP_COPY_D2H;
+		                    lh_graph_op(g, s->node_op[v])->kind == LH_OP_COPY_D2H;
 	const guint32 *topo = lh_graph_topo(g);
 	for (guint32 k = 0; k < n; k++) {
 		guint32 i = topo[k];
@@ -335,12 +334,12 @@ static guint32 node_frees(const Lhs *s, guint32 v)
 
 /* The engine's memory rule (docs/engine.md, "Memory"), seen bottom-up; the one place that
  * says which bytes an op allocates and which node frees them. Op i's output lives in buffer
- * buf_of[i] (its own, numbered i, or for an op with an alias the aliased dep's), of buf_bytes bytes (its out_bytes in device
- * space) allocated when i starts. A buffer lives until the last op that depends on it ends;
- * one nobody depends on lives to the end (to_end), inputs from t = 0. Bottom-up, a node
- * *uses* the buffers that must be live while it runs: a kernel and a start its op's operands;
- * a done its op's operands too (the engine frees them when the async op ends, and XLA's done
- * reads the start's tuple, which holds them) and its own op's output (written while in
+ * buf_of[i] (its own, numbered i, or for an op with an alias the aliased dep's), of buf_bytes bytes
+ * (its out_bytes in device space) allocated when i starts. A buffer lives until the last op that
+ * depends on it ends; one nobody depends on lives to the end (to_end), inputs from t = 0.
+ * Bottom-up, a node *uses* the buffers that must be live while it runs: a kernel and a start its
+ * op's operands; a done its op's operands too (the engine frees them when the async op ends, and
+ * XLA's done reads the start's tuple, which holds them) and its own op's output (written while in
  * flight). The first user scheduled makes a buffer live; the node that allocates it (the
  * kernel or start of its op: freer) frees it. Buffers that live to the end are live from the
  * first step; inputs are never freed (their allocation at t = 0 is nobody's to move). An op
@@ -447,25 +446,25 @@ static int ready_if_scheduled(const Lhs *s, guint32 v)
 }
 
 /* One rule: a wins when only @ca holds, b wins when only @cb holds, else undecided. */
-#define RULE(ca, cb, name)                                                                   \
-	do {                                                                                 \
-		gboolean a_ = (ca), b_ = (cb);                                               \
-		if (a_ != b_) {                                                              \
-			*reason = name;                                                      \
-			return a_;                                                           \
-		}                                                                            \
+#define RULE(ca, cb, name)                                                                         \
+	do {                                                                                       \
+		gboolean a_ = (ca), b_ = (cb);                                                     \
+		if (a_ != b_) {                                                                    \
+			*reason = name;                                                            \
+			return a_;                                                                 \
+		}                                                                                  \
 	} while (0)
 
 /* The leading rules, each a key of one node (a flag, or a number compared with < or >), taken
  * in order, i.e. one lexicographic comparison of key tuples: 1 when @a is preferred, -1 when
  * @b is, 0 when they tie on all of them (then *@reason is left alone). */
-#define LEAD(ca, cb, name)                                                                   \
-	do {                                                                                 \
-		gboolean a_ = (ca), b_ = (cb);                                               \
-		if (a_ != b_) {                                                              \
-			*reason = name;                                                      \
-			return a_ ? 1 : -1;                                                  \
-		}                                                                            \
+#define LEAD(ca, cb, name)                                                                         \
+	do {                                                                                       \
+		gboolean a_ = (ca), b_ = (cb);                                                     \
+		if (a_ != b_) {                                                                    \
+			*reason = name;                                                            \
+			return a_ ? 1 : -1;                                                        \
+		}                                                                                  \
 	} while (0)
 
 int lh__lhs_prefer_lead(const Lhs *s, const LhsCand *ca, const LhsCand *cb, const char **reason)
@@ -486,8 +485,7 @@ int lh__lhs_prefer_lead(const Lhs *s, const LhsCand *ca, const LhsCand *cb, cons
 	     !(lhs_releases(s, b) && s->async_depth[b] == 0 && !lhs_constrained(s, b)),
 	     "kStartAtZeroDepth");
 	LEAD(lhs_releases(s, a) && lhs_constrained(s, a),
-	     lhs_releases(s, b) && lhs_constrained(s, b),
-	     "kFreeBackedupResource");
+	     lhs_releases(s, b) && lhs_constrained(s, b), "kFreeBackedupResource");
 	LEAD(s->async_depth[a] > s->async_depth[b], s->async_depth[b] > s->async_depth[a],
 	     "kAsyncDepth");
 	return 0;
@@ -796,9 +794,10 @@ static guint32 drop_shared(const Lhs *s, GArray *cand)
 	for (guint32 k = 0; k < cand->len; k++) {
 		guint32 v = g_array_index(cand, guint32, k);
 		if (shares_devices(s, v)) {
-			lh_params_explain(s->p, "lhs: done '%s' waits: it shares more than one "
-						"device with a collective in flight",
-					  lh_graph_op(s->g, s->node_op[v])->name);
+			lh_params_explain(s->p,
+			                  "lhs: done '%s' waits: it shares more than one "
+			                  "device with a collective in flight",
+			                  lh_graph_op(s->g, s->node_op[v])->name);
 			continue;
 		}
 		g_array_index(cand, guint32, w++) = v;
@@ -832,14 +831,15 @@ static guint32 pick(const Lhs *s, const GArray *cand, const char **why)
 	for (guint32 k = 0; k < cand->len; k++) {
 		guint32 v = g_array_index(cand, guint32, k);
 		/* The overlap limit: a done needs a free slot of its class. */
-		if (s->node_type[v] == NODE_DONE && s->in_flight[s->node_class[v]] >= s->limit[s->node_class[v]])
+		if (s->node_type[v] == NODE_DONE &&
+		    s->in_flight[s->node_class[v]] >= s->limit[s->node_class[v]])
 			continue;
 		LhsCand c = {.node = v};
 		if (s->mem_active) {
 			lh__lhs_memory_change(s, v, &c.mem_inc, &c.mem_peak);
 			/* The memory index is exact (see "Memory pressure" in lhs-ready.c). */
 			g_assert(!s->mem_index ||
-				 (c.mem_inc == s->mem_inc[v] && c.mem_peak == s->mem_peak[v]));
+			         (c.mem_inc == s->mem_inc[v] && c.mem_peak == s->mem_peak[v]));
 		}
 		if (!have) {
 			best = c;
@@ -886,9 +886,10 @@ static LhPlan *lhs_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GEr
 	s.limit[LHS_SCALE_UP] = su == 0 ? G_MAXUINT32 : (guint32)su;
 	s.coll_in_flight = g_array_new(FALSE, FALSE, sizeof(guint32));
 	guint32 m = s.n_nodes;
-	s.limit_bytes = (lh_params_is_set(p, "memory-limit") ? lh_params_get_double(p, "memory-limit")
-							     : hw->memory_gib) *
-			1073741824.0;
+	s.limit_bytes =
+	    (lh_params_is_set(p, "memory-limit") ? lh_params_get_double(p, "memory-limit")
+	                                         : hw->memory_gib) *
+	    1073741824.0;
 	mem_model(&s);
 	for (guint32 v = 0; v < m; v++) {
 		double use = 0;
@@ -915,17 +916,17 @@ static LhPlan *lhs_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GEr
 		if (s.outdeg[v] == 0)
 			add_ready(&r, &s, v);
 	}
-	g_autofree char *su_text = su == 0 ? g_strdup("unlimited")
-					   : g_strdup_printf("%" G_GINT64_FORMAT, su);
-	lh_params_explain(p, "lhs: %u ops -> %u nodes; estimator %s; limits: collective %u, "
-			     "scale-up collective %s, p2p %u, "
-			     "async-compute %u, memcpy %s; memory limit %.3f GiB; scheduling "
-			     "bottom-up (the last op first)",
-			  s.n_ops, m, xla ? "xla" : "model", s.limit[LH_CLASS_COLLECTIVE],
-			  su_text,
-			  s.limit[LH_CLASS_P2P], s.limit[LH_CLASS_ASYNC_COMPUTE],
-			  s.limit[LH_CLASS_MEMCPY] == G_MAXUINT32 ? "unlimited" : "limited",
-			  s.limit_bytes / 1073741824.0);
+	g_autofree char *su_text =
+	    su == 0 ? g_strdup("unlimited") : g_strdup_printf("%" G_GINT64_FORMAT, su);
+	lh_params_explain(p,
+	                  "lhs: %u ops -> %u nodes; estimator %s; limits: collective %u, "
+	                  "scale-up collective %s, p2p %u, "
+	                  "async-compute %u, memcpy %s; memory limit %.3f GiB; scheduling "
+	                  "bottom-up (the last op first)",
+	                  s.n_ops, m, xla ? "xla" : "model", s.limit[LH_CLASS_COLLECTIVE], su_text,
+	                  s.limit[LH_CLASS_P2P], s.limit[LH_CLASS_ASYNC_COMPUTE],
+	                  s.limit[LH_CLASS_MEMCPY] == G_MAXUINT32 ? "unlimited" : "limited",
+	                  s.limit_bytes / 1073741824.0);
 	guint32 *order = g_new(guint32, m); /* reversed program order */
 	GArray *cand = g_array_new(FALSE, FALSE, sizeof(guint32));
 	guint32 n_mem = 0, n_over = 0; /* steps with the memory rules, at or over the limit */
@@ -983,10 +984,9 @@ static LhPlan *lhs_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GEr
 		order[step] = v;
 		if (lh_params_explaining(p))
 			lh_params_explain(p, "lhs: t=%.0f %s %s %s '%s' (%s)", t,
-					  xla ? "cost units" : "ns",
-					  node_type_name(s.node_type[v]),
-					  lh_op_kind_name(lh_graph_op(g, s.node_op[v])->kind),
-					  lh_graph_op(g, s.node_op[v])->name, why);
+			                  xla ? "cost units" : "ns", node_type_name(s.node_type[v]),
+			                  lh_op_kind_name(lh_graph_op(g, s.node_op[v])->kind),
+			                  lh_graph_op(g, s.node_op[v])->name, why);
 		for (guint32 e = s.pred_at[v]; e < s.pred_at[v + 1]; e++) {
 			guint32 u = s.pred[e];
 			if (--s.outdeg[u] > 0)
@@ -1005,27 +1005,28 @@ static LhPlan *lhs_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GEr
 	g_array_free(s.coll_in_flight, TRUE);
 	lh__ready_clear(&r);
 	lh_params_explain(p, "lhs: memory rules at %u of %u steps, %u of them at or over the limit",
-			  n_mem, m, n_over);
+	                  n_mem, m, n_over);
 	if (s.guard)
-		lh_params_explain(p, "lhs: memory guard: serial's order peaks at %.0f B, bound %.0f "
-				     "B; this order at %.0f B; %u picks replaced",
-				  s.p0, s.cap, s.peak_done, s.n_veto);
+		lh_params_explain(p,
+		                  "lhs: memory guard: serial's order peaks at %.0f B, bound %.0f "
+		                  "B; this order at %.0f B; %u picks replaced",
+		                  s.p0, s.cap, s.peak_done, s.n_veto);
 
 	/* Emit in program order. */
 	LhPlan *plan = lh_plan_new();
 	guint32 main_s = lh_plan_add_stream(plan, "main", LH_ROLE_COMPUTE);
 	guint32 cstreams = lh_params_is_set(p, "compute-streams")
-				   ? (guint32)lh_params_get_int(p, "compute-streams")
-				   : s.limit[LH_CLASS_ASYNC_COMPUTE];
+	                       ? (guint32)lh_params_get_int(p, "compute-streams")
+	                       : s.limit[LH_CLASS_ASYNC_COMPUTE];
 	LhStreamPool pool[LHS_NCLASS];
 	lh__pool_init(&pool[LH_CLASS_COLLECTIVE], "collective", LH_ROLE_COLLECTIVE,
-		      s.limit[LH_CLASS_COLLECTIVE]);
+	              s.limit[LH_CLASS_COLLECTIVE]);
 	lh__pool_init(&pool[LHS_SCALE_UP], "scaleup", LH_ROLE_COLLECTIVE,
-		      s.limit[LHS_SCALE_UP] == G_MAXUINT32 ? 0 : s.limit[LHS_SCALE_UP]);
+	              s.limit[LHS_SCALE_UP] == G_MAXUINT32 ? 0 : s.limit[LHS_SCALE_UP]);
 	lh__pool_init(&pool[LH_CLASS_P2P], "p2p", LH_ROLE_P2P, s.limit[LH_CLASS_P2P]);
 	lh__pool_init(&pool[LH_CLASS_ASYNC_COMPUTE], "compute", LH_ROLE_ASYNC_COMPUTE, cstreams);
 	lh__pool_init(&pool[LH_CLASS_MEMCPY], "memcpy", LH_ROLE_MEMCPY,
-		      s.limit[LH_CLASS_MEMCPY] == G_MAXUINT32 ? 0 : s.limit[LH_CLASS_MEMCPY]);
+	              s.limit[LH_CLASS_MEMCPY] == G_MAXUINT32 ? 0 : s.limit[LH_CLASS_MEMCPY]);
 	g_autofree guint32 *member = g_new0(guint32, s.n_ops);
 	for (guint32 k = m; k-- > 0;) {
 		guint32 v = order[k], op = s.node_op[v];
@@ -1041,10 +1042,10 @@ static LhPlan *lhs_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GEr
 			lh_plan_run(plan, side, op);
 			if (lh_params_explaining(p)) /* the arguments read the op: a cache miss */
 				lh_params_explain(p, "lhs: %s '%s' runs on %s (%s)",
-						  lh_op_kind_name(lh_graph_op(g, op)->kind),
-						  lh_graph_op(g, op)->name,
-						  lh_plan_stream(plan, side)->name,
-						  lhs_class_name(s.node_class[v]));
+				                  lh_op_kind_name(lh_graph_op(g, op)->kind),
+				                  lh_graph_op(g, op)->name,
+				                  lh_plan_stream(plan, side)->name,
+				                  lhs_class_name(s.node_class[v]));
 			break;
 		}
 		case NODE_DONE: {
@@ -1064,10 +1065,10 @@ static LhPlan *lhs_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GEr
 }
 
 const LhScheduler lh_sched_lhs = {
-	.version = LH_SCHEDULER_ABI,
-	.name = "lhs",
-	.summary = "XLA's latency-hiding scheduler: bottom-up list scheduling, async start/done "
-		   "pairs, per-class in-flight limits",
-	.params = lhs_params,
-	.plan = lhs_plan,
+    .version = LH_SCHEDULER_ABI,
+    .name = "lhs",
+    .summary = "XLA's latency-hiding scheduler: bottom-up list scheduling, async start/done "
+               "pairs, per-class in-flight limits",
+    .params = lhs_params,
+    .plan = lhs_plan,
 };

@@ -42,8 +42,8 @@ static gboolean parse_value(const LhParamSpec *sp, const char *text, double *out
 		gint64 v = g_ascii_strtoll(text, &end, 10);
 		if (errno || end == text || *end) {
 			g_set_error(error, LH_SCHED_ERROR, LH_SCHED_ERROR_PARAM,
-				    "parameter '%s': '%s' is not an integer (valid: %g..%g)",
-				    sp->name, text, sp->min, sp->max);
+			            "parameter '%s': '%s' is not an integer (valid: %g..%g)",
+			            sp->name, text, sp->min, sp->max);
 			return FALSE;
 		}
 		*out = (double)v;
@@ -53,8 +53,8 @@ static gboolean parse_value(const LhParamSpec *sp, const char *text, double *out
 		double v = g_ascii_strtod(text, &end);
 		if (end == text || *end || !isfinite(v)) {
 			g_set_error(error, LH_SCHED_ERROR, LH_SCHED_ERROR_PARAM,
-				    "parameter '%s': '%s' is not a number (valid: %g..%g)", sp->name,
-				    text, sp->min, sp->max);
+			            "parameter '%s': '%s' is not a number (valid: %g..%g)",
+			            sp->name, text, sp->min, sp->max);
 			return FALSE;
 		}
 		*out = v;
@@ -67,8 +67,8 @@ static gboolean parse_value(const LhParamSpec *sp, const char *text, double *out
 			*out = 0;
 		else {
 			g_set_error(error, LH_SCHED_ERROR, LH_SCHED_ERROR_PARAM,
-				    "parameter '%s': '%s' is not a boolean (valid: true, false)",
-				    sp->name, text);
+			            "parameter '%s': '%s' is not a boolean (valid: true, false)",
+			            sp->name, text);
 			return FALSE;
 		}
 		return TRUE;
@@ -88,15 +88,15 @@ static gboolean parse_value(const LhParamSpec *sp, const char *text, double *out
 			}
 		g_autofree char *valid = g_strjoinv(", ", ch);
 		g_set_error(error, LH_SCHED_ERROR, LH_SCHED_ERROR_PARAM,
-			    "parameter '%s': '%s' is not a valid choice (valid: %s)", sp->name, text,
-			    valid);
+		            "parameter '%s': '%s' is not a valid choice (valid: %s)", sp->name,
+		            text, valid);
 		return FALSE;
 	}
 	}
 	if (*out < sp->min || *out > sp->max) {
 		g_set_error(error, LH_SCHED_ERROR, LH_SCHED_ERROR_PARAM,
-			    "parameter '%s' = %s is out of range (valid: %g..%g)", sp->name, text,
-			    sp->min, sp->max);
+		            "parameter '%s' = %s is out of range (valid: %g..%g)", sp->name, text,
+		            sp->min, sp->max);
 		return FALSE;
 	}
 	return TRUE;
@@ -112,12 +112,12 @@ LhParams *lh_params_new(const LhParamSpec *spec, const char *const *kv, GError *
 	for (guint i = 0; i < p->n; i++)
 		if (spec[i].deflt && !parse_value(&spec[i], spec[i].deflt, &p->num[i], error))
 			g_error("parameter '%s' has a bad default '%s'", spec[i].name,
-				spec[i].deflt); /* a bug in the scheduler's table */
+			        spec[i].deflt); /* a bug in the scheduler's table */
 	for (const char *const *k = kv; k && *k; k++) {
 		const char *eq = strchr(*k, '=');
 		if (!eq || eq == *k) {
 			g_set_error(error, LH_SCHED_ERROR, LH_SCHED_ERROR_PARAM,
-				    "'%s' is not of the form name=value", *k);
+			            "'%s' is not of the form name=value", *k);
 			return NULL;
 		}
 		g_autofree char *name = g_strndup(*k, eq - *k);
@@ -127,13 +127,13 @@ LhParams *lh_params_new(const LhParamSpec *spec, const char *const *kv, GError *
 		if (i == p->n) {
 			g_autofree char *valid = list_params(spec);
 			g_set_error(error, LH_SCHED_ERROR, LH_SCHED_ERROR_PARAM,
-				    "unknown parameter '%s' (valid: %s)", name, valid);
+			            "unknown parameter '%s' (valid: %s)", name, valid);
 			return NULL;
 		}
 		if (p->value[i]) {
 			g_set_error(error, LH_SCHED_ERROR, LH_SCHED_ERROR_PARAM,
-				    "parameter '%s' is given twice (%s=%s, then %s)", name, name,
-				    p->value[i], *k);
+			            "parameter '%s' is given twice (%s=%s, then %s)", name, name,
+			            p->value[i], *k);
 			return NULL;
 		}
 		if (!parse_value(&spec[i], eq + 1, &p->num[i], error))
@@ -199,8 +199,8 @@ const char *lh_params_get_choice(const LhParams *p, const char *name)
 		interned = g_hash_table_new(g_str_hash, g_str_equal);
 	/* "*": the name given (or the default). */
 	const char *want = strcmp(ch[(guint)p->num[i]], "*") == 0
-				   ? (p->value[i] ? p->value[i] : p->spec[i].deflt)
-				   : ch[(guint)p->num[i]];
+	                       ? (p->value[i] ? p->value[i] : p->spec[i].deflt)
+	                       : ch[(guint)p->num[i]];
 	const char *s = g_hash_table_lookup(interned, want);
 	if (!s) {
 		char *c = g_strdup(want);
@@ -225,7 +225,7 @@ char *lh_params_describe(const LhParams *p)
 	for (guint i = 0; i < p->n; i++)
 		if (p->value[i])
 			g_string_append_printf(s, "%s%s=%s", s->len ? " " : "", p->spec[i].name,
-					       p->value[i]);
+			                       p->value[i]);
 	return g_string_free(s, FALSE);
 }
 

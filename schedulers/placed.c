@@ -20,8 +20,8 @@ static gint u64_cmp(gconstpointer a, gconstpointer b)
 /* Device @d's program; with @rank (per rendezvous, its place in the order the devices scheduled
  * before ran them, 0 = none yet), its rendezvous that have one are also chained in that order.
  * NULL with @error set when that order and the device's deps form a cycle. */
-static LhGraph *device_program(const LhGraph *g, guint32 d, const guint32 *rank,
-			       guint32 **map_out, GError **error)
+static LhGraph *device_program(const LhGraph *g, guint32 d, const guint32 *rank, guint32 **map_out,
+                               GError **error)
 {
 	guint32 n = lh_graph_n_ops(g);
 	g_autofree guint32 *sub_of = g_new(guint32, MAX(n, 1)); /* index in the result, or none */
@@ -37,7 +37,7 @@ static LhGraph *device_program(const LhGraph *g, guint32 d, const guint32 *rank,
 	g_autoptr(LhGraph) sub = lh_graph_new(name);
 	if (lh_graph_devices(g))
 		lh_graph_set_devices(sub, lh_graph_devices(g)); /* member ids stay global */
-	guint32 last_p2p = LH_NO_OP; /* the last send or recv so far */
+	guint32 last_p2p = LH_NO_OP;                            /* the last send or recv so far */
 	for (guint32 k = 0; k < map->len; k++) {
 		guint32 i = g_array_index(map, guint32, k);
 		const LhOp *op = lh_graph_op(g, i);
@@ -54,7 +54,7 @@ static LhGraph *device_program(const LhGraph *g, guint32 d, const guint32 *rank,
 		const LhMemberSet *ms = lh_graph_op_members(g, op);
 		if (ms) {
 			guint32 m = lh_graph_add_member_set(sub, ms->n_groups, ms->group_size,
-							    ms->pairs, ms->dev);
+			                                    ms->pairs, ms->dev);
 			lh_graph_op_mut(sub, id)->members = 1 + m;
 		}
 		if (op->opcode)
@@ -94,18 +94,19 @@ static LhGraph *device_program(const LhGraph *g, guint32 d, const guint32 *rank,
 		g_array_sort(r, u64_cmp);
 		for (guint k = 1; k < r->len; k++)
 			lh_graph_add_dep(sub, (guint32)g_array_index(r, guint64, k),
-					 (guint32)g_array_index(r, guint64, k - 1));
+			                 (guint32)g_array_index(r, guint64, k - 1));
 	}
 	GError *e = NULL;
 	if (!lh_graph_finish(sub, NULL, &e)) {
 		g_array_free(map, TRUE);
 		if (!rank) /* a bug: the placed graph was checked */
 			g_error("device %u's program of a finished placed graph is bad: %s", d,
-				e->message);
-		g_set_error(error, LH_SCHED_ERROR, LH_SCHED_ERROR_FAILED,
-			    "device %u cannot run its collectives in the order the devices before it "
-			    "do: %s",
-			    d, e->message);
+			        e->message);
+		g_set_error(
+		    error, LH_SCHED_ERROR, LH_SCHED_ERROR_FAILED,
+		    "device %u cannot run its collectives in the order the devices before it "
+		    "do: %s",
+		    d, e->message);
 		g_error_free(e);
 		return NULL;
 	}
@@ -124,7 +125,7 @@ LhGraph *lh_graph_device_program(const LhGraph *g, guint32 d, guint32 **map_out)
 
 /* Whether plan @p (ops @map) runs the rendezvous that have a rank in rank order. */
 static gboolean in_rank_order(const LhGraph *g, const LhPlan *p, const guint32 *map,
-			      const guint32 *rank)
+                              const guint32 *rank)
 {
 	guint32 last = 0;
 	for (guint32 c = 0; c < lh_plan_n_cmds(p); c++) {
@@ -144,7 +145,7 @@ static gboolean in_rank_order(const LhGraph *g, const LhPlan *p, const guint32 *
  * ranked in rank order (they were chained), and each new one goes after the ranked one @p ran
  * before it, so @order stays one order that every device scheduled so far keeps. */
 static void rank_add(const LhGraph *g, const LhPlan *p, const guint32 *map, GArray *order,
-		     guint32 *rank)
+                     guint32 *rank)
 {
 	g_autoptr(GArray) out = g_array_new(FALSE, FALSE, sizeof(guint32));
 	guint32 next = 0; /* the first element of @order not yet copied */
@@ -209,8 +210,8 @@ static void merge(LhPlan *out, const LhPlan *p, guint32 d, const guint32 *map)
 }
 
 LhPlan *lh_scheduler_run_placed(const LhScheduler *s, const LhGraph *g, const LhHw *hw,
-				const LhHw *const *device_hw, const char *const *kv, FILE *explain,
-				GError **error)
+                                const LhHw *const *device_hw, const char *const *kv, FILE *explain,
+                                GError **error)
 {
 	g_return_val_if_fail(s && g && hw && lh_graph_placed(g), NULL);
 	guint32 nd = lh_graph_devices(g);
@@ -224,20 +225,23 @@ LhPlan *lh_scheduler_run_placed(const LhScheduler *s, const LhGraph *g, const Lh
 		g_autoptr(LhPlan) p = NULL;
 		for (int chained = 0; chained < 2 && !p; chained++) {
 			g_clear_pointer(&map, g_free);
-			g_autoptr(LhGraph) sub = device_program(g, d, chained ? rank : NULL, &map,
-								 error);
+			g_autoptr(LhGraph) sub =
+			    device_program(g, d, chained ? rank : NULL, &map, error);
 			if (!sub)
 				return NULL;
 			if (explain)
 				fprintf(explain, "placed: device %u (%u ops)%s\n", d,
-					lh_graph_n_ops(sub),
-					chained ? ", its rendezvous chained in the other devices' order"
-						: "");
+				        lh_graph_n_ops(sub),
+				        chained
+				            ? ", its rendezvous chained in the other devices' order"
+				            : "");
 			GError *e = NULL;
-			p = lh_scheduler_run(s, sub, device_hw ? device_hw[d] : hw, kv, explain, &e);
+			p = lh_scheduler_run(s, sub, device_hw ? device_hw[d] : hw, kv, explain,
+			                     &e);
 			if (!p) {
 				if (e->domain != LH_SCHED_ERROR || e->code != LH_SCHED_ERROR_PARAM)
-					g_prefix_error(&e, "device %u: ", d); /* a parameter is everyone's */
+					g_prefix_error(
+					    &e, "device %u: ", d); /* a parameter is everyone's */
 				g_propagate_error(error, e);
 				return NULL;
 			}

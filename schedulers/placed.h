@@ -17,8 +17,8 @@ G_BEGIN_DECLS
  * after a line "placed: device K". Returns the merged plan, or NULL with @error set (the
  * first device whose scheduler failed is named). Caller frees. */
 LhPlan *lh_scheduler_run_placed(const LhScheduler *s, const LhGraph *g, const LhHw *hw,
-				const LhHw *const *device_hw, const char *const *kv, FILE *explain,
-				GError **error);
+                                const LhHw *const *device_hw, const char *const *kv, FILE *explain,
+                                GError **error);
 
 /* Device @d's program as a finished graph without placement: its ops in program order, every
  * field kept but device and sync (0), deps and aliases among them, member sets copied, the

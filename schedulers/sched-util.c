@@ -32,7 +32,8 @@ guint32 lh__pool_acquire(LhStreamPool *pool, LhPlan *plan)
 			best_n = n;
 		}
 	}
-	if (best == G_MAXUINT32 || (best_n > 0 && (pool->cap == 0 || pool->stream->len < pool->cap))) {
+	if (best == G_MAXUINT32 ||
+	    (best_n > 0 && (pool->cap == 0 || pool->stream->len < pool->cap))) {
 		g_autofree char *name = g_strdup_printf("%s%u", pool->prefix, pool->stream->len);
 		guint32 s = lh_plan_add_stream(plan, name, pool->role);
 		guint32 zero = 0;
@@ -80,8 +81,9 @@ void lh__sort_f64_u32(LhSortRec *r, guint32 n, gboolean desc)
 	/* LSD, 16 bits a pass: the guint32 first, then the double; every pass is stable. */
 	for (int pass = 0; pass < 6; pass++) {
 		memset(count, 0, sizeof(guint32) << 16);
-#define DIGIT(x) (pass < 2 ? ((x).u >> (16 * pass)) & 0xffff \
-			   : (f64_key((x).d, desc) >> (16 * (pass - 2))) & 0xffff)
+#define DIGIT(x)                                                                                   \
+	(pass < 2 ? ((x).u >> (16 * pass)) & 0xffff                                                \
+	          : (f64_key((x).d, desc) >> (16 * (pass - 2))) & 0xffff)
 		for (guint32 i = 0; i < n; i++)
 			count[DIGIT(src[i])]++;
 		if (count[DIGIT(src[0])] == n)
@@ -104,7 +106,7 @@ void lh__sort_f64_u32(LhSortRec *r, guint32 n, gboolean desc)
 }
 
 void lh__emit_list_schedule(LhPlan *plan, const LhGraph *g, const guint32 *stream,
-			    const double *start, const guint32 *seq)
+                            const double *start, const guint32 *seq)
 {
 	guint32 n = lh_graph_n_ops(g);
 	g_autofree Slot *slot = g_new(Slot, MAX(n, 1));

@@ -15,9 +15,9 @@ G_BEGIN_DECLS
 typedef struct {
 	const char *prefix; /* stream names are PREFIX0, PREFIX1, ... */
 	LhStreamRole role;
-	guint32 cap;        /* most streams; 0 = unlimited */
-	GArray *stream;     /* of guint32: plan stream index of each pool member */
-	GArray *in_flight;  /* of guint32: ops started and not yet done, per member */
+	guint32 cap;       /* most streams; 0 = unlimited */
+	GArray *stream;    /* of guint32: plan stream index of each pool member */
+	GArray *in_flight; /* of guint32: ops started and not yet done, per member */
 } LhStreamPool;
 
 void lh__pool_init(LhStreamPool *pool, const char *prefix, LhStreamRole role, guint32 cap);
@@ -33,7 +33,7 @@ guint32 lh__pool_stream(const LhStreamPool *pool, guint32 member);
  * which the scheduler placed op i (a topological order). The public plan builder
  * (lh_plan_add_list_schedule, sim/plan.h) adds the signals and waits. */
 void lh__emit_list_schedule(LhPlan *plan, const LhGraph *g, const guint32 *stream,
-			    const double *start, const guint32 *seq);
+                            const double *start, const guint32 *seq);
 
 /* In-flight limit of each resource class from the parameters "collective-limit",
  * "p2p-limit", "async-compute-limit", "memcpy-limit" (0 = unlimited -> G_MAXUINT32). */

@@ -12,26 +12,20 @@ G_DEFINE_QUARK(lh-sched-error-quark, lh_sched_error)
 
 /* Built-ins in a static table, found by name; plugins are appended at run time. */
 static const LhScheduler *const builtin[] = {
-	&lh_sched_serial,
-	&lh_sched_lhs,
-	&lh_sched_iree,
-	&lh_sched_iree_cost,
-	&lh_sched_heft,
-	&lh_sched_cpath,
-	&lh_sched_xla,
-	&lh_sched_search,
+    &lh_sched_serial, &lh_sched_lhs,   &lh_sched_iree, &lh_sched_iree_cost,
+    &lh_sched_heft,   &lh_sched_cpath, &lh_sched_xla,  &lh_sched_search,
 };
 
 static GMutex plugin_lock;
-static GPtrArray *plugins;      /* of LhScheduler *: the registry's copies, never freed */
+static GPtrArray *plugins;       /* of LhScheduler *: the registry's copies, never freed */
 static GPtrArray *plugin_tables; /* of const void *: each plugin's own table, same index */
-static GPtrArray *plugin_paths; /* of char *: the file each was loaded from, same index */
+static GPtrArray *plugin_paths;  /* of char *: the file each was loaded from, same index */
 
 /* The bytes of LhScheduler a plugin of each version has: its table ends there, and the loader
  * must not read further (the slots after are not the plugin's). Index: version. */
 static const gsize table_size[] = {
-	[2] = G_STRUCT_OFFSET(LhScheduler, supports),
-	[3] = sizeof(LhScheduler),
+    [2] = G_STRUCT_OFFSET(LhScheduler, supports),
+    [3] = sizeof(LhScheduler),
 };
 G_STATIC_ASSERT(G_N_ELEMENTS(table_size) == LH_SCHEDULER_ABI + 1);
 
@@ -79,7 +73,7 @@ const LhScheduler *lh_scheduler_lookup(const char *name, GError **error)
 	for (guint i = 0; l[i]; i++)
 		g_string_append_printf(names, "%s%s", i ? ", " : "", l[i]->name);
 	g_set_error(error, LH_SCHED_ERROR, LH_SCHED_ERROR_UNKNOWN,
-		    "unknown scheduler '%s' (schedulers: %s)", name, names->str);
+	            "unknown scheduler '%s' (schedulers: %s)", name, names->str);
 	g_string_free(names, TRUE);
 	return NULL;
 }
@@ -144,8 +138,8 @@ static gboolean check_params(const LhScheduler *s, const char *path, GError **er
 	if (!why)
 		return TRUE;
 	g_set_error(error, LH_SCHED_ERROR, LH_SCHED_ERROR_PLUGIN,
-		    "%s: scheduler '%s': parameter %u ('%s') %s; fix the plugin's parameter table",
-		    path, s->name, i + 1, s->params[i].name ? s->params[i].name : "", why);
+	            "%s: scheduler '%s': parameter %u ('%s') %s; fix the plugin's parameter table",
+	            path, s->name, i + 1, s->params[i].name ? s->params[i].name : "", why);
 	return FALSE;
 }
 
@@ -153,33 +147,33 @@ const LhScheduler *lh_scheduler_load_plugin(const char *path, GError **error)
 {
 	if (!g_module_supported()) {
 		g_set_error(error, LH_SCHED_ERROR, LH_SCHED_ERROR_PLUGIN,
-			    "%s: plugins are not supported on this platform", path);
+		            "%s: plugins are not supported on this platform", path);
 		return NULL;
 	}
 	/* A path without a directory would be searched in the library path; make it explicit. */
 	g_autofree char *full = g_path_is_absolute(path) || strchr(path, '/')
-					? g_strdup(path)
-					: g_strconcat("./", path, NULL);
+	                            ? g_strdup(path)
+	                            : g_strconcat("./", path, NULL);
 	/* GModule would try PATH.so too, and report that name: say what is wrong with PATH. */
 	if (!g_file_test(full, G_FILE_TEST_EXISTS) || g_file_test(full, G_FILE_TEST_IS_DIR)) {
 		g_set_error(error, LH_SCHED_ERROR, LH_SCHED_ERROR_PLUGIN,
-			    "%s: cannot load the plugin: %s", path,
-			    g_file_test(full, G_FILE_TEST_IS_DIR) ? "a directory, not a .so file"
-								   : "no such file");
+		            "%s: cannot load the plugin: %s", path,
+		            g_file_test(full, G_FILE_TEST_IS_DIR) ? "a directory, not a .so file"
+		                                                  : "no such file");
 		return NULL;
 	}
 	GModule *mod = g_module_open(full, G_MODULE_BIND_LOCAL);
 	if (!mod) {
 		g_set_error(error, LH_SCHED_ERROR, LH_SCHED_ERROR_PLUGIN,
-			    "%s: cannot load the plugin: %s", path, g_module_error());
+		            "%s: cannot load the plugin: %s", path, g_module_error());
 		return NULL;
 	}
 	LhSchedulerPluginFunc fn = NULL;
 	if (!g_module_symbol(mod, "lh_scheduler_plugin", (gpointer *)&fn) || !fn) {
 		g_set_error(error, LH_SCHED_ERROR, LH_SCHED_ERROR_PLUGIN,
-			    "%s: not an lhsim scheduler plugin: it does not export "
-			    "lh_scheduler_plugin()",
-			    path);
+		            "%s: not an lhsim scheduler plugin: it does not export "
+		            "lh_scheduler_plugin()",
+		            path);
 		g_module_close(mod);
 		return NULL;
 	}
@@ -189,15 +183,15 @@ const LhScheduler *lh_scheduler_load_plugin(const char *path, GError **error)
 	guint32 version = table ? *(const guint32 *)table : 0;
 	if (!table) {
 		g_set_error(error, LH_SCHED_ERROR, LH_SCHED_ERROR_PLUGIN,
-			    "%s: lh_scheduler_plugin() returned NULL", path);
+		            "%s: lh_scheduler_plugin() returned NULL", path);
 		g_module_close(mod);
 		return NULL;
 	}
 	if (version < LH_SCHEDULER_ABI_MIN || version > LH_SCHEDULER_ABI) {
 		g_set_error(error, LH_SCHED_ERROR, LH_SCHED_ERROR_PLUGIN,
-			    "%s: wrong ABI version: the plugin was built for scheduler ABI %u, "
-			    "this lhsim loads ABI %u to %u; rebuild it against this lhsim",
-			    path, version, LH_SCHEDULER_ABI_MIN, LH_SCHEDULER_ABI);
+		            "%s: wrong ABI version: the plugin was built for scheduler ABI %u, "
+		            "this lhsim loads ABI %u to %u; rebuild it against this lhsim",
+		            path, version, LH_SCHEDULER_ABI_MIN, LH_SCHEDULER_ABI);
 		g_module_close(mod);
 		return NULL;
 	}
@@ -207,7 +201,7 @@ const LhScheduler *lh_scheduler_load_plugin(const char *path, GError **error)
 	const LhScheduler *s = &layout;
 	if (!s->name || !*s->name || !s->plan) {
 		g_set_error(error, LH_SCHED_ERROR, LH_SCHED_ERROR_PLUGIN,
-			    "%s: its scheduler has no name or no plan function", path);
+		            "%s: its scheduler has no name or no plan function", path);
 		g_module_close(mod);
 		return NULL;
 	}
@@ -227,12 +221,12 @@ const LhScheduler *lh_scheduler_load_plugin(const char *path, GError **error)
 		const char *other = lh_scheduler_plugin_path(same);
 		if (other)
 			g_set_error(error, LH_SCHED_ERROR, LH_SCHED_ERROR_PLUGIN,
-				    "%s: a scheduler named '%s' is already loaded from %s", path,
-				    s->name, other);
+			            "%s: a scheduler named '%s' is already loaded from %s", path,
+			            s->name, other);
 		else
 			g_set_error(error, LH_SCHED_ERROR, LH_SCHED_ERROR_PLUGIN,
-				    "%s: a scheduler named '%s' already exists (built in)", path,
-				    s->name);
+			            "%s: a scheduler named '%s' already exists (built in)", path,
+			            s->name);
 		g_module_close(mod);
 		return NULL;
 	}
@@ -256,7 +250,7 @@ const LhScheduler *lh_scheduler_load_plugin(const char *path, GError **error)
 }
 
 gboolean lh_scheduler_supports(const LhScheduler *s, const LhGraph *g, const LhHw *hw,
-			       GError **error)
+                               GError **error)
 {
 	g_return_val_if_fail(s && g && hw, FALSE);
 	if (!s->supports)
@@ -268,13 +262,13 @@ gboolean lh_scheduler_supports(const LhScheduler *s, const LhGraph *g, const LhH
 		g_propagate_error(error, e);
 	else
 		g_set_error(error, LH_SCHED_ERROR, LH_SCHED_ERROR_UNSUPPORTED,
-			    "%s: the scheduler cannot plan graph '%s' and gave no reason", s->name,
-			    lh_graph_name(g));
+		            "%s: the scheduler cannot plan graph '%s' and gave no reason", s->name,
+		            lh_graph_name(g));
 	return FALSE;
 }
 
 LhPlan *lh_scheduler_run(const LhScheduler *s, const LhGraph *g, const LhHw *hw,
-			 const char *const *kv, FILE *explain, GError **error)
+                         const char *const *kv, FILE *explain, GError **error)
 {
 	g_return_val_if_fail(s && g && hw, NULL);
 	if (!lh_scheduler_supports(s, g, hw, error))
@@ -292,7 +286,7 @@ LhPlan *lh_scheduler_run(const LhScheduler *s, const LhGraph *g, const LhHw *hw,
 	if (!plan) {
 		if (error && !*error)
 			g_set_error(error, LH_SCHED_ERROR, LH_SCHED_ERROR_FAILED,
-				    "%s: the scheduler made no plan and gave no reason", s->name);
+			            "%s: the scheduler made no plan and gave no reason", s->name);
 		return NULL;
 	}
 	g_autofree char *desc = lh_params_describe(p);

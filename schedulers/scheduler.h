@@ -1,4 +1,5 @@
-/* lhsim — the scheduler interface, its parameters and the registry (docs/design.md#scheduler-interface).
+/* lhsim — the scheduler interface, its parameters and the registry
+ * (docs/design.md#scheduler-interface).
  *
  * A scheduler turns a finished graph into a plan. It is a versioned method table (docs/api.md,
  * "Scheduler plugins"). Plugins export
@@ -36,10 +37,10 @@ G_BEGIN_DECLS
 GQuark lh_sched_error_quark(void);
 
 typedef enum {
-	LH_SCHED_ERROR_UNKNOWN,   /* unknown scheduler name */
-	LH_SCHED_ERROR_PARAM,     /* unknown parameter, bad value, out of range */
-	LH_SCHED_ERROR_PLUGIN,    /* a plugin failed to load or has the wrong ABI */
-	LH_SCHED_ERROR_FAILED,    /* the scheduler could not make a plan */
+	LH_SCHED_ERROR_UNKNOWN,     /* unknown scheduler name */
+	LH_SCHED_ERROR_PARAM,       /* unknown parameter, bad value, out of range */
+	LH_SCHED_ERROR_PLUGIN,      /* a plugin failed to load or has the wrong ABI */
+	LH_SCHED_ERROR_FAILED,      /* the scheduler could not make a plan */
 	LH_SCHED_ERROR_UNSUPPORTED, /* the scheduler's `supports` turned the graph down */
 } LhSchedError;
 
@@ -51,7 +52,7 @@ typedef enum {
 } LhParamType;
 
 typedef struct {
-	const char *name;    /* NULL ends the table */
+	const char *name; /* NULL ends the table */
 	LhParamType type;
 	const char *deflt;   /* default as text; NULL means "no default" (getter's fallback) */
 	double min, max;     /* INT and DOUBLE: inclusive range */
@@ -85,9 +86,9 @@ gboolean lh_params_explaining(const LhParams *p);
 void lh_params_explain(const LhParams *p, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
 
 typedef struct {
-	guint32 version;          /* LH_SCHEDULER_ABI when built; the loader reads the rest by it */
-	const char *name;         /* used with --sched */
-	const char *summary;      /* one line for `lhsim list` */
+	guint32 version;     /* LH_SCHEDULER_ABI when built; the loader reads the rest by it */
+	const char *name;    /* used with --sched */
+	const char *summary; /* one line for `lhsim list` */
 	const LhParamSpec *params; /* NULL-terminated by name; may be NULL (no parameters) */
 	/* Returns a plan valid for @g, or NULL with @error set. Caller frees the plan. Called from
 	 * any thread, possibly from several at once (sweeps): keep no unlocked global state. */
@@ -117,7 +118,7 @@ const LhScheduler *lh_scheduler_load_plugin(const char *path, GError **error);
  * built-in that plans every graph). FALSE with @error (LH_SCHED_ERROR_UNSUPPORTED, or the
  * scheduler's own) otherwise. */
 gboolean lh_scheduler_supports(const LhScheduler *s, const LhGraph *g, const LhHw *hw,
-			       GError **error);
+                               GError **error);
 /* The file a plugin scheduler was loaded from (as given to lh_scheduler_load_plugin), or NULL
  * for a built-in. */
 const char *lh_scheduler_plugin_path(const LhScheduler *s);
@@ -125,7 +126,7 @@ const char *lh_scheduler_plugin_path(const LhScheduler *s);
 /* The whole pipeline: parse @kv against the scheduler's spec, plan, stamp the plan's origin.
  * @explain may be NULL. */
 LhPlan *lh_scheduler_run(const LhScheduler *s, const LhGraph *g, const LhHw *hw,
-			 const char *const *kv, FILE *explain, GError **error);
+                         const char *const *kv, FILE *explain, GError **error);
 
 /* IREE's two partitioning steps, exported so that a plugin can replace one and reuse the other
  * (docs/schedulers.md#iree-steps). The driver lh_iree_partition() calls the region step once,
@@ -160,7 +161,7 @@ typedef struct {
 	/* Fills @waves (GPtrArray of GArray of guint32) with the ops of @region, each op in a
 	 * later wave than every dep it has in the region. */
 	gboolean (*waves)(const LhIreeCtx *c, const GArray *region, guint32 region_index,
-			  GPtrArray *waves, GError **error);
+	                  GPtrArray *waves, GError **error);
 } LhIreeWaveStep;
 
 /* Reference steps (schedulers/iree.c; they read "favor") and cost-aware ones
@@ -176,8 +177,8 @@ extern const LhIreeWaveStep lh_iree_waves_cost;
  * region or wave: LH_SCHED_ERROR_FAILED naming the step) and emits the plan. @submit_ns is the
  * host cost of one region's submission. */
 LhPlan *lh_iree_partition(const LhGraph *g, const LhHw *hw, const LhParams *p,
-			  const LhIreeRegionStep *regions, const LhIreeWaveStep *waves,
-			  guint32 lanes, double budget, double submit_ns, GError **error);
+                          const LhIreeRegionStep *regions, const LhIreeWaveStep *waves,
+                          guint32 lanes, double budget, double submit_ns, GError **error);
 
 /* Built-ins, defined one per file. */
 extern const LhScheduler lh_sched_serial;

@@ -26,31 +26,32 @@
 #include <string.h>
 
 static const LhParamSpec search_params[] = {
-	{"start", LH_PARAM_CHOICE, "lhs", 0, 0, "lhs|serial|iree|iree-cost|heft|cpath|xla|*",
-	 "the scheduler whose plan the search starts from: a built-in or any registered plugin "
-	 "(*)"},
-	{"budget", LH_PARAM_DOUBLE, "10", -1e9, 1e9, NULL,
-	 "wall-time budget, seconds (> 0); not read when only evals is given"},
-	{"evals", LH_PARAM_INT, NULL, -1000000000, 1000000000, NULL,
-	 "most candidate simulations (> 0); alone, it makes the result independent of the clock"},
-	{"seed", LH_PARAM_INT, "1", 0, G_MAXINT32, NULL, "random seed of the moves"},
-	{"limits", LH_PARAM_CHOICE, "keep", 0, 0, "keep|free",
-	 "keep: at most the start scheduler's async limits in flight per class"},
-	{"window", LH_PARAM_INT, "16", 1, 100000, NULL, "farthest a priority move shifts an op"},
-	{"memory-limit", LH_PARAM_DOUBLE, NULL, 0, 1e9, NULL,
-	 "peak device memory a plan may reach, GiB (default: none)"},
-	/* Passed to the start scheduler when set and when it has them. */
-	{"streams", LH_PARAM_INT, NULL, 1, 1024, NULL, "for the start scheduler"},
-	{"collective-limit", LH_PARAM_INT, NULL, 1, 1024, NULL, "for the start scheduler"},
-	{"p2p-limit", LH_PARAM_INT, NULL, 1, 1024, NULL, "for the start scheduler"},
-	{"async-compute-limit", LH_PARAM_INT, NULL, 1, 1024, NULL, "for the start scheduler"},
-	{"memcpy-limit", LH_PARAM_INT, NULL, 0, 1024, NULL, "for the start scheduler"},
-	{"compute-streams", LH_PARAM_INT, NULL, 1, 1024, NULL, "for the start scheduler"},
-	{NULL, 0, NULL, 0, 0, NULL, NULL},
+    {"start", LH_PARAM_CHOICE, "lhs", 0, 0, "lhs|serial|iree|iree-cost|heft|cpath|xla|*",
+     "the scheduler whose plan the search starts from: a built-in or any registered plugin "
+     "(*)"},
+    {"budget", LH_PARAM_DOUBLE, "10", -1e9, 1e9, NULL,
+     "wall-time budget, seconds (> 0); not read when only evals is given"},
+    {"evals", LH_PARAM_INT, NULL, -1000000000, 1000000000, NULL,
+     "most candidate simulations (> 0); alone, it makes the result independent of the clock"},
+    {"seed", LH_PARAM_INT, "1", 0, G_MAXINT32, NULL, "random seed of the moves"},
+    {"limits", LH_PARAM_CHOICE, "keep", 0, 0, "keep|free",
+     "keep: at most the start scheduler's async limits in flight per class"},
+    {"window", LH_PARAM_INT, "16", 1, 100000, NULL, "farthest a priority move shifts an op"},
+    {"memory-limit", LH_PARAM_DOUBLE, NULL, 0, 1e9, NULL,
+     "peak device memory a plan may reach, GiB (default: none)"},
+    /* Passed to the start scheduler when set and when it has them. */
+    {"streams", LH_PARAM_INT, NULL, 1, 1024, NULL, "for the start scheduler"},
+    {"collective-limit", LH_PARAM_INT, NULL, 1, 1024, NULL, "for the start scheduler"},
+    {"p2p-limit", LH_PARAM_INT, NULL, 1, 1024, NULL, "for the start scheduler"},
+    {"async-compute-limit", LH_PARAM_INT, NULL, 1, 1024, NULL, "for the start scheduler"},
+    {"memcpy-limit", LH_PARAM_INT, NULL, 0, 1024, NULL, "for the start scheduler"},
+    {"compute-streams", LH_PARAM_INT, NULL, 1, 1024, NULL, "for the start scheduler"},
+    {NULL, 0, NULL, 0, 0, NULL, NULL},
 };
 
-static const char *const passed[] = {"streams",		"collective-limit", "p2p-limit",
-				     "async-compute-limit", "memcpy-limit",	    "compute-streams"};
+static const char *const passed[] = {"streams",      "collective-limit",
+                                     "p2p-limit",    "async-compute-limit",
+                                     "memcpy-limit", "compute-streams"};
 
 static gboolean spec_has(const LhParamSpec *spec, const char *name)
 {
@@ -63,11 +64,11 @@ static gboolean spec_has(const LhParamSpec *spec, const char *name)
 typedef struct {
 	const LhGraph *g;
 	const LhHw *hw;
-	const LhPlan *start;    /* its stream table is every candidate's */
-	guint32 n, m;           /* ops, non-input ops */
+	const LhPlan *start; /* its stream table is every candidate's */
+	guint32 n, m;        /* ops, non-input ops */
 	guint32 limit[LH_CLASS_N];
-	guint8 *cls;            /* class of each op whose in-flight count is limited, else NONE */
-	double mem_limit;       /* bytes; 0 = none */
+	guint8 *cls;      /* class of each op whose in-flight count is limited, else NONE */
+	double mem_limit; /* bytes; 0 = none */
 	/* scratch for emission */
 	guint32 *spos, *event, *len, *covered, *cseq, *cidx;
 	guint8 *need;
@@ -81,7 +82,7 @@ static LhPlan *emit(Ctx *c, const guint32 *order, const guint32 *stream)
 	LhPlan *plan = lh_plan_new();
 	for (guint32 s = 0; s < ns; s++)
 		lh_plan_add_stream(plan, lh_plan_stream(c->start, s)->name,
-				   lh_plan_stream(c->start, s)->role);
+		                   lh_plan_stream(c->start, s)->role);
 	/* Class sequences and which ops must signal. */
 	guint32 cn[LH_CLASS_N] = {0};
 	for (guint32 k = 0; k < c->m; k++) {
@@ -164,14 +165,14 @@ static LhPlan *search_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, 
 	gint64 evals = has_evals ? lh_params_get_int(p, "evals") : G_MAXINT64;
 	if (budget <= 0) {
 		g_set_error(error, LH_SCHED_ERROR, LH_SCHED_ERROR_PARAM,
-			    "search: budget=%g: the budget must be more than 0 seconds", budget);
+		            "search: budget=%g: the budget must be more than 0 seconds", budget);
 		return NULL;
 	}
 	if (evals <= 0) {
 		g_set_error(error, LH_SCHED_ERROR, LH_SCHED_ERROR_PARAM,
-			    "search: evals=%" G_GINT64_FORMAT ": the number of evaluations must be "
-			    "more than 0",
-			    evals);
+		            "search: evals=%" G_GINT64_FORMAT ": the number of evaluations must be "
+		            "more than 0",
+		            evals);
 		return NULL;
 	}
 	/* Wall time only when asked for, or when there is no evaluation count. */
@@ -185,12 +186,12 @@ static LhPlan *search_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, 
 		for (guint k = 0; all[k]; k++)
 			if (all[k]->plan != search_plan)
 				g_string_append_printf(names, "%s%s", names->len ? ", " : "",
-						       all[k]->name);
+				                       all[k]->name);
 		g_set_error(error, LH_SCHED_ERROR, LH_SCHED_ERROR_PARAM,
-			    "search: start=%s: %s (valid: %s; a plugin's name once it is loaded "
-			    "with --plugin)",
-			    sname, ss ? "search cannot start from itself" : "no such scheduler",
-			    names->str);
+		            "search: start=%s: %s (valid: %s; a plugin's name once it is loaded "
+		            "with --plugin)",
+		            sname, ss ? "search cannot start from itself" : "no such scheduler",
+		            names->str);
 		g_string_free(names, TRUE);
 		return NULL;
 	}
@@ -198,7 +199,7 @@ static LhPlan *search_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, 
 	for (gsize k = 0; k < G_N_ELEMENTS(passed); k++)
 		if (lh_params_is_set(p, passed[k]) && spec_has(ss->params, passed[k]))
 			g_ptr_array_add(kv, g_strdup_printf("%s=%" G_GINT64_FORMAT, passed[k],
-							    lh_params_get_int(p, passed[k])));
+			                                    lh_params_get_int(p, passed[k])));
 	g_ptr_array_add(kv, NULL);
 	g_autoptr(GError) se = NULL;
 	LhPlan *start = lh_scheduler_run(ss, g, hw, (const char *const *)kv->pdata, NULL, &se);
@@ -210,14 +211,14 @@ static LhPlan *search_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, 
 		c.limit[k] = G_MAXUINT32;
 	if (start && strcmp(lh_params_get_choice(p, "limits"), "keep") == 0) {
 		g_autoptr(LhParams) sp =
-			lh_params_new(ss->params, (const char *const *)kv->pdata, NULL);
+		    lh_params_new(ss->params, (const char *const *)kv->pdata, NULL);
 		static const struct {
 			const char *name;
 			LhOpClass cls;
 		} lim[] = {{"collective-limit", LH_CLASS_COLLECTIVE},
-			   {"p2p-limit", LH_CLASS_P2P},
-			   {"async-compute-limit", LH_CLASS_ASYNC_COMPUTE},
-			   {"memcpy-limit", LH_CLASS_MEMCPY}};
+		           {"p2p-limit", LH_CLASS_P2P},
+		           {"async-compute-limit", LH_CLASS_ASYNC_COMPUTE},
+		           {"memcpy-limit", LH_CLASS_MEMCPY}};
 		for (gsize k = 0; sp && k < G_N_ELEMENTS(lim); k++)
 			if (spec_has(ss->params, lim[k].name)) {
 				gint64 v = lh_params_get_int(sp, lim[k].name);
@@ -227,15 +228,15 @@ static LhPlan *search_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, 
 	g_ptr_array_free(kv, TRUE);
 	if (!start) {
 		g_set_error(error, LH_SCHED_ERROR, se->code, "search: start=%s: %s", sname,
-			    se->message);
+		            se->message);
 		return NULL;
 	}
 	guint32 n = lh_graph_n_ops(g), ns = lh_plan_n_streams(start);
 	c.start = start;
 	c.n = n;
 	c.mem_limit = lh_params_is_set(p, "memory-limit")
-			      ? lh_params_get_double(p, "memory-limit") * 1073741824.0
-			      : 0;
+	                  ? lh_params_get_double(p, "memory-limit") * 1073741824.0
+	                  : 0;
 	c.cls = g_new0(guint8, MAX(n, 1));
 	for (guint32 v = 0; v < n; v++) {
 		const LhOp *op = lh_graph_op(g, v);
@@ -404,9 +405,11 @@ static LhPlan *search_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, 
 			stream[v] = old_s;
 			if (j != i) {
 				if (j < i)
-					memmove(order + j, order + j + 1, (i - j) * sizeof(guint32));
+					memmove(order + j, order + j + 1,
+					        (i - j) * sizeof(guint32));
 				else
-					memmove(order + i + 1, order + i, (j - i) * sizeof(guint32));
+					memmove(order + i + 1, order + i,
+					        (j - i) * sizeof(guint32));
 				order[i] = v;
 				for (guint32 k = MIN(i, j); k <= MAX(i, j); k++)
 					pos[order[k]] = k;
@@ -417,14 +420,16 @@ static LhPlan *search_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, 
 	g_rand_free(rng);
 	double secs = use_clock ? (double)(g_get_monotonic_time() - t0) / 1e6 : 0;
 	if (use_clock)
-		lh_params_explain(p, "search: %" G_GINT64_FORMAT " evaluations in %.2f s (%.0f/s), "
-				     "%u accepted, %u improvements",
-				  n_evals, secs, secs > 0 ? (double)n_evals / secs : 0.0, accepted,
-				  improved);
+		lh_params_explain(p,
+		                  "search: %" G_GINT64_FORMAT " evaluations in %.2f s (%.0f/s), "
+		                  "%u accepted, %u improvements",
+		                  n_evals, secs, secs > 0 ? (double)n_evals / secs : 0.0, accepted,
+		                  improved);
 	else
-		lh_params_explain(p, "search: %" G_GINT64_FORMAT " evaluations, %u accepted, %u "
-				     "improvements",
-				  n_evals, accepted, improved);
+		lh_params_explain(p,
+		                  "search: %" G_GINT64_FORMAT " evaluations, %u accepted, %u "
+		                  "improvements",
+		                  n_evals, accepted, improved);
 	g_free(c.cls);
 	g_free(c.spos);
 	g_free(c.event);
@@ -438,13 +443,14 @@ static LhPlan *search_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, 
 			lh_plan_free(best);
 		lh_plan_free(start);
 		g_set_error(error, LH_SCHED_ERROR, LH_SCHED_ERROR_PARAM,
-			    "search: no plan found within memory-limit=%g GiB; the smallest peak "
-			    "found is %.4f GiB",
-			    lh_params_get_double(p, "memory-limit"), (double)best_peak / 1073741824.0);
+		            "search: no plan found within memory-limit=%g GiB; the smallest peak "
+		            "found is %.4f GiB",
+		            lh_params_get_double(p, "memory-limit"),
+		            (double)best_peak / 1073741824.0);
 		return NULL;
 	}
 	lh_params_explain(p, "search: start %s, best makespan %" G_GINT64_FORMAT " ns", sname,
-			  best_mk);
+	                  best_mk);
 	if (best != start)
 		lh_plan_free(start);
 	else {
@@ -455,10 +461,10 @@ static LhPlan *search_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, 
 }
 
 const LhScheduler lh_sched_search = {
-	.version = LH_SCHEDULER_ABI,
-	.name = "search",
-	.summary = "local search over priorities and streams of a start plan, each candidate "
-		   "simulated by the engine; never worse than its start",
-	.params = search_params,
-	.plan = search_plan,
+    .version = LH_SCHEDULER_ABI,
+    .name = "search",
+    .summary = "local search over priorities and streams of a start plan, each candidate "
+               "simulated by the engine; never worse than its start",
+    .params = search_params,
+    .plan = search_plan,
 };

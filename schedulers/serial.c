@@ -15,16 +15,16 @@ static LhPlan *serial_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, 
 		if (op->kind == LH_OP_INPUT)
 			continue;
 		lh_params_explain(p, "serial: %s '%s' runs on main, position %u in program order",
-				  lh_op_kind_name(op->kind), op->name, k);
+		                  lh_op_kind_name(op->kind), op->name, k);
 		lh_plan_run(plan, s, topo[k]);
 	}
 	return plan;
 }
 
 const LhScheduler lh_sched_serial = {
-	.version = LH_SCHEDULER_ABI,
-	.name = "serial",
-	.summary = "program order on one stream, no overlap: the baseline",
-	.params = NULL,
-	.plan = serial_plan,
+    .version = LH_SCHEDULER_ABI,
+    .name = "serial",
+    .summary = "program order on one stream, no overlap: the baseline",
+    .params = NULL,
+    .plan = serial_plan,
 };

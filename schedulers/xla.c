@@ -24,16 +24,16 @@
 #include "schedulers/sched-util.h"
 
 static const LhParamSpec xla_params[] = {
-	{"collective-streams", LH_PARAM_INT, "1", 0, 1024, NULL,
-	 "side streams for collectives (lhs: collective-limit); 0 = one per collective in flight"},
-	{"p2p-streams", LH_PARAM_INT, "4", 0, 1024, NULL,
-	 "side streams for send/recv (lhs: p2p-limit); 0 = one per op in flight"},
-	{"compute-streams", LH_PARAM_INT, "2", 0, 1024, NULL,
-	 "side streams for async compute: host-offload copies and async kernels (lhs: "
-	 "compute-streams); 0 = one per op in flight"},
-	{"memcpy-streams", LH_PARAM_INT, "0", 0, 1024, NULL,
-	 "side streams for device-to-device copies; 0 = one per copy in flight"},
-	{NULL, 0, NULL, 0, 0, NULL, NULL},
+    {"collective-streams", LH_PARAM_INT, "1", 0, 1024, NULL,
+     "side streams for collectives (lhs: collective-limit); 0 = one per collective in flight"},
+    {"p2p-streams", LH_PARAM_INT, "4", 0, 1024, NULL,
+     "side streams for send/recv (lhs: p2p-limit); 0 = one per op in flight"},
+    {"compute-streams", LH_PARAM_INT, "2", 0, 1024, NULL,
+     "side streams for async compute: host-offload copies and async kernels (lhs: "
+     "compute-streams); 0 = one per op in flight"},
+    {"memcpy-streams", LH_PARAM_INT, "0", 0, 1024, NULL,
+     "side streams for device-to-device copies; 0 = one per copy in flight"},
+    {NULL, 0, NULL, 0, 0, NULL, NULL},
 };
 
 static gboolean runs_async(const LhOp *op)
@@ -44,7 +44,7 @@ static gboolean runs_async(const LhOp *op)
 /* Checks that the sequence issues every op after its deps are done. @start and @done are the
  * positions of each op's start and done (G_MAXUINT32 for none). */
 static gboolean check_deps(const LhGraph *g, const guint32 *start, const guint32 *done,
-			   GError **error)
+                           GError **error)
 {
 	for (guint32 v = 0; v < lh_graph_n_ops(g); v++) {
 		const LhOp *op = lh_graph_op(g, v);
@@ -61,17 +61,19 @@ static gboolean check_deps(const LhGraph *g, const guint32 *start, const guint32
 			if (ready < start[v])
 				continue;
 			if (a)
-				g_set_error(error, LH_GRAPH_ERROR, LH_GRAPH_ERROR_INVALID,
-					    "xla: the schedule of '%s' breaks a dep: it issues %s '%s' "
-					    "before the done of async %s '%s', which '%s' needs",
-					    lh_graph_name(g), lh_op_kind_name(op->kind), op->name,
-					    lh_op_kind_name(dep->kind), dep->name, op->name);
+				g_set_error(
+				    error, LH_GRAPH_ERROR, LH_GRAPH_ERROR_INVALID,
+				    "xla: the schedule of '%s' breaks a dep: it issues %s '%s' "
+				    "before the done of async %s '%s', which '%s' needs",
+				    lh_graph_name(g), lh_op_kind_name(op->kind), op->name,
+				    lh_op_kind_name(dep->kind), dep->name, op->name);
 			else
-				g_set_error(error, LH_GRAPH_ERROR, LH_GRAPH_ERROR_INVALID,
-					    "xla: the schedule of '%s' breaks a dep: it issues %s '%s' "
-					    "before %s '%s', which '%s' needs",
-					    lh_graph_name(g), lh_op_kind_name(op->kind), op->name,
-					    lh_op_kind_name(dep->kind), dep->name, op->name);
+				g_set_error(
+				    error, LH_GRAPH_ERROR, LH_GRAPH_ERROR_INVALID,
+				    "xla: the schedule of '%s' breaks a dep: it issues %s '%s' "
+				    "before %s '%s', which '%s' needs",
+				    lh_graph_name(g), lh_op_kind_name(op->kind), op->name,
+				    lh_op_kind_name(dep->kind), dep->name, op->name);
 			return FALSE;
 		}
 	}
@@ -84,12 +86,13 @@ static LhPlan *xla_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GEr
 	guint32 n_seq, n = lh_graph_n_ops(g);
 	const guint32 *seq = lh_graph_schedule(g, &n_seq);
 	if (!seq) {
-		g_set_error(error, LH_GRAPH_ERROR, LH_GRAPH_ERROR_INVALID,
-			    "xla: graph '%s' has no schedule: import a scheduled module "
-			    "(is_scheduled=true, e.g. XLA's *.after_optimizations.txt dump), or give "
-			    "the graph JSON a \"schedule\" (docs/graph-format.md); the other "
-			    "schedulers need none",
-			    lh_graph_name(g));
+		g_set_error(
+		    error, LH_GRAPH_ERROR, LH_GRAPH_ERROR_INVALID,
+		    "xla: graph '%s' has no schedule: import a scheduled module "
+		    "(is_scheduled=true, e.g. XLA's *.after_optimizations.txt dump), or give "
+		    "the graph JSON a \"schedule\" (docs/graph-format.md); the other "
+		    "schedulers need none",
+		    lh_graph_name(g));
 		return NULL;
 	}
 	/* lh_graph_finish() checked the sequence: every op once, every async op's done once
@@ -111,32 +114,35 @@ static LhPlan *xla_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GEr
 	guint32 main_s = lh_plan_add_stream(plan, "main", LH_ROLE_COMPUTE);
 	LhStreamPool pool[LH_CLASS_N];
 	lh__pool_init(&pool[LH_CLASS_COLLECTIVE], "collective", LH_ROLE_COLLECTIVE,
-		      (guint32)lh_params_get_int(p, "collective-streams"));
+	              (guint32)lh_params_get_int(p, "collective-streams"));
 	lh__pool_init(&pool[LH_CLASS_P2P], "p2p", LH_ROLE_P2P,
-		      (guint32)lh_params_get_int(p, "p2p-streams"));
+	              (guint32)lh_params_get_int(p, "p2p-streams"));
 	lh__pool_init(&pool[LH_CLASS_ASYNC_COMPUTE], "compute", LH_ROLE_ASYNC_COMPUTE,
-		      (guint32)lh_params_get_int(p, "compute-streams"));
+	              (guint32)lh_params_get_int(p, "compute-streams"));
 	lh__pool_init(&pool[LH_CLASS_MEMCPY], "memcpy", LH_ROLE_MEMCPY,
-		      (guint32)lh_params_get_int(p, "memcpy-streams"));
-	lh_params_explain(p, "xla: %u ops, %u sequence positions: XLA's order, emitted as it "
-			     "stands (no scheduling decisions)",
-			  n, n_seq);
+	              (guint32)lh_params_get_int(p, "memcpy-streams"));
+	lh_params_explain(p,
+	                  "xla: %u ops, %u sequence positions: XLA's order, emitted as it "
+	                  "stands (no scheduling decisions)",
+	                  n, n_seq);
 	g_autofree guint32 *member = g_new0(guint32, n ? n : 1);
 	for (guint32 k = 0; k < n_seq; k++) {
 		guint32 i = seq[k] >> 1;
 		const LhOp *op = lh_graph_op(g, i);
 		const char *kind = lh_op_kind_name(op->kind);
 		if (op->kind == LH_OP_INPUT) {
-			lh_params_explain(p, "xla: sequence position %u: input '%s' is live from t = 0, "
-					     "nothing runs",
-					  k, op->name);
+			lh_params_explain(
+			    p,
+			    "xla: sequence position %u: input '%s' is live from t = 0, "
+			    "nothing runs",
+			    k, op->name);
 			continue;
 		}
 		if (!runs_async(op)) {
 			/* A done entry exists only for async ops (checked at finish). */
 			lh_plan_run(plan, main_s, i);
-			lh_params_explain(p, "xla: sequence position %u: %s '%s' runs on main", k, kind,
-					  op->name);
+			lh_params_explain(p, "xla: sequence position %u: %s '%s' runs on main", k,
+			                  kind, op->name);
 			continue;
 		}
 		LhOpClass c = lh_op_class(op);
@@ -146,16 +152,18 @@ static LhPlan *xla_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GEr
 			guint32 side = lh__pool_stream(pl, member[i]);
 			lh_plan_link(plan, main_s, side);
 			lh_plan_run(plan, side, i);
-			lh_params_explain(p, "xla: sequence position %u: %s '%s' starts on %s (%s)", k,
-					  kind, op->name, lh_plan_stream(plan, side)->name,
-					  lh_op_class_name(c));
+			lh_params_explain(p, "xla: sequence position %u: %s '%s' starts on %s (%s)",
+			                  k, kind, op->name, lh_plan_stream(plan, side)->name,
+			                  lh_op_class_name(c));
 		} else {
 			guint32 side = lh__pool_stream(pl, member[i]);
 			lh_plan_link(plan, side, main_s);
 			lh__pool_release(pl, member[i]);
-			lh_params_explain(p, "xla: sequence position %u: main waits for the done of %s "
-					     "'%s' (%s)",
-					  k, kind, op->name, lh_plan_stream(plan, side)->name);
+			lh_params_explain(
+			    p,
+			    "xla: sequence position %u: main waits for the done of %s "
+			    "'%s' (%s)",
+			    k, kind, op->name, lh_plan_stream(plan, side)->name);
 		}
 	}
 	for (guint32 c = 0; c < LH_CLASS_N; c++)
@@ -165,10 +173,10 @@ static LhPlan *xla_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GEr
 }
 
 const LhScheduler lh_sched_xla = {
-	.version = LH_SCHEDULER_ABI,
-	.name = "xla",
-	.summary = "XLA's own schedule of a scheduled module, as it stands: starts issue async "
-		   "ops on side streams, dones wait where XLA put them",
-	.params = xla_params,
-	.plan = xla_plan,
+    .version = LH_SCHEDULER_ABI,
+    .name = "xla",
+    .summary = "XLA's own schedule of a scheduled module, as it stands: starts issue async "
+               "ops on side streams, dones wait where XLA put them",
+    .params = xla_params,
+    .plan = xla_plan,
 };

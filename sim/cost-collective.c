@@ -74,8 +74,8 @@ LhCollCost lh_coll_cost(const LhOp *op, LhSpan sp, const LhHw *hw)
 			nvl_bytes = 0;
 	}
 	double scale[3] = {hw->coll_base_latency_ns / (base_us[P_SIMPLE] * 1e3),
-			   hw->nvlink_latency_ns / (nvl_us[P_SIMPLE] * 1e3),
-			   hw->net_latency_ns / (net_us[P_SIMPLE] * 1e3)};
+	                   hw->nvlink_latency_ns / (nvl_us[P_SIMPLE] * 1e3),
+	                   hw->net_latency_ns / (net_us[P_SIMPLE] * 1e3)};
 	gboolean first = TRUE;
 	double best_t = 0;
 	for (int p = 0; p < 3; p++) {
@@ -89,8 +89,8 @@ LhCollCost lh_coll_cost(const LhOp *op, LhSpan sp, const LhHw *hw)
 			f = m < 2 ? 0.7 : 0.92;
 		double intra = nvl_us[p] * 1e3 * scale[1];
 		double inter = net_us[p] * 1e3 * scale[2];
-		double lat = base_us[p] * 1e3 * scale[0] + MAX(nsteps - ninter, 0) * intra +
-			     ninter * inter;
+		double lat =
+		    base_us[p] * 1e3 * scale[0] + MAX(nsteps - ninter, 0) * intra + ninter * inter;
 		/* ncclTopoGetAlgoTime: the "plateau effect of ring", Simple all-reduce across
 		 * nodes from n/16 * 64 KiB up. */
 		if (p == P_SIMPLE && N > 1 && op->kind == LH_OP_ALL_REDUCE && S >= n / 16.0 * 65536)
@@ -105,8 +105,9 @@ LhCollCost lh_coll_cost(const LhOp *op, LhSpan sp, const LhHw *hw)
 			best.nvl_ns = tn;
 			best.net_ns = tw;
 			best.wire_ns = MAX(tn, tw);
-			best.proto = p == P_LL ? LH_PROTO_LL : p == P_LL128 ? LH_PROTO_LL128
-									 : LH_PROTO_SIMPLE;
+			best.proto = p == P_LL      ? LH_PROTO_LL
+			             : p == P_LL128 ? LH_PROTO_LL128
+			                            : LH_PROTO_SIMPLE;
 		}
 	}
 	return best;

@@ -1,5 +1,5 @@
-/* lhsim — standalone costs (docs/design.md#standalone-costs; the formulas and their sources are in docs/engine.md,
- * "Durations and phases", and docs/hw-format.md). */
+/* lhsim — standalone costs (docs/design.md#standalone-costs; the formulas and their sources are in
+ * docs/engine.md, "Durations and phases", and docs/hw-format.md). */
 #include "sim/cost.h"
 #include "sim/topo.h"
 
@@ -62,14 +62,14 @@ gboolean lh_gemm_shape_cost(const LhOp *op, const LhHw *hw, LhGemmCost *out)
 static double mem_bytes(const LhOp *op, double *eff, const LhHw *hw)
 {
 	double bytes = op->kind == LH_OP_COPY_D2D ? 2.0 * (double)op->size
-		     : op->kind == LH_OP_KERNEL  ? op->bytes
-						 : 0;
+	               : op->kind == LH_OP_KERNEL ? op->bytes
+	                                          : 0;
 	*eff = op->transpose ? lh_hw_transpose_eff(hw) : hw->hbm_eff;
 	return bytes;
 }
 
 void lh_op_link_phases(const LhGraph *g, const LhOp *op, const LhHw *hw, double *latency_ns,
-		       double *wire_ns, double *link_use, double *net_use)
+                       double *wire_ns, double *link_use, double *net_use)
 {
 	if (!lh_hw_has_cluster(hw)) {
 		*latency_ns = hw->link_latency_ns;

@@ -1,5 +1,5 @@
-/* lhsim — standalone costs of ops on a hardware model (docs/design.md#standalone-costs, #lower-bounds).
- * All times are nanoseconds as doubles; the engine rounds only event times. */
+/* lhsim — standalone costs of ops on a hardware model (docs/design.md#standalone-costs,
+ * #lower-bounds). All times are nanoseconds as doubles; the engine rounds only event times. */
 #pragma once
 
 #include "sim/graph.h"
@@ -20,7 +20,7 @@ double lh_op_standalone_ns_in(const LhGraph *g, const LhOp *op, const LhHw *hw);
  * phase of *wire_ns that uses *link_use of the NVLink and *net_use of the network at rate 1.
  * Without a cluster: link_latency_ns, wire / link_gbs, link 1 and network 0, as always. */
 void lh_op_link_phases(const LhGraph *g, const LhOp *op, const LhHw *hw, double *latency_ns,
-		       double *wire_ns, double *link_use, double *net_use);
+                       double *wire_ns, double *link_use, double *net_use);
 
 /* The GEMM model's terms for one kernel (docs/engine.md). */
 typedef struct {

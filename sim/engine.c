@@ -33,8 +33,8 @@ G_DEFINE_QUARK(lh-engine-error-quark, lh_engine_error)
 /* clang-format on */
 
 #define NONE G_MAXUINT32
-#define DIRTY_SM 1u   /* the SM/link running set changed */
-#define DIRTY_COPY 2u /* the copy running set changed */
+#define DIRTY_SM 1u      /* the SM/link running set changed */
+#define DIRTY_COPY 2u    /* the copy running set changed */
 #define DIRTY_SM_FULL 4u /* ... by an end or a phase change: every SM/link rate may move */
 #define NEVER G_MAXINT64
 
@@ -44,49 +44,51 @@ typedef enum { PH_LATENCY, PH_MAIN, PH_WAIT } Phase;
 
 typedef struct {
 	guint32 op, cmd, stream;
-	guint8 engine;    /* LhEngine */
-	guint8 eng_idx;   /* copy engine index */
-	guint8 phase;     /* Phase */
-	guint8 is_coll;   /* a collective: SM share plus the link and/or network in its main phase */
-	double a;         /* SM share at rate 1 */
-	double b;         /* HBM share at rate 1 */
-	double rem;       /* standalone ns left in this phase, as of t_upd */
+	guint8 engine;  /* LhEngine */
+	guint8 eng_idx; /* copy engine index */
+	guint8 phase;   /* Phase */
+	guint8 is_coll; /* a collective: SM share plus the link and/or network in its main phase */
+	double a;       /* SM share at rate 1 */
+	double b;       /* HBM share at rate 1 */
+	double rem;     /* standalone ns left in this phase, as of t_upd */
 	double main_work; /* standalone ns of the main phase (after latency) */
 	double lk;        /* collectives' main phase: NVLink (the link) use at rate 1 */
 	double nt;        /* collectives' main phase: network use at rate 1 */
 	double rate;
 	gint64 t_upd;
-	gint64 eta;       /* end of this phase at the current rate, or NEVER */
+	gint64 eta;         /* end of this phase at the current rate, or NEVER */
 	guint32 prev, next; /* the running list, in start order (slot indices, NONE at the ends) */
-	guint32 rv;       /* the rendezvous it is a part of (World.rdv), or NONE: then its rate is
-	                     the share it holds on its device, and the rendezvous keeps the work */
+	guint32 rv;         /* the rendezvous it is a part of (World.rdv), or NONE: then its rate is
+	                       the share it holds on its device, and the rendezvous keeps the work */
 } Act;
 
 /* An op's standalone costs on this hardware, computed once before the loop (docs/engine.md,
  * "Durations and phases"): what a start needs, without a cost call. */
 typedef struct {
-	double first;     /* work of the first phase: T, or the copy's or collective's latency */
-	double a;         /* SM share at rate 1 */
-	double x;         /* kernels (the SM engine): HBM share at rate 1; copies and collectives:
-			     work of the main phase after a latency phase, else 0 */
+	double first; /* work of the first phase: T, or the copy's or collective's latency */
+	double a;     /* SM share at rate 1 */
+	double x;     /* kernels (the SM engine): HBM share at rate 1; copies and collectives:
+	                 work of the main phase after a latency phase, else 0 */
 } OpCost;
 
-#define COST_LATENCY 1u   /* the op starts with a latency phase */
-#define COST_TOO_LONG 2u  /* its standalone time is beyond LH_MAX_OP_NS: an error if it starts */
-#define COST_NET 4u       /* a collective that leaves the node: the network's lane */
-#define COST_SYNC 16u     /* a part of a rendezvous (LhOp.sync) */
-#define COST_USE 8u       /* a collective whose link and network use in its main phase are not
-			     the link's alone (1 and 0): they are in Sim.use */
+#define COST_LATENCY 1u  /* the op starts with a latency phase */
+#define COST_TOO_LONG 2u /* its standalone time is beyond LH_MAX_OP_NS: an error if it starts */
+#define COST_NET 4u      /* a collective that leaves the node: the network's lane */
+#define COST_SYNC 16u    /* a part of a rendezvous (LhOp.sync) */
+#define COST_USE                                                                                   \
+	8u /* a collective whose link and network use in its main phase are not                    \
+	      the link's alone (1 and 0): they are in Sim.use */
 /* The op's line and engine class (two bits), and whether a start allocates nothing: dispatch,
  * admission and start read them here rather than from the op (LhOp is 128 bytes a record, so
  * every read of it at 10^6 ops is a cache miss). */
-#define COST_CLASS 96u    /* mask: */
-#define COST_KERNEL 0u    /* the SM line, a kernel */
-#define COST_H2D 32u      /* the H2D line */
-#define COST_D2H 64u      /* the D2H line */
-#define COST_COLL 96u     /* the SM line, a collective (the link or the network) */
-#define COST_NOALLOC 128u /* an alias (it writes into its dep's buffer) or an empty output: its
-			     start leaves memory as it is (mem_alloc would add 0 bytes) */
+#define COST_CLASS 96u /* mask: */
+#define COST_KERNEL 0u /* the SM line, a kernel */
+#define COST_H2D 32u   /* the H2D line */
+#define COST_D2H 64u   /* the D2H line */
+#define COST_COLL 96u  /* the SM line, a collective (the link or the network) */
+#define COST_NOALLOC                                                                               \
+	128u /* an alias (it writes into its dep's buffer) or an empty output: its                 \
+	        start leaves memory as it is (mem_alloc would add 0 bytes) */
 
 /* A collective's link and network use in its main phase (docs/engine.md, "Collectives on a
  * cluster"), kept apart from OpCost: only collectives on a cluster have other than 1 and 0. */
@@ -133,13 +135,13 @@ typedef struct World World;
 /* One device: its host, queues, engines and memory. A graph without placement is one. */
 typedef struct {
 	World *w;
-	guint32 d;            /* device index */
+	guint32 d; /* device index */
 	const LhGraph *g;
-	const LhOp *ops;      /* the graph's op array */
-	const guint32 *deps;  /* the graph's dep array */
+	const LhOp *ops;     /* the graph's op array */
+	const guint32 *deps; /* the graph's dep array */
 	const LhHw *hw;
 	const LhPlan *p;
-	const LhCmd *cmds;    /* the plan's command array */
+	const LhCmd *cmds; /* the plan's command array */
 	LhTrace *tr;
 	guint32 n_cmds, S, Q, E;
 	gint64 t;
@@ -154,53 +156,54 @@ typedef struct {
 	gint64 launch, event; /* rounded issue costs */
 
 	/* queues and streams */
-	guint32 *qnext;       /* per command: next command of the same queue */
-	guint32 *qhead;       /* per queue: head command or NONE */
+	guint32 *qnext; /* per command: next command of the same queue */
+	guint32 *qhead; /* per queue: head command or NONE */
 	guint32 *qtail;
 	guint32 *q_blocked_next; /* per queue: next queue blocked on the same event */
-	guint32 *ev_blocked;  /* per event: first queue whose head waits on it */
-	guint8 *fired;        /* per event */
-	guint32 *s_inflight;  /* per stream: running command or NONE */
-	guint32 *s_outstanding; /* per stream: issued, not completed */
-	guint8 *q_reg;        /* per queue: listed in an event's blocked list */
-	guint32 *heap;        /* queues to try, keyed by head command; min-heap */
+	guint32 *ev_blocked;     /* per event: first queue whose head waits on it */
+	guint8 *fired;           /* per event */
+	guint32 *s_inflight;     /* per stream: running command or NONE */
+	guint32 *s_outstanding;  /* per stream: issued, not completed */
+	guint8 *q_reg;           /* per queue: listed in an event's blocked list */
+	guint32 *heap;           /* queues to try, keyed by head command; min-heap */
 	guint32 heap_n;
 	guint8 *in_heap;
-	guint32 completed;    /* stream commands completed */
+	guint32 completed; /* stream commands completed */
 	guint32 n_stream_cmds;
 
 	/* engines */
-	Act *acts;            /* slots of the running list */
+	Act *acts;                  /* slots of the running list */
 	guint32 n_slots, free_slot; /* slots made; first free slot (linked through next) */
 	guint32 run_head, run_tail; /* the running list in start order */
-	guint32 append_from;  /* first SM/link activity appended since the last full rating, or
-	                         NONE (fifo: only those need a rate) */
+	guint32 append_from; /* first SM/link activity appended since the last full rating, or
+	                        NONE (fifo: only those need a rate) */
 	double tail_sm, tail_hbm, tail_link, tail_net; /* fifo: capacity left after the last
 	                         rated one */
-	OpCost *cost;         /* per op */
-	guint8 *cflags;       /* per op: COST_* */
-	GHashTable *use_at;   /* ops with COST_USE -> 1 + their index in use */
-	GArray *use;          /* OpUse */
+	OpCost *cost;                                  /* per op */
+	guint8 *cflags;                                /* per op: COST_* */
+	GHashTable *use_at; /* ops with COST_USE -> 1 + their index in use */
+	GArray *use;        /* OpUse */
 	Fifo sm_line, h2d_line, d2h_line;
 	guint32 resident;
 	guint8 *h2d_busy, *d2h_busy;
-	guint dirty;          /* which rates to recompute: DIRTY_SM and/or DIRTY_COPY */
-	guint32 free_eng[2];  /* idle copy engines, H2D and D2H */
-	gint64 next_eta;      /* earliest eta of the running set, valid while !dirty */
+	guint dirty;         /* which rates to recompute: DIRTY_SM and/or DIRTY_COPY */
+	guint32 free_eng[2]; /* idle copy engines, H2D and D2H */
+	gint64 next_eta;     /* earliest eta of the running set, valid while !dirty */
 
 	/* memory */
-	guint32 *buf;         /* per op: the op whose allocation holds its output (itself, or the
-	                         end of its alias chain) */
-	guint32 *consumers;   /* per allocating op: consumers not finished, of it and of every op
-	                         aliasing its buffer; G_MAXUINT32 when one has none (lives to the end) */
+	guint32 *buf; /* per op: the op whose allocation holds its output (itself, or the
+	                 end of its alias chain) */
+	guint32
+	    *consumers; /* per allocating op: consumers not finished, of it and of every op
+	                   aliasing its buffer; G_MAXUINT32 when one has none (lives to the end) */
 	gint64 dev, host_mem;
 	gboolean mem_changed; /* device or host bytes changed at this instant */
 	guint mem_n;          /* run_one: the points in tr->mem (its length counts spare room) */
 	gint64 cap_bytes;
-	gint64 *pk, *pk_t;    /* where this device's peak goes: the trace's peak, or dev_peak[d] */
-	gint64 *pk_host;      /* the trace's peak_host (one device), else a scratch */
+	gint64 *pk, *pk_t; /* where this device's peak goes: the trace's peak, or dev_peak[d] */
+	gint64 *pk_host;   /* the trace's peak_host (one device), else a scratch */
 	gint64 pk_host_own;
-	guint32 last_cmd;     /* this device's last command, or NONE */
+	guint32 last_cmd; /* this device's last command, or NONE */
 	gboolean over;
 	gboolean strict;
 	GError **error;
@@ -212,8 +215,8 @@ typedef struct {
 typedef struct {
 	const guint32 *parts; /* ops, by device */
 	guint32 k, arrived;
-	guint8 phase;         /* PH_WAIT until the last part arrives */
-	guint8 touched;       /* in World.touched */
+	guint8 phase;   /* PH_WAIT until the last part arrives */
+	guint8 touched; /* in World.touched */
 	double rem, main_work, rate;
 	gint64 t_upd, eta;
 } Rdv;
@@ -222,14 +225,14 @@ struct World {
 	Sim *dev;
 	guint32 D;
 	gboolean failed;
-	gboolean multi;       /* the graph is placed on devices */
+	gboolean multi; /* the graph is placed on devices */
 	gint64 t;
-	Rdv *rdv;             /* by sync index */
-	guint32 *op_slot;     /* per op with a sync: the slot of its running part, on its device */
-	guint32 *op_cmd;      /* multi: per op, the command that runs it */
-	guint32 *touched;     /* rendezvous whose parts' rates changed at this instant */
+	Rdv *rdv;         /* by sync index */
+	guint32 *op_slot; /* per op with a sync: the slot of its running part, on its device */
+	guint32 *op_cmd;  /* multi: per op, the command that runs it */
+	guint32 *touched; /* rendezvous whose parts' rates changed at this instant */
 	guint32 n_touched;
-	guint8 *eta_stale;    /* per device: a part's eta moved, rescan its next_eta */
+	guint8 *eta_stale; /* per device: a part's eta moved, rescan its next_eta */
 };
 
 /* ceil(@v), up to the sign of a zero (ceil gives -0 in (-1, 0), this +0; callers only compare
@@ -289,8 +292,8 @@ static void mem_point(World *w)
 		if (host > tr->peak_host)
 			tr->peak_host = host;
 	}
-	LhMemPoint *last = tr->mem->len ? &g_array_index(tr->mem, LhMemPoint, tr->mem->len - 1)
-					: NULL;
+	LhMemPoint *last =
+	    tr->mem->len ? &g_array_index(tr->mem, LhMemPoint, tr->mem->len - 1) : NULL;
 	if (last && last->t == w->t) {
 		last->device_bytes = dev;
 		last->host_bytes = host;
@@ -308,10 +311,11 @@ G_ALWAYS_INLINE static inline void mem_alloc(Sim *x, guint32 op)
 	if (G_UNLIKELY(o->out_bytes > (guint64)(G_MAXINT64 - *pool))) {
 		if (!x->w->failed)
 			g_set_error(x->error, LH_ENGINE_ERROR, LH_ENGINE_ERROR_INVALID,
-				    "op '%s': its output of %" G_GUINT64_FORMAT " bytes would take the "
-				    "%s memory in use beyond 2^63 bytes",
-				    o->name, o->out_bytes,
-				    o->out_space == LH_SPACE_HOST ? "host" : "device");
+			            "op '%s': its output of %" G_GUINT64_FORMAT
+			            " bytes would take the "
+			            "%s memory in use beyond 2^63 bytes",
+			            o->name, o->out_bytes,
+			            o->out_space == LH_SPACE_HOST ? "host" : "device");
 		x->w->failed = TRUE;
 		return;
 	}
@@ -332,12 +336,13 @@ G_ALWAYS_INLINE static inline void mem_alloc(Sim *x, guint32 op)
 			g_autofree char *used = lh_format_bytes((double)x->dev);
 			g_autofree char *cap = lh_format_bytes((double)x->cap_bytes);
 			g_autofree char *at = lh_format_ns((double)x->t);
-			g_autofree char *dn = x->w->multi ? g_strdup_printf(" of device %u", x->d)
-							   : g_strdup("");
-			g_set_error(x->error, LH_ENGINE_ERROR, LH_ENGINE_ERROR_MEMORY,
-				    "device memory%s exceeded at t=%s when op '%s' started: %s in use, "
-				    "capacity %s (%s)",
-				    dn, at, o->name, used, cap, x->hw->name);
+			g_autofree char *dn =
+			    x->w->multi ? g_strdup_printf(" of device %u", x->d) : g_strdup("");
+			g_set_error(
+			    x->error, LH_ENGINE_ERROR, LH_ENGINE_ERROR_MEMORY,
+			    "device memory%s exceeded at t=%s when op '%s' started: %s in use, "
+			    "capacity %s (%s)",
+			    dn, at, o->name, used, cap, x->hw->name);
 			x->w->failed = TRUE;
 		}
 	}
@@ -503,8 +508,8 @@ static LhEngine op_engine(const LhOp *o, double nt)
  * network use (1 and 0 for anything else), exactly as a start computed them before (the same
  * calls in the same order, so the same doubles). Returns COST_* flags (COST_USE is the
  * caller's). */
-G_ALWAYS_INLINE static inline guint8 op_cost(const LhGraph *g, const LhOp *o, const LhHw *hw, double slow, OpCost *c,
-		      double *lk, double *nt)
+G_ALWAYS_INLINE static inline guint8 op_cost(const LhGraph *g, const LhOp *o, const LhHw *hw,
+                                             double slow, OpCost *c, double *lk, double *nt)
 {
 	double T = lh_op_standalone_ns_in(g, o, hw);
 	gboolean dur = o->duration_ns >= 0;
@@ -646,11 +651,12 @@ static void start_act(Sim *x, guint32 c, LhEngine eng, guint8 idx)
 	const OpCost *k = &x->cost[op];
 	guint8 f = x->cflags[op];
 	if ((f & COST_TOO_LONG) && !x->w->failed) {
-		g_set_error(x->error, LH_ENGINE_ERROR, LH_ENGINE_ERROR_INVALID,
-			    "op '%s': its standalone duration on %s, %.3g ns, is beyond the engine's "
-			    "range of %.0e ns (about 3 years): check its flops, bytes, size or "
-			    "duration_ns",
-			    x->ops[op].name, x->hw->name, k->first, (double)LH_MAX_OP_NS);
+		g_set_error(
+		    x->error, LH_ENGINE_ERROR, LH_ENGINE_ERROR_INVALID,
+		    "op '%s': its standalone duration on %s, %.3g ns, is beyond the engine's "
+		    "range of %.0e ns (about 3 years): check its flops, bytes, size or "
+		    "duration_ns",
+		    x->ops[op].name, x->hw->name, k->first, (double)LH_MAX_OP_NS);
 		x->w->failed = TRUE;
 	}
 	guint32 si = slot_new(x);
@@ -674,8 +680,9 @@ static void start_act(Sim *x, guint32 c, LhEngine eng, guint8 idx)
 	a->lk = a->nt = 0;
 	if (a->is_coll) {
 		if (f & COST_USE) {
-			guint i = GPOINTER_TO_UINT(g_hash_table_lookup(x->use_at,
-								      GUINT_TO_POINTER(op))) - 1;
+			guint i =
+			    GPOINTER_TO_UINT(g_hash_table_lookup(x->use_at, GUINT_TO_POINTER(op))) -
+			    1;
 			const OpUse *u = &g_array_index(x->use, OpUse, i);
 			a->lk = u->lk;
 			a->nt = u->nt;
@@ -695,7 +702,8 @@ static void start_act(Sim *x, guint32 c, LhEngine eng, guint8 idx)
 		rdv_arrive(x, a, si);
 	LhOpTiming *tm = &x->tr->ops[op];
 	tm->start = x->t;
-	tm->engine = f & COST_NET ? LH_ENGINE_NET : eng; /* it leaves the node: the network's lane */
+	tm->engine =
+	    f & COST_NET ? LH_ENGINE_NET : eng; /* it leaves the node: the network's lane */
 	tm->engine_index = idx;
 	if (!(f & COST_NOALLOC))
 		mem_alloc(x, op);
@@ -756,7 +764,6 @@ G_ALWAYS_INLINE static inline gboolean admit(Sim *x)
 
 /* ---- rates ---- */
 
-
 G_ALWAYS_INLINE static inline void set_rate(Sim *x, Act *a, double r)
 {
 	/* Rates below 1e-9 are rounding residue of a saturated capacity (1 - 0.25 - 0.75 is not
@@ -793,14 +800,14 @@ G_ALWAYS_INLINE static inline void set_rate(Sim *x, Act *a, double r)
 	a->eta = x->t + (d < 0 ? 0 : (gint64)d);
 }
 
-#define FOR_RUNNING(x, a) \
-	for (Act *a = (x)->run_head == NONE ? NULL : &(x)->acts[(x)->run_head]; a; \
+#define FOR_RUNNING(x, a)                                                                          \
+	for (Act *a = (x)->run_head == NONE ? NULL : &(x)->acts[(x)->run_head]; a;                 \
 	     a = a->next == NONE ? NULL : &(x)->acts[a->next])
 
 /* fifo: one activity's rate from the capacity the earlier ones left; *m and *mn the
  * wire-phase collectives on the link and on the network not yet served. */
 static inline void fifo_one(Sim *x, Act *a, double *free_sm, double *free_hbm, double *link,
-			    double *net, guint32 *m, guint32 *mn)
+                            double *net, guint32 *m, guint32 *mn)
 {
 	double r = 1;
 	if (a->a > 0)
@@ -836,13 +843,15 @@ static inline void fifo_one(Sim *x, Act *a, double *free_sm, double *free_hbm, d
 G_ALWAYS_INLINE static inline gint64 rates_fifo(Sim *x)
 {
 	guint32 m = 0, mn = 0;
-	FOR_RUNNING(x, a) {
+	FOR_RUNNING(x, a)
+	{
 		m += a->is_coll && a->phase == PH_MAIN && a->lk > 0;
 		mn += a->is_coll && a->phase == PH_MAIN && a->nt > 0;
 	}
 	double free_sm = 1, free_hbm = 1, link = 1, net = 1;
 	gint64 first = NEVER;
-	FOR_RUNNING(x, a) {
+	FOR_RUNNING(x, a)
+	{
 		if (a->engine == LH_ENGINE_SM || a->is_coll)
 			fifo_one(x, a, &free_sm, &free_hbm, &link, &net, &m, &mn);
 		if (a->eta < first)
@@ -878,11 +887,11 @@ static void rates_fair(Sim *x)
 {
 	guint32 n = 0;
 	FOR_RUNNING(x, a)
-		n++;
+	n++;
 	g_autofree Act **acts = g_new(Act *, n ? n : 1);
 	n = 0;
 	FOR_RUNNING(x, a)
-		acts[n++] = a;
+	acts[n++] = a;
 	g_autofree double *r = g_new0(double, n ? n : 1);
 	g_autofree guint8 *frozen = g_new0(guint8, n ? n : 1);
 	double used[4] = {0, 0, 0, 0};
@@ -919,11 +928,11 @@ static void rates_fair(Sim *x)
 				continue;
 			r[i] = level;
 			gboolean f = level >= 1 - 1e-12 || (sat[0] && acts[i]->a > 0) ||
-				     (sat[1] && acts[i]->b > 0) ||
-				     (sat[2] && acts[i]->is_coll && acts[i]->phase == PH_MAIN &&
-				      acts[i]->lk > 0) ||
-				     (sat[3] && acts[i]->is_coll && acts[i]->phase == PH_MAIN &&
-				      acts[i]->nt > 0);
+			             (sat[1] && acts[i]->b > 0) ||
+			             (sat[2] && acts[i]->is_coll && acts[i]->phase == PH_MAIN &&
+			              acts[i]->lk > 0) ||
+			             (sat[3] && acts[i]->is_coll && acts[i]->phase == PH_MAIN &&
+			              acts[i]->nt > 0);
 			if (f) {
 				frozen[i] = 1;
 				live--;
@@ -939,10 +948,10 @@ G_ALWAYS_INLINE static inline void rates_copies(Sim *x)
 {
 	guint32 bytes_phase[2] = {0, 0};
 	FOR_RUNNING(x, a)
-		if ((a->engine == LH_ENGINE_H2D || a->engine == LH_ENGINE_D2H) &&
-		    a->phase == PH_MAIN)
-			bytes_phase[a->engine == LH_ENGINE_D2H]++;
-	FOR_RUNNING(x, a) {
+	if ((a->engine == LH_ENGINE_H2D || a->engine == LH_ENGINE_D2H) && a->phase == PH_MAIN)
+		bytes_phase[a->engine == LH_ENGINE_D2H]++;
+	FOR_RUNNING(x, a)
+	{
 		if (a->engine != LH_ENGINE_H2D && a->engine != LH_ENGINE_D2H)
 			continue;
 		if (a->phase == PH_LATENCY) {
@@ -987,8 +996,8 @@ G_ALWAYS_INLINE static inline void recompute_rates(Sim *x)
 	if (!scanned) {
 		first = NEVER;
 		FOR_RUNNING(x, a)
-			if (a->eta < first)
-				first = a->eta;
+		if (a->eta < first)
+			first = a->eta;
 	}
 	x->next_eta = first;
 }
@@ -1139,8 +1148,8 @@ G_ALWAYS_INLINE static inline void process_due(Sim *x, const gboolean multi)
 			a->t_upd = x->t;
 			a->rate = -1;
 			x->dirty |= a->engine == LH_ENGINE_SM || a->engine == LH_ENGINE_LINK
-					    ? DIRTY_SM | DIRTY_SM_FULL
-					    : DIRTY_COPY;
+			                ? DIRTY_SM | DIRTY_SM_FULL
+			                : DIRTY_COPY;
 			if (a->rem > 0) {
 				i = next;
 				continue;
@@ -1220,8 +1229,8 @@ static void report_device_deadlock(Sim *x, GString *m)
 	if (x->hc < x->n_cmds) {
 		const LhCmd *c = lh_plan_cmd(p, x->hc);
 		if (c->kind == LH_CMD_SYNC)
-			g_string_append_printf(m, "%s the host is stuck at command %u (sync %s);", pre,
-					       x->hc + 1, lh_plan_stream(p, c->stream)->name);
+			g_string_append_printf(m, "%s the host is stuck at command %u (sync %s);",
+			                       pre, x->hc + 1, lh_plan_stream(p, c->stream)->name);
 	}
 	for (guint32 q = 0; q < x->Q; q++) {
 		guint32 c = x->qhead[q];
@@ -1234,21 +1243,21 @@ static void report_device_deadlock(Sim *x, GString *m)
 		if (cmd->kind == LH_CMD_WAIT) {
 			char b[32];
 			const char *en = lh_plan_event_name(p, cmd->arg, b);
-			g_string_append_printf(m,
-					       "%s stream '%s' is stuck at command %u (wait %s %s): event "
-					       "%s never fires;",
-					       pre, sn, c + 1, sn, en, en);
-		}
-		else
-			g_string_append_printf(m, "%s stream '%s' is stuck at command %u (%s %s);", pre,
-					       sn, c + 1, lh_cmd_kind_name(cmd->kind), sn);
+			g_string_append_printf(
+			    m,
+			    "%s stream '%s' is stuck at command %u (wait %s %s): event "
+			    "%s never fires;",
+			    pre, sn, c + 1, sn, en, en);
+		} else
+			g_string_append_printf(m, "%s stream '%s' is stuck at command %u (%s %s);",
+			                       pre, sn, c + 1, lh_cmd_kind_name(cmd->kind), sn);
 		/* Streams of this queue behind the head are blocked by it (false dependency). */
 		for (guint32 d = x->qnext[c]; d != NONE && d < x->hc; d = x->qnext[d]) {
 			guint32 s2 = lh_plan_cmd(p, d)->stream;
 			if (s2 != cmd->stream) {
-				g_string_append_printf(m,
-						       "%s stream '%s' waits behind it in hardware queue %u;",
-						       pre, lh_plan_stream(p, s2)->name, q);
+				g_string_append_printf(
+				    m, "%s stream '%s' waits behind it in hardware queue %u;", pre,
+				    lh_plan_stream(p, s2)->name, q);
 				break;
 			}
 		}
@@ -1278,23 +1287,25 @@ static void report_rdv_deadlock(World *w, GString *m)
 					continue;
 				const Sim *y = &w->dev[ops[o2].device];
 				guint32 c = w->op_cmd[o2];
-				const char *sn2 = c != NONE ? lh_plan_stream(x0->p, x0->cmds[c].stream)->name
-							    : "?";
+				const char *sn2 =
+				    c != NONE ? lh_plan_stream(x0->p, x0->cmds[c].stream)->name
+				              : "?";
 				g_autofree char *where =
-					c == NONE ? g_strdup("no command runs it")
-					: c >= y->hc ? g_strdup_printf("its host has not issued command %u",
-								       c + 1)
-					: y->s_inflight[x0->cmds[c].stream] == c
-						? g_strdup_printf("it waits for a free kernel slot on stream '%s'",
-								  sn2)
-						: g_strdup_printf("stream '%s' has not reached command %u",
-								  sn2, c + 1);
-				g_string_append_printf(m,
-						       " device %u: op '%s' on stream '%s' waits at sync "
-						       "'%s' for device %u, which has not reached it (op "
-						       "'%s': %s);",
-						       ops[op].device, ops[op].name, st->name, key,
-						       ops[o2].device, ops[o2].name, where);
+				    c == NONE    ? g_strdup("no command runs it")
+				    : c >= y->hc ? g_strdup_printf(
+				                       "its host has not issued command %u", c + 1)
+				    : y->s_inflight[x0->cmds[c].stream] == c
+				        ? g_strdup_printf(
+				              "it waits for a free kernel slot on stream '%s'", sn2)
+				        : g_strdup_printf("stream '%s' has not reached command %u",
+				                          sn2, c + 1);
+				g_string_append_printf(
+				    m,
+				    " device %u: op '%s' on stream '%s' waits at sync "
+				    "'%s' for device %u, which has not reached it (op "
+				    "'%s': %s);",
+				    ops[op].device, ops[op].name, st->name, key, ops[o2].device,
+				    ops[o2].name, where);
 			}
 		}
 	}
@@ -1328,17 +1339,17 @@ static void report_time_range(Sim *x, gint64 next)
 		}
 	} else {
 		FOR_RUNNING(x, a)
-			if (a->eta == next) {
-				o = &x->ops[a->op];
-				what = a->phase == PH_LATENCY ? "end its latency phase" : "end";
-				break;
-			}
+		if (a->eta == next) {
+			o = &x->ops[a->op];
+			what = a->phase == PH_LATENCY ? "end its latency phase" : "end";
+			break;
+		}
 	}
 	g_set_error(x->error, LH_ENGINE_ERROR, LH_ENGINE_ERROR_INVALID,
-		    "%s%s%s would %s at t = %.3g ns, beyond the engine's time range of %.0e ns "
-		    "(about 127 years): the input's times add up to more than lhsim can represent",
-		    o ? "op '" : "", o ? o->name : "the host", o ? "'" : "", what, (double)next,
-		    (double)LH_MAX_TIME_NS);
+	            "%s%s%s would %s at t = %.3g ns, beyond the engine's time range of %.0e ns "
+	            "(about 127 years): the input's times add up to more than lhsim can represent",
+	            o ? "op '" : "", o ? o->name : "the host", o ? "'" : "", what, (double)next,
+	            (double)LH_MAX_TIME_NS);
 	x->w->failed = TRUE;
 }
 
@@ -1375,9 +1386,9 @@ static gboolean check_devices(const LhGraph *g, const LhPlan *p, GError **error)
 	return TRUE;
 bad:
 	g_set_error(error, LH_ENGINE_ERROR, LH_ENGINE_ERROR_INVALID,
-		    "the plan does not fit the graph's %u devices (run lh_plan_validate for "
-		    "details)",
-		    D);
+	            "the plan does not fit the graph's %u devices (run lh_plan_validate for "
+	            "details)",
+	            D);
 	return FALSE;
 }
 
@@ -1498,7 +1509,8 @@ static void run_many(World *w)
 	while (!w->failed) {
 		gboolean mem_changed = FALSE;
 		for (guint32 d = 0; d < w->D; d++)
-			w->dev[d].t = w->t; /* before any end: a rendezvous ends parts on all devices */
+			w->dev[d].t =
+			    w->t; /* before any end: a rendezvous ends parts on all devices */
 		for (guint32 d = 0; d < w->D; d++) {
 			Sim *x = &w->dev[d];
 			if (x->t == x->next_eta)
@@ -1555,8 +1567,8 @@ static void run_many(World *w)
 	}
 }
 
-LhTrace *lh_simulate(const LhGraph *g, const LhHw *hw, const LhPlan *plan,
-		     const LhSimOptions *opt, gboolean *over_memory, GError **error)
+LhTrace *lh_simulate(const LhGraph *g, const LhHw *hw, const LhPlan *plan, const LhSimOptions *opt,
+                     gboolean *over_memory, GError **error)
 {
 	g_return_val_if_fail(g && hw && plan && lh_graph_is_finished(g), NULL);
 	LhSimOptions defaults = {0};
@@ -1568,10 +1580,10 @@ LhTrace *lh_simulate(const LhGraph *g, const LhHw *hw, const LhPlan *plan,
 		g_autoptr(GError) e = NULL;
 		if (!lh_plan_validate(plan, g, NULL, &e)) {
 			g_set_error_literal(error, LH_ENGINE_ERROR,
-					    strstr(e->message, "the plan deadlocks")
-						    ? LH_ENGINE_ERROR_DEADLOCK
-						    : LH_ENGINE_ERROR_INVALID,
-					    e->message);
+			                    strstr(e->message, "the plan deadlocks")
+			                        ? LH_ENGINE_ERROR_DEADLOCK
+			                        : LH_ENGINE_ERROR_INVALID,
+			                    e->message);
 			return NULL;
 		}
 	}
@@ -1584,9 +1596,9 @@ LhTrace *lh_simulate(const LhGraph *g, const LhHw *hw, const LhPlan *plan,
 		double sl = opt->slow ? opt->slow[d] : 1;
 		if (!(sl > 0 && sl <= 1e6)) {
 			g_set_error(error, LH_ENGINE_ERROR, LH_ENGINE_ERROR_INVALID,
-				    "device %u: straggler factor %g is not a positive number up to "
-				    "1e6",
-				    d, sl);
+			            "device %u: straggler factor %g is not a positive number up to "
+			            "1e6",
+			            d, sl);
 			return NULL;
 		}
 	}
@@ -1622,8 +1634,8 @@ LhTrace *lh_simulate(const LhGraph *g, const LhHw *hw, const LhPlan *plan,
 	for (guint32 s = 0; s < S; s++)
 		sq[s] = n_sd[w.multi ? lh_plan_stream(plan, s)->device : 0]++;
 	for (guint32 d = 0; d < w.D; d++) {
-		const LhHw *hd = w.multi && opt->device_hw && opt->device_hw[d] ? opt->device_hw[d]
-										 : hw;
+		const LhHw *hd =
+		    w.multi && opt->device_hw && opt->device_hw[d] ? opt->device_hw[d] : hw;
 		Sim *x = &w.dev[d];
 		dev_init(&w, x, d, hd, n_sd[d]);
 		x->g = g;
@@ -1670,8 +1682,8 @@ LhTrace *lh_simulate(const LhGraph *g, const LhHw *hw, const LhPlan *plan,
 		}
 		for (guint32 c = 0; c < n_cmds; c++) {
 			guint32 d = cmds[c].kind == LH_CMD_HOST
-					    ? cmds[c].stream
-					    : lh_plan_stream(plan, cmds[c].stream)->device;
+			                ? cmds[c].stream
+			                : lh_plan_stream(plan, cmds[c].stream)->device;
 			dnext[c] = n_cmds;
 			if (last[d] == NONE)
 				w.dev[d].hc = c;
@@ -1706,18 +1718,19 @@ LhTrace *lh_simulate(const LhGraph *g, const LhHw *hw, const LhPlan *plan,
 		} else {
 			guint32 d = ops[i].device;
 			cflags[i] = op_cost(g, &ops[i], w.dev[d].hw, opt->slow ? opt->slow[d] : 1,
-					    &cost[i], &u.lk, &u.nt);
+			                    &cost[i], &u.lk, &u.nt);
 			cflags[i] |= ops[i].sync ? COST_SYNC : 0;
 		}
 		const LhOp *o = &ops[i];
-		cflags[i] |= o->kind == LH_OP_COPY_H2D		 ? COST_H2D
-			     : o->kind == LH_OP_COPY_D2H	 ? COST_D2H
-			     : lh_op_kind_is_collective(o->kind) ? COST_COLL
-								 : COST_KERNEL;
+		cflags[i] |= o->kind == LH_OP_COPY_H2D           ? COST_H2D
+		             : o->kind == LH_OP_COPY_D2H         ? COST_D2H
+		             : lh_op_kind_is_collective(o->kind) ? COST_COLL
+		                                                 : COST_KERNEL;
 		cflags[i] |= o->alias != LH_NO_OP || o->out_bytes == 0 ? COST_NOALLOC : 0;
 		if (lh_op_kind_is_collective(ops[i].kind) && (u.lk != 1 || u.nt != 0)) {
 			g_array_append_val(use, u);
-			g_hash_table_insert(use_at, GUINT_TO_POINTER(i), GUINT_TO_POINTER(use->len));
+			g_hash_table_insert(use_at, GUINT_TO_POINTER(i),
+			                    GUINT_TO_POINTER(use->len));
 			cflags[i] |= COST_USE;
 		}
 	}
@@ -1780,7 +1793,8 @@ LhTrace *lh_simulate(const LhGraph *g, const LhHw *hw, const LhPlan *plan,
 		over |= x->over;
 		if (w.multi) {
 			tr->dev_host_end[d] = x->last_cmd != NONE ? tr->cmd_issue[x->last_cmd] : 0;
-			/* The largest device's peak; among equal peaks, the lowest device's time. */
+			/* The largest device's peak; among equal peaks, the lowest device's time.
+			 */
 			if (d == 0 || tr->dev_peak[d] > tr->peak_device) {
 				tr->peak_device = tr->dev_peak[d];
 				tr->peak_device_t = tr->dev_peak_t[d];

@@ -42,7 +42,7 @@ typedef struct {
 
 /* Returns the trace, or NULL with @error set. When device memory exceeds the model's
  * capacity without strict_memory, *@over_memory (may be NULL) is set TRUE. */
-LhTrace *lh_simulate(const LhGraph *g, const LhHw *hw, const LhPlan *plan,
-		     const LhSimOptions *opt, gboolean *over_memory, GError **error);
+LhTrace *lh_simulate(const LhGraph *g, const LhHw *hw, const LhPlan *plan, const LhSimOptions *opt,
+                     gboolean *over_memory, GError **error);
 
 G_END_DECLS

@@ -15,31 +15,30 @@ typedef struct {
 
 struct _LhGraph {
 	char *name;
-	GArray *ops;          /* of LhOp */
+	GArray *ops; /* of LhOp */
 	GStringChunk *strings;
-	GArray *pairs;        /* of DepPair while building; freed at finish */
-	guint32 *deps;        /* CSR after finish, by op: deps of op i at ops[i].deps_at */
-	guint32 *succ_at;     /* n_ops + 1 offsets into succs */
+	GArray *pairs;    /* of DepPair while building; freed at finish */
+	guint32 *deps;    /* CSR after finish, by op: deps of op i at ops[i].deps_at */
+	guint32 *succ_at; /* n_ops + 1 offsets into succs */
 	guint32 *succs;
 	guint32 *topo;
 	gboolean finished;
-	GMutex index_lock;    /* guards the lazily built name index */
-	GHashTable *index;    /* name -> index + 1 */
-	guint32 *schedule;    /* XLA's sequence (lh_graph_schedule), or NULL */
+	GMutex index_lock; /* guards the lazily built name index */
+	GHashTable *index; /* name -> index + 1 */
+	guint32 *schedule; /* XLA's sequence (lh_graph_schedule), or NULL */
 	guint32 n_schedule;
-	GArray *msets;        /* of LhMemberSet; dev arrays owned here */
-	guint32 devices;      /* lh_graph_devices */
-	gboolean placed;      /* lh_graph_placed */
-	GPtrArray *sync_names; /* of char * (in strings): rendezvous keys, by index */
+	GArray *msets;          /* of LhMemberSet; dev arrays owned here */
+	guint32 devices;        /* lh_graph_devices */
+	gboolean placed;        /* lh_graph_placed */
+	GPtrArray *sync_names;  /* of char * (in strings): rendezvous keys, by index */
 	GHashTable *sync_index; /* key -> index + 1, while building */
-	guint32 *sync_at;     /* after finish: n_syncs + 1 offsets into sync_ops */
-	guint32 *sync_ops;    /* ops of each rendezvous, by device */
+	guint32 *sync_at;       /* after finish: n_syncs + 1 offsets into sync_ops */
+	guint32 *sync_ops;      /* ops of each rendezvous, by device */
 };
 
 static const char *const kind_names[LH_OP_N_KINDS] = {
-	"input",          "kernel",     "copy-h2d",       "copy-d2h",
-	"copy-d2d",       "all-reduce", "all-gather",     "reduce-scatter",
-	"all-to-all",     "collective-permute", "send",   "recv",
+    "input",      "kernel",         "copy-h2d",   "copy-d2h",           "copy-d2d", "all-reduce",
+    "all-gather", "reduce-scatter", "all-to-all", "collective-permute", "send",     "recv",
 };
 
 LhGraph *lh_graph_new(const char *name)
@@ -117,7 +116,7 @@ void lh_graph_set_opcode(LhGraph *g, guint32 i, const char *opcode)
 {
 	g_return_if_fail(g && i < g->ops->len);
 	g_array_index(g->ops, LhOp, i).opcode =
-		opcode ? g_string_chunk_insert_const(g->strings, opcode) : NULL;
+	    opcode ? g_string_chunk_insert_const(g->strings, opcode) : NULL;
 }
 
 void lh_graph_add_dep(LhGraph *g, guint32 op, guint32 dep)
@@ -203,11 +202,12 @@ static int name_cmp(const void *a, const void *b, void *data)
 	int c = strcmp(ops[*(const guint32 *)a].name, ops[*(const guint32 *)b].name);
 	if (c)
 		return c;
-	return (*(const guint32 *)a > *(const guint32 *)b) - (*(const guint32 *)a < *(const guint32 *)b);
+	return (*(const guint32 *)a > *(const guint32 *)b) -
+	       (*(const guint32 *)a < *(const guint32 *)b);
 }
 
 static gboolean fail(GError **error, int code, const char *where, const char *fmt, ...)
-	G_GNUC_PRINTF(4, 5);
+    G_GNUC_PRINTF(4, 5);
 
 static gboolean fail(GError **error, int code, const char *where, const char *fmt, ...)
 {
@@ -216,26 +216,25 @@ static gboolean fail(GError **error, int code, const char *where, const char *fm
 	g_autofree char *msg = g_strdup_vprintf(fmt, ap);
 	va_end(ap);
 	g_set_error(error, LH_GRAPH_ERROR, code, "%s%s%s", where ? where : "", where ? ": " : "",
-		    msg);
+	            msg);
 	return FALSE;
 }
 
 /* A member set: a collective's, in the table, of the op's group size (pairs: 2). */
-static gboolean check_members(const LhGraph *g, const LhOp *op, const char *where,
-			      GError **error)
+static gboolean check_members(const LhGraph *g, const LhOp *op, const char *where, GError **error)
 {
 	if (!op->members)
 		return TRUE;
 	if (!lh_op_kind_is_collective(op->kind) || op->members > lh_graph_n_member_sets(g))
 		return fail(error, LH_GRAPH_ERROR_INVALID, where,
-			    "op '%s': member set %u is not a collective's set of the graph",
-			    op->name, op->members - 1);
+		            "op '%s': member set %u is not a collective's set of the graph",
+		            op->name, op->members - 1);
 	const LhMemberSet *m = lh_graph_member_set(g, op->members - 1);
 	guint32 want = m->pairs ? 2 : m->group_size;
 	if (op->group != want)
 		return fail(error, LH_GRAPH_ERROR_INVALID, where,
-			    "op '%s': group %u disagrees with its members' groups of %u", op->name,
-			    op->group, want);
+		            "op '%s': group %u disagrees with its members' groups of %u", op->name,
+		            op->group, want);
 	return TRUE;
 }
 
@@ -246,45 +245,45 @@ static gboolean check_op(const LhOp *op, const char *where, GError **error)
 		return fail(error, LH_GRAPH_ERROR_INVALID, where, "an op has an empty name");
 	if (!isfinite(op->flops) || op->flops < 0)
 		return fail(error, LH_GRAPH_ERROR_INVALID, where,
-			    "op '%s': flops must be finite and >= 0 (got %g)", n, op->flops);
+		            "op '%s': flops must be finite and >= 0 (got %g)", n, op->flops);
 	if (!isfinite(op->bytes) || op->bytes < 0)
 		return fail(error, LH_GRAPH_ERROR_INVALID, where,
-			    "op '%s': bytes must be finite and >= 0 (got %g)", n, op->bytes);
+		            "op '%s': bytes must be finite and >= 0 (got %g)", n, op->bytes);
 	if (!isfinite(op->sm) || op->sm <= 0 || op->sm > 1)
 		return fail(error, LH_GRAPH_ERROR_INVALID, where,
-			    "op '%s': sm must be in (0, 1] (got %g)", n, op->sm);
+		            "op '%s': sm must be in (0, 1] (got %g)", n, op->sm);
 	if (op->duration_ns < -1)
 		return fail(error, LH_GRAPH_ERROR_INVALID, where,
-			    "op '%s': duration_ns must be >= 0 (got %" G_GINT64_FORMAT ")", n,
-			    op->duration_ns);
+		            "op '%s': duration_ns must be >= 0 (got %" G_GINT64_FORMAT ")", n,
+		            op->duration_ns);
 	if (op->group < 1)
-		return fail(error, LH_GRAPH_ERROR_INVALID, where,
-			    "op '%s': group must be >= 1", n);
+		return fail(error, LH_GRAPH_ERROR_INVALID, where, "op '%s': group must be >= 1", n);
 	if (op->out_space > LH_SPACE_HOST)
 		return fail(error, LH_GRAPH_ERROR_INVALID, where, "op '%s': bad out_space", n);
 	if (op->dtype >= LH_DTYPE_N)
 		return fail(error, LH_GRAPH_ERROR_INVALID, where, "op '%s': bad dtype %u", n,
-			    op->dtype);
+		            op->dtype);
 	gboolean gemm = op->gemm_m || op->gemm_n || op->gemm_k || op->gemm_batch;
 	if (gemm && op->kind != LH_OP_KERNEL)
 		return fail(error, LH_GRAPH_ERROR_INVALID, where,
-			    "op '%s': only a kernel can be a GEMM (it is a %s)", n,
-			    lh_op_kind_name(op->kind));
+		            "op '%s': only a kernel can be a GEMM (it is a %s)", n,
+		            lh_op_kind_name(op->kind));
 	if (gemm && (!op->gemm_m || !op->gemm_n || !op->gemm_k || !op->gemm_batch))
-		return fail(error, LH_GRAPH_ERROR_INVALID, where,
-			    "op '%s': a GEMM needs batch, m, n and k all >= 1 (got %u, %" G_GUINT64_FORMAT
-			    ", %" G_GUINT64_FORMAT ", %" G_GUINT64_FORMAT ")",
-			    n, op->gemm_batch, op->gemm_m, op->gemm_n, op->gemm_k);
+		return fail(
+		    error, LH_GRAPH_ERROR_INVALID, where,
+		    "op '%s': a GEMM needs batch, m, n and k all >= 1 (got %u, %" G_GUINT64_FORMAT
+		    ", %" G_GUINT64_FORMAT ", %" G_GUINT64_FORMAT ")",
+		    n, op->gemm_batch, op->gemm_m, op->gemm_n, op->gemm_k);
 	/* A GEMM's FLOP count 2*b*m*n*k must stay a finite double; bounding each factor by 2^40
 	 * keeps the product below 2^161, far inside the double range. */
-	if (gemm && (op->gemm_m > (1ull << 40) || op->gemm_n > (1ull << 40) ||
-		     op->gemm_k > (1ull << 40)))
+	if (gemm &&
+	    (op->gemm_m > (1ull << 40) || op->gemm_n > (1ull << 40) || op->gemm_k > (1ull << 40)))
 		return fail(error, LH_GRAPH_ERROR_INVALID, where,
-			    "op '%s': a GEMM dimension is above 2^40", n);
+		            "op '%s': a GEMM dimension is above 2^40", n);
 	if (op->transpose && op->kind != LH_OP_KERNEL && op->kind != LH_OP_COPY_D2D)
 		return fail(error, LH_GRAPH_ERROR_INVALID, where,
-			    "op '%s': only a kernel or copy-d2d can transpose (it is a %s)", n,
-			    lh_op_kind_name(op->kind));
+		            "op '%s': only a kernel or copy-d2d can transpose (it is a %s)", n,
+		            lh_op_kind_name(op->kind));
 	return TRUE;
 }
 
@@ -313,27 +312,27 @@ static gboolean check_schedule(const LhGraph *g, const char *where, GError **err
 		gboolean done = e & LH_SCHED_DONE;
 		if (i >= n)
 			return fail(error, LH_GRAPH_ERROR_INVALID, where,
-				    "schedule[%u] refers to op #%u of %u", k, i, n);
+			            "schedule[%u] refers to op #%u of %u", k, i, n);
 		const char *nm = ops[i].name;
 		if (done && !ops[i].async)
 			return fail(error, LH_GRAPH_ERROR_INVALID, where,
-				    "schedule[%u]: op '%s' is not async, so it has no done", k, nm);
+			            "schedule[%u]: op '%s' is not async, so it has no done", k, nm);
 		if (seen[i] & (done ? 2 : 1))
 			return fail(error, LH_GRAPH_ERROR_INVALID, where,
-				    "schedule[%u]: op '%s'%s appears twice", k, nm,
-				    done ? "'s done" : "");
+			            "schedule[%u]: op '%s'%s appears twice", k, nm,
+			            done ? "'s done" : "");
 		if (done && !(seen[i] & 1))
 			return fail(error, LH_GRAPH_ERROR_INVALID, where,
-				    "schedule[%u]: the done of '%s' comes before its start", k, nm);
+			            "schedule[%u]: the done of '%s' comes before its start", k, nm);
 		seen[i] |= done ? 2 : 1;
 	}
 	for (guint32 i = 0; i < n; i++) {
 		if (!(seen[i] & 1))
 			return fail(error, LH_GRAPH_ERROR_INVALID, where,
-				    "the schedule lacks op '%s'", ops[i].name);
+			            "the schedule lacks op '%s'", ops[i].name);
 		if (ops[i].async && !(seen[i] & 2))
 			return fail(error, LH_GRAPH_ERROR_INVALID, where,
-				    "the schedule lacks the done of async op '%s'", ops[i].name);
+			            "the schedule lacks the done of async op '%s'", ops[i].name);
 	}
 	return TRUE;
 }
@@ -362,18 +361,20 @@ static gboolean check_sync(const LhGraph *g, guint32 s, const char *where, GErro
 	for (guint32 j = 0; j < k; j++) {
 		const LhOp *b = &ops[m[j]];
 		if (!lh_op_kind_is_collective(b->kind))
-			return fail(error, LH_GRAPH_ERROR_INVALID, where,
-				    "op '%s': sync '%s' is for collectives, send and recv, not a %s",
-				    b->name, key, lh_op_kind_name(b->kind));
+			return fail(
+			    error, LH_GRAPH_ERROR_INVALID, where,
+			    "op '%s': sync '%s' is for collectives, send and recv, not a %s",
+			    b->name, key, lh_op_kind_name(b->kind));
 		if (j > 0 && b->device == ops[m[j - 1]].device)
 			return fail(error, LH_GRAPH_ERROR_INVALID, where,
-				    "ops '%s' and '%s' of sync '%s' are both on device %u",
-				    ops[m[j - 1]].name, b->name, key, b->device);
+			            "ops '%s' and '%s' of sync '%s' are both on device %u",
+			            ops[m[j - 1]].name, b->name, key, b->device);
 		if (b->size != a->size)
-			return fail(error, LH_GRAPH_ERROR_INVALID, where,
-				    "ops '%s' and '%s' of sync '%s' disagree on size (%" G_GUINT64_FORMAT
-				    " and %" G_GUINT64_FORMAT " B)",
-				    a->name, b->name, key, a->size, b->size);
+			return fail(
+			    error, LH_GRAPH_ERROR_INVALID, where,
+			    "ops '%s' and '%s' of sync '%s' disagree on size (%" G_GUINT64_FORMAT
+			    " and %" G_GUINT64_FORMAT " B)",
+			    a->name, b->name, key, a->size, b->size);
 	}
 	gboolean p2p = a->kind == LH_OP_SEND || a->kind == LH_OP_RECV;
 	if (p2p) {
@@ -383,25 +384,25 @@ static gboolean check_sync(const LhGraph *g, guint32 s, const char *where, GErro
 			recvs += ops[m[j]].kind == LH_OP_RECV;
 		}
 		if (sends != 1 || recvs != 1 || k != 2)
-			return fail(error, LH_GRAPH_ERROR_INVALID, where,
-				    "op '%s': sync '%s' must pair one send with one recv (it has %u "
-				    "send%s and %u recv%s%s)",
-				    a->name, key, sends, sends == 1 ? "" : "s", recvs,
-				    recvs == 1 ? "" : "s",
-				    sends + recvs < k ? " and other ops" : "");
+			return fail(
+			    error, LH_GRAPH_ERROR_INVALID, where,
+			    "op '%s': sync '%s' must pair one send with one recv (it has %u "
+			    "send%s and %u recv%s%s)",
+			    a->name, key, sends, sends == 1 ? "" : "s", recvs,
+			    recvs == 1 ? "" : "s", sends + recvs < k ? " and other ops" : "");
 		return TRUE;
 	}
 	for (guint32 j = 1; j < k; j++)
 		if (ops[m[j]].kind != a->kind)
 			return fail(error, LH_GRAPH_ERROR_INVALID, where,
-				    "ops '%s' and '%s' of sync '%s' disagree on kind (%s and %s)",
-				    a->name, ops[m[j]].name, key, lh_op_kind_name(a->kind),
-				    lh_op_kind_name(ops[m[j]].kind));
+			            "ops '%s' and '%s' of sync '%s' disagree on kind (%s and %s)",
+			            a->name, ops[m[j]].name, key, lh_op_kind_name(a->kind),
+			            lh_op_kind_name(ops[m[j]].kind));
 	for (guint32 j = 0; j < k; j++)
 		if (ops[m[j]].group != k)
 			return fail(error, LH_GRAPH_ERROR_INVALID, where,
-				    "op '%s': group %u, but %u op%s share its sync '%s'",
-				    ops[m[j]].name, ops[m[j]].group, k, k == 1 ? "" : "s", key);
+			            "op '%s': group %u, but %u op%s share its sync '%s'",
+			            ops[m[j]].name, ops[m[j]].group, k, k == 1 ? "" : "s", key);
 	return TRUE;
 }
 
@@ -416,38 +417,39 @@ static gboolean check_placement(LhGraph *g, const char *where, GError **error)
 		for (guint32 i = 0; i < n; i++)
 			if (ops[i].device || ops[i].sync)
 				return fail(error, LH_GRAPH_ERROR_INVALID, where,
-					    "op '%s' names a %s, but the graph is not placed on "
-					    "devices",
-					    ops[i].name, ops[i].device ? "device" : "sync");
+				            "op '%s' names a %s, but the graph is not placed on "
+				            "devices",
+				            ops[i].name, ops[i].device ? "device" : "sync");
 		return TRUE;
 	}
 	if (g->devices < 1)
 		return fail(error, LH_GRAPH_ERROR_INVALID, where,
-			    "a graph placed on devices must say how many (devices >= 1)");
+		            "a graph placed on devices must say how many (devices >= 1)");
 	for (guint32 i = 0; i < n; i++) {
 		if (ops[i].device >= g->devices)
 			return fail(error, LH_GRAPH_ERROR_INVALID, where,
-				    "op '%s' is on device %u, but the graph declares %u device%s",
-				    ops[i].name, ops[i].device, g->devices,
-				    g->devices == 1 ? "" : "s");
+			            "op '%s' is on device %u, but the graph declares %u device%s",
+			            ops[i].name, ops[i].device, g->devices,
+			            g->devices == 1 ? "" : "s");
 		if (ops[i].sync > ns)
 			return fail(error, LH_GRAPH_ERROR_INVALID, where,
-				    "op '%s': sync %u is not one of the graph's", ops[i].name,
-				    ops[i].sync - 1);
+			            "op '%s': sync %u is not one of the graph's", ops[i].name,
+			            ops[i].sync - 1);
 		for (guint32 k = 0; k < ops[i].n_deps; k++) {
 			guint32 d = g->deps[ops[i].deps_at + k];
 			if (ops[d].device != ops[i].device)
-				return fail(error, LH_GRAPH_ERROR_INVALID, where,
-					    "op '%s' on device %u depends on '%s' on device %u: "
-					    "devices meet only at a sync (a collective, or a send and "
-					    "its recv)",
-					    ops[i].name, ops[i].device, ops[d].name, ops[d].device);
+				return fail(
+				    error, LH_GRAPH_ERROR_INVALID, where,
+				    "op '%s' on device %u depends on '%s' on device %u: "
+				    "devices meet only at a sync (a collective, or a send and "
+				    "its recv)",
+				    ops[i].name, ops[i].device, ops[d].name, ops[d].device);
 		}
 		if ((ops[i].kind == LH_OP_SEND || ops[i].kind == LH_OP_RECV) && !ops[i].sync)
 			return fail(error, LH_GRAPH_ERROR_INVALID, where,
-				    "%s '%s' has no sync: in a graph placed on devices, a send "
-				    "and its recv name the same sync",
-				    lh_op_kind_name(ops[i].kind), ops[i].name);
+			            "%s '%s' has no sync: in a graph placed on devices, a send "
+			            "and its recv name the same sync",
+			            lh_op_kind_name(ops[i].kind), ops[i].name);
 	}
 	g->sync_at = g_new0(guint32, (gsize)ns + 1);
 	for (guint32 i = 0; i < n; i++)
@@ -462,7 +464,7 @@ static gboolean check_placement(LhGraph *g, const char *where, GError **error)
 			g->sync_ops[fill[ops[i].sync - 1]++] = i;
 	for (guint32 s = 0; s < ns; s++) {
 		g_qsort_with_data(g->sync_ops + g->sync_at[s], g->sync_at[s + 1] - g->sync_at[s],
-				  sizeof(guint32), sync_op_cmp, (gpointer)ops);
+		                  sizeof(guint32), sync_op_cmp, (gpointer)ops);
 		if (!check_sync(g, s, where, error))
 			return FALSE;
 	}
@@ -531,7 +533,7 @@ gboolean lh_graph_finish(LhGraph *g, const char *where, GError **error)
 		for (guint32 i = 1; i < n; i++)
 			if (strcmp(ops[ord[i]].name, ops[ord[i - 1]].name) == 0)
 				return fail(error, LH_GRAPH_ERROR_INVALID, where,
-					    "duplicate op name '%s'", ops[ord[i]].name);
+				            "duplicate op name '%s'", ops[ord[i]].name);
 	}
 
 	/* Deps to CSR, deduplicated. */
@@ -545,11 +547,12 @@ gboolean lh_graph_finish(LhGraph *g, const char *where, GError **error)
 		ops[i].n_deps = 0;
 	for (guint32 k = 0; k < np; k++) {
 		if (pairs[k].op >= n || pairs[k].dep >= n)
-			return fail(error, LH_GRAPH_ERROR_INVALID, where, "a dep refers to op #%u of %u",
-				    MAX(pairs[k].op, pairs[k].dep), n);
+			return fail(error, LH_GRAPH_ERROR_INVALID, where,
+			            "a dep refers to op #%u of %u", MAX(pairs[k].op, pairs[k].dep),
+			            n);
 		if (pairs[k].op == pairs[k].dep)
-			return fail(error, LH_GRAPH_ERROR_CYCLE, where,
-				    "op '%s' depends on itself", ops[pairs[k].op].name);
+			return fail(error, LH_GRAPH_ERROR_CYCLE, where, "op '%s' depends on itself",
+			            ops[pairs[k].op].name);
 		if (k > 0 && pairs[k].op == pairs[k - 1].op && pairs[k].dep == pairs[k - 1].dep)
 			continue;
 		if (ops[pairs[k].op].n_deps == 0)
@@ -633,14 +636,14 @@ gboolean lh_graph_finish(LhGraph *g, const char *where, GError **error)
 			found = g->deps[ops[i].deps_at + k] == ops[i].alias;
 		if (!found)
 			return fail(error, LH_GRAPH_ERROR_INVALID, where,
-				    "op '%s': alias '%s' must be one of its deps", ops[i].name,
-				    ops[i].alias < n ? ops[ops[i].alias].name : "(out of range)");
+			            "op '%s': alias '%s' must be one of its deps", ops[i].name,
+			            ops[i].alias < n ? ops[ops[i].alias].name : "(out of range)");
 		if (ops[ops[i].alias].out_space != ops[i].out_space)
 			return fail(error, LH_GRAPH_ERROR_INVALID, where,
-				    "op '%s': alias '%s' is in %s memory, the op's output in %s",
-				    ops[i].name, ops[ops[i].alias].name,
-				    lh_space_name(ops[ops[i].alias].out_space),
-				    lh_space_name(ops[i].out_space));
+			            "op '%s': alias '%s' is in %s memory, the op's output in %s",
+			            ops[i].name, ops[ops[i].alias].name,
+			            lh_space_name(ops[ops[i].alias].out_space),
+			            lh_space_name(ops[i].out_space));
 	}
 	if (g->schedule && !check_schedule(g, where, error))
 		return FALSE;
@@ -706,8 +709,9 @@ gboolean lh_graph_find(const LhGraph *g, const char *name, guint32 *index)
 		if (!mg->index)
 			mg->index = g_hash_table_new(g_str_hash, g_str_equal);
 		for (guint32 i = g_hash_table_size(mg->index); i < g->ops->len; i++)
-			g_hash_table_insert(mg->index, (gpointer)g_array_index(g->ops, LhOp, i).name,
-					    GUINT_TO_POINTER(i + 1));
+			g_hash_table_insert(mg->index,
+			                    (gpointer)g_array_index(g->ops, LhOp, i).name,
+			                    GUINT_TO_POINTER(i + 1));
 	}
 	gpointer v = g_hash_table_lookup(mg->index, name);
 	g_mutex_unlock(&mg->index_lock);
@@ -770,12 +774,12 @@ LhOpClass lh_op_class(const LhOp *op)
 const char *lh_op_class_name(LhOpClass c)
 {
 	static const char *const names[LH_CLASS_N] = {"none", "collective", "p2p", "async-compute",
-						      "memcpy"};
+	                                              "memcpy"};
 	return c < LH_CLASS_N ? names[c] : "?";
 }
 
 static const char *const dtype_names[LH_DTYPE_N] = {
-	"", "f64", "f32", "tf32", "bf16", "f16", "fp8", "int8",
+    "", "f64", "f32", "tf32", "bf16", "f16", "fp8", "int8",
 };
 
 const char *lh_dtype_name(LhDtype d)
@@ -828,7 +832,7 @@ const guint32 *lh__graph_dep_array(const LhGraph *g)
 }
 
 guint32 lh_graph_add_member_set(LhGraph *g, guint32 n_groups, guint32 group_size, gboolean pairs,
-				const guint32 *dev)
+                                const guint32 *dev)
 {
 	if (!g->msets)
 		g->msets = g_array_new(FALSE, FALSE, sizeof(LhMemberSet));

@@ -100,10 +100,10 @@ typedef struct {
 	guint8 transpose;   /* kernels: the memory traffic moves the minor dimension (a transpose),
 	                       so it streams at hbm_transpose_eff, not hbm_eff */
 	/* Appended fields (a plugin built before them never reads them). */
-	guint32 device;     /* placed graphs: the device the op runs on, 0 .. devices - 1;
-	                       0 in a graph without placement (lh_graph_placed) */
-	guint32 sync;       /* placed graphs: 1 + index of the rendezvous the op takes part in
-	                       (lh_graph_sync_ops); 0 = none */
+	guint32 device; /* placed graphs: the device the op runs on, 0 .. devices - 1;
+	                   0 in a graph without placement (lh_graph_placed) */
+	guint32 sync;   /* placed graphs: 1 + index of the rendezvous the op takes part in
+	                   (lh_graph_sync_ops); 0 = none */
 } LhOp;
 
 typedef struct _LhGraph LhGraph;
@@ -164,7 +164,7 @@ typedef struct {
 /* Adds a member set (copied; an identical set already in the table is shared) and returns
  * its index. The caller has checked it (lh_member_set_check in sim/topo.h). */
 guint32 lh_graph_add_member_set(LhGraph *g, guint32 n_groups, guint32 group_size, gboolean pairs,
-				const guint32 *dev);
+                                const guint32 *dev);
 guint32 lh_graph_n_member_sets(const LhGraph *g);
 const LhMemberSet *lh_graph_member_set(const LhGraph *g, guint32 index);
 /* The member set of op @op, or NULL when the op has none. */
@@ -193,17 +193,18 @@ const char *lh_graph_sync_name(const LhGraph *g, guint32 index);
 const guint32 *lh_graph_sync_ops(const LhGraph *g, guint32 index, guint32 *n);
 
 /* Kinds. */
-const char *lh_op_kind_name(LhOpKind k);               /* "copy-h2d" */
+const char *lh_op_kind_name(LhOpKind k); /* "copy-h2d" */
 gboolean lh_op_kind_from_name(const char *s, LhOpKind *out);
-gboolean lh_op_kind_is_copy(LhOpKind k);               /* h2d, d2h (not d2d) */
-gboolean lh_op_kind_is_collective(LhOpKind k);         /* the link: collectives and p2p */
+gboolean lh_op_kind_is_copy(LhOpKind k);       /* h2d, d2h (not d2d) */
+gboolean lh_op_kind_is_collective(LhOpKind k); /* the link: collectives and p2p */
 LhOpClass lh_op_class(const LhOp *op);
-const char *lh_op_class_name(LhOpClass c);             /* "async-compute" */
+const char *lh_op_class_name(LhOpClass c); /* "async-compute" */
 const char *lh_space_name(LhSpace s);
-const char *lh_dtype_name(LhDtype d);                  /* "bf16"; "" for LH_DTYPE_NONE */
+const char *lh_dtype_name(LhDtype d); /* "bf16"; "" for LH_DTYPE_NONE */
 gboolean lh_dtype_from_name(const char *s, LhDtype *out);
 
-/* Bytes on the wire per GPU for a collective (docs/design.md#standalone-costs); 0 for other kinds. */
+/* Bytes on the wire per GPU for a collective (docs/design.md#standalone-costs); 0 for other kinds.
+ */
 double lh_op_wire_bytes(const LhOp *op);
 
 G_END_DECLS

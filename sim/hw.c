@@ -30,53 +30,65 @@ static const struct {
 	const char *unit;
 	KeyNeed need;
 } keys[] = {
-#define D(k, lo, hi, open, unit) {#k, K_DOUBLE, G_STRUCT_OFFSET(LhHw, k), lo, hi, open, unit, KEY_REQ}
-#define U(k, lo, hi, unit) {#k, K_UINT, G_STRUCT_OFFSET(LhHw, k), lo, hi, FALSE, unit, KEY_REQ}
-#define DO(k, lo, hi, unit, need) {#k, K_DOUBLE, G_STRUCT_OFFSET(LhHw, k), lo, hi, FALSE, unit, need}
-#define UO(k, lo, hi, unit) {#k, K_UINT, G_STRUCT_OFFSET(LhHw, k), lo, hi, FALSE, unit, KEY_OPT}
-	U(sm_count, 1, 100000, "SMs"),
-	D(peak_tflops, 1e-6, 1e6, FALSE, "TFLOP/s"),
-	DO(peak_f64_tflops, 1e-6, 1e6, "TFLOP/s", KEY_OPT),
-	DO(peak_f32_tflops, 1e-6, 1e6, "TFLOP/s", KEY_OPT),
-	DO(peak_tf32_tflops, 1e-6, 1e6, "TFLOP/s", KEY_OPT),
-	DO(peak_fp8_tflops, 1e-6, 1e6, "TFLOP/s", KEY_OPT),
-	DO(peak_int8_tops, 1e-6, 1e6, "TOP/s", KEY_OPT),
-	D(compute_eff, 1e-3, 1, FALSE, "fraction"),
-	DO(gemm_eff, 1e-3, 1, "fraction", KEY_OPT),
-	UO(gemm_tile_m, 1, 65536, "rows"),
-	UO(gemm_tile_n, 1, 65536, "columns"),
-	UO(gemm_tile_k_bytes, 1, 65536, "bytes"),
-	D(hbm_gbs, 1e-3, 1e6, FALSE, "GB/s"),
-	D(hbm_eff, 1e-3, 1, FALSE, "fraction"),
-	DO(hbm_transpose_eff, 1e-3, 1, "fraction", KEY_OPT),
-	D(memory_gib, 1e-9, 1e6, FALSE, "GiB"),
-	D(kernel_overhead_ns, 0, 1e9, FALSE, "ns"),
-	D(launch_ns, 0, 1e9, FALSE, "ns"),
-	D(event_ns, 0, 1e9, FALSE, "ns"),
-	U(hw_queues, 1, 1024, "queues"),
-	U(max_resident_kernels, 1, 1000000, "kernels"),
-	U(copy_engines_h2d, 1, 64, "engines"),
-	U(copy_engines_d2h, 1, 64, "engines"),
-	D(pcie_gbs, 1e-3, 1e6, FALSE, "GB/s"),
-	DO(pcie_duplex_gbs, 1e-3, 1e6, "GB/s", KEY_OLD),
-	DO(pcie_duplex_h2d_gbs, 1e-3, 1e6, "GB/s", KEY_OPT),
-	DO(pcie_duplex_d2h_gbs, 1e-3, 1e6, "GB/s", KEY_OPT),
-	D(copy_latency_ns, 0, 1e9, FALSE, "ns"),
-	D(link_gbs, 1e-3, 1e6, FALSE, "GB/s"),
-	D(link_latency_ns, 0, 1e9, FALSE, "ns"),
-	D(collective_sm, 1e-3, 1, FALSE, "fraction"),
-	DO(step_overhead_ns, 0, 1e9, "ns", KEY_OPT),
-	/* The cluster. The network's upper bound, 10 TB/s per GPU, is ten times the fastest NIC
-	 * bandwidth any GPU has (8 x 800 Gb/s ConnectX-8 per 8-GPU node is 100 GB/s per GPU):
-	 * more is a unit mistake (Gb/s for GB/s, or a node's total given per GPU many times). */
-	{"gpus_per_node", K_UINT, G_STRUCT_OFFSET(LhHw, gpus_per_node), 1, 1000000, FALSE, "GPUs",
-	 KEY_OPT},
-	{"nvlink_busbw_gbs", K_DOUBLE, G_STRUCT_OFFSET(LhHw, nvlink_busbw_gbs), 1e-3, 1e5, TRUE,
-	 "GB/s", KEY_OPT},
-	{"net_gbs", K_DOUBLE, G_STRUCT_OFFSET(LhHw, net_gbs), 1e-3, 1e4, TRUE, "GB/s", KEY_OPT},
-	DO(coll_base_latency_ns, 0, 1e9, "ns", KEY_OPT),
-	DO(nvlink_latency_ns, 0, 1e9, "ns", KEY_OPT),
-	DO(net_latency_ns, 0, 1e9, "ns", KEY_OPT),
+#define D(k, lo, hi, open, unit)                                                                   \
+	{                                                                                          \
+#k, K_DOUBLE, G_STRUCT_OFFSET(LhHw, k), lo, hi, open, unit, KEY_REQ                \
+	}
+#define U(k, lo, hi, unit)                                                                         \
+	{                                                                                          \
+#k, K_UINT, G_STRUCT_OFFSET(LhHw, k), lo, hi, FALSE, unit, KEY_REQ                 \
+	}
+#define DO(k, lo, hi, unit, need)                                                                  \
+	{                                                                                          \
+#k, K_DOUBLE, G_STRUCT_OFFSET(LhHw, k), lo, hi, FALSE, unit, need                  \
+	}
+#define UO(k, lo, hi, unit)                                                                        \
+	{                                                                                          \
+#k, K_UINT, G_STRUCT_OFFSET(LhHw, k), lo, hi, FALSE, unit, KEY_OPT                 \
+	}
+    U(sm_count, 1, 100000, "SMs"),
+    D(peak_tflops, 1e-6, 1e6, FALSE, "TFLOP/s"),
+    DO(peak_f64_tflops, 1e-6, 1e6, "TFLOP/s", KEY_OPT),
+    DO(peak_f32_tflops, 1e-6, 1e6, "TFLOP/s", KEY_OPT),
+    DO(peak_tf32_tflops, 1e-6, 1e6, "TFLOP/s", KEY_OPT),
+    DO(peak_fp8_tflops, 1e-6, 1e6, "TFLOP/s", KEY_OPT),
+    DO(peak_int8_tops, 1e-6, 1e6, "TOP/s", KEY_OPT),
+    D(compute_eff, 1e-3, 1, FALSE, "fraction"),
+    DO(gemm_eff, 1e-3, 1, "fraction", KEY_OPT),
+    UO(gemm_tile_m, 1, 65536, "rows"),
+    UO(gemm_tile_n, 1, 65536, "columns"),
+    UO(gemm_tile_k_bytes, 1, 65536, "bytes"),
+    D(hbm_gbs, 1e-3, 1e6, FALSE, "GB/s"),
+    D(hbm_eff, 1e-3, 1, FALSE, "fraction"),
+    DO(hbm_transpose_eff, 1e-3, 1, "fraction", KEY_OPT),
+    D(memory_gib, 1e-9, 1e6, FALSE, "GiB"),
+    D(kernel_overhead_ns, 0, 1e9, FALSE, "ns"),
+    D(launch_ns, 0, 1e9, FALSE, "ns"),
+    D(event_ns, 0, 1e9, FALSE, "ns"),
+    U(hw_queues, 1, 1024, "queues"),
+    U(max_resident_kernels, 1, 1000000, "kernels"),
+    U(copy_engines_h2d, 1, 64, "engines"),
+    U(copy_engines_d2h, 1, 64, "engines"),
+    D(pcie_gbs, 1e-3, 1e6, FALSE, "GB/s"),
+    DO(pcie_duplex_gbs, 1e-3, 1e6, "GB/s", KEY_OLD),
+    DO(pcie_duplex_h2d_gbs, 1e-3, 1e6, "GB/s", KEY_OPT),
+    DO(pcie_duplex_d2h_gbs, 1e-3, 1e6, "GB/s", KEY_OPT),
+    D(copy_latency_ns, 0, 1e9, FALSE, "ns"),
+    D(link_gbs, 1e-3, 1e6, FALSE, "GB/s"),
+    D(link_latency_ns, 0, 1e9, FALSE, "ns"),
+    D(collective_sm, 1e-3, 1, FALSE, "fraction"),
+    DO(step_overhead_ns, 0, 1e9, "ns", KEY_OPT),
+    /* The cluster. The network's upper bound, 10 TB/s per GPU, is ten times the fastest NIC
+     * bandwidth any GPU has (8 x 800 Gb/s ConnectX-8 per 8-GPU node is 100 GB/s per GPU):
+     * more is a unit mistake (Gb/s for GB/s, or a node's total given per GPU many times). */
+    {"gpus_per_node", K_UINT, G_STRUCT_OFFSET(LhHw, gpus_per_node), 1, 1000000, FALSE, "GPUs",
+     KEY_OPT},
+    {"nvlink_busbw_gbs", K_DOUBLE, G_STRUCT_OFFSET(LhHw, nvlink_busbw_gbs), 1e-3, 1e5, TRUE, "GB/s",
+     KEY_OPT},
+    {"net_gbs", K_DOUBLE, G_STRUCT_OFFSET(LhHw, net_gbs), 1e-3, 1e4, TRUE, "GB/s", KEY_OPT},
+    DO(coll_base_latency_ns, 0, 1e9, "ns", KEY_OPT),
+    DO(nvlink_latency_ns, 0, 1e9, "ns", KEY_OPT),
+    DO(net_latency_ns, 0, 1e9, "ns", KEY_OPT),
 #undef D
 #undef U
 #undef DO
@@ -85,12 +97,12 @@ static const struct {
 
 /* Keys that come all together or not at all (docs/hw-format.md). */
 static const char *const peak_group[] = {"peak_f64_tflops", "peak_f32_tflops", "peak_tf32_tflops",
-					 "peak_fp8_tflops", "peak_int8_tops", NULL};
+                                         "peak_fp8_tflops", "peak_int8_tops",  NULL};
 static const char *const gemm_group[] = {"gemm_eff", "gemm_tile_m", "gemm_tile_n",
-					 "gemm_tile_k_bytes", NULL};
-static const char *const cluster_group[] = {"gpus_per_node", "nvlink_busbw_gbs", "net_gbs",
-					    "coll_base_latency_ns", "nvlink_latency_ns",
-					    "net_latency_ns", NULL};
+                                         "gemm_tile_k_bytes", NULL};
+static const char *const cluster_group[] = {
+    "gpus_per_node",     "nvlink_busbw_gbs", "net_gbs", "coll_base_latency_ns",
+    "nvlink_latency_ns", "net_latency_ns",   NULL};
 
 static gsize key_index(const char *key)
 {
@@ -112,7 +124,7 @@ static gboolean in_group(const char *const *group, const char *key)
 static void fill_fallbacks(LhHw *hw)
 {
 	double *peaks[] = {&hw->peak_f64_tflops, &hw->peak_f32_tflops, &hw->peak_tf32_tflops,
-			   &hw->peak_fp8_tflops, &hw->peak_int8_tops};
+	                   &hw->peak_fp8_tflops, &hw->peak_int8_tops};
 	for (gsize i = 0; i < G_N_ELEMENTS(peaks); i++)
 		if (*peaks[i] <= 0)
 			*peaks[i] = hw->peak_tflops;
@@ -186,10 +198,10 @@ static int key_line(const char *data, const char *key)
 }
 
 static void set_err(GError **error, int code, const char *where, const char *data, const char *key,
-		    const char *fmt, ...) G_GNUC_PRINTF(6, 7);
+                    const char *fmt, ...) G_GNUC_PRINTF(6, 7);
 
 static void set_err(GError **error, int code, const char *where, const char *data, const char *key,
-		    const char *fmt, ...)
+                    const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -243,7 +255,7 @@ static gboolean known_key(const char *k)
  * lines GKeyFile rejects without one (not a group, a comment or key=value; a key before any
  * group). Sets *@hw_line to the line of the first [hw], or 0. */
 static gboolean scan_keys(const char *data, gsize len, const char *where, guint *hw_line,
-			  GError **error)
+                          GError **error)
 {
 	g_autoptr(GHashTable) seen = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
 	gboolean in_hw = FALSE, in_group = FALSE;
@@ -256,8 +268,8 @@ static gboolean scan_keys(const char *data, gsize len, const char *where, guint 
 		const char *nul = memchr(p, 0, eol - p);
 		if (nul) {
 			g_set_error(error, LH_HW_ERROR, LH_HW_ERROR_PARSE,
-				    "%s:%u:%u: a NUL byte: an .ini file is text", where, line,
-				    (guint)(nul - p) + 1);
+			            "%s:%u:%u: a NUL byte: an .ini file is text", where, line,
+			            (guint)(nul - p) + 1);
 			return FALSE;
 		}
 		const char *k = p;
@@ -267,17 +279,17 @@ static gboolean scan_keys(const char *data, gsize len, const char *where, guint 
 		gboolean blank = k == eol || (k + 1 == eol && *k == '\r');
 		if (!blank && *k != '#' && *k != '[' && (!eq || !in_group)) {
 			g_autofree char *l = g_strndup(k, MIN(eol - k, 40));
-			g_set_error(error, LH_HW_ERROR, LH_HW_ERROR_PARSE,
-				    "%s:%u:%u: '%s' is %s", where, line, (guint)(k - p) + 1, l,
-				    eq ? "outside a group (the file starts with [" GROUP "])"
-				       : "not 'key = value', a [group] or a # comment");
+			g_set_error(error, LH_HW_ERROR, LH_HW_ERROR_PARSE, "%s:%u:%u: '%s' is %s",
+			            where, line, (guint)(k - p) + 1, l,
+			            eq ? "outside a group (the file starts with [" GROUP "])"
+			               : "not 'key = value', a [group] or a # comment");
 			return FALSE;
 		}
 		if (!blank && *k == '[') {
 			const char *close = memchr(k, ']', eol - k);
 			in_group = TRUE;
 			in_hw = close && close - k - 1 == (int)strlen(GROUP) &&
-				strncmp(k + 1, GROUP, strlen(GROUP)) == 0;
+			        strncmp(k + 1, GROUP, strlen(GROUP)) == 0;
 			if (in_hw && !*hw_line)
 				*hw_line = line;
 		} else if (in_hw && !blank && *k != '#' && eq) {
@@ -292,16 +304,16 @@ static gboolean scan_keys(const char *data, gsize len, const char *where, guint 
 					g_string_append_printf(list, ", %s", keys[i].key);
 				g_string_append(list, ", sm_sharing");
 				g_set_error(error, LH_HW_ERROR, LH_HW_ERROR_PARSE,
-					    "%s:%u:%u: unknown key '%s' in [" GROUP "] (keys: %s)",
-					    where, line, col, key, list->str);
+				            "%s:%u:%u: unknown key '%s' in [" GROUP "] (keys: %s)",
+				            where, line, col, key, list->str);
 				g_string_free(list, TRUE);
 				return FALSE;
 			}
 			guint first = GPOINTER_TO_UINT(g_hash_table_lookup(seen, key));
 			if (first) {
 				g_set_error(error, LH_HW_ERROR, LH_HW_ERROR_PARSE,
-					    "%s:%u:%u: key '%s' is given twice (first on line %u)",
-					    where, line, col, key, first);
+				            "%s:%u:%u: key '%s' is given twice (first on line %u)",
+				            where, line, col, key, first);
 				return FALSE;
 			}
 			g_hash_table_insert(seen, g_steal_pointer(&key), GUINT_TO_POINTER(line));
@@ -314,17 +326,17 @@ static gboolean scan_keys(const char *data, gsize len, const char *where, guint 
 static void range_err(gsize i, double v, const char *where, const char *data, GError **error)
 {
 	set_err(error, LH_HW_ERROR_RANGE, where, data, keys[i].key,
-		"key '%s' = %g is out of range: it must be %s %g and <= %g %s", keys[i].key, v,
-		keys[i].min_open ? ">" : ">=", keys[i].min, keys[i].max, keys[i].unit);
+	        "key '%s' = %g is out of range: it must be %s %g and <= %g %s", keys[i].key, v,
+	        keys[i].min_open ? ">" : ">=", keys[i].min, keys[i].max, keys[i].unit);
 }
 
 /* @given: whether the key was present (file), or NULL to check a set value (an optional key
  * left 0 in a struct is not given). */
 static gboolean check_value(const LhHw *hw, gsize i, const char *where, const char *data,
-			    const gboolean *given, GError **error)
+                            const gboolean *given, GError **error)
 {
 	double v = keys[i].type == K_UINT ? (double)G_STRUCT_MEMBER(guint32, hw, keys[i].offset)
-					  : G_STRUCT_MEMBER(double, hw, keys[i].offset);
+	                                  : G_STRUCT_MEMBER(double, hw, keys[i].offset);
 	if (keys[i].need != KEY_REQ && (given ? !given[i] : v == 0))
 		return TRUE;
 
@@ -336,8 +348,8 @@ static gboolean check_value(const LhHw *hw, gsize i, const char *where, const ch
 	return TRUE;
 }
 
-static gboolean validate(const LhHw *hw, const char *where, const char *data,
-			 const gboolean *given, GError **error)
+static gboolean validate(const LhHw *hw, const char *where, const char *data, const gboolean *given,
+                         GError **error)
 {
 	for (gsize i = 0; i < G_N_ELEMENTS(keys); i++)
 		if (!check_value(hw, i, where, data, given, error))
@@ -346,41 +358,42 @@ static gboolean validate(const LhHw *hw, const char *where, const char *data,
 		/* Name the key the description used: the old single one, or this direction's. */
 		double own = d2h ? hw->pcie_duplex_d2h_gbs : hw->pcie_duplex_h2d_gbs;
 		gboolean old = given ? given[key_index("pcie_duplex_gbs")] : !(own > 0);
-		const char *key = old ? "pcie_duplex_gbs"
-				      : d2h ? "pcie_duplex_d2h_gbs" : "pcie_duplex_h2d_gbs";
+		const char *key = old   ? "pcie_duplex_gbs"
+		                  : d2h ? "pcie_duplex_d2h_gbs"
+		                        : "pcie_duplex_h2d_gbs";
 		double v = lh_hw_duplex_gbs(hw, d2h);
 		if (!(v > 0)) {
 			set_err(error, LH_HW_ERROR_MISSING, where, data, NULL,
-				"missing key '%s' (GB/s): the %s rate while the other direction "
-				"also runs",
-				d2h ? "pcie_duplex_d2h_gbs" : "pcie_duplex_h2d_gbs",
-				d2h ? "device-to-host" : "host-to-device");
+			        "missing key '%s' (GB/s): the %s rate while the other direction "
+			        "also runs",
+			        d2h ? "pcie_duplex_d2h_gbs" : "pcie_duplex_h2d_gbs",
+			        d2h ? "device-to-host" : "host-to-device");
 			return FALSE;
 		}
 		if (v > hw->pcie_gbs) {
 			set_err(error, LH_HW_ERROR_RANGE, where, data, key,
-				"key '%s' = %g GB/s exceeds pcie_gbs = %g GB/s: a direction "
-				"cannot get faster when the other one also runs",
-				key, v, hw->pcie_gbs);
+			        "key '%s' = %g GB/s exceeds pcie_gbs = %g GB/s: a direction "
+			        "cannot get faster when the other one also runs",
+			        key, v, hw->pcie_gbs);
 			return FALSE;
 		}
 	}
 	if (hw->hbm_transpose_eff > hw->hbm_eff) {
 		set_err(error, LH_HW_ERROR_RANGE, where, data, "hbm_transpose_eff",
-			"key 'hbm_transpose_eff' = %g exceeds hbm_eff = %g: traffic that moves the "
-			"minor dimension cannot stream faster than contiguous traffic",
-			hw->hbm_transpose_eff, hw->hbm_eff);
+		        "key 'hbm_transpose_eff' = %g exceeds hbm_eff = %g: traffic that moves the "
+		        "minor dimension cannot stream faster than contiguous traffic",
+		        hw->hbm_transpose_eff, hw->hbm_eff);
 		return FALSE;
 	}
 	if (hw->gpus_per_node && (!(hw->nvlink_busbw_gbs > 0) || !(hw->net_gbs > 0))) {
 		set_err(error, LH_HW_ERROR_RANGE, where, data, NULL,
-			"a cluster (gpus_per_node) needs nvlink_busbw_gbs and net_gbs > 0");
+		        "a cluster (gpus_per_node) needs nvlink_busbw_gbs and net_gbs > 0");
 		return FALSE;
 	}
 	if (hw->gemm_eff > 0 && (!hw->gemm_tile_m || !hw->gemm_tile_n || !hw->gemm_tile_k_bytes)) {
 		set_err(error, LH_HW_ERROR_RANGE, where, data, NULL,
-			"the GEMM model needs gemm_tile_m, gemm_tile_n and gemm_tile_k_bytes >= 1 "
-			"with gemm_eff");
+		        "the GEMM model needs gemm_tile_m, gemm_tile_n and gemm_tile_k_bytes >= 1 "
+		        "with gemm_eff");
 		return FALSE;
 	}
 	return TRUE;
@@ -388,7 +401,7 @@ static gboolean validate(const LhHw *hw, const char *where, const char *data,
 
 /* The all-or-nothing groups and the duplex keys, old or new form; then the fallbacks. */
 static gboolean resolve_optional(LhHw *hw, const gboolean *given, const char *where,
-				 const char *data, GError **error)
+                                 const char *data, GError **error)
 {
 	const char *const *groups[] = {peak_group, gemm_group, cluster_group};
 	const char *why[] = {"any per-dtype peak", "any GEMM model key", "any cluster key"};
@@ -405,9 +418,9 @@ static gboolean resolve_optional(LhHw *hw, const gboolean *given, const char *wh
 		if (have && have < n) {
 			g_autofree char *all = g_strjoinv(", ", (char **)groups[g]);
 			set_err(error, LH_HW_ERROR_MISSING, where, data, present,
-				"missing key '%s' (%s) in [" GROUP "]: a description that gives %s "
-				"('%s') must give all of %s (docs/hw-format.md)",
-				missing, keys[key_index(missing)].unit, why[g], present, all);
+			        "missing key '%s' (%s) in [" GROUP "]: a description that gives %s "
+			        "('%s') must give all of %s (docs/hw-format.md)",
+			        missing, keys[key_index(missing)].unit, why[g], present, all);
 			return FALSE;
 		}
 	}
@@ -416,24 +429,24 @@ static gboolean resolve_optional(LhHw *hw, const gboolean *given, const char *wh
 	gboolean d2h = given[key_index("pcie_duplex_d2h_gbs")];
 	if (old && (h2d || d2h)) {
 		set_err(error, LH_HW_ERROR_PARSE, where, data, "pcie_duplex_gbs",
-			"key 'pcie_duplex_gbs' is the old form of pcie_duplex_h2d_gbs and "
-			"pcie_duplex_d2h_gbs: give either it or those two, not both");
+		        "key 'pcie_duplex_gbs' is the old form of pcie_duplex_h2d_gbs and "
+		        "pcie_duplex_d2h_gbs: give either it or those two, not both");
 		return FALSE;
 	}
 	if (!old && h2d != d2h) {
 		const char *m = h2d ? "pcie_duplex_d2h_gbs" : "pcie_duplex_h2d_gbs";
-		set_err(error, LH_HW_ERROR_MISSING, where, data, h2d ? "pcie_duplex_h2d_gbs"
-								     : "pcie_duplex_d2h_gbs",
-			"missing key '%s' (GB/s) in [" GROUP "]: the duplex rate is given per "
-			"direction, pcie_duplex_h2d_gbs and pcie_duplex_d2h_gbs",
-			m);
+		set_err(error, LH_HW_ERROR_MISSING, where, data,
+		        h2d ? "pcie_duplex_h2d_gbs" : "pcie_duplex_d2h_gbs",
+		        "missing key '%s' (GB/s) in [" GROUP "]: the duplex rate is given per "
+		        "direction, pcie_duplex_h2d_gbs and pcie_duplex_d2h_gbs",
+		        m);
 		return FALSE;
 	}
 	if (!old && !h2d) {
 		set_err(error, LH_HW_ERROR_MISSING, where, NULL, NULL,
-			"missing key 'pcie_duplex_h2d_gbs' (GB/s) in [" GROUP "]: give "
-			"pcie_duplex_h2d_gbs and pcie_duplex_d2h_gbs (or the old pcie_duplex_gbs "
-			"for both directions)");
+		        "missing key 'pcie_duplex_h2d_gbs' (GB/s) in [" GROUP "]: give "
+		        "pcie_duplex_h2d_gbs and pcie_duplex_d2h_gbs (or the old pcie_duplex_gbs "
+		        "for both directions)");
 		return FALSE;
 	}
 	fill_fallbacks(hw);
@@ -456,12 +469,12 @@ LhHw *lh_hw_new_from_data(const char *data, gsize len, const char *where, GError
 		return NULL;
 	if (!g_key_file_load_from_data(kf, data, len, G_KEY_FILE_NONE, &e)) {
 		g_set_error(error, LH_HW_ERROR, LH_HW_ERROR_PARSE, "%s: not a valid .ini file: %s",
-			    where, e->message);
+		            where, e->message);
 		return NULL;
 	}
 	if (!g_key_file_has_group(kf, GROUP) || !hw_line) {
 		g_set_error(error, LH_HW_ERROR, LH_HW_ERROR_MISSING, "%s:1:1: no [" GROUP "] group",
-			    where);
+		            where);
 		return NULL;
 	}
 	g_autofree char *text = g_strndup(data, len);
@@ -474,14 +487,14 @@ LhHw *lh_hw_new_from_data(const char *data, gsize len, const char *where, GError
 		for (const char *c = hw->name; *c; c++)
 			if (*c == '\\' || (guchar)*c < 0x20 || *c == 0x7f) {
 				set_err(error, LH_HW_ERROR_PARSE, where, text, "name",
-					"key 'name': '%s' must be plain text, without backslash "
-					"escapes or control characters",
-					hw->name);
+				        "key 'name': '%s' must be plain text, without backslash "
+				        "escapes or control characters",
+				        hw->name);
 				return NULL;
 			}
 		if (!*hw->name) {
 			set_err(error, LH_HW_ERROR_PARSE, where, text, "name",
-				"key 'name' is empty (leave it out to use the file's name)");
+			        "key 'name' is empty (leave it out to use the file's name)");
 			return NULL;
 		}
 	} else {
@@ -494,8 +507,8 @@ LhHw *lh_hw_new_from_data(const char *data, gsize len, const char *where, GError
 			continue; /* resolve_optional() says what absence means */
 		if (!s) {
 			g_set_error(error, LH_HW_ERROR, LH_HW_ERROR_MISSING,
-				    "%s:%u:1: missing key '%s' (%s) in [" GROUP "]", where, hw_line,
-				    keys[i].key, keys[i].unit);
+			            "%s:%u:1: missing key '%s' (%s) in [" GROUP "]", where, hw_line,
+			            keys[i].key, keys[i].unit);
 			return NULL;
 		}
 		g_strstrip(s);
@@ -503,13 +516,13 @@ LhHw *lh_hw_new_from_data(const char *data, gsize len, const char *where, GError
 		double v = g_ascii_strtod(s, &end);
 		if (end == s || *end || !is_decimal(s)) {
 			set_err(error, LH_HW_ERROR_PARSE, where, text, keys[i].key,
-				"key '%s': '%s' is not a number", keys[i].key, s);
+			        "key '%s': '%s' is not a number", keys[i].key, s);
 			return NULL;
 		}
 		if (keys[i].type == K_UINT) {
 			if (v != floor(v)) {
 				set_err(error, LH_HW_ERROR_RANGE, where, text, keys[i].key,
-					"key '%s': '%s' must be a whole number", keys[i].key, s);
+				        "key '%s': '%s' must be a whole number", keys[i].key, s);
 				return NULL;
 			}
 			if (v < keys[i].min || v > keys[i].max) {
@@ -525,8 +538,8 @@ LhHw *lh_hw_new_from_data(const char *data, gsize len, const char *where, GError
 	g_autofree char *sh = g_key_file_get_string(kf, GROUP, "sm_sharing", NULL);
 	if (!sh) {
 		g_set_error(error, LH_HW_ERROR, LH_HW_ERROR_MISSING,
-			    "%s:%u:1: missing key 'sm_sharing' (fifo or fair) in [" GROUP "]", where,
-			    hw_line);
+		            "%s:%u:1: missing key 'sm_sharing' (fifo or fair) in [" GROUP "]",
+		            where, hw_line);
 		return NULL;
 	}
 	g_strstrip(sh);
@@ -536,7 +549,7 @@ LhHw *lh_hw_new_from_data(const char *data, gsize len, const char *where, GError
 		hw->sm_sharing = LH_SHARING_FAIR;
 	else {
 		set_err(error, LH_HW_ERROR_RANGE, where, text, "sm_sharing",
-			"key 'sm_sharing': '%s' is not one of fifo, fair", sh);
+		        "key 'sm_sharing': '%s' is not one of fifo, fair", sh);
 		return NULL;
 	}
 	/* Ranges of what the file says first, so that an explicit 0 is an error, not absence. */
@@ -610,7 +623,7 @@ const char **lh_hw_builtin_names(void)
 	g_mutex_lock(&builtin_lock);
 	guint n = 0;
 	const char **names = builtins ? (const char **)g_hash_table_get_keys_as_array(builtins, &n)
-				      : g_new0(const char *, 1);
+	                              : g_new0(const char *, 1);
 	g_mutex_unlock(&builtin_lock);
 	qsort(names, n, sizeof(char *), strptr_cmp);
 	return names;
@@ -628,8 +641,8 @@ LhHw *lh_hw_lookup(const char *name, GError **error)
 	g_autofree const char **names = lh_hw_builtin_names();
 	g_autofree char *list = g_strjoinv(", ", (char **)names);
 	g_set_error(error, LH_HW_ERROR, LH_HW_ERROR_NOT_FOUND,
-		    "%s: no such hardware description (built-ins: %s; or give an .ini path)", name,
-		    list);
+	            "%s: no such hardware description (built-ins: %s; or give an .ini path)", name,
+	            list);
 	return NULL;
 }
 
@@ -658,17 +671,18 @@ char *lh_hw_to_data(const LhHw *hw)
 	g_string_append_printf(s, "name = %s\n", hw->name ? hw->name : "hw");
 	for (gsize i = 0; i < G_N_ELEMENTS(keys); i++) {
 		char buf[G_ASCII_DTOSTR_BUF_SIZE];
-		if (keys[i].need == KEY_OLD || (e.gemm_eff <= 0 && in_group(gemm_group, keys[i].key)) ||
+		if (keys[i].need == KEY_OLD ||
+		    (e.gemm_eff <= 0 && in_group(gemm_group, keys[i].key)) ||
 		    (!e.gpus_per_node && in_group(cluster_group, keys[i].key)))
 			continue;
 		if (keys[i].type == K_UINT)
 			g_string_append_printf(s, "%s = %u\n", keys[i].key,
-					       G_STRUCT_MEMBER(guint32, &e, keys[i].offset));
+			                       G_STRUCT_MEMBER(guint32, &e, keys[i].offset));
 		else
 			g_string_append_printf(
-				s, "%s = %s\n", keys[i].key,
-				g_ascii_dtostr(buf, sizeof buf,
-					       G_STRUCT_MEMBER(double, &e, keys[i].offset)));
+			    s, "%s = %s\n", keys[i].key,
+			    g_ascii_dtostr(buf, sizeof buf,
+			                   G_STRUCT_MEMBER(double, &e, keys[i].offset)));
 	}
 	g_string_append_printf(s, "sm_sharing = %s\n", lh_sm_sharing_name(hw->sm_sharing));
 	return g_string_free(s, FALSE);
@@ -727,7 +741,7 @@ gboolean lh_hw_set_key(LhHw *hw, const char *key, const char *value, GError **er
 			return TRUE;
 		}
 		g_set_error(error, LH_HW_ERROR, LH_HW_ERROR_RANGE,
-			    "key 'sm_sharing': '%s' is not one of fifo, fair", v);
+		            "key 'sm_sharing': '%s' is not one of fifo, fair", v);
 		return FALSE;
 	}
 	gsize i = 0;
@@ -736,26 +750,26 @@ gboolean lh_hw_set_key(LhHw *hw, const char *key, const char *value, GError **er
 	if (i == G_N_ELEMENTS(keys)) {
 		g_autofree char *list = g_strjoinv(", ", (char **)lh_hw_key_names());
 		g_set_error(error, LH_HW_ERROR, LH_HW_ERROR_NOT_FOUND,
-			    "unknown hardware key '%s' (keys: %s)", key, list);
+		            "unknown hardware key '%s' (keys: %s)", key, list);
 		return FALSE;
 	}
 	char *end = NULL;
 	double d = g_ascii_strtod(v, &end);
 	if (!*v || end == v || *end) {
 		g_set_error(error, LH_HW_ERROR, LH_HW_ERROR_PARSE, "key '%s': '%s' is not a number",
-			    key, v);
+		            key, v);
 		return FALSE;
 	}
 	if (keys[i].type == K_UINT && (d != floor(d) || d < 0 || d > G_MAXUINT32)) {
 		g_set_error(error, LH_HW_ERROR, LH_HW_ERROR_RANGE,
-			    "key '%s': '%s' must be a whole number", key, v);
+		            "key '%s': '%s' must be a whole number", key, v);
 		return FALSE;
 	}
 	gboolean low = keys[i].min_open ? d <= keys[i].min : d < keys[i].min;
 	if (!isfinite(d) || low || d > keys[i].max) {
 		g_set_error(error, LH_HW_ERROR, LH_HW_ERROR_RANGE,
-			    "key '%s' = %g is out of range: it must be %s %g and <= %g %s", key, d,
-			    keys[i].min_open ? ">" : ">=", keys[i].min, keys[i].max, keys[i].unit);
+		            "key '%s' = %g is out of range: it must be %s %g and <= %g %s", key, d,
+		            keys[i].min_open ? ">" : ">=", keys[i].min, keys[i].max, keys[i].unit);
 		return FALSE;
 	}
 	if (keys[i].type == K_UINT)

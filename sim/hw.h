@@ -28,17 +28,17 @@ typedef enum {
 } LhSmSharing;
 
 typedef struct {
-	char *name;                /* description's name, e.g. "H100 SXM" */
-	guint32 sm_count;          /* streaming multiprocessors */
-	double peak_tflops;        /* dense bf16/f16 peak, 1e12 FLOP/s (also dtype NONE) */
+	char *name;         /* description's name, e.g. "H100 SXM" */
+	guint32 sm_count;   /* streaming multiprocessors */
+	double peak_tflops; /* dense bf16/f16 peak, 1e12 FLOP/s (also dtype NONE) */
 	/* Dense peaks of the other data types (docs/hw-format.md). 0 = not given: the type runs at
 	 * peak_tflops, as every type did before these keys existed. */
-	double peak_f64_tflops;    /* f64; the FP64 tensor-core figure where the GPU has one */
-	double peak_f32_tflops;    /* full-precision f32, not on tensor cores */
-	double peak_tf32_tflops;   /* tf32 tensor cores */
-	double peak_fp8_tflops;    /* fp8 tensor cores (the bf16 peak where there are none) */
-	double peak_int8_tops;     /* int8 tensor cores, 1e12 OP/s */
-	double compute_eff;        /* achievable fraction of peak for non-GEMM kernels, (0, 1] */
+	double peak_f64_tflops;  /* f64; the FP64 tensor-core figure where the GPU has one */
+	double peak_f32_tflops;  /* full-precision f32, not on tensor cores */
+	double peak_tf32_tflops; /* tf32 tensor cores */
+	double peak_fp8_tflops;  /* fp8 tensor cores (the bf16 peak where there are none) */
+	double peak_int8_tops;   /* int8 tensor cores, 1e12 OP/s */
+	double compute_eff;      /* achievable fraction of peak for non-GEMM kernels, (0, 1] */
 	/* The GEMM model (docs/engine.md): 0 in gemm_eff = no model, GEMMs use compute_eff. */
 	double gemm_eff;           /* large-GEMM achievable fraction of the peak, (0, 1] */
 	guint32 gemm_tile_m;       /* output tile rows of one thread block (one per SM at a time) */
@@ -54,27 +54,27 @@ typedef struct {
 	double event_ns;           /* host cost to record or wait on an event, ns */
 	guint32 hw_queues;         /* hardware work queues (CUDA_DEVICE_MAX_CONNECTIONS) */
 	guint32 max_resident_kernels;
-	guint32 copy_engines_h2d;  /* FIFO copy engines, host to device */
-	guint32 copy_engines_d2h;  /* FIFO copy engines, device to host */
-	double pcie_gbs;           /* per direction, one direction alone, GB/s */
-	double pcie_duplex_gbs;    /* old single duplex rate: a direction whose own field below is
-	                              0 uses it; read from old files, never written */
+	guint32 copy_engines_h2d;   /* FIFO copy engines, host to device */
+	guint32 copy_engines_d2h;   /* FIFO copy engines, device to host */
+	double pcie_gbs;            /* per direction, one direction alone, GB/s */
+	double pcie_duplex_gbs;     /* old single duplex rate: a direction whose own field below is
+	                               0 uses it; read from old files, never written */
 	double pcie_duplex_h2d_gbs; /* host to device while a device-to-host copy runs, GB/s */
 	double pcie_duplex_d2h_gbs; /* device to host while a host-to-device copy runs, GB/s */
-	double copy_latency_ns;    /* fixed cost of one copy, ns */
-	double link_gbs;           /* collective bandwidth per GPU, GB/s */
-	double link_latency_ns;    /* fixed latency of one collective, ns */
-	double collective_sm;      /* fraction of SMs a collective kernel occupies, (0, 1] */
-	double step_overhead_ns;   /* host cost of launching the executable, once per step, ns */
+	double copy_latency_ns;     /* fixed cost of one copy, ns */
+	double link_gbs;            /* collective bandwidth per GPU, GB/s */
+	double link_latency_ns;     /* fixed latency of one collective, ns */
+	double collective_sm;       /* fraction of SMs a collective kernel occupies, (0, 1] */
+	double step_overhead_ns;    /* host cost of launching the executable, once per step, ns */
 	/* The cluster (docs/hw-format.md, "Cluster"): all six keys or none. gpus_per_node 0 = not
 	 * given: one node holding every device, collectives priced by link_gbs and
 	 * link_latency_ns as before these keys existed. */
-	guint32 gpus_per_node;      /* GPUs in one NVLink domain (a node) */
-	double nvlink_busbw_gbs;    /* achieved NCCL ring bus bandwidth per GPU inside a node, GB/s */
-	double net_gbs;             /* network bandwidth per GPU leaving the node, one way, GB/s */
+	guint32 gpus_per_node;   /* GPUs in one NVLink domain (a node) */
+	double nvlink_busbw_gbs; /* achieved NCCL ring bus bandwidth per GPU inside a node, GB/s */
+	double net_gbs;          /* network bandwidth per GPU leaving the node, one way, GB/s */
 	double coll_base_latency_ns; /* NCCL base latency of a collective (ring, Simple), ns */
-	double nvlink_latency_ns;   /* NCCL latency per algorithm step over NVLink (Simple), ns */
-	double net_latency_ns;      /* NCCL latency per algorithm step over the network (Simple), ns */
+	double nvlink_latency_ns;    /* NCCL latency per algorithm step over NVLink (Simple), ns */
+	double net_latency_ns; /* NCCL latency per algorithm step over the network (Simple), ns */
 	LhSmSharing sm_sharing;
 } LhHw;
 

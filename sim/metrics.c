@@ -1,4 +1,5 @@
-/* lhsim — lower bounds (docs/design.md#lower-bounds) and metrics (#metrics), with their table and JSON writers. */
+/* lhsim — lower bounds (docs/design.md#lower-bounds) and metrics (#metrics), with their table and
+ * JSON writers. */
 #include "sim/trace.h"
 #include "sim/util.h"
 #include "sim/cost.h"
@@ -75,7 +76,7 @@ enum { C_SM, C_HBM, C_H2D, C_D2H, C_LINK, C_N };
 /* The engine-class bounds (out->class_*) of the ops on device @dev (all ops when the graph is
  * not placed), without the step's launch. */
 static void class_bounds(const LhGraph *g, const LhHw *hw, const double *T, const double *head,
-			 guint32 dev, LhBounds *out)
+                         guint32 dev, LhBounds *out)
 {
 	guint32 n = lh_graph_n_ops(g);
 	const guint32 *topo = lh_graph_topo(g);
@@ -100,8 +101,8 @@ static void class_bounds(const LhGraph *g, const LhHw *hw, const double *T, cons
 			gboolean h = op->kind == LH_OP_COPY_H2D;
 			guint32 eng = h ? hw->copy_engines_h2d : hw->copy_engines_d2h;
 			w[h ? C_H2D : C_D2H] = dur ? T[i]
-						   : (double)op->size / hw->pcie_gbs +
-							     hw->copy_latency_ns / MAX(eng, 1);
+			                           : (double)op->size / hw->pcie_gbs +
+			                                 hw->copy_latency_ns / MAX(eng, 1);
 		} else {
 			w[C_SM] = T[i] * lh_op_sm_share(op, hw);
 			if (lh_op_kind_is_collective(op->kind))
@@ -134,7 +135,7 @@ typedef struct {
  * critical path a bound. A graph without placement is device 0, with the same arithmetic in
  * the same order as before devices. */
 static void bounds_impl(const LhGraph *g, const LhHw *hw, const LhHw *const *dhw,
-			const LhPlan *plan, LhBounds *out)
+                        const LhPlan *plan, LhBounds *out)
 {
 	memset(out, 0, sizeof *out);
 	guint32 n = lh_graph_n_ops(g);
@@ -185,14 +186,16 @@ static void bounds_impl(const LhGraph *g, const LhHw *hw, const LhHw *const *dhw
 	if (plan) {
 		for (guint32 c = 0; c < lh_plan_n_cmds(plan); c++) {
 			const LhCmd *cmd = lh_plan_cmd(plan, c);
-			guint32 d = cmd->kind == LH_CMD_HOST ? cmd->stream
-							     : lh_plan_stream(plan, cmd->stream)->device;
+			guint32 d = cmd->kind == LH_CMD_HOST
+			                ? cmd->stream
+			                : lh_plan_stream(plan, cmd->stream)->device;
 			d = d < nd ? d : 0;
 			const LhHw *h = DEV_HW(d);
-			ds[d].host += cmd->kind == LH_CMD_RUN				  ? h->launch_ns
-				: cmd->kind == LH_CMD_SIGNAL || cmd->kind == LH_CMD_WAIT ? h->event_ns
-				: cmd->kind == LH_CMD_HOST			  ? (double)cmd->arg
-										  : 0;
+			ds[d].host += cmd->kind == LH_CMD_RUN ? h->launch_ns
+			              : cmd->kind == LH_CMD_SIGNAL || cmd->kind == LH_CMD_WAIT
+			                  ? h->event_ns
+			              : cmd->kind == LH_CMD_HOST ? (double)cmd->arg
+			                                         : 0;
 		}
 	} else {
 		for (guint32 d = 0; d < nd; d++)
@@ -245,11 +248,11 @@ static void bounds_impl(const LhGraph *g, const LhHw *hw, const LhHw *const *dhw
 		double v;
 		const char *name;
 	} all[] = {{out->critical_path, "critical path"}, {out->sm_work, "SM work"},
-		   {out->h2d_work, "H2D copy work"},      {out->d2h_work, "D2H copy work"},
-		   {out->link_work, "link work"},        {out->host_issue, "host issue"},
-		   {out->class_sm, "SM class"},          {out->class_hbm, "HBM class"},
-		   {out->class_h2d, "H2D class"},        {out->class_d2h, "D2H class"},
-		   {out->class_link, "link class"}};
+	           {out->h2d_work, "H2D copy work"},      {out->d2h_work, "D2H copy work"},
+	           {out->link_work, "link work"},         {out->host_issue, "host issue"},
+	           {out->class_sm, "SM class"},           {out->class_hbm, "HBM class"},
+	           {out->class_h2d, "H2D class"},         {out->class_d2h, "D2H class"},
+	           {out->class_link, "link class"}};
 	out->binding = all[0].name;
 	for (gsize i = 0; i < G_N_ELEMENTS(all); i++)
 		if (all[i].v > out->bound + 0.5) { /* a tie (to rounding) keeps the earlier name */
@@ -264,14 +267,14 @@ void lh_bounds(const LhGraph *g, const LhHw *hw, const LhPlan *plan, LhBounds *o
 }
 
 void lh_bounds_devices(const LhGraph *g, const LhHw *hw, const LhHw *const *device_hw,
-		       const LhPlan *plan, LhBounds *out)
+                       const LhPlan *plan, LhBounds *out)
 {
 	bounds_impl(g, hw, lh_graph_placed(g) ? device_hw : NULL, plan, out);
 }
 
 typedef struct {
 	gint64 t;
-	gint32 delta;  /* +1 start, -1 end */
+	gint32 delta;   /* +1 start, -1 end */
 	guint32 engine; /* LhEngine */
 } Edge;
 
@@ -306,7 +309,8 @@ static void radix_sort(void *v, gsize n, gsize size)
 		for (gsize i = 0; i < n; i++) {
 			guint64 k;
 			memcpy(&k, src + i * size, sizeof k);
-			memcpy(dst + (gsize)count[(k >> shift) & 0xffff]++ * size, src + i * size, size);
+			memcpy(dst + (gsize)count[(k >> shift) & 0xffff]++ * size, src + i * size,
+			       size);
 		}
 		char *t = src;
 		src = dst;
@@ -339,7 +343,7 @@ static void sweep_engines(const LhTrace *t, LhMetrics *m, gint64 host_end, gint6
 		gint64 dt = x->t - last;
 		if (dt > 0) {
 			gboolean transfer = depth[LH_ENGINE_H2D] || depth[LH_ENGINE_D2H] ||
-					    depth[LH_ENGINE_LINK] || depth[LH_ENGINE_NET];
+			                    depth[LH_ENGINE_LINK] || depth[LH_ENGINE_NET];
 			for (int k = LH_ENGINE_SM; k < LH_ENGINE_N; k++)
 				if (depth[k])
 					m->engine_busy[k] += dt;
@@ -434,7 +438,7 @@ static void device_metrics(const LhTrace *t, const LhGraph *g, LhMetrics *m)
 			gint64 dt = x->t - last;
 			if (dt > 0) {
 				gboolean transfer = depth[LH_ENGINE_H2D] || depth[LH_ENGINE_D2H] ||
-						    depth[LH_ENGINE_LINK] || depth[LH_ENGINE_NET];
+				                    depth[LH_ENGINE_LINK] || depth[LH_ENGINE_NET];
 				if (depth[LH_ENGINE_SM])
 					D->compute_busy += dt;
 				if (transfer) {
@@ -446,8 +450,8 @@ static void device_metrics(const LhTrace *t, const LhGraph *g, LhMetrics *m)
 			last = x->t;
 			depth[x->engine] += x->delta;
 		}
-		D->bubble = m->makespan > 0 ? 1.0 - (double)D->compute_busy / (double)m->makespan
-					    : 0.0;
+		D->bubble =
+		    m->makespan > 0 ? 1.0 - (double)D->compute_busy / (double)m->makespan : 0.0;
 		gboolean own = t->n_devices == nd && t->dev_peak;
 		D->peak_device = own ? lh_trace_dev_peak(t, d) : t->peak_device;
 		D->peak_device_t = own ? lh_trace_dev_peak_t(t, d) : t->peak_device_t;
@@ -460,13 +464,13 @@ static void device_metrics(const LhTrace *t, const LhGraph *g, LhMetrics *m)
 }
 
 void lh_metrics_compute(const LhTrace *t, const LhGraph *g, const LhHw *hw, const LhPlan *plan,
-			LhMetrics *m)
+                        LhMetrics *m)
 {
 	lh_metrics_compute_devices(t, g, hw, NULL, plan, m);
 }
 
 void lh_metrics_compute_devices(const LhTrace *t, const LhGraph *g, const LhHw *hw,
-				const LhHw *const *device_hw, const LhPlan *plan, LhMetrics *m)
+                                const LhHw *const *device_hw, const LhPlan *plan, LhMetrics *m)
 {
 	memset(m, 0, sizeof *m);
 	for (guint32 i = 0; i < t->n_ops; i++)
@@ -479,8 +483,8 @@ void lh_metrics_compute_devices(const LhTrace *t, const LhGraph *g, const LhHw *
 	sweep_engines(t, m, t->host_end, &busy_before);
 	m->kernel_time = m->engine_busy[LH_ENGINE_SM];
 	m->overlap = m->transfer_time > 0
-			     ? 1.0 - (double)m->exposed_transfer / (double)m->transfer_time
-			     : 1.0;
+	                 ? 1.0 - (double)m->exposed_transfer / (double)m->transfer_time
+	                 : 1.0;
 	m->peak_device = t->peak_device;
 	m->peak_device_t = t->peak_device_t;
 	m->peak_host = t->peak_host;
@@ -538,37 +542,38 @@ void lh_metrics_print_table(FILE *f, const LhMetrics *m, const LhPlan *plan, con
 	fprintf(f, "  %-22s %s\n", "makespan", mk);
 	fprintf(f, "  %-22s %s (%s)\n", "lower bound", lb, m->bounds.binding);
 	fprintf(f, "  %-22s %.3f (gap %s, %.1f %%)\n", "makespan / bound", m->ratio, gap,
-		100.0 * (m->ratio - 1));
+	        100.0 * (m->ratio - 1));
 	fprintf(f, "  %-22s critical path %s, SM work %s, host issue %s\n", "bounds", b_cp, b_sm,
-		b_host);
-	fprintf(f, "  %-22s SM %s, HBM %s, H2D %s, D2H %s, link %s\n", "  per engine class",
-		c_sm, c_hbm, c_h2d, c_d2h, c_link);
+	        b_host);
+	fprintf(f, "  %-22s SM %s, HBM %s, H2D %s, D2H %s, link %s\n", "  per engine class", c_sm,
+	        c_hbm, c_h2d, c_d2h, c_link);
 	fprintf(f, "  %-22s %s of %s transfer (overlap %.1f %%)\n", "exposed transfer", ex, tr,
-		100.0 * m->overlap);
+	        100.0 * m->overlap);
 	fprintf(f, "  %-22s %s at %s (capacity %s)%s\n", "peak device memory", pk, pkt, cap,
-		(double)m->peak_device > hw->memory_gib * 1073741824.0 ? "  OVER CAPACITY" : "");
+	        (double)m->peak_device > hw->memory_gib * 1073741824.0 ? "  OVER CAPACITY" : "");
 	fprintf(f, "  %-22s %s\n", "peak host memory", ph);
 	fprintf(f, "  %-22s %s (device idle while issuing: %s)\n", "host issue ends", he, hb);
 	fprintf(f, "  busy per stream (%u of %u used):\n", m->streams_used, m->n_streams);
 	for (guint32 s = 0; s < m->n_streams; s++) {
 		g_autofree char *b = lh_format_ns((double)m->stream_busy[s]);
 		const LhStream *st = lh_plan_stream(plan, s);
-		g_autofree char *label = g_strdup_printf("%s (%s)", st->name,
-							 lh_stream_role_name(st->role));
-		fprintf(f, "    %-28s %12s  %5.1f %%\n", label, b, pct(m->stream_busy[s], m->makespan));
+		g_autofree char *label =
+		    g_strdup_printf("%s (%s)", st->name, lh_stream_role_name(st->role));
+		fprintf(f, "    %-28s %12s  %5.1f %%\n", label, b,
+		        pct(m->stream_busy[s], m->makespan));
 	}
 	fprintf(f, "  busy per engine:\n");
 	for (int e = LH_ENGINE_SM; e < LH_ENGINE_N; e++) {
 		g_autofree char *b = lh_format_ns((double)m->engine_busy[e]);
 		fprintf(f, "    %-28s %12s  %5.1f %%\n", lh_engine_name(e), b,
-			pct(m->engine_busy[e], m->makespan));
+		        pct(m->engine_busy[e], m->makespan));
 	}
 	if (!m->placed)
 		return;
 	fprintf(f, "  %-22s %.1f %% (the idle share of the %u devices' compute over the step)\n",
-		"bubble", 100.0 * m->bubble, m->n_devices);
+	        "bubble", 100.0 * m->bubble, m->n_devices);
 	fprintf(f, "  per device:\n    %-6s %12s %14s %7s %16s %12s %12s\n", "device", "last end",
-		"compute busy", "bubble", "exposed transfer", "peak memory", "host end");
+	        "compute busy", "bubble", "exposed transfer", "peak memory", "host end");
 	for (guint32 d = 0; d < m->n_devices; d++) {
 		const LhDeviceMetrics *D = &m->dev[d];
 		g_autofree char *end = lh_format_ns((double)D->end);
@@ -577,7 +582,7 @@ void lh_metrics_print_table(FILE *f, const LhMetrics *m, const LhPlan *plan, con
 		g_autofree char *peak = lh_format_bytes((double)D->peak_device);
 		g_autofree char *host = lh_format_ns((double)D->host_end);
 		fprintf(f, "    %-6u %12s %14s %5.1f %% %16s %12s %12s\n", d, end, busy,
-			100.0 * D->bubble, exp, peak, host);
+		        100.0 * D->bubble, exp, peak, host);
 	}
 }
 
@@ -592,30 +597,32 @@ char *lh_metrics_to_json(const LhMetrics *m, const LhPlan *plan, const LhGraph *
 	lh_json_append_string(s, sched ? sched : "plan");
 	g_string_append(s, ",\n  \"params\": ");
 	lh_json_append_string(s, plan && lh_plan_params(plan) ? lh_plan_params(plan) : "");
-	g_string_append_printf(
-		s,
-		",\n  \"makespan_ns\": %" G_GINT64_FORMAT ",\n  \"lower_bound_ns\": %.0f,\n"
-		"  \"binding_bound\": ",
-		m->makespan, m->bounds.bound);
+	g_string_append_printf(s,
+	                       ",\n  \"makespan_ns\": %" G_GINT64_FORMAT
+	                       ",\n  \"lower_bound_ns\": %.0f,\n"
+	                       "  \"binding_bound\": ",
+	                       m->makespan, m->bounds.bound);
 	lh_json_append_string(s, m->bounds.binding);
 	g_string_append_printf(
-		s,
-		",\n  \"bounds_ns\": {\"critical_path\": %.0f, \"sm_work\": %.0f, \"h2d_work\": %.0f, "
-		"\"d2h_work\": %.0f, \"link_work\": %.0f, \"host_issue\": %.0f, \"class_sm\": %.0f, "
-		"\"class_hbm\": %.0f, \"class_h2d\": %.0f, \"class_d2h\": %.0f, \"class_link\": %.0f},\n"
-		"  \"ratio\": %.6f,\n  \"kernel_time_ns\": %" G_GINT64_FORMAT
-		",\n  \"transfer_time_ns\": %" G_GINT64_FORMAT
-		",\n  \"exposed_transfer_ns\": %" G_GINT64_FORMAT ",\n  \"overlap\": %.6f,\n"
-		"  \"peak_device_bytes\": %" G_GINT64_FORMAT ",\n  \"peak_device_at_ns\": %" G_GINT64_FORMAT
-		",\n  \"peak_host_bytes\": %" G_GINT64_FORMAT ",\n  \"device_capacity_bytes\": %.0f,\n"
-		"  \"host_end_ns\": %" G_GINT64_FORMAT ",\n  \"host_bound_ns\": %" G_GINT64_FORMAT
-		",\n  \"streams_used\": %u,\n  \"streams\": [",
-		m->bounds.critical_path, m->bounds.sm_work, m->bounds.h2d_work, m->bounds.d2h_work,
-		m->bounds.link_work, m->bounds.host_issue, m->bounds.class_sm, m->bounds.class_hbm,
-		m->bounds.class_h2d, m->bounds.class_d2h, m->bounds.class_link, m->ratio, m->kernel_time,
-		m->transfer_time, m->exposed_transfer, m->overlap, m->peak_device,
-		m->peak_device_t, m->peak_host, hw->memory_gib * 1073741824.0, m->host_end,
-		m->host_bound, m->streams_used);
+	    s,
+	    ",\n  \"bounds_ns\": {\"critical_path\": %.0f, \"sm_work\": %.0f, \"h2d_work\": %.0f, "
+	    "\"d2h_work\": %.0f, \"link_work\": %.0f, \"host_issue\": %.0f, \"class_sm\": %.0f, "
+	    "\"class_hbm\": %.0f, \"class_h2d\": %.0f, \"class_d2h\": %.0f, \"class_link\": "
+	    "%.0f},\n"
+	    "  \"ratio\": %.6f,\n  \"kernel_time_ns\": %" G_GINT64_FORMAT
+	    ",\n  \"transfer_time_ns\": %" G_GINT64_FORMAT
+	    ",\n  \"exposed_transfer_ns\": %" G_GINT64_FORMAT ",\n  \"overlap\": %.6f,\n"
+	    "  \"peak_device_bytes\": %" G_GINT64_FORMAT
+	    ",\n  \"peak_device_at_ns\": %" G_GINT64_FORMAT
+	    ",\n  \"peak_host_bytes\": %" G_GINT64_FORMAT ",\n  \"device_capacity_bytes\": %.0f,\n"
+	    "  \"host_end_ns\": %" G_GINT64_FORMAT ",\n  \"host_bound_ns\": %" G_GINT64_FORMAT
+	    ",\n  \"streams_used\": %u,\n  \"streams\": [",
+	    m->bounds.critical_path, m->bounds.sm_work, m->bounds.h2d_work, m->bounds.d2h_work,
+	    m->bounds.link_work, m->bounds.host_issue, m->bounds.class_sm, m->bounds.class_hbm,
+	    m->bounds.class_h2d, m->bounds.class_d2h, m->bounds.class_link, m->ratio,
+	    m->kernel_time, m->transfer_time, m->exposed_transfer, m->overlap, m->peak_device,
+	    m->peak_device_t, m->peak_host, hw->memory_gib * 1073741824.0, m->host_end,
+	    m->host_bound, m->streams_used);
 	for (guint32 i = 0; i < m->n_streams; i++) {
 		const LhStream *st = lh_plan_stream(plan, i);
 		g_string_append(s, i ? ", " : "");
@@ -623,28 +630,30 @@ char *lh_metrics_to_json(const LhMetrics *m, const LhPlan *plan, const LhGraph *
 		lh_json_append_string(s, st->name);
 		g_string_append(s, ", \"role\": ");
 		lh_json_append_string(s, lh_stream_role_name(st->role));
-		g_string_append_printf(s, ", \"busy_ns\": %" G_GINT64_FORMAT "}", m->stream_busy[i]);
+		g_string_append_printf(s, ", \"busy_ns\": %" G_GINT64_FORMAT "}",
+		                       m->stream_busy[i]);
 	}
 	g_string_append(s, "],\n  \"engines_busy_ns\": {");
 	for (int e = LH_ENGINE_SM; e < LH_ENGINE_N; e++)
-		g_string_append_printf(s, "%s\"%s\": %" G_GINT64_FORMAT, e > LH_ENGINE_SM ? ", " : "",
-				       lh_engine_name(e), m->engine_busy[e]);
+		g_string_append_printf(s, "%s\"%s\": %" G_GINT64_FORMAT,
+		                       e > LH_ENGINE_SM ? ", " : "", lh_engine_name(e),
+		                       m->engine_busy[e]);
 	g_string_append(s, "}");
 	if (m->placed) {
 		g_string_append_printf(s, ",\n  \"bubble\": %.6f,\n  \"devices\": [", m->bubble);
 		for (guint32 d = 0; d < m->n_devices; d++) {
 			const LhDeviceMetrics *D = &m->dev[d];
 			g_string_append_printf(
-				s,
-				"%s\n    {\"device\": %u, \"end_ns\": %" G_GINT64_FORMAT
-				", \"compute_busy_ns\": %" G_GINT64_FORMAT ", \"bubble\": %.6f, "
-				"\"transfer_time_ns\": %" G_GINT64_FORMAT
-				", \"exposed_transfer_ns\": %" G_GINT64_FORMAT
-				", \"peak_device_bytes\": %" G_GINT64_FORMAT
-				", \"peak_device_at_ns\": %" G_GINT64_FORMAT
-				", \"host_end_ns\": %" G_GINT64_FORMAT "}",
-				d ? "," : "", d, D->end, D->compute_busy, D->bubble, D->transfer_time,
-				D->exposed_transfer, D->peak_device, D->peak_device_t, D->host_end);
+			    s,
+			    "%s\n    {\"device\": %u, \"end_ns\": %" G_GINT64_FORMAT
+			    ", \"compute_busy_ns\": %" G_GINT64_FORMAT ", \"bubble\": %.6f, "
+			    "\"transfer_time_ns\": %" G_GINT64_FORMAT
+			    ", \"exposed_transfer_ns\": %" G_GINT64_FORMAT
+			    ", \"peak_device_bytes\": %" G_GINT64_FORMAT
+			    ", \"peak_device_at_ns\": %" G_GINT64_FORMAT
+			    ", \"host_end_ns\": %" G_GINT64_FORMAT "}",
+			    d ? "," : "", d, D->end, D->compute_busy, D->bubble, D->transfer_time,
+			    D->exposed_transfer, D->peak_device, D->peak_device_t, D->host_end);
 		}
 		g_string_append(s, "\n  ]");
 	}

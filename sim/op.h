@@ -26,9 +26,9 @@ gint64 lh_op_duration_ns(const LhOp *op); /* measured duration, ns; -1 when unse
 /* The GEMM shape fields (each pointer may be NULL), and whether the op is a GEMM
  * (lh_op_is_gemm: a kernel with all four set). */
 gboolean lh_op_gemm_shape(const LhOp *op, guint64 *m, guint64 *n, guint64 *k, guint32 *batch);
-guint32 lh_op_alias(const LhOp *op);      /* the dep whose buffer it reuses, or LH_NO_OP */
-guint32 lh_op_group(const LhOp *op);      /* collectives: participating devices */
-gboolean lh_op_async(const LhOp *op);     /* may run off the main stream */
+guint32 lh_op_alias(const LhOp *op);  /* the dep whose buffer it reuses, or LH_NO_OP */
+guint32 lh_op_group(const LhOp *op);  /* collectives: participating devices */
+gboolean lh_op_async(const LhOp *op); /* may run off the main stream */
 LhSpace lh_op_out_space(const LhOp *op);
 LhDtype lh_op_dtype(const LhOp *op);      /* kernels: the math's type; LH_DTYPE_NONE unknown */
 gboolean lh_op_transpose(const LhOp *op); /* kernels: the traffic moves the minor dimension */

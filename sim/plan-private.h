@@ -14,10 +14,11 @@ struct _LhPlan {
 	GArray *cmds;    /* of LhCmd */
 	guint32 n_events;
 	char *scheduler; /* who made it, for titles; may be NULL */
-	char *params;    /* the parameters it was made with ("async-compute-limit=2"); may be NULL */
-	GArray *lines;   /* of guint32: source line of each command when read from text, else NULL */
-	char *source;    /* file it was read from, for error positions; may be NULL */
-	GPtrArray *event_names; /* of char *: the names a plan file gave its events, by id; or NULL */
+	char *params;  /* the parameters it was made with ("async-compute-limit=2"); may be NULL */
+	GArray *lines; /* of guint32: source line of each command when read from text, else NULL */
+	char *source;  /* file it was read from, for error positions; may be NULL */
+	GPtrArray
+	    *event_names; /* of char *: the names a plan file gave its events, by id; or NULL */
 };
 
 G_END_DECLS

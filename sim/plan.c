@@ -11,7 +11,7 @@ G_DEFINE_QUARK(lh-plan-error-quark, lh_plan_error)
 /* clang-format on */
 
 static const char *const role_names[LH_ROLE_N] = {
-	"compute", "async-compute", "collective", "p2p", "h2d", "d2h", "memcpy",
+    "compute", "async-compute", "collective", "p2p", "h2d", "d2h", "memcpy",
 };
 
 static void stream_clear(gpointer p)
@@ -175,7 +175,7 @@ void lh_plan_set_origin(LhPlan *p, const char *scheduler, const char *params)
 
 /* The checks first, so that a bad call appends nothing. */
 static gboolean list_schedule_check(const LhPlan *p, const LhGraph *g, const guint32 *stream,
-				    const guint32 *order, guint32 n, guint32 *pos, GError **error)
+                                    const guint32 *order, guint32 n, guint32 *pos, GError **error)
 {
 	guint32 n_ops = lh_graph_n_ops(g), ns = lh_plan_n_streams(p);
 	for (guint32 i = 0; i < n_ops; i++)
@@ -184,9 +184,9 @@ static gboolean list_schedule_check(const LhPlan *p, const LhGraph *g, const gui
 		guint32 v = order[k];
 		if (v >= n_ops) {
 			g_set_error(error, LH_PLAN_ERROR, LH_PLAN_ERROR_INVALID,
-				    "plan builder: order entry %u is op %u, but the graph has %u "
-				    "ops",
-				    k, v, n_ops);
+			            "plan builder: order entry %u is op %u, but the graph has %u "
+			            "ops",
+			            k, v, n_ops);
 			return FALSE;
 		}
 		const LhOp *op = lh_graph_op(g, v);
@@ -194,16 +194,16 @@ static gboolean list_schedule_check(const LhPlan *p, const LhGraph *g, const gui
 			continue;
 		if (pos[v] != G_MAXUINT32) {
 			g_set_error(error, LH_PLAN_ERROR, LH_PLAN_ERROR_INVALID,
-				    "plan builder: op '%s' appears twice in the order (entries "
-				    "%u and %u)",
-				    op->name, pos[v], k);
+			            "plan builder: op '%s' appears twice in the order (entries "
+			            "%u and %u)",
+			            op->name, pos[v], k);
 			return FALSE;
 		}
 		if (stream[v] >= ns) {
 			g_set_error(error, LH_PLAN_ERROR, LH_PLAN_ERROR_INVALID,
-				    "plan builder: op '%s' is assigned stream %u, but the plan "
-				    "has %u streams",
-				    op->name, stream[v], ns);
+			            "plan builder: op '%s' is assigned stream %u, but the plan "
+			            "has %u streams",
+			            op->name, stream[v], ns);
 			return FALSE;
 		}
 		guint32 nd;
@@ -211,9 +211,9 @@ static gboolean list_schedule_check(const LhPlan *p, const LhGraph *g, const gui
 		for (guint32 j = 0; j < nd; j++)
 			if (lh_graph_op(g, d[j])->kind != LH_OP_INPUT && pos[d[j]] == G_MAXUINT32) {
 				g_set_error(error, LH_PLAN_ERROR, LH_PLAN_ERROR_INVALID,
-					    "plan builder: op '%s' comes before its dep '%s' in "
-					    "the order",
-					    op->name, lh_graph_op(g, d[j])->name);
+				            "plan builder: op '%s' comes before its dep '%s' in "
+				            "the order",
+				            op->name, lh_graph_op(g, d[j])->name);
 				return FALSE;
 			}
 		pos[v] = k;
@@ -221,15 +221,15 @@ static gboolean list_schedule_check(const LhPlan *p, const LhGraph *g, const gui
 	for (guint32 i = 0; i < n_ops; i++)
 		if (lh_graph_op(g, i)->kind != LH_OP_INPUT && pos[i] == G_MAXUINT32) {
 			g_set_error(error, LH_PLAN_ERROR, LH_PLAN_ERROR_INVALID,
-				    "plan builder: op '%s' is missing from the order",
-				    lh_graph_op(g, i)->name);
+			            "plan builder: op '%s' is missing from the order",
+			            lh_graph_op(g, i)->name);
 			return FALSE;
 		}
 	return TRUE;
 }
 
 gboolean lh_plan_add_list_schedule(LhPlan *p, const LhGraph *g, const guint32 *stream,
-				   const guint32 *order, guint32 n, GError **error)
+                                   const guint32 *order, guint32 n, GError **error)
 {
 	g_return_val_if_fail(p && g && stream && (order || n == 0), FALSE);
 	g_return_val_if_fail(lh_graph_is_finished(g), FALSE);
@@ -314,9 +314,9 @@ char *lh_plan_to_data(const LhPlan *p, const LhGraph *g)
 	g_string_append(s, "lhsim-plan 1\n");
 	if (p->scheduler)
 		g_string_append_printf(s, "# scheduler: %s%s%s\n", p->scheduler,
-				       p->params ? " " : "", p->params ? p->params : "");
+		                       p->params ? " " : "", p->params ? p->params : "");
 	g_string_append_printf(s, "# graph: %s, %u commands, %u events\n", lh_graph_name(g),
-			       p->cmds->len, p->n_events);
+	                       p->cmds->len, p->n_events);
 	/* Devices are written for a placed graph, or where nonzero (docs/plan-format.md). */
 	gboolean placed = lh_graph_placed(g);
 	for (guint32 i = 0; i < p->streams->len; i++) {
@@ -328,19 +328,19 @@ char *lh_plan_to_data(const LhPlan *p, const LhGraph *g)
 	}
 	for (guint32 i = 0; i < p->cmds->len; i++) {
 		const LhCmd *c = lh_plan_cmd(p, i);
-		const char *sn = c->stream < p->streams->len ? lh_plan_stream(p, c->stream)->name
-							      : "?";
+		const char *sn =
+		    c->stream < p->streams->len ? lh_plan_stream(p, c->stream)->name : "?";
 		switch ((LhCmdKind)c->kind) {
 		case LH_CMD_RUN:
 			g_string_append_printf(s, "run %s %s\n", sn,
-					       c->arg < lh_graph_n_ops(g)
-						       ? lh_graph_op(g, (guint32)c->arg)->name
-						       : "?");
+			                       c->arg < lh_graph_n_ops(g)
+			                           ? lh_graph_op(g, (guint32)c->arg)->name
+			                           : "?");
 			break;
 		case LH_CMD_SIGNAL:
 		case LH_CMD_WAIT:
 			g_string_append_printf(s, "%s %s e%" G_GUINT64_FORMAT "\n",
-					       lh_cmd_kind_name(c->kind), sn, c->arg);
+			                       lh_cmd_kind_name(c->kind), sn, c->arg);
 			break;
 		case LH_CMD_HOST:
 			g_string_append_printf(s, "host %" G_GUINT64_FORMAT, c->arg);
@@ -382,7 +382,7 @@ static gboolean perr(Pos *ps, guint col, const char *fmt, ...)
 	g_autofree char *msg = g_strdup_vprintf(fmt, ap);
 	va_end(ap);
 	g_set_error(ps->error, LH_PLAN_ERROR, LH_PLAN_ERROR_PARSE, "%s:%u:%u: %s", ps->where,
-		    ps->line, col, msg);
+	            ps->line, col, msg);
 	return FALSE;
 }
 
@@ -419,14 +419,16 @@ static gboolean device_word(Pos *ps, const char *w, guint col, guint32 *out)
 	errno = 0;
 	guint64 d = g_ascii_strtoull(v, &end, 10);
 	if (!g_ascii_isdigit(*v) || errno || *end || d >= 1000000)
-		return perr(ps, col + 7, "'%s' is not a device number (a whole number from 0 to "
-			    "999999)", v);
+		return perr(ps, col + 7,
+		            "'%s' is not a device number (a whole number from 0 to "
+		            "999999)",
+		            v);
 	*out = (guint32)d;
 	return TRUE;
 }
 
 LhPlan *lh_plan_new_from_data(const char *data, gsize len, const char *where, const LhGraph *g,
-			      GError **error)
+                              GError **error)
 {
 	g_return_val_if_fail(data && g, NULL);
 	Pos ps = {where ? where : "plan", 0, error};
@@ -434,7 +436,8 @@ LhPlan *lh_plan_new_from_data(const char *data, gsize len, const char *where, co
 	p->lines = g_array_new(FALSE, FALSE, sizeof(guint32));
 	p->source = g_strdup(ps.where);
 	p->event_names = g_ptr_array_new_with_free_func(g_free);
-	g_autoptr(GHashTable) streams = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+	g_autoptr(GHashTable) streams =
+	    g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
 	g_autoptr(GHashTable) events = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
 	g_autofree char *text = g_strndup(data, len);
 	if (strlen(text) != len) {
@@ -467,11 +470,12 @@ LhPlan *lh_plan_new_from_data(const char *data, gsize len, const char *where, co
 		if (!header) {
 			if (strcmp(w[0], "lhsim-plan") != 0)
 				return perr(&ps, col[0],
-					    "expected the header 'lhsim-plan 1', found '%s'", w[0]),
+				            "expected the header 'lhsim-plan 1', found '%s'", w[0]),
 				       NULL;
 			if (n != 2 || strcmp(w[1], "1") != 0)
-				return perr(&ps, n > 1 ? col[1] : col[0],
-					    "unsupported plan version (this lhsim reads version 1)"),
+				return perr(
+				           &ps, n > 1 ? col[1] : col[0],
+				           "unsupported plan version (this lhsim reads version 1)"),
 				       NULL;
 			header = TRUE;
 			continue;
@@ -480,18 +484,20 @@ LhPlan *lh_plan_new_from_data(const char *data, gsize len, const char *where, co
 		if (strcmp(kw, "stream") == 0) {
 			guint32 dev = 0;
 			if (n != 3 && n != 4)
-				return perr(&ps, col[0], "usage: stream NAME ROLE [device=K]"), NULL;
+				return perr(&ps, col[0], "usage: stream NAME ROLE [device=K]"),
+				       NULL;
 			if (n == 4 && !device_word(&ps, w[3], col[3], &dev))
 				return NULL;
 			LhStreamRole role;
 			if (!lh_stream_role_from_name(w[2], &role))
 				return perr(&ps, col[2],
-					    "unknown stream role '%s' (compute, async-compute, "
-					    "collective, p2p, h2d, d2h, memcpy)",
-					    w[2]),
+				            "unknown stream role '%s' (compute, async-compute, "
+				            "collective, p2p, h2d, d2h, memcpy)",
+				            w[2]),
 				       NULL;
 			if (g_hash_table_contains(streams, w[1]))
-				return perr(&ps, col[1], "stream '%s' is declared twice", w[1]), NULL;
+				return perr(&ps, col[1], "stream '%s' is declared twice", w[1]),
+				       NULL;
 			guint32 id = lh_plan_add_stream_on(p, w[1], role, dev);
 			g_hash_table_insert(streams, g_strdup(w[1]), GUINT_TO_POINTER(id + 1));
 			continue;
@@ -509,13 +515,14 @@ LhPlan *lh_plan_new_from_data(const char *data, gsize len, const char *where, co
 			k = LH_CMD_SYNC;
 		else
 			return perr(&ps, col[0],
-				    "unknown command '%s' (stream, run, signal, wait, host, sync)", kw),
+			            "unknown command '%s' (stream, run, signal, wait, host, sync)",
+			            kw),
 			       NULL;
 		guint want = k == LH_CMD_HOST || k == LH_CMD_SYNC ? 2 : 3;
 		if (n != want && !(k == LH_CMD_HOST && n == 3)) {
-			static const char *const usage[] = {"run STREAM OP", "signal STREAM EVENT",
-							    "wait STREAM EVENT",
-							    "host NANOSECONDS [device=K]", "sync STREAM"};
+			static const char *const usage[] = {
+			    "run STREAM OP", "signal STREAM EVENT", "wait STREAM EVENT",
+			    "host NANOSECONDS [device=K]", "sync STREAM"};
 			return perr(&ps, col[0], "usage: %s", usage[k]), NULL;
 		}
 		guint32 stream = 0;
@@ -526,22 +533,23 @@ LhPlan *lh_plan_new_from_data(const char *data, gsize len, const char *where, co
 			if (w[1][0] == '-' || (arg = g_ascii_strtoull(w[1], &end, 10), errno) ||
 			    *end || end == w[1])
 				return perr(&ps, col[1],
-					    "'%s' is not a whole number of nanoseconds >= 0", w[1]),
+				            "'%s' is not a whole number of nanoseconds >= 0", w[1]),
 				       NULL;
 			if (arg > LH_PLAN_MAX_HOST_NS)
 				return perr(&ps, col[1],
-					    "host %s ns is out of range (at most %" G_GUINT64_FORMAT
-					    " ns, about 11.6 days)",
-					    w[1], (guint64)LH_PLAN_MAX_HOST_NS),
+				            "host %s ns is out of range (at most %" G_GUINT64_FORMAT
+				            " ns, about 11.6 days)",
+				            w[1], (guint64)LH_PLAN_MAX_HOST_NS),
 				       NULL;
 			if (n == 3 && !device_word(&ps, w[2], col[2], &stream))
 				return NULL;
 		} else {
 			gpointer sv = g_hash_table_lookup(streams, w[1]);
 			if (!sv)
-				return perr(&ps, col[1], "unknown stream '%s' (declare it first with "
-							 "'stream NAME ROLE')",
-					    w[1]),
+				return perr(&ps, col[1],
+				            "unknown stream '%s' (declare it first with "
+				            "'stream NAME ROLE')",
+				            w[1]),
 				       NULL;
 			stream = GPOINTER_TO_UINT(sv) - 1;
 		}
@@ -549,7 +557,7 @@ LhPlan *lh_plan_new_from_data(const char *data, gsize len, const char *where, co
 			guint32 op;
 			if (!lh_graph_find(g, w[2], &op))
 				return perr(&ps, col[2], "no op named '%s' in graph '%s'", w[2],
-					    lh_graph_name(g)),
+				            lh_graph_name(g)),
 				       NULL;
 			arg = op;
 		} else if (k == LH_CMD_SIGNAL || k == LH_CMD_WAIT) {

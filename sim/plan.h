@@ -15,8 +15,8 @@ G_BEGIN_DECLS
 GQuark lh_plan_error_quark(void);
 
 typedef enum {
-	LH_PLAN_ERROR_PARSE,    /* the text is malformed */
-	LH_PLAN_ERROR_INVALID,  /* lh_plan_validate: the plan breaks a rule against its graph */
+	LH_PLAN_ERROR_PARSE,   /* the text is malformed */
+	LH_PLAN_ERROR_INVALID, /* lh_plan_validate: the plan breaks a rule against its graph */
 	LH_PLAN_ERROR_IO,
 } LhPlanError;
 
@@ -112,19 +112,19 @@ void lh_plan_set_origin(LhPlan *p, const char *scheduler, const char *params);
  * out of range) it appends nothing and fails with LH_PLAN_ERROR_INVALID naming the op. @g must
  * be finished. The built-in list schedulers (cpath, heft) emit their plans with it. */
 gboolean lh_plan_add_list_schedule(LhPlan *p, const LhGraph *g, const guint32 *stream,
-				   const guint32 *order, guint32 n, GError **error);
+                                   const guint32 *order, guint32 n, GError **error);
 
-/* Checks the plan against its graph (docs/design.md#plan-validation): every non-input op runs exactly once, no
- * input runs, every dep is ordered by stream order or a signal/wait chain, every waited event
- * is signaled exactly once, no event is signaled twice, no wait-for cycle. The error names
- * the ops, streams and events. @where prefixes messages (a file name) or NULL. */
+/* Checks the plan against its graph (docs/design.md#plan-validation): every non-input op runs
+ * exactly once, no input runs, every dep is ordered by stream order or a signal/wait chain, every
+ * waited event is signaled exactly once, no event is signaled twice, no wait-for cycle. The error
+ * names the ops, streams and events. @where prefixes messages (a file name) or NULL. */
 gboolean lh_plan_validate(const LhPlan *p, const LhGraph *g, const char *where, GError **error);
 
 /* Text format (docs/plan-format.md). The reader resolves op names against @g and reports
  * errors as "FILE:LINE:COL: message". */
 LhPlan *lh_plan_new_from_file(const char *path, const LhGraph *g, GError **error);
 LhPlan *lh_plan_new_from_data(const char *data, gsize len, const char *where, const LhGraph *g,
-			      GError **error);
+                              GError **error);
 char *lh_plan_to_data(const LhPlan *p, const LhGraph *g);
 gboolean lh_plan_write_file(const LhPlan *p, const LhGraph *g, const char *path, GError **error);
 

@@ -29,7 +29,7 @@ static int u32_cmp(const void *a, const void *b)
 /* Nodes and the most members in one node of one group of @k devices: the group's nodes,
  * sorted, counted in runs (O(k log k)). */
 static void group_span(const LhHw *hw, const guint32 *dev, guint32 k, guint32 *nodes,
-		       guint32 *per_node)
+                       guint32 *per_node)
 {
 	g_autofree guint32 *nd = g_new(guint32, MAX(k, 1u));
 	for (guint32 i = 0; i < k; i++)
@@ -48,7 +48,7 @@ LhSpan lh_op_span(const LhGraph *g, const LhOp *op, const LhHw *hw)
 {
 	LhSpan s = {MAX(op->group, 1u), 1, MAX(op->group, 1u)};
 	gboolean p2p = op->kind == LH_OP_COLLECTIVE_PERMUTE || op->kind == LH_OP_SEND ||
-		       op->kind == LH_OP_RECV;
+	               op->kind == LH_OP_RECV;
 	if (p2p)
 		s.ranks = s.per_node = 2;
 	const LhMemberSet *m = g ? lh_graph_op_members(g, op) : NULL;
@@ -89,9 +89,9 @@ static guint32 *op_devices(const LhGraph *g, const LhOp *op, guint32 *n)
 	guint32 *d;
 	if (!m) {
 		guint32 k = op->kind == LH_OP_COLLECTIVE_PERMUTE || op->kind == LH_OP_SEND ||
-				    op->kind == LH_OP_RECV
-			    ? 2
-			    : MAX(op->group, 1u);
+		                    op->kind == LH_OP_RECV
+		                ? 2
+		                : MAX(op->group, 1u);
 		d = g_new(guint32, k);
 		for (guint32 i = 0; i < k; i++)
 			d[i] = i;
@@ -130,7 +130,7 @@ gboolean lh_ops_share_devices(const LhGraph *g, const LhOp *a, const LhOp *b)
 }
 
 gboolean lh_member_set_check(guint32 n_groups, guint32 group_size, gboolean pairs,
-			     const guint32 *dev, guint32 devices, char **why, guint32 *bad)
+                             const guint32 *dev, guint32 devices, char **why, guint32 *bad)
 {
 	*why = NULL;
 	*bad = 0;
@@ -147,20 +147,22 @@ gboolean lh_member_set_check(guint32 n_groups, guint32 group_size, gboolean pair
 	for (gsize i = 0; i < n; i++)
 		if (dev[i] >= limit) {
 			*bad = (guint32)i;
-			*why = devices ? g_strdup_printf("device %u is outside the module's %u devices",
-							 dev[i], devices)
-				       : g_strdup_printf("device %u is outside 0 .. %u (the groups "
-							 "cover %" G_GSIZE_FORMAT " devices)",
-							 dev[i], limit - 1, n);
+			*why = devices
+			           ? g_strdup_printf("device %u is outside the module's %u devices",
+			                             dev[i], devices)
+			           : g_strdup_printf("device %u is outside 0 .. %u (the groups "
+			                             "cover %" G_GSIZE_FORMAT " devices)",
+			                             dev[i], limit - 1, n);
 			return FALSE;
 		}
 	if (pairs) {
 		for (gsize i = 0; i < n; i += 2)
 			if (dev[i] == dev[i + 1]) {
 				*bad = (guint32)i + 1;
-				*why = g_strdup_printf("pair %" G_GSIZE_FORMAT " sends device %u to "
-						       "itself",
-						       i / 2, dev[i]);
+				*why =
+				    g_strdup_printf("pair %" G_GSIZE_FORMAT " sends device %u to "
+				                    "itself",
+				                    i / 2, dev[i]);
 				return FALSE;
 			}
 		return TRUE;
@@ -172,11 +174,12 @@ gboolean lh_member_set_check(guint32 n_groups, guint32 group_size, gboolean pair
 	qsort(key, n, sizeof *key, u64_cmp);
 	for (gsize i = 1; i < n; i++)
 		if (key[i] >> 32 == key[i - 1] >> 32) {
-			gsize a = (gsize)(key[i - 1] & 0xffffffffu), b = (gsize)(key[i] & 0xffffffffu);
+			gsize a = (gsize)(key[i - 1] & 0xffffffffu),
+			      b = (gsize)(key[i] & 0xffffffffu);
 			*bad = (guint32)b;
 			*why = g_strdup_printf("device %u appears twice (groups %" G_GSIZE_FORMAT
-					       " and %" G_GSIZE_FORMAT ")",
-					       dev[b], a / group_size, b / group_size);
+			                       " and %" G_GSIZE_FORMAT ")",
+			                       dev[b], a / group_size, b / group_size);
 			return FALSE;
 		}
 	return TRUE;

@@ -39,7 +39,7 @@ gboolean lh_ops_share_devices(const LhGraph *g, const LhOp *a, const LhOp *b);
  * pairs). On failure *why (caller frees) says what is wrong and *bad is the index in @dev of
  * the offending id (or of the first id of an uneven group). */
 gboolean lh_member_set_check(guint32 n_groups, guint32 group_size, gboolean pairs,
-			     const guint32 *dev, guint32 devices, char **why, guint32 *bad);
+                             const guint32 *dev, guint32 devices, char **why, guint32 *bad);
 
 /* NCCL-style cost of a collective on a cluster (docs/engine.md). */
 typedef enum { LH_PROTO_LL, LH_PROTO_LL128, LH_PROTO_SIMPLE } LhProto;

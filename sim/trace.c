@@ -67,8 +67,8 @@ void lh_trace_free(LhTrace *t)
 
 const char *lh_engine_name(LhEngine e)
 {
-	static const char *const names[LH_ENGINE_N] = {"none", "sm", "copy-h2d", "copy-d2h",
-						       "link", "network"};
+	static const char *const names[LH_ENGINE_N] = {"none",     "sm",   "copy-h2d",
+	                                               "copy-d2h", "link", "network"};
 	return e < LH_ENGINE_N ? names[e] : "?";
 }
 
@@ -106,14 +106,16 @@ static void thread_name(GString *s, int pid, int tid, const char *name, gboolean
 {
 	g_string_append(s, *first ? "\n" : ",\n");
 	*first = FALSE;
-	g_string_append_printf(s, "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%d,\"tid\":%d,"
-				  "\"args\":{\"name\":",
-			       pid, tid);
+	g_string_append_printf(s,
+	                       "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%d,\"tid\":%d,"
+	                       "\"args\":{\"name\":",
+	                       pid, tid);
 	lh_json_append_string(s, name);
 	g_string_append(s, "}}");
-	g_string_append_printf(s, ",\n{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":%d,"
-				  "\"tid\":%d,\"args\":{\"sort_index\":%d}}",
-			       pid, tid, tid);
+	g_string_append_printf(s,
+	                       ",\n{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":%d,"
+	                       "\"tid\":%d,\"args\":{\"sort_index\":%d}}",
+	                       pid, tid, tid);
 }
 
 /* Engine tracks: 0 = SM, 1 = link, 2.. = H2D engines, then D2H engines, then the network. */
@@ -151,18 +153,19 @@ static char *chrome_placed(const LhTrace *t, const LhGraph *g, const LhPlan *pla
 	}
 	gboolean first = TRUE;
 	for (guint32 d = 0; d < nd; d++) {
-		g_string_append_printf(s,
-				       "%s\n{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%u,"
-				       "\"args\":{\"name\":\"device %u\"}},\n{\"ph\":\"M\",\"name\":"
-				       "\"process_sort_index\",\"pid\":%u,\"args\":{\"sort_index\":%u}}",
-				       first ? "" : ",", d + 1, d, d + 1, d);
+		g_string_append_printf(
+		    s,
+		    "%s\n{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%u,"
+		    "\"args\":{\"name\":\"device %u\"}},\n{\"ph\":\"M\",\"name\":"
+		    "\"process_sort_index\",\"pid\":%u,\"args\":{\"sort_index\":%u}}",
+		    first ? "" : ",", d + 1, d, d + 1, d);
 		first = FALSE;
 		for (guint32 i = 0; i < n_streams; i++) {
 			const LhStream *st = lh_plan_stream(plan, i);
 			if (st->device != d)
 				continue;
-			g_autofree char *nm = g_strdup_printf("%s (%s)", st->name,
-							      lh_stream_role_name(st->role));
+			g_autofree char *nm =
+			    g_strdup_printf("%s (%s)", st->name, lh_stream_role_name(st->role));
 			thread_name(s, (int)d + 1, (int)i, nm, &first);
 		}
 		int e0 = (int)n_streams;
@@ -177,7 +180,8 @@ static char *chrome_placed(const LhTrace *t, const LhGraph *g, const LhPlan *pla
 			thread_name(s, (int)d + 1, e0 + 2 + (int)(n_h2d + e), nm, &first);
 		}
 		if (any_net)
-			thread_name(s, (int)d + 1, e0 + 2 + (int)(n_h2d + n_d2h), "network", &first);
+			thread_name(s, (int)d + 1, e0 + 2 + (int)(n_h2d + n_d2h), "network",
+			            &first);
 	}
 	for (guint32 i = 0; i < t->n_ops; i++) {
 		const LhOpTiming *tm = &t->ops[i];
@@ -185,14 +189,16 @@ static char *chrome_placed(const LhTrace *t, const LhGraph *g, const LhPlan *pla
 			continue;
 		const LhOp *op = lh_graph_op(g, i);
 		for (int k = 0; k < 2; k++) {
-			int tid = k == 0 ? tm->stream : (int)n_streams + engine_tid(tm, n_h2d, n_d2h);
+			int tid =
+			    k == 0 ? tm->stream : (int)n_streams + engine_tid(tm, n_h2d, n_d2h);
 			if ((k == 0 && tm->stream < 0) || (k == 1 && tm->engine == LH_ENGINE_NONE))
 				continue;
 			g_string_append(s, ",\n{\"ph\":\"X\",\"name\":");
 			lh_json_append_string(s, op->name);
 			g_string_append(s, ",\"cat\":");
 			lh_json_append_string(s, lh_op_kind_name(op->kind));
-			g_string_append_printf(s, ",\"pid\":%u,\"tid\":%d,\"ts\":", op->device + 1, tid);
+			g_string_append_printf(s, ",\"pid\":%u,\"tid\":%d,\"ts\":", op->device + 1,
+			                       tid);
 			us(s, tm->start);
 			g_string_append(s, ",\"dur\":");
 			us(s, tm->end - tm->start);
@@ -204,12 +210,12 @@ static char *chrome_placed(const LhTrace *t, const LhGraph *g, const LhPlan *pla
 	for (guint i = 0; i < t->mem->len; i++) {
 		const LhMemPoint *m = &g_array_index(t->mem, LhMemPoint, i);
 		g_string_append(s, ",\n{\"ph\":\"C\",\"name\":\"memory (all devices)\",\"pid\":1,"
-				   "\"ts\":");
+		                   "\"ts\":");
 		us(s, m->t);
 		g_string_append_printf(s,
-				       ",\"args\":{\"device_bytes\":%" G_GINT64_FORMAT
-				       ",\"host_bytes\":%" G_GINT64_FORMAT "}}",
-				       m->device_bytes, m->host_bytes);
+		                       ",\"args\":{\"device_bytes\":%" G_GINT64_FORMAT
+		                       ",\"host_bytes\":%" G_GINT64_FORMAT "}}",
+		                       m->device_bytes, m->host_bytes);
 	}
 	g_string_append(s, "\n]}\n");
 	return g_string_free(s, FALSE);
@@ -230,15 +236,16 @@ char *lh_trace_to_chrome_json(const LhTrace *t, const LhGraph *g, const LhPlan *
 	g_string_append(s, "},\"traceEvents\":[");
 	if (lh_graph_placed(g))
 		return chrome_placed(t, g, plan, s);
-	g_string_append_printf(s, "\n{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":1,\"args\":{"
-				  "\"name\":\"streams\"}},\n{\"ph\":\"M\",\"name\":\"process_name\","
-				  "\"pid\":2,\"args\":{\"name\":\"engines\"}}");
+	g_string_append_printf(s,
+	                       "\n{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":1,\"args\":{"
+	                       "\"name\":\"streams\"}},\n{\"ph\":\"M\",\"name\":\"process_name\","
+	                       "\"pid\":2,\"args\":{\"name\":\"engines\"}}");
 	first = FALSE;
 	guint32 n_streams = plan ? lh_plan_n_streams(plan) : 0;
 	for (guint32 i = 0; i < n_streams; i++) {
 		const LhStream *st = lh_plan_stream(plan, i);
-		g_autofree char *nm = g_strdup_printf("%s (%s)", st->name,
-						      lh_stream_role_name(st->role));
+		g_autofree char *nm =
+		    g_strdup_printf("%s (%s)", st->name, lh_stream_role_name(st->role));
 		thread_name(s, 1, (int)i, nm, &first);
 	}
 	guint32 n_h2d = 0, n_d2h = 0;
@@ -290,9 +297,9 @@ char *lh_trace_to_chrome_json(const LhTrace *t, const LhGraph *g, const LhPlan *
 		g_string_append(s, ",\n{\"ph\":\"C\",\"name\":\"memory\",\"pid\":2,\"ts\":");
 		us(s, m->t);
 		g_string_append_printf(s,
-				       ",\"args\":{\"device_bytes\":%" G_GINT64_FORMAT
-				       ",\"host_bytes\":%" G_GINT64_FORMAT "}}",
-				       m->device_bytes, m->host_bytes);
+		                       ",\"args\":{\"device_bytes\":%" G_GINT64_FORMAT
+		                       ",\"host_bytes\":%" G_GINT64_FORMAT "}}",
+		                       m->device_bytes, m->host_bytes);
 	}
 	g_string_append(s, "\n]}\n");
 	return g_string_free(s, FALSE);

@@ -46,7 +46,7 @@ gboolean lh_read_file(const char *path, char **data, gsize *len, GError **error)
 	*data = NULL;
 	if (!*path) {
 		g_set_error(error, LH_IO_ERROR, LH_IO_ERROR_NAME,
-			    "an empty file name (use '-' for standard input)");
+		            "an empty file name (use '-' for standard input)");
 		return FALSE;
 	}
 	if (lh_path_is_std(path)) {
@@ -55,8 +55,8 @@ gboolean lh_read_file(const char *path, char **data, gsize *len, GError **error)
 		if (!read_fd(0, s, &e)) {
 			g_string_free(s, TRUE);
 			g_set_error(error, LH_IO_ERROR, LH_IO_ERROR_READ,
-				    "%s: cannot read standard input: %s", LH_STDIN_NAME,
-				    g_strerror(e));
+			            "%s: cannot read standard input: %s", LH_STDIN_NAME,
+			            g_strerror(e));
 			return FALSE;
 		}
 		if (len)
@@ -68,12 +68,12 @@ gboolean lh_read_file(const char *path, char **data, gsize *len, GError **error)
 	if (stat(path, &st) != 0) {
 		int e = errno;
 		g_set_error(error, LH_IO_ERROR, LH_IO_ERROR_READ, "%s: cannot read: %s", path,
-			    g_strerror(e));
+		            g_strerror(e));
 		return FALSE;
 	}
 	if (S_ISDIR(st.st_mode)) {
-		g_set_error(error, LH_IO_ERROR, LH_IO_ERROR_READ,
-			    "%s: is a directory, not a file", path);
+		g_set_error(error, LH_IO_ERROR, LH_IO_ERROR_READ, "%s: is a directory, not a file",
+		            path);
 		return FALSE;
 	}
 	/* Read through a descriptor rather than g_file_get_contents, which wants a size up front
@@ -88,7 +88,7 @@ gboolean lh_read_file(const char *path, char **data, gsize *len, GError **error)
 			close(fd);
 		g_string_free(s, TRUE);
 		g_set_error(error, LH_IO_ERROR, LH_IO_ERROR_READ, "%s: cannot read: %s", path,
-			    g_strerror(e));
+		            g_strerror(e));
 		return FALSE;
 	}
 	close(fd);
@@ -182,7 +182,8 @@ static int own_fd(const char *path)
 		const char *n = path + strlen(prefixes[i]);
 		char *end;
 		long fd = strtol(n, &end, 10);
-		if (g_ascii_isdigit(*n) && !*end && fd >= 0 && fd < 65536 && fcntl((int)fd, F_GETFD) >= 0)
+		if (g_ascii_isdigit(*n) && !*end && fd >= 0 && fd < 65536 &&
+		    fcntl((int)fd, F_GETFD) >= 0)
 			return (int)fd;
 	}
 	return -1;
@@ -190,14 +191,14 @@ static int own_fd(const char *path)
 
 /* Where @path's bytes must go; for DEST_REPLACE, *target is the regular file (symbolic links
  * followed) that need not exist yet, and *st_out its status when it exists. */
-static gboolean resolve(const char *path, Dest *dest, int *fd, char **target,
-			struct stat *st_out, gboolean *exists, GError **error)
+static gboolean resolve(const char *path, Dest *dest, int *fd, char **target, struct stat *st_out,
+                        gboolean *exists, GError **error)
 {
 	*target = NULL;
 	*exists = FALSE;
 	if (!path || !*path) {
 		g_set_error(error, LH_IO_ERROR, LH_IO_ERROR_NAME,
-			    "an empty output file name (use '-' for standard output)");
+		            "an empty output file name (use '-' for standard output)");
 		return FALSE;
 	}
 	if (lh_path_is_std(path)) {
@@ -212,7 +213,7 @@ static gboolean resolve(const char *path, Dest *dest, int *fd, char **target,
 	if (stat(path, &st) == 0) {
 		if (S_ISDIR(st.st_mode)) {
 			g_set_error(error, LH_IO_ERROR, LH_IO_ERROR_WRITE,
-				    "%s: is a directory; give a file name", path);
+			            "%s: is a directory; give a file name", path);
 			return FALSE;
 		}
 		if (!S_ISREG(st.st_mode)) {
@@ -240,7 +241,7 @@ static gboolean resolve(const char *path, Dest *dest, int *fd, char **target,
 		}
 		if (depth == 40) {
 			g_set_error(error, LH_IO_ERROR, LH_IO_ERROR_WRITE,
-				    "%s: too many levels of symbolic links", path);
+			            "%s: too many levels of symbolic links", path);
 			g_free(cur);
 			return FALSE;
 		}
@@ -248,7 +249,7 @@ static gboolean resolve(const char *path, Dest *dest, int *fd, char **target,
 		g_autofree char *link = g_file_read_link(cur, &e);
 		if (!link) {
 			g_set_error(error, LH_IO_ERROR, LH_IO_ERROR_WRITE, "%s: %s", path,
-				    e->message);
+			            e->message);
 			g_free(cur);
 			return FALSE;
 		}
@@ -268,8 +269,8 @@ static gboolean resolve(const char *path, Dest *dest, int *fd, char **target,
 		}
 	}
 	if (*exists && S_ISDIR(st_out->st_mode)) {
-		g_set_error(error, LH_IO_ERROR, LH_IO_ERROR_WRITE, "%s: is a directory; give a file name",
-			    path);
+		g_set_error(error, LH_IO_ERROR, LH_IO_ERROR_WRITE,
+		            "%s: is a directory; give a file name", path);
 		g_free(cur);
 		return FALSE;
 	}
@@ -289,7 +290,7 @@ static int make_temp(const char *path, const char *target, char **tmp_out, GErro
 	if (fd < 0) {
 		int e = errno;
 		g_set_error(error, LH_IO_ERROR, LH_IO_ERROR_WRITE,
-			    "%s: cannot create a file there: %s", path, g_strerror(e));
+		            "%s: cannot create a file there: %s", path, g_strerror(e));
 		g_free(tmp);
 		return -1;
 	}
@@ -323,7 +324,7 @@ LhOutput *lh_output_open(const char *path, GError **error)
 		if (fd < 0) {
 			int e = errno;
 			g_set_error(error, LH_IO_ERROR, LH_IO_ERROR_WRITE, "%s: cannot write: %s",
-				    path, g_strerror(e));
+			            path, g_strerror(e));
 			g_free(o->path);
 			g_free(o);
 			return NULL;
@@ -333,7 +334,7 @@ LhOutput *lh_output_open(const char *path, GError **error)
 		if (fd < 0) {
 			int e = errno;
 			g_set_error(error, LH_IO_ERROR, LH_IO_ERROR_WRITE, "%s: cannot write: %s",
-				    path, g_strerror(e));
+			            path, g_strerror(e));
 			g_free(o->path);
 			g_free(o);
 			return NULL;
@@ -394,13 +395,13 @@ gboolean lh_output_close(LhOutput *o, gboolean ok, GError **error)
 	}
 	if (ok && o->err)
 		g_set_error(error, LH_IO_ERROR, LH_IO_ERROR_WRITE, "%s: cannot write: %s",
-			    o->is_stdout ? "standard output" : o->path, g_strerror(o->err));
+		            o->is_stdout ? "standard output" : o->path, g_strerror(o->err));
 	gboolean done = ok && !o->err;
 	if (o->tmp) {
 		if (done && g_rename(o->tmp, o->target) != 0) {
 			int e = errno;
 			g_set_error(error, LH_IO_ERROR, LH_IO_ERROR_WRITE, "%s: cannot write: %s",
-				    o->path, g_strerror(e));
+			            o->path, g_strerror(e));
 			done = FALSE;
 		}
 		if (!done)
@@ -426,7 +427,7 @@ gboolean lh_output_check(const char *path, GError **error)
 		if (access(path, W_OK) != 0) {
 			int e = errno;
 			g_set_error(error, LH_IO_ERROR, LH_IO_ERROR_WRITE, "%s: cannot write: %s",
-				    path, g_strerror(e));
+			            path, g_strerror(e));
 			return FALSE;
 		}
 		return TRUE;

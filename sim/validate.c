@@ -42,15 +42,15 @@ static char *describe(const Ctx *x, guint32 c)
 	switch ((LhCmdKind)cmd->kind) {
 	case LH_CMD_RUN:
 		return g_strdup_printf("run %s %s", sname(x, cmd->stream),
-				       cmd->arg < lh_graph_n_ops(x->g)
-					       ? lh_graph_op(x->g, (guint32)cmd->arg)->name
-					       : "?");
+		                       cmd->arg < lh_graph_n_ops(x->g)
+		                           ? lh_graph_op(x->g, (guint32)cmd->arg)->name
+		                           : "?");
 	case LH_CMD_SIGNAL:
-	case LH_CMD_WAIT:
-	{
+	case LH_CMD_WAIT: {
 		char b[32];
-		return g_strdup_printf("%s %s %s", lh_cmd_kind_name(cmd->kind), sname(x, cmd->stream),
-				       lh_plan_event_name(x->p, cmd->arg, b));
+		return g_strdup_printf("%s %s %s", lh_cmd_kind_name(cmd->kind),
+		                       sname(x, cmd->stream),
+		                       lh_plan_event_name(x->p, cmd->arg, b));
 	}
 	case LH_CMD_HOST:
 		return g_strdup_printf("host %" G_GUINT64_FORMAT, cmd->arg);
@@ -60,7 +60,7 @@ static char *describe(const Ctx *x, guint32 c)
 }
 
 static gboolean bad(const Ctx *x, GError **error, guint32 c, const char *fmt, ...)
-	G_GNUC_PRINTF(4, 5);
+    G_GNUC_PRINTF(4, 5);
 
 static gboolean bad(const Ctx *x, GError **error, guint32 c, const char *fmt, ...)
 {
@@ -71,22 +71,22 @@ static gboolean bad(const Ctx *x, GError **error, guint32 c, const char *fmt, ..
 	if (c == NONE && x->p->lines && x->p->lines->len) {
 		/* Whole-plan facts (an op that never runs) point at the plan's last command. */
 		guint32 last = g_array_index(x->p->lines, guint32, x->p->lines->len - 1);
-		g_set_error(error, LH_PLAN_ERROR, LH_PLAN_ERROR_INVALID, "%s:%u:1: %s (the plan ends here)",
-			    x->where, last, msg);
+		g_set_error(error, LH_PLAN_ERROR, LH_PLAN_ERROR_INVALID,
+		            "%s:%u:1: %s (the plan ends here)", x->where, last, msg);
 	} else if (c == NONE) {
 		g_set_error(error, LH_PLAN_ERROR, LH_PLAN_ERROR_INVALID, "%s: %s", x->where, msg);
 	} else {
 		g_autofree char *pos = cmd_pos(x, c);
 		g_autofree char *d = describe(x, c);
 		g_set_error(error, LH_PLAN_ERROR, LH_PLAN_ERROR_INVALID, "%s: '%s': %s", pos, d,
-			    msg);
+		            msg);
 	}
 	return FALSE;
 }
 
 /* Static checks: ranges, each op run once, events signaled once. */
 static gboolean check_counts(const Ctx *x, guint32 *run_cmd, guint32 *sig_cmd, guint32 *n_waits,
-			     GError **error)
+                             GError **error)
 {
 	const LhPlan *p = x->p;
 	guint32 n_ops = lh_graph_n_ops(x->g);
@@ -94,37 +94,39 @@ static gboolean check_counts(const Ctx *x, guint32 *run_cmd, guint32 *sig_cmd, g
 	for (guint32 c = 0; c < n; c++) {
 		const LhCmd *cmd = lh_plan_cmd(p, c);
 		if (cmd->kind > LH_CMD_SYNC)
-			return bad(x, error, NONE, "command %u has unknown kind %u", c + 1, cmd->kind);
+			return bad(x, error, NONE, "command %u has unknown kind %u", c + 1,
+			           cmd->kind);
 		if (cmd->kind != LH_CMD_HOST && cmd->stream >= x->S)
 			return bad(x, error, c, "stream #%u does not exist (the plan has %u)",
-				   cmd->stream, x->S);
+			           cmd->stream, x->S);
 		if (cmd->kind == LH_CMD_RUN) {
 			if (cmd->arg >= n_ops)
 				return bad(x, error, c, "op #%" G_GUINT64_FORMAT " does not exist",
-					   cmd->arg);
+				           cmd->arg);
 			guint32 op = (guint32)cmd->arg;
 			if (lh_graph_op(x->g, op)->kind == LH_OP_INPUT)
-				return bad(x, error, c,
-					   "op '%s' is an input: inputs are live from t=0 and never "
-					   "run",
-					   lh_graph_op(x->g, op)->name);
+				return bad(
+				    x, error, c,
+				    "op '%s' is an input: inputs are live from t=0 and never "
+				    "run",
+				    lh_graph_op(x->g, op)->name);
 			if (run_cmd[op] != NONE) {
 				g_autofree char *first = cmd_pos(x, run_cmd[op]);
 				return bad(x, error, c, "op '%s' runs twice (first at %s)",
-					   lh_graph_op(x->g, op)->name, first);
+				           lh_graph_op(x->g, op)->name, first);
 			}
 			run_cmd[op] = c;
 		} else if (cmd->kind == LH_CMD_SIGNAL || cmd->kind == LH_CMD_WAIT) {
 			if (cmd->arg >= p->n_events)
-				return bad(x, error, c, "event e%" G_GUINT64_FORMAT " does not exist",
-					   cmd->arg);
+				return bad(x, error, c,
+				           "event e%" G_GUINT64_FORMAT " does not exist", cmd->arg);
 			guint32 e = (guint32)cmd->arg;
 			if (cmd->kind == LH_CMD_SIGNAL) {
 				if (sig_cmd[e] != NONE) {
 					g_autofree char *first = cmd_pos(x, sig_cmd[e]);
 					return bad(x, error, c,
-						   "event %s is signaled twice (first at %s)",
-						   lh_plan_event_name(p, e, (char[32]){0}), first);
+					           "event %s is signaled twice (first at %s)",
+					           lh_plan_event_name(p, e, (char[32]){0}), first);
 				}
 				sig_cmd[e] = c;
 			} else {
@@ -136,14 +138,15 @@ static gboolean check_counts(const Ctx *x, guint32 *run_cmd, guint32 *sig_cmd, g
 		const LhCmd *cmd = lh_plan_cmd(p, c);
 		if (cmd->kind == LH_CMD_WAIT && sig_cmd[cmd->arg] == NONE)
 			return bad(x, error, c, "event %s is never signaled",
-				   lh_plan_event_name(p, cmd->arg, (char[32]){0}));
+			           lh_plan_event_name(p, cmd->arg, (char[32]){0}));
 	}
 	for (guint32 i = 0; i < n_ops; i++) {
 		const LhOp *op = lh_graph_op(x->g, i);
 		if (op->kind != LH_OP_INPUT && run_cmd[i] == NONE)
-			return bad(x, error, NONE, "op '%s' (%s) never runs: every op but inputs "
-						  "must run exactly once",
-				   op->name, lh_op_kind_name(op->kind));
+			return bad(x, error, NONE,
+			           "op '%s' (%s) never runs: every op but inputs "
+			           "must run exactly once",
+			           op->name, lh_op_kind_name(op->kind));
 	}
 	return TRUE;
 }
@@ -180,37 +183,39 @@ static gboolean check_devices(const Ctx *x, const guint32 *sig_cmd, GError **err
 			continue;
 		if (!placed)
 			return bad(x, error, first_use[s],
-				   "stream '%s' is on device %u, but the graph is not placed on "
-				   "devices (every stream is on device 0)",
-				   sname(x, s), d);
+			           "stream '%s' is on device %u, but the graph is not placed on "
+			           "devices (every stream is on device 0)",
+			           sname(x, s), d);
 		return bad(x, error, first_use[s],
-			   "stream '%s' is on device %u, but the graph has %u device%s", sname(x, s),
-			   d, D, D == 1 ? "" : "s");
+		           "stream '%s' is on device %u, but the graph has %u device%s",
+		           sname(x, s), d, D, D == 1 ? "" : "s");
 	}
 	for (guint32 c = 0; c < n; c++) {
 		const LhCmd *cmd = lh_plan_cmd(p, c);
 		guint32 d = cmd_device(x, cmd);
 		if (cmd->kind == LH_CMD_HOST && d >= D)
 			return bad(x, error, c, "the host of device %u: the graph %s", d,
-				   placed ? "has fewer devices" : "is not placed on devices");
+			           placed ? "has fewer devices" : "is not placed on devices");
 		if (cmd->kind == LH_CMD_RUN) {
 			const LhOp *op = lh_graph_op(x->g, (guint32)cmd->arg);
 			if (op->device != d)
-				return bad(x, error, c,
-					   "op '%s' is on device %u, but stream '%s' is on device %u",
-					   op->name, op->device, sname(x, cmd->stream), d);
+				return bad(
+				    x, error, c,
+				    "op '%s' is on device %u, but stream '%s' is on device %u",
+				    op->name, op->device, sname(x, cmd->stream), d);
 		}
 		if (cmd->kind == LH_CMD_WAIT) {
 			const LhCmd *sg = lh_plan_cmd(p, sig_cmd[cmd->arg]);
 			guint32 ds = cmd_device(x, sg);
 			if (ds != d) {
 				g_autofree char *ps = cmd_pos(x, sig_cmd[cmd->arg]);
-				return bad(x, error, c,
-					   "event %s is waited for on device %u (stream '%s') but "
-					   "signaled on device %u (stream '%s', %s): devices meet only "
-					   "at a sync (a collective's parts, or a send and its recv)",
-					   lh_plan_event_name(p, cmd->arg, (char[32]){0}), d,
-					   sname(x, cmd->stream), ds, sname(x, sg->stream), ps);
+				return bad(
+				    x, error, c,
+				    "event %s is waited for on device %u (stream '%s') but "
+				    "signaled on device %u (stream '%s', %s): devices meet only "
+				    "at a sync (a collective's parts, or a send and its recv)",
+				    lh_plan_event_name(p, cmd->arg, (char[32]){0}), d,
+				    sname(x, cmd->stream), ds, sname(x, sg->stream), ps);
 			}
 		}
 	}
@@ -228,7 +233,7 @@ gboolean lh_plan_validate(const LhPlan *p, const LhGraph *g, const char *where, 
 {
 	g_return_val_if_fail(p && g && lh_graph_is_finished(g), FALSE);
 	Ctx x = {p, g, where ? where : (p->source ? p->source : "plan"), lh_plan_n_streams(p),
-		 NULL};
+	         NULL};
 	guint32 n = lh_plan_n_cmds(p), n_ops = lh_graph_n_ops(g), E = p->n_events, S = x.S;
 	g_autofree guint32 *run_cmd = g_new(guint32, MAX(n_ops, 1));
 	g_autofree guint32 *sig_cmd = g_new(guint32, MAX(E, 1));
@@ -318,7 +323,7 @@ gboolean lh_plan_validate(const LhPlan *p, const LhGraph *g, const char *where, 
 					vc_merge(host, cur + (gsize)s * S, S);
 					host_gen[d]++;
 					g_ptr_array_add(host_snaps[d],
-							g_memdup2(host, sizeof(guint32) * S));
+					                g_memdup2(host, sizeof(guint32) * S));
 				}
 				issue_gen[h] = host_gen[d];
 				hc[d] = dnext[h];
@@ -367,13 +372,14 @@ gboolean lh_plan_validate(const LhPlan *p, const LhGraph *g, const char *where, 
 						if (vc[su] > pos[cu])
 							continue;
 						g_autofree char *pu = cmd_pos(&x, cu);
-						ok = bad(&x, error, c,
-							 "op '%s' may start before its dep '%s' ends: "
-							 "'%s' runs on stream '%s' (%s) and no stream "
-							 "order or signal/wait chain puts it first",
-							 lh_graph_op(g, v)->name,
-							 lh_graph_op(g, u)->name,
-							 lh_graph_op(g, u)->name, sname(&x, su), pu);
+						ok = bad(
+						    &x, error, c,
+						    "op '%s' may start before its dep '%s' ends: "
+						    "'%s' runs on stream '%s' (%s) and no stream "
+						    "order or signal/wait chain puts it first",
+						    lh_graph_op(g, v)->name,
+						    lh_graph_op(g, u)->name,
+						    lh_graph_op(g, u)->name, sname(&x, su), pu);
 						break;
 					}
 					if (!ok)
@@ -423,7 +429,7 @@ gboolean lh_plan_validate(const LhPlan *p, const LhGraph *g, const char *where, 
 		g_autofree char *d = describe(&x, hc[dv]);
 		if (D > 1)
 			g_string_append_printf(msg, " the host of device %u is stuck at '%s' (%s);",
-					       dv, d, pos_h);
+			                       dv, d, pos_h);
 		else
 			g_string_append_printf(msg, " the host is stuck at '%s' (%s);", d, pos_h);
 	}
@@ -435,19 +441,21 @@ gboolean lh_plan_validate(const LhPlan *p, const LhGraph *g, const char *where, 
 		g_autofree char *pc = cmd_pos(&x, c);
 		g_autofree char *d = describe(&x, c);
 		guint32 sd = D > 1 ? lh_plan_stream(p, s)->device : 0;
-		const LhOp *rop = cmd->kind == LH_CMD_RUN ? lh_graph_op(g, (guint32)cmd->arg) : NULL;
+		const LhOp *rop =
+		    cmd->kind == LH_CMD_RUN ? lh_graph_op(g, (guint32)cmd->arg) : NULL;
 		if (c >= hc[sd])
-			g_string_append_printf(msg, " stream '%s' waits for the host to issue '%s' (%s);",
-					       sname(&x, s), d, pc);
+			g_string_append_printf(
+			    msg, " stream '%s' waits for the host to issue '%s' (%s);",
+			    sname(&x, s), d, pc);
 		else if (cmd->kind == LH_CMD_WAIT) {
 			guint32 sc = sig_cmd[cmd->arg];
 			g_autofree char *ps = cmd_pos(&x, sc);
 			g_string_append_printf(
-				msg,
-				" stream '%s' is stuck at '%s' (%s): event %s"
-				" is signaled on stream '%s' (%s), which never gets there;",
-				sname(&x, s), d, pc, lh_plan_event_name(p, cmd->arg, (char[32]){0}),
-				sname(&x, lh_plan_cmd(p, sc)->stream), ps);
+			    msg,
+			    " stream '%s' is stuck at '%s' (%s): event %s"
+			    " is signaled on stream '%s' (%s), which never gets there;",
+			    sname(&x, s), d, pc, lh_plan_event_name(p, cmd->arg, (char[32]){0}),
+			    sname(&x, lh_plan_cmd(p, sc)->stream), ps);
 		} else if (rop && rop->sync) {
 			/* A part at its rendezvous: name the parts that never get there. */
 			guint32 k;
@@ -458,14 +466,15 @@ gboolean lh_plan_validate(const LhPlan *p, const LhGraph *g, const char *where, 
 					continue;
 				g_autofree char *pr = cmd_pos(&x, rc);
 				g_string_append_printf(
-					msg,
-					" stream '%s' (device %u) is stuck at '%s' (%s): op '%s' "
-					"meets op '%s' of device %u at sync '%s', and stream '%s' "
-					"(%s) never gets there;",
-					sname(&x, s), sd, d, pc, rop->name,
-					lh_graph_op(g, parts[j])->name, lh_graph_op(g, parts[j])->device,
-					lh_graph_sync_name(g, rop->sync - 1),
-					sname(&x, lh_plan_cmd(p, rc)->stream), pr);
+				    msg,
+				    " stream '%s' (device %u) is stuck at '%s' (%s): op '%s' "
+				    "meets op '%s' of device %u at sync '%s', and stream '%s' "
+				    "(%s) never gets there;",
+				    sname(&x, s), sd, d, pc, rop->name,
+				    lh_graph_op(g, parts[j])->name,
+				    lh_graph_op(g, parts[j])->device,
+				    lh_graph_sync_name(g, rop->sync - 1),
+				    sname(&x, lh_plan_cmd(p, rc)->stream), pr);
 			}
 		}
 	}

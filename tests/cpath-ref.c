@@ -25,20 +25,19 @@
 #include "sim/cost.h"
 
 static const LhParamSpec cpath_params[] = {
-	{"streams", LH_PARAM_INT, "4", 1, 1024, NULL, "compute streams"},
-	{"collective-limit", LH_PARAM_INT, "1", 1, 64, NULL, "collectives in flight at once"},
-	{"p2p-limit", LH_PARAM_INT, "4", 1, 64, NULL, "send/recv in flight at once"},
-	{"async-compute-limit", LH_PARAM_INT, "2", 1, 64, NULL,
-	 "async compute in flight: host-offload copies and async kernels"},
-	{"memcpy-limit", LH_PARAM_INT, "0", 0, 1024, NULL,
-	 "device-to-device copies in flight; 0 = unlimited (then `streams`)"},
-	{NULL, 0, NULL, 0, 0, NULL, NULL},
+    {"streams", LH_PARAM_INT, "4", 1, 1024, NULL, "compute streams"},
+    {"collective-limit", LH_PARAM_INT, "1", 1, 64, NULL, "collectives in flight at once"},
+    {"p2p-limit", LH_PARAM_INT, "4", 1, 64, NULL, "send/recv in flight at once"},
+    {"async-compute-limit", LH_PARAM_INT, "2", 1, 64, NULL,
+     "async compute in flight: host-offload copies and async kernels"},
+    {"memcpy-limit", LH_PARAM_INT, "0", 0, 1024, NULL,
+     "device-to-device copies in flight; 0 = unlimited (then `streams`)"},
+    {NULL, 0, NULL, 0, 0, NULL, NULL},
 };
 
 static const char *const pool_prefix[LH_CLASS_N] = {"s", "collective", "p2p", "compute", "memcpy"};
-static const LhStreamRole pool_role[LH_CLASS_N] = {LH_ROLE_COMPUTE, LH_ROLE_COLLECTIVE,
-						   LH_ROLE_P2P, LH_ROLE_ASYNC_COMPUTE,
-						   LH_ROLE_MEMCPY};
+static const LhStreamRole pool_role[LH_CLASS_N] = {LH_ROLE_COMPUTE, LH_ROLE_COLLECTIVE, LH_ROLE_P2P,
+                                                   LH_ROLE_ASYNC_COMPUTE, LH_ROLE_MEMCPY};
 
 static LhPlan *cpath_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GError **error)
 {
@@ -97,7 +96,8 @@ static LhPlan *cpath_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, G
 				t = MAX(ready[v], f);
 			}
 			guint32 b = g_array_index(rs, guint32, best_k);
-			if (t < best_t || (t == best_t && (bl[v] > bl[b] || (bl[v] == bl[b] && v < b)))) {
+			if (t < best_t ||
+			    (t == best_t && (bl[v] > bl[b] || (bl[v] == bl[b] && v < b)))) {
 				best_t = t;
 				best_k = k;
 				best_s = sbest;
@@ -112,9 +112,10 @@ static LhPlan *cpath_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, G
 			free_at[pool[v]][best_s] = fin;
 			vstream[v] = best_s;
 			seq[v] = placed++;
-			lh_params_explain(p, "cpath: t=%.0f ns %s '%s' on %s%u (b-level %.0f ns)", best_t,
-					  lh_op_kind_name(lh_graph_op(g, v)->kind),
-					  lh_graph_op(g, v)->name, pool_prefix[pool[v]], best_s, bl[v]);
+			lh_params_explain(p, "cpath: t=%.0f ns %s '%s' on %s%u (b-level %.0f ns)",
+			                  best_t, lh_op_kind_name(lh_graph_op(g, v)->kind),
+			                  lh_graph_op(g, v)->name, pool_prefix[pool[v]], best_s,
+			                  bl[v]);
 		}
 		guint32 ns;
 		const guint32 *sc = lh_graph_succs(g, v, &ns);
@@ -159,10 +160,10 @@ static LhPlan *cpath_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, G
 }
 
 const LhScheduler lh_sched_cpath = {
-	.version = LH_SCHEDULER_ABI,
-	.name = "cpath",
-	.summary = "critical-path (b-level) list scheduling over `streams` streams, with the "
-		   "per-class limits of lhs",
-	.params = cpath_params,
-	.plan = cpath_plan,
+    .version = LH_SCHEDULER_ABI,
+    .name = "cpath",
+    .summary = "critical-path (b-level) list scheduling over `streams` streams, with the "
+               "per-class limits of lhs",
+    .params = cpath_params,
+    .plan = cpath_plan,
 };

@@ -49,8 +49,8 @@ typedef struct {
 	double nt;        /* collectives' main phase: network use at rate 1 */
 	double rate;
 	gint64 t_upd;
-	gint64 eta;       /* end of this phase at the current rate, or NEVER */
-	guint64 seq;      /* start order */
+	gint64 eta;  /* end of this phase at the current rate, or NEVER */
+	guint64 seq; /* start order */
 } Act;
 
 /* A FIFO of u32 (engine lines). */
@@ -84,11 +84,11 @@ static guint32 fifo_pop(Fifo *f)
 
 typedef struct {
 	const LhGraph *g;
-	const LhOp *ops;      /* the graph's op array */
-	const guint32 *deps;  /* the graph's dep array */
+	const LhOp *ops;     /* the graph's op array */
+	const guint32 *deps; /* the graph's dep array */
 	const LhHw *hw;
 	const LhPlan *p;
-	const LhCmd *cmds;    /* the plan's command array */
+	const LhCmd *cmds; /* the plan's command array */
 	LhTrace *tr;
 	guint32 n_cmds, S, Q, E;
 	gint64 t;
@@ -99,36 +99,37 @@ typedef struct {
 	gint64 launch, event; /* rounded issue costs */
 
 	/* queues and streams */
-	guint32 *qnext;       /* per command: next command of the same queue */
-	guint32 *qhead;       /* per queue: head command or NONE */
+	guint32 *qnext; /* per command: next command of the same queue */
+	guint32 *qhead; /* per queue: head command or NONE */
 	guint32 *qtail;
 	guint32 *q_blocked_next; /* per queue: next queue blocked on the same event */
-	guint32 *ev_blocked;  /* per event: first queue whose head waits on it */
-	guint8 *fired;        /* per event */
-	guint32 *s_inflight;  /* per stream: running command or NONE */
-	guint32 *s_outstanding; /* per stream: issued, not completed */
-	guint8 *q_reg;        /* per queue: listed in an event's blocked list */
-	guint32 *heap;        /* queues to try, keyed by head command; min-heap */
+	guint32 *ev_blocked;     /* per event: first queue whose head waits on it */
+	guint8 *fired;           /* per event */
+	guint32 *s_inflight;     /* per stream: running command or NONE */
+	guint32 *s_outstanding;  /* per stream: issued, not completed */
+	guint8 *q_reg;           /* per queue: listed in an event's blocked list */
+	guint32 *heap;           /* queues to try, keyed by head command; min-heap */
 	guint32 heap_n;
 	guint8 *in_heap;
-	guint32 completed;    /* stream commands completed */
+	guint32 completed; /* stream commands completed */
 	guint32 n_stream_cmds;
 
 	/* engines */
-	GArray *running;      /* of Act, in start order */
+	GArray *running; /* of Act, in start order */
 	Fifo sm_line, h2d_line, d2h_line;
 	guint32 resident;
 	guint8 *h2d_busy, *d2h_busy;
 	guint64 seq;
-	guint dirty;          /* which rates to recompute: DIRTY_SM and/or DIRTY_COPY */
-	guint32 free_eng[2];  /* idle copy engines, H2D and D2H */
-	gint64 next_eta;      /* earliest eta of the running set, valid while !dirty */
+	guint dirty;         /* which rates to recompute: DIRTY_SM and/or DIRTY_COPY */
+	guint32 free_eng[2]; /* idle copy engines, H2D and D2H */
+	gint64 next_eta;     /* earliest eta of the running set, valid while !dirty */
 
 	/* memory */
-	guint32 *buf;         /* per op: the op whose allocation holds its output (itself, or the
-	                         end of its alias chain) */
-	guint32 *consumers;   /* per allocating op: consumers not finished, of it and of every op
-	                         aliasing its buffer; G_MAXUINT32 when one has none (lives to the end) */
+	guint32 *buf; /* per op: the op whose allocation holds its output (itself, or the
+	                 end of its alias chain) */
+	guint32
+	    *consumers; /* per allocating op: consumers not finished, of it and of every op
+	                   aliasing its buffer; G_MAXUINT32 when one has none (lives to the end) */
 	gint64 dev, host_mem;
 	gboolean mem_changed; /* device or host bytes changed at this instant */
 	gint64 cap_bytes;
@@ -148,8 +149,8 @@ static gint64 round_cost(double ns)
 static void mem_point(Sim *x)
 {
 	LhTrace *tr = x->tr;
-	LhMemPoint *last = tr->mem->len ? &g_array_index(tr->mem, LhMemPoint, tr->mem->len - 1)
-					: NULL;
+	LhMemPoint *last =
+	    tr->mem->len ? &g_array_index(tr->mem, LhMemPoint, tr->mem->len - 1) : NULL;
 	if (last && last->t == x->t) {
 		last->device_bytes = x->dev;
 		last->host_bytes = x->host_mem;
@@ -167,10 +168,11 @@ static void mem_alloc(Sim *x, guint32 op)
 	if (G_UNLIKELY(o->out_bytes > (guint64)(G_MAXINT64 - *pool))) {
 		if (!x->failed)
 			g_set_error(x->error, LH_ENGINE_ERROR, LH_ENGINE_ERROR_INVALID,
-				    "op '%s': its output of %" G_GUINT64_FORMAT " bytes would take the "
-				    "%s memory in use beyond 2^63 bytes",
-				    o->name, o->out_bytes,
-				    o->out_space == LH_SPACE_HOST ? "host" : "device");
+			            "op '%s': its output of %" G_GUINT64_FORMAT
+			            " bytes would take the "
+			            "%s memory in use beyond 2^63 bytes",
+			            o->name, o->out_bytes,
+			            o->out_space == LH_SPACE_HOST ? "host" : "device");
 		x->failed = TRUE;
 		return;
 	}
@@ -191,10 +193,11 @@ static void mem_alloc(Sim *x, guint32 op)
 			g_autofree char *used = lh_format_bytes((double)x->dev);
 			g_autofree char *cap = lh_format_bytes((double)x->cap_bytes);
 			g_autofree char *at = lh_format_ns((double)x->t);
-			g_set_error(x->error, LH_ENGINE_ERROR, LH_ENGINE_ERROR_MEMORY,
-				    "device memory exceeded at t=%s when op '%s' started: %s in use, "
-				    "capacity %s (%s)",
-				    at, o->name, used, cap, x->hw->name);
+			g_set_error(
+			    x->error, LH_ENGINE_ERROR, LH_ENGINE_ERROR_MEMORY,
+			    "device memory exceeded at t=%s when op '%s' started: %s in use, "
+			    "capacity %s (%s)",
+			    at, o->name, used, cap, x->hw->name);
 			x->failed = TRUE;
 		}
 	}
@@ -322,8 +325,7 @@ static gboolean dispatch(Sim *x)
 			stream_cmd_completed(x, s);
 		}
 		guint32 next = x->qhead[q];
-		if (next == NONE || x->in_heap[q] ||
-		    (x->heap_n && x->qhead[x->heap[0]] < next)) {
+		if (next == NONE || x->in_heap[q] || (x->heap_n && x->qhead[x->heap[0]] < next)) {
 			heap_push(x, q);
 			q = NONE;
 		}
@@ -355,12 +357,14 @@ static void start_act(Sim *x, guint32 c, LhEngine eng, guint8 idx)
 	double hbm = eng == LH_ENGINE_SM ? lh_op_hbm_use(o, x->hw, T) : 0;
 	double alone = hbm > 1 ? T * hbm : T;
 	if (!(alone <= (double)LH_MAX_OP_NS) && !x->failed) {
-		/* Beyond this, nanosecond event times would overflow (or a phase would never end). */
-		g_set_error(x->error, LH_ENGINE_ERROR, LH_ENGINE_ERROR_INVALID,
-			    "op '%s': its standalone duration on %s, %.3g ns, is beyond the engine's "
-			    "range of %.0e ns (about 3 years): check its flops, bytes, size or "
-			    "duration_ns",
-			    o->name, x->hw->name, alone, (double)LH_MAX_OP_NS);
+		/* Beyond this, nanosecond event times would overflow (or a phase would never end).
+		 */
+		g_set_error(
+		    x->error, LH_ENGINE_ERROR, LH_ENGINE_ERROR_INVALID,
+		    "op '%s': its standalone duration on %s, %.3g ns, is beyond the engine's "
+		    "range of %.0e ns (about 3 years): check its flops, bytes, size or "
+		    "duration_ns",
+		    o->name, x->hw->name, alone, (double)LH_MAX_OP_NS);
 		x->failed = TRUE;
 	}
 	switch (eng) {
@@ -385,7 +389,8 @@ static void start_act(Sim *x, guint32 c, LhEngine eng, guint8 idx)
 			lh_op_link_phases(x->g, o, x->hw, &lat, &wire, &a.lk, &a.nt);
 			a.rem = dur ? T : lat;
 			a.main_work = dur ? 0 : wire;
-			if (dur) { /* a measured duration holds the link as before, or the network */
+			if (dur) { /* a measured duration holds the link as before, or the network
+				    */
 				gboolean net = a.nt > 0;
 				a.lk = net ? 0 : 1;
 				a.nt = net ? 1 : 0;
@@ -402,8 +407,9 @@ static void start_act(Sim *x, guint32 c, LhEngine eng, guint8 idx)
 	g_array_append_val(x->running, a);
 	if (o->alias == LH_NO_OP) /* an alias writes into its dep's buffer */
 		mem_alloc(x, op);
-	x->dirty |= eng == LH_ENGINE_SM || eng == LH_ENGINE_LINK || eng == LH_ENGINE_NET ? DIRTY_SM
-											: DIRTY_COPY;
+	x->dirty |= eng == LH_ENGINE_SM || eng == LH_ENGINE_LINK || eng == LH_ENGINE_NET
+	                ? DIRTY_SM
+	                : DIRTY_COPY;
 }
 
 /* Engine admissions in line order. Returns TRUE if any op started. */
@@ -416,7 +422,8 @@ static gboolean admit(Sim *x)
 		guint32 c = fifo_pop(&x->sm_line);
 		const LhOp *o = &x->ops[(guint32)x->cmds[c].arg];
 		x->resident++;
-		start_act(x, c, lh_op_kind_is_collective(o->kind) ? LH_ENGINE_LINK : LH_ENGINE_SM, 0);
+		start_act(x, c, lh_op_kind_is_collective(o->kind) ? LH_ENGINE_LINK : LH_ENGINE_SM,
+		          0);
 		any = TRUE;
 	}
 	Fifo *lines[2] = {&x->h2d_line, &x->d2h_line};
@@ -428,14 +435,13 @@ static gboolean admit(Sim *x)
 				busy[d][e] = 1;
 				x->free_eng[d]--;
 				start_act(x, fifo_pop(lines[d]), d ? LH_ENGINE_D2H : LH_ENGINE_H2D,
-					  (guint8)e);
+				          (guint8)e);
 				any = TRUE;
 			}
 	return any;
 }
 
 /* ---- rates ---- */
-
 
 static void set_rate(Sim *x, Act *a, double r)
 {
@@ -553,11 +559,11 @@ static void rates_fair(Sim *x)
 				continue;
 			r[i] = level;
 			gboolean f = level >= 1 - 1e-12 || (sat[0] && acts[i].a > 0) ||
-				     (sat[1] && acts[i].b > 0) ||
-				     (sat[2] && acts[i].is_coll && acts[i].phase == PH_MAIN &&
-				      acts[i].lk > 0) ||
-				     (sat[3] && acts[i].is_coll && acts[i].phase == PH_MAIN &&
-				      acts[i].nt > 0);
+			             (sat[1] && acts[i].b > 0) ||
+			             (sat[2] && acts[i].is_coll && acts[i].phase == PH_MAIN &&
+			              acts[i].lk > 0) ||
+			             (sat[3] && acts[i].is_coll && acts[i].phase == PH_MAIN &&
+			              acts[i].nt > 0);
 			if (f) {
 				frozen[i] = 1;
 				live--;
@@ -656,9 +662,9 @@ static void process_due(Sim *x)
 			a->t_upd = x->t;
 			a->rate = -1;
 			x->dirty |= a->engine == LH_ENGINE_SM || a->engine == LH_ENGINE_LINK ||
-					    a->engine == LH_ENGINE_NET
-					    ? DIRTY_SM
-					    : DIRTY_COPY;
+			                    a->engine == LH_ENGINE_NET
+			                ? DIRTY_SM
+			                : DIRTY_COPY;
 			if (a->rem > 0) {
 				i++;
 				continue;
@@ -736,7 +742,7 @@ static void report_deadlock(Sim *x)
 		const LhCmd *c = lh_plan_cmd(p, x->h);
 		if (c->kind == LH_CMD_SYNC)
 			g_string_append_printf(m, " the host is stuck at command %u (sync %s);",
-					       x->h + 1, lh_plan_stream(p, c->stream)->name);
+			                       x->h + 1, lh_plan_stream(p, c->stream)->name);
 	}
 	for (guint32 q = 0; q < x->Q; q++) {
 		guint32 c = x->qhead[q];
@@ -749,21 +755,21 @@ static void report_deadlock(Sim *x)
 		if (cmd->kind == LH_CMD_WAIT) {
 			char b[32];
 			const char *en = lh_plan_event_name(p, cmd->arg, b);
-			g_string_append_printf(m,
-					       " stream '%s' is stuck at command %u (wait %s %s): event "
-					       "%s never fires;",
-					       sn, c + 1, sn, en, en);
-		}
-		else
-			g_string_append_printf(m, " stream '%s' is stuck at command %u (%s %s);", sn,
-					       c + 1, lh_cmd_kind_name(cmd->kind), sn);
+			g_string_append_printf(
+			    m,
+			    " stream '%s' is stuck at command %u (wait %s %s): event "
+			    "%s never fires;",
+			    sn, c + 1, sn, en, en);
+		} else
+			g_string_append_printf(m, " stream '%s' is stuck at command %u (%s %s);",
+			                       sn, c + 1, lh_cmd_kind_name(cmd->kind), sn);
 		/* Streams of this queue behind the head are blocked by it (false dependency). */
 		for (guint32 d = x->qnext[c]; d != NONE && d < x->h; d = x->qnext[d]) {
 			guint32 s2 = lh_plan_cmd(p, d)->stream;
 			if (s2 != cmd->stream) {
-				g_string_append_printf(m,
-						       " stream '%s' waits behind it in hardware queue %u;",
-						       lh_plan_stream(p, s2)->name, q);
+				g_string_append_printf(
+				    m, " stream '%s' waits behind it in hardware queue %u;",
+				    lh_plan_stream(p, s2)->name, q);
 				break;
 			}
 		}
@@ -792,22 +798,23 @@ static void report_time_range(Sim *x, gint64 next)
 		for (guint32 i = 0; i < x->running->len; i++)
 			if (acts[i].eta == next) {
 				o = &x->ops[acts[i].op];
-				what = acts[i].phase == PH_LATENCY ? "end its latency phase" : "end";
+				what =
+				    acts[i].phase == PH_LATENCY ? "end its latency phase" : "end";
 				break;
 			}
 	}
 	g_set_error(x->error, LH_ENGINE_ERROR, LH_ENGINE_ERROR_INVALID,
-		    "%s%s%s would %s at t = %.3g ns, beyond the engine's time range of %.0e ns "
-		    "(about 127 years): the input's times add up to more than lhsim can represent",
-		    o ? "op '" : "", o ? o->name : "the host", o ? "'" : "", what, (double)next,
-		    (double)LH_MAX_TIME_NS);
+	            "%s%s%s would %s at t = %.3g ns, beyond the engine's time range of %.0e ns "
+	            "(about 127 years): the input's times add up to more than lhsim can represent",
+	            o ? "op '" : "", o ? o->name : "the host", o ? "'" : "", what, (double)next,
+	            (double)LH_MAX_TIME_NS);
 	x->failed = TRUE;
 }
 
 /* ---- main loop ---- */
 
-LhTrace *lh_simulate(const LhGraph *g, const LhHw *hw, const LhPlan *plan,
-		     const LhSimOptions *opt, gboolean *over_memory, GError **error)
+LhTrace *lh_simulate(const LhGraph *g, const LhHw *hw, const LhPlan *plan, const LhSimOptions *opt,
+                     gboolean *over_memory, GError **error)
 {
 	g_return_val_if_fail(g && hw && plan && lh_graph_is_finished(g), NULL);
 	LhSimOptions defaults = {0};
@@ -819,10 +826,10 @@ LhTrace *lh_simulate(const LhGraph *g, const LhHw *hw, const LhPlan *plan,
 		g_autoptr(GError) e = NULL;
 		if (!lh_plan_validate(plan, g, NULL, &e)) {
 			g_set_error_literal(error, LH_ENGINE_ERROR,
-					    strstr(e->message, "the plan deadlocks")
-						    ? LH_ENGINE_ERROR_DEADLOCK
-						    : LH_ENGINE_ERROR_INVALID,
-					    e->message);
+			                    strstr(e->message, "the plan deadlocks")
+			                        ? LH_ENGINE_ERROR_DEADLOCK
+			                        : LH_ENGINE_ERROR_INVALID,
+			                    e->message);
 			return NULL;
 		}
 	}

@@ -27,8 +27,8 @@
 #include <stdlib.h>
 
 static const LhParamSpec heft_params[] = {
-	{"streams", LH_PARAM_INT, "4", 1, 1024, NULL, "compute streams (HEFT's processors)"},
-	{NULL, 0, NULL, 0, 0, NULL, NULL},
+    {"streams", LH_PARAM_INT, "4", 1, 1024, NULL, "compute streams (HEFT's processors)"},
+    {NULL, 0, NULL, 0, 0, NULL, NULL},
 };
 
 enum { K_COMPUTE, K_H2D, K_D2H, K_COLL, K_P2P, K_N };
@@ -100,7 +100,7 @@ static LhPlan *heft_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GE
 	guint32 count[K_N] = {P, MAX(hw->copy_engines_h2d, 1), MAX(hw->copy_engines_d2h, 1), 1, 1};
 	static const char *const prefix[K_N] = {"s", "h2d", "d2h", "collective", "p2p"};
 	static const LhStreamRole role[K_N] = {LH_ROLE_COMPUTE, LH_ROLE_H2D, LH_ROLE_D2H,
-					       LH_ROLE_COLLECTIVE, LH_ROLE_P2P};
+	                                       LH_ROLE_COLLECTIVE, LH_ROLE_P2P};
 	double mean_c = P > 1 ? hw->event_ns * (P - 1) / P : 0;
 
 	g_autofree double *w = g_new0(double, n);
@@ -170,10 +170,11 @@ static LhPlan *heft_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GE
 		fin[v] = best_f;
 		vs[v] = best_p;
 		seq[v] = placed++;
-		lh_params_explain(p, "heft: %s '%s' (rank_u %.0f ns) -> %s%u, start %.0f ns, "
-				     "earliest finish %.0f ns",
-				  lh_op_kind_name(op->kind), op->name, rank[v], prefix[k], best_p, best_s,
-				  best_f);
+		lh_params_explain(p,
+		                  "heft: %s '%s' (rank_u %.0f ns) -> %s%u, start %.0f ns, "
+		                  "earliest finish %.0f ns",
+		                  lh_op_kind_name(op->kind), op->name, rank[v], prefix[k], best_p,
+		                  best_s, best_f);
 	}
 	LhPlan *plan = lh_plan_new();
 	g_autofree guint32 *stream = g_new0(guint32, n);
@@ -206,10 +207,10 @@ static LhPlan *heft_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GE
 }
 
 const LhScheduler lh_sched_heft = {
-	.version = LH_SCHEDULER_ABI,
-	.name = "heft",
-	.summary = "HEFT (Topcuoglu et al. 2002): upward rank, insertion-based earliest finish "
-		   "time over `streams` streams",
-	.params = heft_params,
-	.plan = heft_plan,
+    .version = LH_SCHEDULER_ABI,
+    .name = "heft",
+    .summary = "HEFT (Topcuoglu et al. 2002): upward rank, insertion-based earliest finish "
+               "time over `streams` streams",
+    .params = heft_params,
+    .plan = heft_plan,
 };

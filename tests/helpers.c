@@ -106,7 +106,7 @@ int t_lhsim(char **out, char **err, const char *first, ...)
 	GError *e = NULL;
 	char *o = NULL, *r = NULL;
 	if (!g_spawn_sync(NULL, (char **)argv->pdata, NULL, G_SPAWN_DEFAULT, NULL, NULL, &o, &r,
-			  &status, &e))
+	                  &status, &e))
 		cr_assert_fail("spawn lhsim: %s", e->message);
 	g_ptr_array_free(argv, TRUE);
 	if (out)
@@ -121,7 +121,7 @@ int t_lhsim(char **out, char **err, const char *first, ...)
 }
 
 int t_lhsim_io(const char *in, GSpawnChildSetupFunc setup, char **out, char **err,
-	       const char *first, ...)
+               const char *first, ...)
 {
 	GPtrArray *argv = g_ptr_array_new();
 	const char *exe = g_getenv("LHSIM");
@@ -134,13 +134,13 @@ int t_lhsim_io(const char *in, GSpawnChildSetupFunc setup, char **out, char **er
 	va_end(ap);
 	g_ptr_array_add(argv, NULL);
 	g_autoptr(GSubprocessLauncher) l = g_subprocess_launcher_new(
-		G_SUBPROCESS_FLAGS_STDIN_PIPE | G_SUBPROCESS_FLAGS_STDOUT_PIPE |
-		G_SUBPROCESS_FLAGS_STDERR_PIPE);
+	    G_SUBPROCESS_FLAGS_STDIN_PIPE | G_SUBPROCESS_FLAGS_STDOUT_PIPE |
+	    G_SUBPROCESS_FLAGS_STDERR_PIPE);
 	if (setup)
 		g_subprocess_launcher_set_child_setup(l, setup, NULL, NULL);
 	GError *e = NULL;
 	g_autoptr(GSubprocess) p =
-		g_subprocess_launcher_spawnv(l, (const char *const *)argv->pdata, &e);
+	    g_subprocess_launcher_spawnv(l, (const char *const *)argv->pdata, &e);
 	g_ptr_array_free(argv, TRUE);
 	cr_assert(p, "spawn lhsim: %s", e ? e->message : "");
 	g_autoptr(GBytes) bin = g_bytes_new(in ? in : "", in ? strlen(in) : 0);
@@ -150,13 +150,13 @@ int t_lhsim_io(const char *in, GSpawnChildSetupFunc setup, char **out, char **er
 	g_subprocess_wait(p, NULL, NULL);
 	/* An empty GBytes may hold NULL. */
 	if (out)
-		*out = bo && g_bytes_get_size(bo) ? g_strndup(g_bytes_get_data(bo, NULL),
-							    g_bytes_get_size(bo))
-						  : g_strdup("");
+		*out = bo && g_bytes_get_size(bo)
+		           ? g_strndup(g_bytes_get_data(bo, NULL), g_bytes_get_size(bo))
+		           : g_strdup("");
 	if (err)
-		*err = be && g_bytes_get_size(be) ? g_strndup(g_bytes_get_data(be, NULL),
-							    g_bytes_get_size(be))
-						  : g_strdup("");
+		*err = be && g_bytes_get_size(be)
+		           ? g_strndup(g_bytes_get_data(be, NULL), g_bytes_get_size(be))
+		           : g_strdup("");
 	if (g_subprocess_get_if_signaled(p))
 		return 128 + g_subprocess_get_term_sig(p);
 	return g_subprocess_get_exit_status(p);

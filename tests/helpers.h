@@ -30,7 +30,7 @@ int t_lhsim(char **out, char **err, const char *first, ...) G_GNUC_NULL_TERMINAT
  * child before exec (limits, signal dispositions). Returns the exit status, or 128 + the
  * signal that killed it. Captured output is cut at the first NUL. */
 int t_lhsim_io(const char *in, GSpawnChildSetupFunc setup, char **out, char **err,
-	       const char *first, ...) G_GNUC_NULL_TERMINATED;
+               const char *first, ...) G_GNUC_NULL_TERMINATED;
 /* Path of a file under tests/data. Caller frees. */
 char *t_data(const char *rel);
 /* A fresh temporary directory (removed by the OS test harness; tests keep it small). */

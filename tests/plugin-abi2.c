@@ -38,7 +38,7 @@ static LhPlan *abi2_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GE
 	guint32 n = lh_graph_n_ops(g);
 	LhPlan *plan = lh_plan_new();
 	guint32 s[2] = {lh_plan_add_stream(plan, "main", LH_ROLE_COMPUTE),
-			lh_plan_add_stream(plan, "copy", LH_ROLE_ASYNC_COMPUTE)};
+	                lh_plan_add_stream(plan, "copy", LH_ROLE_ASYNC_COMPUTE)};
 	guint32 *event = g_new(guint32, n ? n : 1);
 	for (guint32 v = 0; v < n; v++) {
 		const LhOp *op = lh_graph_op(g, v);
@@ -67,16 +67,16 @@ static LhPlan *abi2_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GE
 }
 
 static const LhParamSpec abi2_params[] = {
-	{"unused", LH_PARAM_INT, "3", 0, 10, NULL, "a parameter, to check the table is read"},
-	{NULL, 0, NULL, 0, 0, NULL, NULL},
+    {"unused", LH_PARAM_INT, "3", 0, 10, NULL, "a parameter, to check the table is read"},
+    {NULL, 0, NULL, 0, 0, NULL, NULL},
 };
 
 static const SchedulerAbi2 abi2 = {
-	.version = PLUGIN_ABI,
-	.name = "abi2",
-	.summary = "test plugin built against scheduler ABI 2",
-	.params = abi2_params,
-	.plan = abi2_plan,
+    .version = PLUGIN_ABI,
+    .name = "abi2",
+    .summary = "test plugin built against scheduler ABI 2",
+    .params = abi2_params,
+    .plan = abi2_plan,
 };
 
 G_MODULE_EXPORT const SchedulerAbi2 *lh_scheduler_plugin(void);

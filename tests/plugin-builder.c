@@ -15,17 +15,16 @@ static gboolean two_streams_supports(const LhGraph *g, const LhHw *hw, GError **
 		const LhOp *op = lh_graph_op(g, i);
 		if (lh_op_kind_is_collective(lh_op_kind(op))) {
 			g_set_error(error, LH_SCHED_ERROR, LH_SCHED_ERROR_UNSUPPORTED,
-				    "two-streams: op '%s' is a %s; this scheduler plans kernels "
-				    "and copies only",
-				    lh_op_name(op), lh_op_kind_name(lh_op_kind(op)));
+			            "two-streams: op '%s' is a %s; this scheduler plans kernels "
+			            "and copies only",
+			            lh_op_name(op), lh_op_kind_name(lh_op_kind(op)));
 			return FALSE;
 		}
 	}
 	return TRUE;
 }
 
-static LhPlan *two_streams_plan(const LhGraph *g, const LhHw *hw, const LhParams *p,
-				GError **error)
+static LhPlan *two_streams_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GError **error)
 {
 	(void)hw;
 	(void)p;
@@ -42,12 +41,12 @@ static LhPlan *two_streams_plan(const LhGraph *g, const LhHw *hw, const LhParams
 }
 
 static const LhScheduler two_streams = {
-	.version = LH_SCHEDULER_ABI,
-	.name = "two-streams",
-	.summary = "test plugin: copies on their own stream, synchronised by the plan builder",
-	.params = NULL,
-	.plan = two_streams_plan,
-	.supports = two_streams_supports,
+    .version = LH_SCHEDULER_ABI,
+    .name = "two-streams",
+    .summary = "test plugin: copies on their own stream, synchronised by the plan builder",
+    .params = NULL,
+    .plan = two_streams_plan,
+    .supports = two_streams_supports,
 };
 
 G_MODULE_EXPORT const LhScheduler *lh_scheduler_plugin(void);

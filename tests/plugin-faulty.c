@@ -22,8 +22,8 @@ static LhPlan *faulty_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, 
 
 #ifdef FAULTY_PARAMS
 static const LhParamSpec faulty_params[] = {
-	{"limit", LH_PARAM_INT, "zero", 1, 8, NULL, "a default that is not an integer"},
-	{NULL, 0, NULL, 0, 0, NULL, NULL},
+    {"limit", LH_PARAM_INT, "zero", 1, 8, NULL, "a default that is not an integer"},
+    {NULL, 0, NULL, 0, 0, NULL, NULL},
 };
 #define PARAMS faulty_params
 #else
@@ -31,11 +31,11 @@ static const LhParamSpec faulty_params[] = {
 #endif
 
 static const LhScheduler faulty = {
-	.version = LH_SCHEDULER_ABI,
-	.name = "faulty",
-	.summary = "test plugin with a fault",
-	.params = PARAMS,
-	.plan = faulty_plan,
+    .version = LH_SCHEDULER_ABI,
+    .name = "faulty",
+    .summary = "test plugin with a fault",
+    .params = PARAMS,
+    .plan = faulty_plan,
 };
 
 G_MODULE_EXPORT const LhScheduler *lh_scheduler_plugin(void);

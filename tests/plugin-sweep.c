@@ -47,17 +47,17 @@ static LhPlan *shuffle_plan(const LhGraph *g, const LhHw *hw, const LhParams *p,
 }
 
 static const LhParamSpec shuffle_params[] = {
-	{"seed", LH_PARAM_INT, "1", 0, 1e9, NULL, "random seed of the order"},
-	{"die-on-rank", LH_PARAM_INT, "-1", -1, 1e6, NULL, "kill the process on this MPI rank"},
-	{NULL, 0, NULL, 0, 0, NULL, NULL},
+    {"seed", LH_PARAM_INT, "1", 0, 1e9, NULL, "random seed of the order"},
+    {"die-on-rank", LH_PARAM_INT, "-1", -1, 1e6, NULL, "kill the process on this MPI rank"},
+    {NULL, 0, NULL, 0, 0, NULL, NULL},
 };
 
 static const LhScheduler shuffle = {
-	.version = LH_SCHEDULER_ABI,
-	.name = "shuffle",
-	.summary = "test plugin: one stream, a seeded random topological order",
-	.params = shuffle_params,
-	.plan = shuffle_plan,
+    .version = LH_SCHEDULER_ABI,
+    .name = "shuffle",
+    .summary = "test plugin: one stream, a seeded random topological order",
+    .params = shuffle_params,
+    .plan = shuffle_plan,
 };
 
 G_MODULE_EXPORT const LhScheduler *lh_scheduler_plugin(void);

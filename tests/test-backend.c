@@ -49,9 +49,10 @@ static guint32 check_order(const LhGraph *g, const LhPlan *p, const LhTrace *t, 
 			if (lh_graph_op(g, d[k])->kind == LH_OP_INPUT)
 				continue;
 			cr_assert_leq(t->ops[d[k]].end, t->ops[v].start + slack,
-				      "dep %s -> %s: ends %" G_GINT64_FORMAT " after start %" G_GINT64_FORMAT,
-				      lh_graph_op(g, d[k])->name, lh_graph_op(g, v)->name,
-				      t->ops[d[k]].end, t->ops[v].start);
+			              "dep %s -> %s: ends %" G_GINT64_FORMAT
+			              " after start %" G_GINT64_FORMAT,
+			              lh_graph_op(g, d[k])->name, lh_graph_op(g, v)->name,
+			              t->ops[d[k]].end, t->ops[v].start);
 		}
 	}
 	/* Per stream, the latest end of the runs so far; per event, that value at its signal. */
@@ -66,12 +67,12 @@ static guint32 check_order(const LhGraph *g, const LhPlan *p, const LhTrace *t, 
 		case LH_CMD_RUN: {
 			const LhOpTiming *o = &t->ops[cmd->arg];
 			cr_assert_geq(o->start + slack, gate[cmd->stream],
-				      "op %s starts before an event or stream predecessor allows",
-				      lh_graph_op(g, (guint32)cmd->arg)->name);
+			              "op %s starts before an event or stream predecessor allows",
+			              lh_graph_op(g, (guint32)cmd->arg)->name);
 			cr_assert_geq(o->start + slack, last_end[cmd->stream]);
 			cr_assert_geq(t->cmd_issue[c] + slack, host_gate,
-				      "op %s issued before a sync returned",
-				      lh_graph_op(g, (guint32)cmd->arg)->name);
+			              "op %s issued before a sync returned",
+			              lh_graph_op(g, (guint32)cmd->arg)->name);
 			last_end[cmd->stream] = MAX(last_end[cmd->stream], o->end);
 			break;
 		}
@@ -103,7 +104,7 @@ static gint64 makespan(const LhTrace *t)
 }
 
 static LhTrace *replay_cpu(const LhGraph *g, const LhPlan *p, const LhHw *hw, double scale,
-			   guint32 repeats)
+                           guint32 repeats)
 {
 	LhReplayOptions o;
 	lh_replay_options_init(&o);
@@ -180,7 +181,8 @@ Test(backend, cpu_replays_cross_stream_events_in_order)
 	/* Within 10 % of the prediction: 4 ms +- 0.4 ms (in predicted ns). */
 	gint64 m = makespan(t);
 	cr_assert(m >= 3600000 && m <= 4400000, "measured makespan %" G_GINT64_FORMAT " ns", m);
-	cr_assert(t->host_end >= 0 && t->host_end <= m, "host issue ends at %" G_GINT64_FORMAT, t->host_end);
+	cr_assert(t->host_end >= 0 && t->host_end <= m, "host issue ends at %" G_GINT64_FORMAT,
+	          t->host_end);
 }
 
 /* A scheduler's plan with many events: heft over 3 streams on a small lattice of async
@@ -224,8 +226,9 @@ Test(backend, cpu_replays_a_scheduler_plan_within_ten_percent)
 }
 
 /* Shared hardware queues: with hw_queues = 1, c (on its own stream) queues behind s0's
- * signal, which waits for a (2 ms); so c starts at 2 ms, not 0 (docs/engine.md#streams-and-hardware-queues).
- *   s0: run a (2 ms); signal e0     s1: wait e0; run b (1 ms)     s2: run c (1 ms) */
+ * signal, which waits for a (2 ms); so c starts at 2 ms, not 0
+ * (docs/engine.md#streams-and-hardware-queues). s0: run a (2 ms); signal e0     s1: wait e0; run b
+ * (1 ms)     s2: run c (1 ms) */
 Test(backend, cpu_shares_hardware_queues_like_the_engine)
 {
 	g_autoptr(LhGraph) g = lh_graph_new("queues");
@@ -250,7 +253,7 @@ Test(backend, cpu_shares_hardware_queues_like_the_engine)
 	cr_assert_gt(check_order(g, p, t, 0), 0, "the plan's waits were checked");
 	/* 2 ms, within 10 %. */
 	cr_assert(t->ops[c].start >= 1800000 && t->ops[c].start <= 2200000,
-		  "c started at %" G_GINT64_FORMAT, t->ops[c].start);
+	          "c started at %" G_GINT64_FORMAT, t->ops[c].start);
 	cr_assert_geq(t->ops[c].start, t->ops[a].end);
 	(void)b;
 }
@@ -378,8 +381,8 @@ Test(backend, wait_before_signal_in_command_order_is_rejected)
 	cr_assert_null(lh_backend_cpu.replay(g, p, hw, NULL, &e));
 	cr_assert(g_error_matches(e, LH_BACKEND_ERROR, LH_BACKEND_ERROR_PLAN));
 	cr_assert(strstr(e->message, "command 1") && strstr(e->message, "wait s1 e0") &&
-			  strstr(e->message, "signal s0 e0") && strstr(e->message, "command 3"),
-		  "%s", e->message);
+	              strstr(e->message, "signal s0 e0") && strstr(e->message, "command 3"),
+	          "%s", e->message);
 }
 
 Test(backend, plan_that_does_not_match_its_graph_is_rejected)
@@ -403,7 +406,7 @@ Test(backend, plan_that_does_not_match_its_graph_is_rejected)
 	g_autoptr(GError) e2 = NULL;
 	cr_assert_null(lh_backend_cpu.replay(g, q, hw, NULL, &e2));
 	cr_assert(strstr(e2->message, "'b'") && strstr(e2->message, "never runs"), "%s",
-		  e2->message);
+	          e2->message);
 }
 
 Test(backend, error_summary_uses_nearest_rank)
@@ -564,7 +567,8 @@ Test(backend, calibration_ini_is_commented_and_reads_back)
 	g_autoptr(LhHw) hw = t_hw(LH_SHARING_FIFO);
 	hw->kernel_overhead_ns = 2500;
 	hw->copy_latency_ns = 1800;
-	g_autoptr(GHashTable) notes = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+	g_autoptr(GHashTable) notes =
+	    g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
 	g_hash_table_insert(notes, g_strdup("hbm_gbs"), g_strdup("a 1 GiB D2D copy"));
 	g_hash_table_insert(notes, g_strdup("sm_sharing"), g_strdup("two kernels\nsecond line"));
 	g_autofree char *ini = lh_calibration_to_ini(hw, notes, "GPU X, calibrated");
@@ -594,9 +598,9 @@ Test(backend, bad_ini_names_the_key)
 	struct {
 		char from[40], to[40], key[24];
 	} cases[] = {
-		{"hbm_gbs = 1000", "hbm_gbs = 0", "hbm_gbs"},
-		{"copy_latency_ns = 0", "copy_latency_ns = -5", "copy_latency_ns"},
-		{"pcie_gbs = 10\n", "", "pcie_gbs"},
+	    {"hbm_gbs = 1000", "hbm_gbs = 0", "hbm_gbs"},
+	    {"copy_latency_ns = 0", "copy_latency_ns = -5", "copy_latency_ns"},
+	    {"pcie_gbs = 10\n", "", "pcie_gbs"},
 	};
 	for (gsize i = 0; i < G_N_ELEMENTS(cases); i++) {
 		cr_assert(strstr(good, cases[i].from), "%s", cases[i].from);
@@ -606,8 +610,8 @@ Test(backend, bad_ini_names_the_key)
 		cr_assert(g_file_set_contents(path, s->str, -1, NULL));
 		g_string_free(s, TRUE);
 		g_autofree char *err = NULL;
-		int rc = t_lhsim(NULL, &err, "replay", "--backend", "cpu", "--sched", "serial", "--hw",
-				 path, NULL);
+		int rc = t_lhsim(NULL, &err, "replay", "--backend", "cpu", "--sched", "serial",
+		                 "--hw", path, NULL);
 		cr_assert_eq(rc, 2, "%s", err);
 		g_autofree char *quoted = g_strdup_printf("'%s'", cases[i].key);
 		cr_assert(strstr(err, quoted) && strstr(err, path), "%s", err);
@@ -633,9 +637,9 @@ Test(backend, cli_replays_several_schedulers_on_cpu)
 	write_graph(g, gp);
 	g_autofree char *out = NULL, *err = NULL;
 	/* serial runs the 5 ms of work in a row; heft overlaps b with c. */
-	int rc = t_lhsim(&out, &err, "replay", gp, "--backend", "cpu", "--hw", "ideal",
-			 "--sched", "serial,heft", "--time-scale", "20", "--repeats", "3", "--json",
-			 "-o", png, NULL);
+	int rc = t_lhsim(&out, &err, "replay", gp, "--backend", "cpu", "--hw", "ideal", "--sched",
+	                 "serial,heft", "--time-scale", "20", "--repeats", "3", "--json", "-o", png,
+	                 NULL);
 	cr_assert_eq(rc, 0, "%s", err);
 	g_autoptr(JsonParser) jp = json_parser_new();
 	cr_assert(json_parser_load_from_data(jp, out, -1, NULL), "%s", out);
@@ -647,14 +651,15 @@ Test(backend, cli_replays_several_schedulers_on_cpu)
 		JsonObject *s = json_array_get_object_element(sc, i);
 		double err_mk = json_object_get_double_member(s, "makespan_error");
 		cr_assert(fabs(err_mk) <= 0.10, "%s: makespan error %g",
-			  json_object_get_string_member(s, "label"), err_mk);
+		          json_object_get_string_member(s, "label"), err_mk);
 		cr_assert_eq(json_array_get_length(json_object_get_array_member(s, "ops")), 4);
 	}
 	cr_assert(json_object_get_boolean_member(o, "ranking_same"), "%s", out);
 	/* Several schedulers: one picture each, named after them. */
 	g_autofree char *p1 = g_build_filename(dir, "v-serial.png", NULL);
 	g_autofree char *p2 = g_build_filename(dir, "v-heft.png", NULL);
-	cr_assert(g_file_test(p1, G_FILE_TEST_IS_REGULAR) && g_file_test(p2, G_FILE_TEST_IS_REGULAR));
+	cr_assert(g_file_test(p1, G_FILE_TEST_IS_REGULAR) &&
+	          g_file_test(p2, G_FILE_TEST_IS_REGULAR));
 	g_unlink(p1);
 	g_unlink(p2);
 
@@ -664,7 +669,7 @@ Test(backend, cli_replays_several_schedulers_on_cpu)
 	cr_assert(lh_plan_write_file(p, g, pp, &e), "%s", e ? e->message : "");
 	g_autofree char *out2 = NULL, *err2 = NULL;
 	rc = t_lhsim(&out2, &err2, "replay", gp, "--backend", "cpu", "--hw", "ideal", "--plan", pp,
-		     "--time-scale", "2", NULL);
+	             "--time-scale", "2", NULL);
 	cr_assert_eq(rc, 0, "%s", err2);
 	cr_assert(strstr(out2, "makespan error over 1 schedule: median"), "%s", out2);
 	cr_assert(strstr(out2, "time scale 2,"), "%s", out2);
@@ -711,8 +716,9 @@ Test(backend, cuda_reports_no_device_cleanly)
 	g_autoptr(GError) e2 = NULL;
 	cr_assert_null(be->replay(g, p, hw, NULL, &e2));
 	cr_assert(g_error_matches(e2, LH_BACKEND_ERROR, LH_BACKEND_ERROR_UNAVAILABLE), "%s",
-		  e2->message);
-	g_autoptr(GHashTable) notes = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+	          e2->message);
+	g_autoptr(GHashTable) notes =
+	    g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
 	g_autoptr(GError) e3 = NULL;
 	cr_assert_null(be->calibrate(hw, NULL, notes, &e3));
 	cr_assert(g_error_matches(e3, LH_BACKEND_ERROR, LH_BACKEND_ERROR_UNAVAILABLE));

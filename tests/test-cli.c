@@ -14,22 +14,25 @@ static char *write_tmp(const char *dir, const char *name, const char *text)
 	return path;
 }
 
-/* A small graph: k1 (1000 ns) -> d2h copy c (10 kB) -> k2 (500 ns); and an all-reduce r after k1. */
+/* A small graph: k1 (1000 ns) -> d2h copy c (10 kB) -> k2 (500 ns); and an all-reduce r after k1.
+ */
 static const char *small_json =
-	"{\"format\": \"lhsim-graph\", \"version\": 1, \"name\": \"small\", \"ops\": [\n"
-	" {\"name\": \"k1\", \"kind\": \"kernel\", \"duration_ns\": 1000, \"out_bytes\": 4096},\n"
-	" {\"name\": \"c\", \"kind\": \"copy-d2h\", \"size\": 10000, \"deps\": [\"k1\"]},\n"
-	" {\"name\": \"r\", \"kind\": \"all-reduce\", \"size\": 8192, \"group\": 8, \"deps\": [\"k1\"]},\n"
-	" {\"name\": \"k2\", \"kind\": \"kernel\", \"duration_ns\": 500, \"deps\": [\"c\", \"r\"]}\n"
-	"]}\n";
+    "{\"format\": \"lhsim-graph\", \"version\": 1, \"name\": \"small\", \"ops\": [\n"
+    " {\"name\": \"k1\", \"kind\": \"kernel\", \"duration_ns\": 1000, \"out_bytes\": 4096},\n"
+    " {\"name\": \"c\", \"kind\": \"copy-d2h\", \"size\": 10000, \"deps\": [\"k1\"]},\n"
+    " {\"name\": \"r\", \"kind\": \"all-reduce\", \"size\": 8192, \"group\": 8, \"deps\": "
+    "[\"k1\"]},\n"
+    " {\"name\": \"k2\", \"kind\": \"kernel\", \"duration_ns\": 500, \"deps\": [\"c\", \"r\"]}\n"
+    "]}\n";
 
 Test(cli, run_default_workload_prints_the_table)
 {
 	g_autofree char *out = NULL, *err = NULL;
 	int st = t_lhsim(&out, &err, "run", NULL);
 	cr_assert_eq(st, 0, "%s", err);
-	const char *want[] = {"makespan", "lower bound", "makespan / bound", "exposed transfer",
-			      "peak device memory", "busy per stream", "busy per engine", " ms"};
+	const char *want[] = {
+	    "makespan",           "lower bound",     "makespan / bound", "exposed transfer",
+	    "peak device memory", "busy per stream", "busy per engine",  " ms"};
 	for (gsize i = 0; i < G_N_ELEMENTS(want); i++)
 		cr_expect(strstr(out, want[i]) != NULL, "no '%s' in:\n%s", want[i], out);
 }
@@ -85,14 +88,15 @@ Test(cli, trace_is_chrome_json_with_tracks)
 	g_autoptr(JsonParser) p = json_parser_new();
 	cr_assert(json_parser_load_from_file(p, tpath, NULL));
 	JsonArray *ev = json_object_get_array_member(json_node_get_object(json_parser_get_root(p)),
-						     "traceEvents");
+	                                             "traceEvents");
 	int complete = 0, names = 0;
 	for (guint i = 0; i < json_array_get_length(ev); i++) {
 		JsonObject *e = json_array_get_object_element(ev, i);
 		const char *ph = json_object_get_string_member(e, "ph");
 		if (!strcmp(ph, "X"))
 			complete++;
-		if (!strcmp(ph, "M") && !strcmp(json_object_get_string_member(e, "name"), "thread_name"))
+		if (!strcmp(ph, "M") &&
+		    !strcmp(json_object_get_string_member(e, "name"), "thread_name"))
 			names++;
 	}
 	/* 4 ops, each on its stream track and on its engine track. */
@@ -113,13 +117,14 @@ Test(cli, save_plan_then_plan_gives_the_same_run)
 	cr_assert_eq(t_lhsim(&o2, &err, "run", "--json", "--plan", ppath, NULL), 0, "%s", err);
 	/* Same schedule, same numbers; only the scheduler label differs. */
 	g_autoptr(JsonParser) a = json_parser_new(), b = json_parser_new();
-	cr_assert(json_parser_load_from_data(a, o1, -1, NULL) && json_parser_load_from_data(b, o2, -1, NULL));
+	cr_assert(json_parser_load_from_data(a, o1, -1, NULL) &&
+	          json_parser_load_from_data(b, o2, -1, NULL));
 	JsonObject *ja = json_node_get_object(json_parser_get_root(a));
 	JsonObject *jb = json_node_get_object(json_parser_get_root(b));
 	cr_expect_eq(json_object_get_int_member(ja, "makespan_ns"),
-		     json_object_get_int_member(jb, "makespan_ns"));
+	             json_object_get_int_member(jb, "makespan_ns"));
 	cr_expect_eq(json_object_get_int_member(ja, "peak_device_bytes"),
-		     json_object_get_int_member(jb, "peak_device_bytes"));
+	             json_object_get_int_member(jb, "peak_device_bytes"));
 	cr_expect_str_eq(json_object_get_string_member(jb, "scheduler"), "plan");
 }
 
@@ -127,9 +132,9 @@ Test(cli, bad_graph_exits_2_with_position)
 {
 	g_autofree char *dir = t_tmpdir();
 	g_autofree char *gpath = write_tmp(
-		dir, "bad.json",
-		"{\"format\": \"lhsim-graph\", \"version\": 1, \"ops\": [\n"
-		" {\"name\": \"a\", \"kind\": \"kernel\", \"flops\": 1, \"deps\": [\"nope\"]}\n]}\n");
+	    dir, "bad.json",
+	    "{\"format\": \"lhsim-graph\", \"version\": 1, \"ops\": [\n"
+	    " {\"name\": \"a\", \"kind\": \"kernel\", \"flops\": 1, \"deps\": [\"nope\"]}\n]}\n");
 	g_autofree char *err = NULL, *out = NULL;
 	int st = t_lhsim(&out, &err, "run", gpath, NULL);
 	cr_expect_eq(st, 2);
@@ -165,9 +170,9 @@ Test(cli, deadlocking_plan_file_is_rejected)
 	g_autofree char *dir = t_tmpdir();
 	g_autofree char *gpath = write_tmp(dir, "small.json", small_json);
 	g_autofree char *ppath = write_tmp(dir, "dead.plan",
-					   "lhsim-plan 1\nstream a compute\nstream b collective\n"
-					   "wait a e1\nrun a k1\nsignal a e0\nwait b e0\nrun b c\n"
-					   "run b r\nsignal b e1\nrun a k2\n");
+	                                   "lhsim-plan 1\nstream a compute\nstream b collective\n"
+	                                   "wait a e1\nrun a k1\nsignal a e0\nwait b e0\nrun b c\n"
+	                                   "run b r\nsignal b e1\nrun a k2\n");
 	g_autofree char *err = NULL;
 	int st = t_lhsim(NULL, &err, "run", gpath, "--plan", ppath, NULL);
 	cr_expect_eq(st, 2);
@@ -192,20 +197,20 @@ Test(cli, list_shows_schedulers_and_hardware)
 	g_autofree char *out = NULL;
 	cr_assert_eq(t_lhsim(&out, NULL, "list", NULL), 0);
 	cr_expect(strstr(out, "serial") && strstr(out, "h100-sxm") && strstr(out, "h200-sxm") &&
-			  strstr(out, "a100-sxm") && strstr(out, "moe-offload"),
-		  "%s", out);
+	              strstr(out, "a100-sxm") && strstr(out, "moe-offload"),
+	          "%s", out);
 	/* The H100's dense peak per data type (models/hw/h100-sxm.ini). */
 	cr_expect(strstr(out, "dense TFLOP/s: f64 67, f32 67, tf32 494.5, bf16/f16 989, fp8 1979, "
-			      "int8 1979 (TOP/s)"),
-		  "%s", out);
+	                      "int8 1979 (TOP/s)"),
+	          "%s", out);
 }
 
 /* Two kernels in a row: a 2000 ns one, then a 3000 ns one. */
 static const char *two_json =
-	"{\"format\": \"lhsim-graph\", \"version\": 1, \"name\": \"two\", \"ops\": [\n"
-	" {\"name\": \"a\", \"kind\": \"kernel\", \"duration_ns\": 2000},\n"
-	" {\"name\": \"b\", \"kind\": \"kernel\", \"duration_ns\": 3000, \"deps\": [\"a\"]}\n"
-	"]}\n";
+    "{\"format\": \"lhsim-graph\", \"version\": 1, \"name\": \"two\", \"ops\": [\n"
+    " {\"name\": \"a\", \"kind\": \"kernel\", \"duration_ns\": 2000},\n"
+    " {\"name\": \"b\", \"kind\": \"kernel\", \"duration_ns\": 3000, \"deps\": [\"a\"]}\n"
+    "]}\n";
 
 Test(cli, compare_writes_csv_and_json_for_several_graphs)
 {
@@ -215,7 +220,7 @@ Test(cli, compare_writes_csv_and_json_for_several_graphs)
 	g_autofree char *csv = g_build_filename(dir, "c.csv", NULL);
 	g_autofree char *out = NULL, *err = NULL;
 	int st = t_lhsim(&out, &err, "compare", g1, g2, "--sched", "serial,lhs", "--csv", csv,
-			 "--json", NULL);
+	                 "--json", NULL);
 	cr_assert_eq(st, 0, "%s", err);
 	/* serial on h100-sxm: small 42655 ns (see json_metrics_parse_and_match_the_engine);
 	 * two: after the 15000 ns step overhead the host issues a at 19000 and b at 23000
@@ -243,7 +248,7 @@ Test(cli, compare_writes_csv_and_json_for_several_graphs)
 	g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
 	cr_assert_eq(g_strv_length(lines), 1 + 4 + 1, "%s", text);
 	cr_assert_str_eq(lines[0], "graph,hw,scheduler,status,makespan_ns,lower_bound_ns,ratio,"
-				   "exposed_transfer_ns,peak_device_bytes,streams,error");
+	                           "exposed_transfer_ns,peak_device_bytes,streams,error");
 	cr_assert(g_str_has_prefix(lines[1], "small,H100 SXM,serial,ok,42655,"), "%s", lines[1]);
 	cr_assert(g_str_has_prefix(lines[2], "small,H100 SXM,lhs,ok,"), "%s", lines[2]);
 	cr_assert(g_str_has_prefix(lines[3], "two,H100 SXM,serial,ok,26000,"), "%s", lines[3]);
@@ -252,7 +257,7 @@ Test(cli, compare_writes_csv_and_json_for_several_graphs)
 	g_free(err);
 	err = NULL;
 	cr_assert_eq(t_lhsim(NULL, &err, "compare", g1, g2, "--sched", "serial", "-o", png, NULL),
-		     2);
+	             2);
 	cr_assert(strstr(err, "-o draws one graph"), "%s", err);
 }
 
@@ -269,17 +274,19 @@ Test(cli, compare_failed_row_does_not_abort_the_table)
 	g_autofree char *csv = g_build_filename(dir, "c.csv", NULL);
 	g_autofree char *out = NULL, *err = NULL;
 	int st = t_lhsim(&out, &err, "compare", g, "--plugin", so, "--sched", "faulty,serial",
-			 "--csv", csv, NULL);
+	                 "--csv", csv, NULL);
 	cr_assert_eq(st, 1, "%s", err);
-	cr_assert(strstr(out, "faulty       failed: plugin ") && strstr(out, "made an invalid plan"),
-		  "%s", out);
+	cr_assert(strstr(out, "faulty       failed: plugin ") &&
+	              strstr(out, "made an invalid plan"),
+	          "%s", out);
 	/* serial: 26000 ns, as in compare_writes_csv_and_json_for_several_graphs; the bound
 	 * 8000 ns of work plus the 15000 ns step overhead is 23000 ns. */
 	cr_assert(strstr(out, "serial") && strstr(out, "26.000 us"), "%s", out);
 	cr_assert(strstr(err, "1 of 2 rows failed"), "%s", err);
 	g_autofree char *text = NULL;
 	cr_assert(g_file_get_contents(csv, &text, NULL, NULL));
-	cr_assert(strstr(text, "\ntwo,H100 SXM,faulty,failed,,23000.000,,,,,\"plugin "), "%s", text);
+	cr_assert(strstr(text, "\ntwo,H100 SXM,faulty,failed,,23000.000,,,,,\"plugin "), "%s",
+	          text);
 	cr_assert(strstr(text, "\ntwo,H100 SXM,serial,ok,26000,"), "%s", text);
 }
 
@@ -288,16 +295,16 @@ Test(cli, help_documents_the_exit_statuses)
 	g_autofree char *out = NULL;
 	cr_assert_eq(t_lhsim(&out, NULL, "--help", NULL), 0);
 	cr_assert(strstr(out, "exit status:") && strstr(out, "  0  success") &&
-			  strstr(out, "  1  a failed run") && strstr(out, "I/O failure") &&
-			  strstr(out, "  2  bad input"),
-		  "%s", out);
-	const char *subs[] = {"run", "compare", "sweep", "list", "import", "gen", "replay",
-			      "calibrate"};
+	              strstr(out, "  1  a failed run") && strstr(out, "I/O failure") &&
+	              strstr(out, "  2  bad input"),
+	          "%s", out);
+	const char *subs[] = {"run",    "compare", "sweep",  "list",
+	                      "import", "gen",     "replay", "calibrate"};
 	for (gsize i = 0; i < G_N_ELEMENTS(subs); i++) {
 		g_autofree char *o = NULL;
 		cr_assert_eq(t_lhsim(&o, NULL, subs[i], "--help", NULL), 0, "%s", subs[i]);
 		cr_assert(strstr(o, "exit status:") && strstr(o, "  2  bad input"), "%s:\n%s",
-			  subs[i], o);
+		          subs[i], o);
 	}
 }
 
@@ -306,12 +313,12 @@ Test(cli, replay_counts_are_checked)
 	/* -1 was taken as "the default"; every value given is now checked. */
 	g_autofree char *dir = t_tmpdir();
 	g_autofree char *g = write_tmp(dir, "two.json", two_json);
-	const char *bad[][2] = {{"--repeats", "-1"}, {"--repeats", "0"}, {"--warmup", "-1"},
-				{"--device", "-1"}};
+	const char *bad[][2] = {
+	    {"--repeats", "-1"}, {"--repeats", "0"}, {"--warmup", "-1"}, {"--device", "-1"}};
 	for (gsize i = 0; i < G_N_ELEMENTS(bad); i++) {
 		g_autofree char *out = NULL, *err = NULL;
 		int st = t_lhsim(&out, &err, "replay", g, "--backend", "cpu", "--sched", "serial",
-				 "--time-scale", "1", bad[i][0], bad[i][1], NULL);
+		                 "--time-scale", "1", bad[i][0], bad[i][1], NULL);
 		cr_assert_eq(st, 2, "%s %s: %s", bad[i][0], bad[i][1], err);
 		cr_assert(strstr(err, bad[i][0]) && strstr(err, bad[i][1]), "%s", err);
 		cr_assert_str_empty(out);
@@ -324,8 +331,9 @@ Test(cli, explain_with_a_plan_says_why_not)
 	 * silence. */
 	g_autofree char *dir = t_tmpdir();
 	g_autofree char *g = write_tmp(dir, "two.json", two_json);
-	g_autofree char *p = write_tmp(dir, "p.plan", "lhsim-plan 1\nstream s compute\n"
-						      "run s a\nrun s b\n");
+	g_autofree char *p = write_tmp(dir, "p.plan",
+	                               "lhsim-plan 1\nstream s compute\n"
+	                               "run s a\nrun s b\n");
 	g_autofree char *out = NULL, *err = NULL;
 	cr_assert_eq(t_lhsim(&out, &err, "run", g, "--plan", p, "--explain", NULL), 2);
 	cr_assert(strstr(err, "--explain") && strstr(err, "--plan"), "%s", err);
@@ -338,7 +346,7 @@ Test(cli, run_timeline_window_width_height_dpi)
 	g_autofree char *png = g_build_filename(dir, "w.png", NULL);
 	g_autofree char *out = NULL, *err = NULL;
 	int st = t_lhsim(&out, &err, "run", "--sched", "lhs", "-o", png, "--window",
-			 "l0.fwd.mla_proj:l0.fwd.mla_attn", "--width", "900", "--dpi", "192", NULL);
+	                 "l0.fwd.mla_proj:l0.fwd.mla_attn", "--width", "900", "--dpi", "192", NULL);
 	cr_assert_eq(st, 0, "%s", err);
 	cairo_surface_t *s = cairo_image_surface_create_from_png(png);
 	cr_assert_eq(cairo_surface_status(s), CAIRO_STATUS_SUCCESS);
@@ -346,13 +354,14 @@ Test(cli, run_timeline_window_width_height_dpi)
 	cairo_surface_destroy(s);
 	g_clear_pointer(&out, g_free);
 	g_clear_pointer(&err, g_free);
-	st = t_lhsim(&out, &err, "run", "-o", png, "--window", "1ms:2.5ms", "--height", "500", NULL);
+	st =
+	    t_lhsim(&out, &err, "run", "-o", png, "--window", "1ms:2.5ms", "--height", "500", NULL);
 	cr_assert_eq(st, 0, "%s", err);
 	const char *bad[][4] = {
-		{"--window", "no-such-op:2ms", NULL, NULL},
-		{"--window", "2ms:1ms", NULL, NULL},
-		{"--width", "100", NULL, NULL},
-		{"--dpi", "5", NULL, NULL},
+	    {"--window", "no-such-op:2ms", NULL, NULL},
+	    {"--window", "2ms:1ms", NULL, NULL},
+	    {"--width", "100", NULL, NULL},
+	    {"--dpi", "5", NULL, NULL},
 	};
 	for (guint i = 0; i < G_N_ELEMENTS(bad); i++) {
 		g_clear_pointer(&out, g_free);

@@ -34,7 +34,7 @@ static LhHw *c_hw(void)
 
 /* A GEMM kernel: batch x (m x k) . (k x n), 2 b m n k FLOP, no HBM bytes. */
 static guint32 gemm(LhGraph *g, const char *name, LhDtype dt, guint32 b, guint64 m, guint64 n,
-		    guint64 k)
+                    guint64 k)
 {
 	guint32 i = lh_graph_add_op(g, name, LH_OP_KERNEL);
 	LhOp *op = lh_graph_op_mut(g, i);
@@ -66,21 +66,21 @@ Test(costs, a_dot_of_each_dtype_runs_at_its_peak)
 		LhDtype dt;
 		double want;
 	} c[] = {
-		{"f64", LH_DTYPE_F64, 2097.152 / 1 + 100},   /* 2197.152 */
-		{"f32", LH_DTYPE_F32, 2097.152 / 2 + 100},   /* 1148.576 */
-		{"tf32", LH_DTYPE_TF32, 2097.152 / 4 + 100}, /* 624.288 */
-		{"bf16", LH_DTYPE_BF16, 2097.152 / 8 + 100}, /* 362.144 */
-		{"f16", LH_DTYPE_F16, 2097.152 / 8 + 100},   /* the bf16/f16 peak */
-		{"none", LH_DTYPE_NONE, 2097.152 / 8 + 100}, /* unknown: the bf16 peak */
-		{"fp8", LH_DTYPE_FP8, 2097.152 / 16 + 100},  /* 231.072 */
-		{"int8", LH_DTYPE_INT8, 2097.152 / 32 + 100}, /* 165.536 */
+	    {"f64", LH_DTYPE_F64, 2097.152 / 1 + 100},    /* 2197.152 */
+	    {"f32", LH_DTYPE_F32, 2097.152 / 2 + 100},    /* 1148.576 */
+	    {"tf32", LH_DTYPE_TF32, 2097.152 / 4 + 100},  /* 624.288 */
+	    {"bf16", LH_DTYPE_BF16, 2097.152 / 8 + 100},  /* 362.144 */
+	    {"f16", LH_DTYPE_F16, 2097.152 / 8 + 100},    /* the bf16/f16 peak */
+	    {"none", LH_DTYPE_NONE, 2097.152 / 8 + 100},  /* unknown: the bf16 peak */
+	    {"fp8", LH_DTYPE_FP8, 2097.152 / 16 + 100},   /* 231.072 */
+	    {"int8", LH_DTYPE_INT8, 2097.152 / 32 + 100}, /* 165.536 */
 	};
 	for (gsize i = 0; i < G_N_ELEMENTS(c); i++)
 		gemm(g, c[i].name, c[i].dt, 1, 128, 64, 64);
 	t_finish(g);
 	for (gsize i = 0; i < G_N_ELEMENTS(c); i++) {
 		cr_expect_float_eq(standalone(g, c[i].name, hw), c[i].want, 1e-9, "%s: %g != %g",
-				   c[i].name, standalone(g, c[i].name, hw), c[i].want);
+		                   c[i].name, standalone(g, c[i].name, hw), c[i].want);
 		/* The same: FLOP / (P * 1e3 * gemm_eff), since nothing is quantized. */
 		LhGemmCost gc;
 		cr_assert(lh_gemm_shape_cost(t_op_named(g, c[i].name), hw, &gc));
@@ -253,9 +253,9 @@ Test(costs, transposes_stream_at_hbm_transpose_eff)
 	/* Alone, the transpose uses 1e6 / 2100 / 500 = 0.952 of HBM (the overhead is the rest),
 	 * the plain kernel 1e6 / 1350 / 800 = 0.926. */
 	cr_expect_float_eq(lh_op_hbm_use(t_op_named(g, "transpose"), hw, 2100), 1e6 / 2100 / 500,
-			   1e-12);
+	                   1e-12);
 	cr_expect_float_eq(lh_op_hbm_use(t_op_named(g, "plain"), hw, 1350), 1e6 / 1350 / 800,
-			   1e-12);
+	                   1e-12);
 	/* Not given (0): transposes stream at hbm_eff, as before the key existed. */
 	hw->hbm_transpose_eff = 0;
 	cr_expect_float_eq(standalone(g, "transpose", hw), 1350, 1e-9);
@@ -412,11 +412,13 @@ static char *h100_edited(const char *const *drop, const char *add)
 	return g_string_free(s, FALSE);
 }
 
-static const char *const new_keys[] = {
-	"peak_f64_tflops", "peak_f32_tflops", "peak_tf32_tflops", "peak_fp8_tflops",
-	"peak_int8_tops", "gemm_eff", "gemm_tile_m", "gemm_tile_n", "gemm_tile_k_bytes",
-	"hbm_transpose_eff", "pcie_duplex_h2d_gbs", "pcie_duplex_d2h_gbs", "step_overhead_ns",
-	NULL};
+static const char *const new_keys[] = {"peak_f64_tflops",     "peak_f32_tflops",
+                                       "peak_tf32_tflops",    "peak_fp8_tflops",
+                                       "peak_int8_tops",      "gemm_eff",
+                                       "gemm_tile_m",         "gemm_tile_n",
+                                       "gemm_tile_k_bytes",   "hbm_transpose_eff",
+                                       "pcie_duplex_h2d_gbs", "pcie_duplex_d2h_gbs",
+                                       "step_overhead_ns",    NULL};
 
 Test(costs, an_old_ini_without_the_new_keys_keeps_its_old_meaning)
 {
@@ -475,23 +477,23 @@ typedef struct {
 Test(costs, bad_new_keys_name_the_key)
 {
 	BadIni c[] = {
-		/* A group given in part: the missing key and the whole group are named. */
-		{"peak_tf32_tflops", NULL,
-		 "missing key 'peak_tf32_tflops' (TFLOP/s) in [hw]: a description that gives any "
-		 "per-dtype peak ('peak_f64_tflops') must give all of peak_f64_tflops, "
-		 "peak_f32_tflops, peak_tf32_tflops, peak_fp8_tflops, peak_int8_tops"},
-		{"gemm_tile_k_bytes", NULL, "missing key 'gemm_tile_k_bytes' (bytes)"},
-		{"pcie_duplex_h2d_gbs", NULL, "missing key 'pcie_duplex_h2d_gbs' (GB/s)"},
-		/* Old and new duplex forms together. */
-		{NULL, "pcie_duplex_gbs = 40\n",
-		 "key 'pcie_duplex_gbs' is the old form of pcie_duplex_h2d_gbs and "
-		 "pcie_duplex_d2h_gbs: give either it or those two, not both"},
-		{"gemm_tile_k_bytes", "gemm_tile_k_bytes = 1.5\n",
-		 "key 'gemm_tile_k_bytes': '1.5' must be a whole number"},
-		{"gemm_eff", "gemm_eff = 1.2\n", "key 'gemm_eff' = 1.2 is out of range"},
-		{"pcie_duplex_d2h_gbs", "pcie_duplex_d2h_gbs = 56\n",
-		 "key 'pcie_duplex_d2h_gbs' = 56 GB/s exceeds pcie_gbs = 55 GB/s"},
-		{"peak_int8_tops", "peak_int8_tops = 0\n", "key 'peak_int8_tops' = 0 is out of range"},
+	    /* A group given in part: the missing key and the whole group are named. */
+	    {"peak_tf32_tflops", NULL,
+	     "missing key 'peak_tf32_tflops' (TFLOP/s) in [hw]: a description that gives any "
+	     "per-dtype peak ('peak_f64_tflops') must give all of peak_f64_tflops, "
+	     "peak_f32_tflops, peak_tf32_tflops, peak_fp8_tflops, peak_int8_tops"},
+	    {"gemm_tile_k_bytes", NULL, "missing key 'gemm_tile_k_bytes' (bytes)"},
+	    {"pcie_duplex_h2d_gbs", NULL, "missing key 'pcie_duplex_h2d_gbs' (GB/s)"},
+	    /* Old and new duplex forms together. */
+	    {NULL, "pcie_duplex_gbs = 40\n",
+	     "key 'pcie_duplex_gbs' is the old form of pcie_duplex_h2d_gbs and "
+	     "pcie_duplex_d2h_gbs: give either it or those two, not both"},
+	    {"gemm_tile_k_bytes", "gemm_tile_k_bytes = 1.5\n",
+	     "key 'gemm_tile_k_bytes': '1.5' must be a whole number"},
+	    {"gemm_eff", "gemm_eff = 1.2\n", "key 'gemm_eff' = 1.2 is out of range"},
+	    {"pcie_duplex_d2h_gbs", "pcie_duplex_d2h_gbs = 56\n",
+	     "key 'pcie_duplex_d2h_gbs' = 56 GB/s exceeds pcie_gbs = 55 GB/s"},
+	    {"peak_int8_tops", "peak_int8_tops = 0\n", "key 'peak_int8_tops' = 0 is out of range"},
 	};
 	/* An old file's single duplex rate is named as the file wrote it. */
 	{
@@ -500,10 +502,11 @@ Test(costs, bad_new_keys_name_the_key)
 		g_autoptr(GError) e = NULL;
 		g_autoptr(LhHw) hw = lh_hw_new_from_data(text, strlen(text), "old.ini", &e);
 		cr_assert_null(hw);
-		cr_expect(strstr(e->message, "key 'pcie_duplex_gbs' = 60 GB/s exceeds pcie_gbs = 55"),
-			  "%s", e->message);
+		cr_expect(
+		    strstr(e->message, "key 'pcie_duplex_gbs' = 60 GB/s exceeds pcie_gbs = 55"),
+		    "%s", e->message);
 		cr_expect(g_regex_match_simple("^old\\.ini:[0-9]+:1: ", e->message, 0, 0), "%s",
-			  e->message);
+		          e->message);
 	}
 	for (gsize i = 0; i < G_N_ELEMENTS(c); i++) {
 		const char *drop[] = {c[i].drop, NULL};
@@ -512,7 +515,7 @@ Test(costs, bad_new_keys_name_the_key)
 		g_autoptr(LhHw) hw = lh_hw_new_from_data(text, strlen(text), "gpu.ini", &e);
 		cr_assert_null(hw, "case %zu accepted", i);
 		cr_expect(strstr(e->message, c[i].needle), "case %zu: '%s' lacks '%s'", i,
-			  e->message, c[i].needle);
+		          e->message, c[i].needle);
 		cr_expect(g_str_has_prefix(e->message, "gpu.ini:"), "%s", e->message);
 	}
 	/* The same checks on a struct a program built. */
@@ -526,5 +529,5 @@ Test(costs, bad_new_keys_name_the_key)
 	hw->pcie_duplex_h2d_gbs = 11;
 	cr_expect_not(lh_hw_validate(hw, "mine", &e));
 	cr_expect(strstr(e->message, "key 'pcie_duplex_h2d_gbs' = 11 GB/s exceeds pcie_gbs = 10"),
-		  "%s", e->message);
+	          "%s", e->message);
 }

@@ -37,7 +37,7 @@ struct CUevent_st {
 
 static long long device_free_at; /* the device is busy until then */
 static long long sync_floor;     /* the host last waited for the device then: events
-				    recorded afterwards on idle streams fire no earlier */
+                                    recorded afterwards on idle streams fire no earlier */
 static int n_allocs, n_streams, n_events, n_calls;
 static struct CUstream_st null_stream;
 #define G0 1000000000000LL /* %globaltimer at virtual time 0 */
@@ -158,8 +158,8 @@ static GHashTable *mapped; /* pointer -> size */
 
 cudaError_t cudaMalloc(void **p, size_t n)
 {
-	void *m = mmap(NULL, MAX(n, 1), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS |
-		       MAP_NORESERVE, -1, 0);
+	void *m = mmap(NULL, MAX(n, 1), PROT_READ | PROT_WRITE,
+	               MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	n_calls++;
 	if (m == MAP_FAILED)
 		return cudaErrorMemoryAllocation;
@@ -201,7 +201,7 @@ cudaError_t cudaMemcpy(void *d, const void *s, size_t n, enum cudaMemcpyKind k)
 	return cudaSuccess;
 }
 cudaError_t cudaMemcpyAsync(void *d, const void *s, size_t n, enum cudaMemcpyKind k,
-			    cudaStream_t st)
+                            cudaStream_t st)
 {
 	if (!d || !s)
 		return cudaErrorInvalidValue;
@@ -230,7 +230,7 @@ static void kernel(cudaStream_t s, long long dur, LhGpuStamp *st)
 }
 
 cudaError_t lh__gpu_fma(cudaStream_t s, unsigned blocks, unsigned long long iters, float *sink,
-			LhGpuStamp *stamp)
+                        LhGpuStamp *stamp)
 {
 	(void)sink;
 	if (!blocks)
@@ -240,8 +240,8 @@ cudaError_t lh__gpu_fma(cudaStream_t s, unsigned blocks, unsigned long long iter
 }
 
 cudaError_t lh__gpu_stream(cudaStream_t s, unsigned blocks, const void *src, void *dst,
-			   unsigned long long n_vec, unsigned long long buf_vec,
-			   unsigned long long off, LhGpuStamp *stamp)
+                           unsigned long long n_vec, unsigned long long buf_vec,
+                           unsigned long long off, LhGpuStamp *stamp)
 {
 	if (!blocks || !src || !dst || off + MIN(n_vec, buf_vec) > buf_vec)
 		return cudaErrorInvalidConfiguration;
@@ -249,8 +249,7 @@ cudaError_t lh__gpu_stream(cudaStream_t s, unsigned blocks, const void *src, voi
 	return cudaSuccess;
 }
 
-cudaError_t lh__gpu_spin(cudaStream_t s, unsigned blocks, unsigned long long ns,
-			 LhGpuStamp *stamp)
+cudaError_t lh__gpu_spin(cudaStream_t s, unsigned blocks, unsigned long long ns, LhGpuStamp *stamp)
 {
 	if (!blocks)
 		return cudaErrorInvalidConfiguration;
@@ -340,7 +339,7 @@ Test(cuda_host, replay_maps_the_plan_and_reads_times_back)
 	/* k: 1e9 FLOPs on t_hw (1000 FLOP/ns) is compute-bound; each of the 132 blocks does
 	 * 1e9 / 132 FLOPs = ceil(1e9 / 132 / (1024 * 8)) = 925 iterations = 925 ns here. */
 	cr_assert(llabs(t->ops[k].end - t->ops[k].start - 925) <= eps, "%" G_GINT64_FORMAT,
-		  t->ops[k].end - t->ops[k].start);
+	          t->ops[k].end - t->ops[k].start);
 	/* m: 1e8 bytes, memory-bound: ceil(1e8 / 32) = 3125000 float4 at 2000 B/ns = 50000 ns. */
 	cr_assert(llabs(t->ops[m].end - t->ops[m].start - 50000) <= eps);
 	/* up: 2000 + 1e6 / 10 = 102000 ns. Its start event fires when its stream reaches it;
@@ -351,7 +350,7 @@ Test(cuda_host, replay_maps_the_plan_and_reads_times_back)
 	/* ar is emulated by a spin kernel of its predicted length. */
 	g_autoptr(LhTrace) pred = t_sim(g, hw, p);
 	cr_assert(llabs((t->ops[ar].end - t->ops[ar].start) -
-			(pred->ops[ar].end - pred->ops[ar].start)) <= eps);
+	                (pred->ops[ar].end - pred->ops[ar].start)) <= eps);
 	/* Order: up before a (event), a before b (event), a before k before m (stream). */
 	cr_assert_geq(t->ops[a].start + eps, t->ops[up].end);
 	cr_assert_geq(t->ops[b].start + eps, t->ops[a].end);
@@ -415,7 +414,8 @@ Test(cuda_host, calibration_arithmetic)
 	reset();
 	lh_models_init();
 	g_autoptr(LhHw) base = lh_hw_lookup("h200-sxm", NULL);
-	g_autoptr(GHashTable) notes = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+	g_autoptr(GHashTable) notes =
+	    g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
 	GError *e = NULL;
 	g_autoptr(LhHw) hw = lh_backend_cuda.calibrate(base, NULL, notes, &e);
 	cr_assert(hw, "%s", e ? e->message : "");
@@ -441,7 +441,8 @@ Test(cuda_host, calibration_arithmetic)
 	 * per direction; the model requires duplex <= alone. */
 	cr_assert_float_eq(hw->pcie_gbs, 268435456.0 / 26845545, 1e-4);
 	for (int d2h = 0; d2h < 2; d2h++)
-		cr_assert(lh_hw_duplex_gbs(hw, d2h) > 0 && lh_hw_duplex_gbs(hw, d2h) <= hw->pcie_gbs);
+		cr_assert(lh_hw_duplex_gbs(hw, d2h) > 0 &&
+		          lh_hw_duplex_gbs(hw, d2h) <= hw->pcie_gbs);
 	/* Every data type runs as the same FMA kernel in the replay; it has no GEMM tiles, no
 	 * transpose penalty and no per-step launch. */
 	cr_assert_float_eq(hw->peak_f64_tflops, hw->peak_tflops, 0);
@@ -457,14 +458,14 @@ Test(cuda_host, calibration_arithmetic)
 	cr_assert_eq(hw->sm_sharing, LH_SHARING_FIFO);
 	/* What one GPU cannot measure comes from the base, and every value has a note. */
 	cr_assert_float_eq(hw->link_gbs, base->link_gbs, 0);
-	const char *keys[] = {"sm_count", "peak_tflops", "compute_eff", "hbm_gbs", "hbm_eff",
-			      "memory_gib", "kernel_overhead_ns", "launch_ns", "event_ns",
-			      "hw_queues", "max_resident_kernels", "copy_engines_h2d",
-			      "copy_engines_d2h", "pcie_gbs", "pcie_duplex_h2d_gbs",
-			      "pcie_duplex_d2h_gbs", "copy_latency_ns", "link_gbs",
-			      "link_latency_ns", "collective_sm", "sm_sharing", "peak_f64_tflops",
-			      "peak_f32_tflops", "peak_tf32_tflops", "peak_fp8_tflops",
-			      "peak_int8_tops", "hbm_transpose_eff", "step_overhead_ns"};
+	const char *keys[] = {
+	    "sm_count",         "peak_tflops",     "compute_eff",          "hbm_gbs",
+	    "hbm_eff",          "memory_gib",      "kernel_overhead_ns",   "launch_ns",
+	    "event_ns",         "hw_queues",       "max_resident_kernels", "copy_engines_h2d",
+	    "copy_engines_d2h", "pcie_gbs",        "pcie_duplex_h2d_gbs",  "pcie_duplex_d2h_gbs",
+	    "copy_latency_ns",  "link_gbs",        "link_latency_ns",      "collective_sm",
+	    "sm_sharing",       "peak_f64_tflops", "peak_f32_tflops",      "peak_tf32_tflops",
+	    "peak_fp8_tflops",  "peak_int8_tops",  "hbm_transpose_eff",    "step_overhead_ns"};
 	for (gsize i = 0; i < G_N_ELEMENTS(keys); i++)
 		cr_assert(g_hash_table_contains(notes, keys[i]), "no note for %s", keys[i]);
 	g_autofree char *ini = lh_calibration_to_ini(hw, notes, "simulated");
@@ -478,7 +479,7 @@ Test(cuda_host, calibration_arithmetic)
 	/* ... but the base model's GEMM lines are there, commented, to copy in. */
 	cr_assert_null(strstr(ini, "\ngemm_eff ="), "%s", ini);
 	cr_assert(strstr(ini, "\n# gemm_eff = 0.828\n# gemm_tile_m = 256\n# gemm_tile_n = 128\n"
-			      "# gemm_tile_k_bytes = 128\n"),
-		  "%s", ini);
+	                      "# gemm_tile_k_bytes = 128\n"),
+	          "%s", ini);
 	cr_assert_null(strstr(ini, "pcie_duplex_gbs"), "%s", ini);
 }

@@ -32,7 +32,7 @@ static void check_order(const LhGraph *g, const LhPlan *p, const LhTrace *t, gin
 		for (guint32 k = 0; k < nd; k++)
 			if (lh_graph_op(g, d[k])->kind != LH_OP_INPUT)
 				cr_assert_leq(t->ops[d[k]].end, t->ops[v].start + slack, "%s -> %s",
-					      lh_graph_op(g, d[k])->name, lh_graph_op(g, v)->name);
+				              lh_graph_op(g, d[k])->name, lh_graph_op(g, v)->name);
 	}
 	guint32 S = lh_plan_n_streams(p);
 	g_autofree gint64 *last_end = g_new0(gint64, S), *gate = g_new0(gint64, S);
@@ -41,8 +41,9 @@ static void check_order(const LhGraph *g, const LhPlan *p, const LhTrace *t, gin
 		const LhCmd *cmd = lh_plan_cmd(p, c);
 		if (cmd->kind == LH_CMD_RUN) {
 			const LhOpTiming *o = &t->ops[cmd->arg];
-			cr_assert_geq(o->start + slack, MAX(gate[cmd->stream], last_end[cmd->stream]),
-				      "op %s", lh_graph_op(g, (guint32)cmd->arg)->name);
+			cr_assert_geq(o->start + slack,
+			              MAX(gate[cmd->stream], last_end[cmd->stream]), "op %s",
+			              lh_graph_op(g, (guint32)cmd->arg)->name);
 			last_end[cmd->stream] = MAX(last_end[cmd->stream], o->end);
 		} else if (cmd->kind == LH_CMD_SIGNAL) {
 			ev[cmd->arg] = MAX(last_end[cmd->stream], gate[cmd->stream]);
@@ -164,13 +165,22 @@ Test(cuda, calibrated_model_predicts_a_kernel_chain)
 {
 	GError *e = NULL;
 	g_autoptr(LhHw) base = h200();
-	g_autoptr(GHashTable) notes = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+	g_autoptr(GHashTable) notes =
+	    g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
 	g_autoptr(LhHw) hw = lh_backend_cuda.calibrate(base, NULL, notes, &e);
 	cr_assert(hw, "%s", e ? e->message : "");
 	cr_assert(lh_hw_validate(hw, "calibrated", &e), "%s", e ? e->message : "");
-	const char *keys[] = {"hbm_gbs", "hbm_eff", "pcie_gbs", "pcie_duplex_h2d_gbs",
-			      "pcie_duplex_d2h_gbs", "copy_latency_ns", "launch_ns", "event_ns",
-			      "peak_tflops", "kernel_overhead_ns", "sm_sharing"};
+	const char *keys[] = {"hbm_gbs",
+	                      "hbm_eff",
+	                      "pcie_gbs",
+	                      "pcie_duplex_h2d_gbs",
+	                      "pcie_duplex_d2h_gbs",
+	                      "copy_latency_ns",
+	                      "launch_ns",
+	                      "event_ns",
+	                      "peak_tflops",
+	                      "kernel_overhead_ns",
+	                      "sm_sharing"};
 	for (gsize i = 0; i < G_N_ELEMENTS(keys); i++)
 		cr_assert(g_hash_table_contains(notes, keys[i]), "no note for %s", keys[i]);
 	g_autofree char *ini = lh_calibration_to_ini(hw, notes, "test");

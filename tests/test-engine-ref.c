@@ -9,7 +9,7 @@
 #include <string.h>
 
 LhTrace *lh_ref_simulate(const LhGraph *g, const LhHw *hw, const LhPlan *plan,
-			 const LhSimOptions *opt, gboolean *over_memory, GError **error);
+                         const LhSimOptions *opt, gboolean *over_memory, GError **error);
 
 /* A member set for collective @o on @devices devices (a multiple of 8, so several nodes of 8
  * GPUs): disjoint groups of a random size from a random permutation of the devices, or for a
@@ -37,7 +37,8 @@ static void random_members(GRand *r, LhGraph *g, LhOp *o, guint32 devices)
 			guint32 s = (guint32)g_rand_int_range(r, 0, (gint32)devices);
 			guint32 t = (guint32)g_rand_int_range(r, 0, (gint32)devices - 1);
 			if (in_node)
-				t = (s / 8) * 8 + (s % 8 + 1 + (guint32)g_rand_int_range(r, 0, 7)) % 8;
+				t = (s / 8) * 8 +
+				    (s % 8 + 1 + (guint32)g_rand_int_range(r, 0, 7)) % 8;
 			else if (t >= s)
 				t++;
 			dev[2 * k] = s;
@@ -77,13 +78,13 @@ static LhGraph *random_graph_on(GRand *r, guint n, guint32 devices)
 		char name[16];
 		g_snprintf(name, sizeof name, "o%u", i);
 		int pick = g_rand_int_range(r, 0, 20);
-		LhOpKind kind = i < 2 || pick == 0 ? LH_OP_INPUT
-				: pick < 11	    ? LH_OP_KERNEL
-				: pick < 13	    ? LH_OP_COPY_H2D
-				: pick < 15	    ? LH_OP_COPY_D2H
-				: pick < 16	    ? LH_OP_COPY_D2D
-						    : (LhOpKind)g_rand_int_range(r, LH_OP_ALL_REDUCE,
-										 LH_OP_RECV + 1);
+		LhOpKind kind =
+		    i < 2 || pick == 0 ? LH_OP_INPUT
+		    : pick < 11        ? LH_OP_KERNEL
+		    : pick < 13        ? LH_OP_COPY_H2D
+		    : pick < 15        ? LH_OP_COPY_D2H
+		    : pick < 16        ? LH_OP_COPY_D2D
+		                : (LhOpKind)g_rand_int_range(r, LH_OP_ALL_REDUCE, LH_OP_RECV + 1);
 		guint32 id = lh_graph_add_op(g, name, kind);
 		LhOp *o = lh_graph_op_mut(g, id);
 		o->out_bytes = (guint64)g_rand_int_range(r, 0, 1 << 20) * 64;
@@ -180,15 +181,14 @@ static void same_trace(const LhTrace *a, const LhTrace *b, const char *what)
 	cr_assert_eq(a->n_cmds, b->n_cmds, "%s", what);
 	for (guint32 i = 0; i < a->n_ops; i++)
 		cr_assert(memcmp(&a->ops[i], &b->ops[i], sizeof a->ops[i]) == 0,
-			  "%s: op %u: start %" G_GINT64_FORMAT " end %" G_GINT64_FORMAT
-			  " (reference %" G_GINT64_FORMAT " %" G_GINT64_FORMAT ")",
-			  what, i, a->ops[i].start, a->ops[i].end, b->ops[i].start, b->ops[i].end);
-	cr_assert(memcmp(a->cmd_issue, b->cmd_issue, sizeof(gint64) * a->n_cmds) == 0, "%s",
-		  what);
+		          "%s: op %u: start %" G_GINT64_FORMAT " end %" G_GINT64_FORMAT
+		          " (reference %" G_GINT64_FORMAT " %" G_GINT64_FORMAT ")",
+		          what, i, a->ops[i].start, a->ops[i].end, b->ops[i].start, b->ops[i].end);
+	cr_assert(memcmp(a->cmd_issue, b->cmd_issue, sizeof(gint64) * a->n_cmds) == 0, "%s", what);
 	cr_assert_eq(a->mem->len, b->mem->len, "%s: memory points %u vs %u", what, a->mem->len,
-		     b->mem->len);
+	             b->mem->len);
 	cr_assert(memcmp(a->mem->data, b->mem->data, sizeof(LhMemPoint) * a->mem->len) == 0, "%s",
-		  what);
+	          what);
 	cr_assert_eq(a->host_end, b->host_end, "%s", what);
 	cr_assert_eq(a->peak_device, b->peak_device, "%s", what);
 	cr_assert_eq(a->peak_device_t, b->peak_device_t, "%s", what);
@@ -197,15 +197,15 @@ static void same_trace(const LhTrace *a, const LhTrace *b, const char *what)
 }
 
 static void compare(const LhGraph *g, const LhHw *hw, const LhPlan *p, gboolean strict,
-		    const char *what)
+                    const char *what)
 {
 	LhSimOptions opt = {.strict_memory = strict};
 	g_autoptr(GError) e1 = NULL, e2 = NULL;
 	gboolean o1 = FALSE, o2 = FALSE;
 	g_autoptr(LhTrace) a = lh_simulate(g, hw, p, &opt, &o1, &e1);
 	g_autoptr(LhTrace) b = lh_ref_simulate(g, hw, p, &opt, &o2, &e2);
-	cr_assert_eq(a != NULL, b != NULL, "%s: %s / reference %s", what,
-		     e1 ? e1->message : "ok", e2 ? e2->message : "ok");
+	cr_assert_eq(a != NULL, b != NULL, "%s: %s / reference %s", what, e1 ? e1->message : "ok",
+	             e2 ? e2->message : "ok");
 	if (!a) {
 		cr_assert_str_eq(e1->message, e2->message, "%s", what);
 		cr_assert_eq(e1->code, e2->code, "%s", what);
@@ -218,9 +218,9 @@ static void compare(const LhGraph *g, const LhHw *hw, const LhPlan *p, gboolean 
 static LhHw *random_hw(GRand *r, const char *const *names)
 {
 	int k = g_rand_int_range(r, 0, 4);
-	LhHw *hw = k == 0 ? t_hw(LH_SHARING_FIFO)
-		 : k == 1 ? t_hw(LH_SHARING_FAIR)
-			  : lh_hw_lookup(names[g_rand_int_range(r, 0, 3)], NULL);
+	LhHw *hw = k == 0   ? t_hw(LH_SHARING_FIFO)
+	           : k == 1 ? t_hw(LH_SHARING_FAIR)
+	                    : lh_hw_lookup(names[g_rand_int_range(r, 0, 3)], NULL);
 	if (k >= 2)
 		hw->sm_sharing = g_rand_int_range(r, 0, 2) ? LH_SHARING_FAIR : LH_SHARING_FIFO;
 	hw->hw_queues = (guint32)g_rand_int_range(r, 1, 9);
@@ -251,7 +251,7 @@ Test(engine_ref, same_traces_on_random_graphs_and_plans)
 		const char *sn = scheds[g_rand_int_range(r, 0, 5)];
 		g_autoptr(GError) e = NULL;
 		g_autoptr(LhPlan) q =
-			lh_scheduler_run(lh_scheduler_find(sn), g, hw, NULL, NULL, &e);
+		    lh_scheduler_run(lh_scheduler_find(sn), g, hw, NULL, NULL, &e);
 		cr_assert_not_null(q, "trial %d: %s: %s", trial, sn, e->message);
 		g_snprintf(what, sizeof what, "trial %d (%u ops), %s", trial, n, sn);
 		compare(g, hw, q, strict, what);
@@ -321,7 +321,7 @@ Test(engine_ref, same_traces_with_collectives_across_nodes)
 		const char *sn = scheds[g_rand_int_range(r, 0, 5)];
 		g_autoptr(GError) e = NULL;
 		g_autoptr(LhPlan) q =
-			lh_scheduler_run(lh_scheduler_find(sn), g, hw, NULL, NULL, &e);
+		    lh_scheduler_run(lh_scheduler_find(sn), g, hw, NULL, NULL, &e);
 		cr_assert_not_null(q, "cluster trial %d: %s: %s", trial, sn, e->message);
 		g_snprintf(what, sizeof what, "cluster trial %d (%u ops), %s", trial, n, sn);
 		compare(g, hw, q, strict, what);
@@ -340,7 +340,7 @@ Test(engine_ref, network_lane_on_a_cluster)
 	guint32 in = lh_graph_add_op(g, "in", LH_OP_INPUT);
 	static const guint32 two_nodes[16] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
 	const LhOpKind kinds[] = {LH_OP_ALL_REDUCE, LH_OP_ALL_GATHER, LH_OP_ALL_TO_ALL,
-				  LH_OP_ALL_REDUCE};
+	                          LH_OP_ALL_REDUCE};
 	guint32 gs[] = {16, 8, 16, 16};
 	for (guint k = 0; k < G_N_ELEMENTS(kinds); k++) {
 		char name[8];

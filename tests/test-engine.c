@@ -15,13 +15,13 @@ static const LhOpTiming *tm(const LhTrace *t, const LhGraph *g, const char *name
 	return &t->ops[t_id(g, name)];
 }
 
-#define SPAN(t, g, n, s, e)                                                                     \
-	do {                                                                                    \
-		const LhOpTiming *_x = tm(t, g, n);                                             \
-		cr_expect_eq(_x->start, (gint64)(s), "%s start: %" G_GINT64_FORMAT " != %d", n, \
-			     _x->start, (int)(s));                                              \
-		cr_expect_eq(_x->end, (gint64)(e), "%s end: %" G_GINT64_FORMAT " != %d", n,     \
-			     _x->end, (int)(e));                                                \
+#define SPAN(t, g, n, s, e)                                                                        \
+	do {                                                                                       \
+		const LhOpTiming *_x = tm(t, g, n);                                                \
+		cr_expect_eq(_x->start, (gint64)(s), "%s start: %" G_GINT64_FORMAT " != %d", n,    \
+		             _x->start, (int)(s));                                                 \
+		cr_expect_eq(_x->end, (gint64)(e), "%s end: %" G_GINT64_FORMAT " != %d", n,        \
+		             _x->end, (int)(e));                                                   \
 	} while (0)
 
 /* Two kernels, each on its own stream, issued in plan order a then b. */
@@ -95,8 +95,8 @@ Test(engine, half_sm_beside_full_sm)
 		g_autoptr(LhPlan) p = lh_plan_new();
 		two_streams(g, p, "half", "full");
 		g_autoptr(LhTrace) t = t_sim(g, hw, p);
-		/* fifo, half first: half at rate 1 uses 0.5; full gets 0.5 / 1.0 = rate 0.5 and does
-		 * 500 by t=1000, then the other 1500 at rate 1: ends at 2500. */
+		/* fifo, half first: half at rate 1 uses 0.5; full gets 0.5 / 1.0 = rate 0.5 and
+		 * does 500 by t=1000, then the other 1500 at rate 1: ends at 2500. */
 		SPAN(t, g, "half", 0, 1000);
 		SPAN(t, g, "full", 0, 2500);
 	}
@@ -280,7 +280,8 @@ Test(engine, launch_bound_chain)
 	/* Bounds: host issue 5 * 4000 = 20000 > critical path 5000: the host binds. */
 	cr_expect_float_eq(m.bounds.host_issue, 20000, 1e-9);
 	cr_expect_str_eq(m.bounds.binding, "host issue");
-	/* Device idle while the host issues: 0-4000, 5000-8000, ..., 17000-20000 = 4000 + 4 * 3000. */
+	/* Device idle while the host issues: 0-4000, 5000-8000, ..., 17000-20000 = 4000 + 4 * 3000.
+	 */
 	cr_expect_eq(m.host_bound, 16000);
 	lh_metrics_clear(&m);
 }
@@ -474,8 +475,8 @@ Test(engine, deadlock_names_stream_and_event)
 	cr_assert_not_null(e);
 	cr_expect_eq(e->code, LH_ENGINE_ERROR_DEADLOCK);
 	cr_expect(strstr(e->message, "'left'") && strstr(e->message, "'right'") &&
-			  strstr(e->message, "e0") && strstr(e->message, "e1"),
-		  "%s", e->message);
+	              strstr(e->message, "e0") && strstr(e->message, "e1"),
+	          "%s", e->message);
 	/* And the engine itself reports it when validation is skipped. */
 	g_autoptr(GError) e2 = NULL;
 	LhSimOptions skip = {.skip_validate = TRUE};
@@ -483,8 +484,8 @@ Test(engine, deadlock_names_stream_and_event)
 	cr_assert_not_null(e2);
 	cr_expect_eq(e2->code, LH_ENGINE_ERROR_DEADLOCK);
 	cr_expect(strstr(e2->message, "stream 'left'") && strstr(e2->message, "e1") &&
-			  strstr(e2->message, "stream 'right'") && strstr(e2->message, "e0"),
-		  "%s", e2->message);
+	              strstr(e2->message, "stream 'right'") && strstr(e2->message, "e0"),
+	          "%s", e2->message);
 }
 
 Test(engine, host_sync_blocks_the_host)
@@ -516,8 +517,8 @@ Test(engine, roofline_duration_from_flops_and_bytes)
 	hw->kernel_overhead_ns = 2000;
 	g_autoptr(LhGraph) g = lh_graph_new("g");
 	guint32 k = lh_graph_add_op(g, "k", LH_OP_KERNEL);
-	lh_graph_op_mut(g, k)->flops = 5e6;  /* 5e6 / 1000 FLOP/ns = 5000 ns */
-	lh_graph_op_mut(g, k)->bytes = 3e6;  /* 3e6 / 1000 B/ns = 3000 ns: compute-bound */
+	lh_graph_op_mut(g, k)->flops = 5e6; /* 5e6 / 1000 FLOP/ns = 5000 ns */
+	lh_graph_op_mut(g, k)->bytes = 3e6; /* 3e6 / 1000 B/ns = 3000 ns: compute-bound */
 	guint32 d = t_op(g, "d", LH_OP_COPY_D2D, 1000000);
 	t_dep(g, d, k);
 	t_finish(g);
@@ -585,9 +586,10 @@ Test(engine, hbm_bound_kernel_beyond_the_range_is_an_error_not_a_deadlock)
 	cr_expect_null(lh_simulate(g, hw, p, NULL, NULL, &e));
 	cr_assert_not_null(e);
 	cr_expect_eq(e->code, LH_ENGINE_ERROR_INVALID, "%s", e->message);
-	cr_expect_str_eq(e->message, "op 'hbm': its standalone duration on test, 1e+21 ns, is beyond "
-				     "the engine's range of 1e+17 ns (about 3 years): check its "
-				     "flops, bytes, size or duration_ns");
+	cr_expect_str_eq(e->message,
+	                 "op 'hbm': its standalone duration on test, 1e+21 ns, is beyond "
+	                 "the engine's range of 1e+17 ns (about 3 years): check its "
+	                 "flops, bytes, size or duration_ns");
 }
 
 /* docs/engine.md: same-instant dispatches go in plan order, lowest command index first, over
@@ -666,9 +668,9 @@ Test(engine, tie_order_matches_a_reference_on_random_plans)
 			if (what == 0)
 				lh_plan_signal(p, s, lh_plan_new_event(p));
 			else if (what == 1 && lh_plan_n_events(p))
-				lh_plan_wait(p, s,
-					     (guint32)g_rand_int_range(
-						     r, 0, (gint32)lh_plan_n_events(p)));
+				lh_plan_wait(
+				    p, s,
+				    (guint32)g_rand_int_range(r, 0, (gint32)lh_plan_n_events(p)));
 			else
 				lh_plan_run(p, s, order[ran++]);
 		}
@@ -686,13 +688,15 @@ Test(engine, tie_order_matches_a_reference_on_random_plans)
 			for (;;) {
 				guint32 best = G_MAXUINT32;
 				for (guint32 q = 0; q < Qe; q++) {
-					/* The head: the first command of this queue not yet gone. */
+					/* The head: the first command of this queue not yet gone.
+					 */
 					for (guint32 c = 0; c < nc; c++) {
 						const LhCmd *cmd = lh_plan_cmd(p, c);
 						if (cmd->stream % Qe != q || done[c])
 							continue;
-						gboolean can = inflight[cmd->stream] < 0 &&
-							       (cmd->kind != LH_CMD_WAIT || fired[cmd->arg]);
+						gboolean can =
+						    inflight[cmd->stream] < 0 &&
+						    (cmd->kind != LH_CMD_WAIT || fired[cmd->arg]);
 						if (can && c < best)
 							best = c;
 						break;
@@ -727,10 +731,13 @@ Test(engine, tie_order_matches_a_reference_on_random_plans)
 		g_autoptr(LhTrace) tr = lh_simulate(g, hw, p, NULL, NULL, &e);
 		cr_assert_not_null(tr, "trial %d: %s", trial, e->message);
 		for (guint i = 0; i < n; i++) {
-			cr_assert_eq(tr->ops[i].start, start[i], "trial %d: k%u start %" G_GINT64_FORMAT
-				     " != %" G_GINT64_FORMAT, trial, i, tr->ops[i].start, start[i]);
-			cr_assert_eq(tr->ops[i].end, end[i], "trial %d: k%u end %" G_GINT64_FORMAT
-				     " != %" G_GINT64_FORMAT, trial, i, tr->ops[i].end, end[i]);
+			cr_assert_eq(tr->ops[i].start, start[i],
+			             "trial %d: k%u start %" G_GINT64_FORMAT
+			             " != %" G_GINT64_FORMAT,
+			             trial, i, tr->ops[i].start, start[i]);
+			cr_assert_eq(tr->ops[i].end, end[i],
+			             "trial %d: k%u end %" G_GINT64_FORMAT " != %" G_GINT64_FORMAT,
+			             trial, i, tr->ops[i].end, end[i]);
 		}
 	}
 }
@@ -760,8 +767,8 @@ Test(engine, times_beyond_the_range_are_an_input_error)
 	cr_assert_null(t, "simulated: makespan %" G_GINT64_FORMAT, t ? t->ops[199].end : 0);
 	cr_expect(g_error_matches(e, LH_ENGINE_ERROR, LH_ENGINE_ERROR_INVALID), "%s", e->message);
 	cr_expect(g_str_has_prefix(e->message, "op 'k44' would end at t = 4.05e+18 ns, beyond the "
-					       "engine's time range"),
-		  "%s", e->message);
+	                                       "engine's time range"),
+	          "%s", e->message);
 	/* The host: a plan file holds host commands of at most 1e15 ns, but not their sum. With
 	 * 5000 of them, command j (from 0) is issued at (j + 1) * 1e15: j = 3999 at 4e18 exactly
 	 * (in range), j = 4000 would be at 4.001e18 ("4e+18" at 3 digits). */
@@ -777,8 +784,8 @@ Test(engine, times_beyond_the_range_are_an_input_error)
 	g_autoptr(LhTrace) t2 = lh_simulate(g2, hw, h, NULL, NULL, &e);
 	cr_assert_null(t2);
 	cr_expect(g_str_has_prefix(e->message, "the host would issue its next command at t = "
-					       "4e+18 ns"),
-		  "%s", e->message);
+	                                       "4e+18 ns"),
+	          "%s", e->message);
 }
 
 /* Two inputs of 5e18 bytes each: 1e19 bytes in use is beyond 2^63 - 1 (9.22e18); the sum
@@ -802,5 +809,5 @@ Test(engine, memory_beyond_63_bits_is_an_input_error)
 	g_autoptr(LhTrace) t = lh_simulate(g, hw, p, NULL, NULL, &e);
 	cr_assert_null(t, "simulated: peak %" G_GINT64_FORMAT, t ? t->peak_device : 0);
 	cr_expect_str_eq(e->message, "op 'b': its output of 5000000000000000000 bytes would take "
-				     "the device memory in use beyond 2^63 bytes");
+	                             "the device memory in use beyond 2^63 bytes");
 }

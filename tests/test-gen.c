@@ -45,8 +45,8 @@ Test(gen, moe_offload_structure)
 	cr_assert_eq(lh_graph_n_ops(g), 138);
 	cr_assert_eq(count_kind(g, LH_OP_COPY_D2H), 3 * 4);
 	cr_assert_eq(count_kind(g, LH_OP_COPY_H2D), 3 * 4);
-	cr_assert_eq(count_async_kernels(g), 2 * 4);            /* shared expert fwd + bwd */
-	cr_assert_eq(count_kind(g, LH_OP_ALL_TO_ALL), 5 * 4);   /* 2 fwd + 3 bwd */
+	cr_assert_eq(count_async_kernels(g), 2 * 4);          /* shared expert fwd + bwd */
+	cr_assert_eq(count_kind(g, LH_OP_ALL_TO_ALL), 5 * 4); /* 2 fwd + 3 bwd */
 	cr_assert_eq(count_kind(g, LH_OP_ALL_GATHER), 2 * 4);
 	cr_assert_eq(count_kind(g, LH_OP_REDUCE_SCATTER), 4);
 	/* Sizes, T = 4096 tokens, H = 7168, bf16:
@@ -117,8 +117,8 @@ Test(gen, pipeline_1f1b_order)
 	cr_assert_eq(count_kind(g, LH_OP_RECV), 16);
 	/* 1F1B at stage 1 of 4: 4 - 1 - 1 = 2 warm-up forwards, then alternate. */
 	const char *order[] = {"mb0.fwd", "mb1.fwd", "mb2.fwd", "mb0.bwd", "mb3.fwd", "mb1.bwd",
-			       "mb4.fwd", "mb2.bwd", "mb5.fwd", "mb3.bwd", "mb6.fwd", "mb4.bwd",
-			       "mb7.fwd", "mb5.bwd", "mb6.bwd", "mb7.bwd"};
+	                       "mb4.fwd", "mb2.bwd", "mb5.fwd", "mb3.bwd", "mb6.fwd", "mb4.bwd",
+	                       "mb7.fwd", "mb5.bwd", "mb6.bwd", "mb7.bwd"};
 	guint k = 0;
 	for (guint32 i = 0; i < lh_graph_n_ops(g); i++) {
 		const LhOp *op = lh_graph_op(g, i);
@@ -149,7 +149,7 @@ Test(gen, random_is_seeded)
 	g_autoptr(LhGraph) g2 = gen("random", a);
 	g_autoptr(LhGraph) g3 = gen("random", b);
 	g_autofree char *j1 = lh_graph_to_json(g1), *j2 = lh_graph_to_json(g2),
-			*j3 = lh_graph_to_json(g3);
+	                *j3 = lh_graph_to_json(g3);
 	cr_assert_str_eq(j1, j2);
 	cr_assert_str_neq(j1, j3);
 	cr_assert_eq(lh_graph_n_ops(g1), 200);
@@ -161,7 +161,7 @@ Test(gen, options_are_checked)
 	const char *const unknown[] = {"layrs=2", NULL};
 	cr_assert_null(lh_gen_workload("moe-offload", unknown, &e));
 	cr_assert(strstr(e->message, "unknown option 'layrs'") && strstr(e->message, "layers"),
-		  "%s", e->message);
+	          "%s", e->message);
 	g_clear_error(&e);
 	const char *const range[] = {"offload=3", NULL};
 	cr_assert_null(lh_gen_workload("moe-offload", range, &e));
@@ -173,7 +173,7 @@ Test(gen, options_are_checked)
 	g_clear_error(&e);
 	cr_assert_null(lh_gen_workload("nope", NULL, &e));
 	cr_assert(strstr(e->message, "transformer") && strstr(e->message, "pipeline"), "%s",
-		  e->message);
+	          e->message);
 	g_clear_error(&e);
 }
 
@@ -226,15 +226,17 @@ Test(gen, default_workload_simulates_fast)
 	cr_assert_str_eq(lh_graph_name(g), "moe-offload");
 	run_lhs(g, hw, 2);
 	gint64 us = g_get_monotonic_time() - t0;
-	cr_assert_lt(us, 1000000, "generate + schedule + simulate took %" G_GINT64_FORMAT " us", us);
+	cr_assert_lt(us, 1000000, "generate + schedule + simulate took %" G_GINT64_FORMAT " us",
+	             us);
 }
 
 Test(gen, async_compute_limit_trade_off)
 {
-	/* lhsim's first question (docs/design.md#purpose): on the default workload, with lhs, raising the
-	 * async-compute limit from 2 to 4 lets more D2H offloads, H2D prefetches and shared-expert
-	 * kernels be in flight at once: less exposed copy time, so the step gets shorter, while
-	 * buffers stay live longer (prefetches land earlier), so the peak does not fall. */
+	/* lhsim's first question (docs/design.md#purpose): on the default workload, with lhs,
+	 * raising the async-compute limit from 2 to 4 lets more D2H offloads, H2D prefetches and
+	 * shared-expert kernels be in flight at once: less exposed copy time, so the step gets
+	 * shorter, while buffers stay live longer (prefetches land earlier), so the peak does not
+	 * fall. */
 	lh_models_init();
 	GError *e = NULL;
 	g_autoptr(LhHw) hw = lh_hw_lookup("h100-sxm", &e);
@@ -246,8 +248,9 @@ Test(gen, async_compute_limit_trade_off)
 	hw->gpus_per_node = 0;
 	g_autoptr(LhGraph) g = lh_default_workload();
 	Run r2 = run_lhs(g, hw, 2), r3 = run_lhs(g, hw, 3), r4 = run_lhs(g, hw, 4);
-	cr_assert_lt(r3.makespan, r2.makespan, "limit 3: %" G_GINT64_FORMAT " ns, 2: %" G_GINT64_FORMAT,
-		     r3.makespan, r2.makespan);
+	cr_assert_lt(r3.makespan, r2.makespan,
+	             "limit 3: %" G_GINT64_FORMAT " ns, 2: %" G_GINT64_FORMAT, r3.makespan,
+	             r2.makespan);
 	cr_assert_leq(r4.makespan, r3.makespan);
 	cr_assert_geq(r3.peak, r2.peak);
 	cr_assert_geq(r4.peak, r3.peak);
@@ -267,7 +270,7 @@ Test(gen, cli_gen)
 	g_autofree char *out = g_build_filename(dir, "t.json", NULL);
 	char *so = NULL, *se = NULL;
 	int st = t_lhsim(&so, &se, "gen", "transformer", "layers=3", "hidden=1024", "fsdp=4", "-o",
-			 out, NULL);
+	                 out, NULL);
 	cr_assert_eq(st, 0, "%s", se);
 	cr_assert(strstr(so, "38 ops"), "%s", so);
 	g_free(so);
@@ -299,10 +302,10 @@ Test(gen, outputs_without_device_options_are_unchanged)
 	struct {
 		const char *name, *kv[3], *file;
 	} c[] = {
-		{"moe-offload", {NULL}, "gen/moe-offload.json"},
-		{"pipeline", {NULL}, "gen/pipeline.json"},
-		{"transformer", {"layers=2", NULL}, "gen/transformer.json"},
-		{"random", {"ops=200", "width=8", NULL}, "gen/random.json"},
+	    {"moe-offload", {NULL}, "gen/moe-offload.json"},
+	    {"pipeline", {NULL}, "gen/pipeline.json"},
+	    {"transformer", {"layers=2", NULL}, "gen/transformer.json"},
+	    {"random", {"ops=200", "width=8", NULL}, "gen/random.json"},
 	};
 	for (gsize i = 0; i < G_N_ELEMENTS(c); i++) {
 		g_autoptr(LhGraph) g = gen(c[i].name, c[i].kv);

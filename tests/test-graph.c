@@ -44,8 +44,9 @@ Test(graph, cycle_names_its_ops)
 	g_autoptr(GError) e = NULL;
 	cr_assert_not(lh_graph_finish(g, "x.json", &e));
 	cr_assert_eq(e->code, LH_GRAPH_ERROR_CYCLE);
-	cr_assert(strstr(e->message, "'a'") && strstr(e->message, "'b'") && strstr(e->message, "'c'"),
-		  "%s", e->message);
+	cr_assert(strstr(e->message, "'a'") && strstr(e->message, "'b'") &&
+	              strstr(e->message, "'c'"),
+	          "%s", e->message);
 	cr_assert_null(strstr(e->message, "free"), "%s", e->message);
 }
 
@@ -68,18 +69,18 @@ Test(graph, wire_bytes_by_kind)
 Test(graph, json_dtype_gemm_alias_schedule_round_trip)
 {
 	const char *text =
-		"{\"format\": \"lhsim-graph\", \"version\": 1, \"name\": \"x\",\n"
-		" \"ops\": [\n"
-		"  {\"name\": \"buf\", \"kind\": \"input\", \"out_bytes\": 4096},\n"
-		"  {\"name\": \"cp\", \"kind\": \"copy-h2d\", \"size\": 64, \"out_bytes\": 64},\n"
-		"  {\"name\": \"mm\", \"kind\": \"kernel\", \"deps\": [\"buf\"], \"flops\": 2e6, "
-		"\"dtype\": \"tf32\", \"gemm\": [2, 100, 50, 100]},\n"
-		"  {\"name\": \"t\", \"kind\": \"kernel\", \"deps\": [\"mm\"], \"bytes\": 800, "
-		"\"transpose\": true},\n"
-		"  {\"name\": \"dus\", \"kind\": \"kernel\", \"deps\": [\"buf\", \"cp\"], \"bytes\": "
-		"128, \"out_bytes\": 4096, \"alias\": \"buf\"}\n"
-		" ],\n"
-		" \"schedule\": [\"buf\", \"cp\", \"mm\", {\"done\": \"cp\"}, \"t\", \"dus\"]}\n";
+	    "{\"format\": \"lhsim-graph\", \"version\": 1, \"name\": \"x\",\n"
+	    " \"ops\": [\n"
+	    "  {\"name\": \"buf\", \"kind\": \"input\", \"out_bytes\": 4096},\n"
+	    "  {\"name\": \"cp\", \"kind\": \"copy-h2d\", \"size\": 64, \"out_bytes\": 64},\n"
+	    "  {\"name\": \"mm\", \"kind\": \"kernel\", \"deps\": [\"buf\"], \"flops\": 2e6, "
+	    "\"dtype\": \"tf32\", \"gemm\": [2, 100, 50, 100]},\n"
+	    "  {\"name\": \"t\", \"kind\": \"kernel\", \"deps\": [\"mm\"], \"bytes\": 800, "
+	    "\"transpose\": true},\n"
+	    "  {\"name\": \"dus\", \"kind\": \"kernel\", \"deps\": [\"buf\", \"cp\"], \"bytes\": "
+	    "128, \"out_bytes\": 4096, \"alias\": \"buf\"}\n"
+	    " ],\n"
+	    " \"schedule\": [\"buf\", \"cp\", \"mm\", {\"done\": \"cp\"}, \"t\", \"dus\"]}\n";
 	g_autoptr(GError) e = NULL;
 	g_autoptr(LhGraph) g = lh_graph_new_from_json_data(text, -1, "x.json", &e);
 	cr_assert_not_null(g, "%s", e ? e->message : "");
@@ -113,38 +114,38 @@ Test(graph, json_dtype_gemm_alias_schedule_errors)
 	static const struct {
 		const char *ops, *sched, *want;
 	} cases[] = {
-		{"{\"name\": \"a\", \"kind\": \"kernel\", \"flops\": 1, \"dtype\": \"f128\"}", NULL,
-		 "x.json:3:61: op 'a': dtype must be one of"},
-		{"{\"name\": \"a\", \"kind\": \"kernel\", \"flops\": 1, \"gemm\": [1, 2, 3]}", NULL,
-		 "op 'a': gemm must be [batch, m, n, k]"},
-		{"{\"name\": \"a\", \"kind\": \"kernel\", \"flops\": 1, \"gemm\": [1, 2, 0, 4]}", NULL,
-		 "op 'a': gemm[2] must be a whole number from 1 to 2^40"},
-		{"{\"name\": \"a\", \"kind\": \"copy-h2d\", \"size\": 1, \"gemm\": [1, 2, 3, 4]}", NULL,
-		 "op 'a': only a kernel can be a GEMM"},
-		{"{\"name\": \"a\", \"kind\": \"copy-h2d\", \"size\": 1, \"transpose\": true}", NULL,
-		 "op 'a': only a kernel or copy-d2d can transpose"},
-		{"{\"name\": \"a\", \"kind\": \"input\"}, {\"name\": \"b\", \"kind\": \"kernel\", "
-		 "\"flops\": 1, \"alias\": \"a\"}",
-		 NULL, "op 'b': alias 'a' is not one of its deps"},
-		{"{\"name\": \"a\", \"kind\": \"input\", \"out_space\": \"host\"}, {\"name\": \"b\", "
-		 "\"kind\": \"kernel\", \"deps\": [\"a\"], \"flops\": 1, \"alias\": \"a\"}",
-		 NULL, "op 'b': alias 'a' is in host memory, the op's output in device"},
-		{"{\"name\": \"a\", \"kind\": \"copy-h2d\", \"size\": 1}", "[\"a\"]",
-		 "the schedule lacks the done of async op 'a'"},
-		{"{\"name\": \"a\", \"kind\": \"copy-h2d\", \"size\": 1}", "[{\"done\": \"a\"}, \"a\"]",
-		 "schedule[0]: the done of 'a' comes before its start"},
-		{"{\"name\": \"a\", \"kind\": \"kernel\", \"flops\": 1}", "[\"a\", {\"done\": \"a\"}]",
-		 "schedule[1]: op 'a' is not async, so it has no done"},
-		{"{\"name\": \"a\", \"kind\": \"kernel\", \"flops\": 1}", "[\"a\", \"zz\"]",
-		 "schedule[1]: unknown op 'zz'"},
-		{"{\"name\": \"a\", \"kind\": \"kernel\", \"flops\": 1}", "[]",
-		 "\"schedule\" is empty"},
+	    {"{\"name\": \"a\", \"kind\": \"kernel\", \"flops\": 1, \"dtype\": \"f128\"}", NULL,
+	     "x.json:3:61: op 'a': dtype must be one of"},
+	    {"{\"name\": \"a\", \"kind\": \"kernel\", \"flops\": 1, \"gemm\": [1, 2, 3]}", NULL,
+	     "op 'a': gemm must be [batch, m, n, k]"},
+	    {"{\"name\": \"a\", \"kind\": \"kernel\", \"flops\": 1, \"gemm\": [1, 2, 0, 4]}", NULL,
+	     "op 'a': gemm[2] must be a whole number from 1 to 2^40"},
+	    {"{\"name\": \"a\", \"kind\": \"copy-h2d\", \"size\": 1, \"gemm\": [1, 2, 3, 4]}", NULL,
+	     "op 'a': only a kernel can be a GEMM"},
+	    {"{\"name\": \"a\", \"kind\": \"copy-h2d\", \"size\": 1, \"transpose\": true}", NULL,
+	     "op 'a': only a kernel or copy-d2d can transpose"},
+	    {"{\"name\": \"a\", \"kind\": \"input\"}, {\"name\": \"b\", \"kind\": \"kernel\", "
+	     "\"flops\": 1, \"alias\": \"a\"}",
+	     NULL, "op 'b': alias 'a' is not one of its deps"},
+	    {"{\"name\": \"a\", \"kind\": \"input\", \"out_space\": \"host\"}, {\"name\": \"b\", "
+	     "\"kind\": \"kernel\", \"deps\": [\"a\"], \"flops\": 1, \"alias\": \"a\"}",
+	     NULL, "op 'b': alias 'a' is in host memory, the op's output in device"},
+	    {"{\"name\": \"a\", \"kind\": \"copy-h2d\", \"size\": 1}", "[\"a\"]",
+	     "the schedule lacks the done of async op 'a'"},
+	    {"{\"name\": \"a\", \"kind\": \"copy-h2d\", \"size\": 1}", "[{\"done\": \"a\"}, \"a\"]",
+	     "schedule[0]: the done of 'a' comes before its start"},
+	    {"{\"name\": \"a\", \"kind\": \"kernel\", \"flops\": 1}", "[\"a\", {\"done\": \"a\"}]",
+	     "schedule[1]: op 'a' is not async, so it has no done"},
+	    {"{\"name\": \"a\", \"kind\": \"kernel\", \"flops\": 1}", "[\"a\", \"zz\"]",
+	     "schedule[1]: unknown op 'zz'"},
+	    {"{\"name\": \"a\", \"kind\": \"kernel\", \"flops\": 1}", "[]",
+	     "\"schedule\" is empty"},
 	};
 	for (guint c = 0; c < G_N_ELEMENTS(cases); c++) {
 		g_autofree char *text = g_strdup_printf(
-			"{\"format\": \"lhsim-graph\", \"version\": 1,\n \"ops\": [\n  %s\n ]%s%s}\n",
-			cases[c].ops, cases[c].sched ? ",\n \"schedule\": " : "",
-			cases[c].sched ? cases[c].sched : "");
+		    "{\"format\": \"lhsim-graph\", \"version\": 1,\n \"ops\": [\n  %s\n ]%s%s}\n",
+		    cases[c].ops, cases[c].sched ? ",\n \"schedule\": " : "",
+		    cases[c].sched ? cases[c].sched : "");
 		g_autoptr(GError) e = NULL;
 		g_autoptr(LhGraph) g = lh_graph_new_from_json_data(text, -1, "x.json", &e);
 		cr_assert_null(g, "case %u loaded", c);
@@ -157,15 +158,15 @@ Test(graph, json_dtype_gemm_alias_schedule_errors)
 Test(graph, json_unknown_top_level_field)
 {
 	const char *text = "{\"format\": \"lhsim-graph\", \"version\": 1,\n"
-			   " \"ops\": [{\"name\": \"a\", \"kind\": \"copy-h2d\", \"size\": 1}],\n"
-			   " \"shedule\": [\"a\", {\"done\": \"a\"}]}\n";
+	                   " \"ops\": [{\"name\": \"a\", \"kind\": \"copy-h2d\", \"size\": 1}],\n"
+	                   " \"shedule\": [\"a\", {\"done\": \"a\"}]}\n";
 	g_autoptr(GError) e = NULL;
 	g_autoptr(LhGraph) g = lh_graph_new_from_json_data(text, -1, "x.json", &e);
 	cr_assert_null(g);
 	cr_assert(g_str_has_prefix(e->message, "x.json:3:"), "%s", e->message);
 	cr_assert(strstr(e->message, "unknown top-level field 'shedule' (fields: format, version, "
-				     "name, ops, schedule, devices)"),
-		  "%s", e->message);
+	                             "name, ops, schedule, devices)"),
+	          "%s", e->message);
 }
 
 /* The library initialises itself: a program that never calls lh_models_init() still finds

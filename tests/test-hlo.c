@@ -40,24 +40,24 @@ typedef struct {
 } File;
 
 static File all_files[] = {
-	{"hlo/gpu_hlo.hlo"},
-	{"hlo/hlo_llama31_70b_bf16_16x8.hlo"},
-	{"hlo/hlo_llama3_8b_bf16_activation_offloading_1x8.hlo"},
-	{"hlo/hlo_llama3_8b_cp_bf16_1x4.hlo"},
-	{"hlo/lhs_test_AllGatherAsyncSimple.hlo"},
-	{"hlo/lhs_test_AllToAllAndGemmOverlapWithSolCostModel.hlo"},
-	{"hlo/lhs_test_AllToAllAsyncBalance.hlo"},
-	{"hlo/lhs_test_CopyStartDoneUsesComputeResource.hlo"},
-	{"hlo/lhs_test_DelayMoveToHostAsyncStart.hlo"},
-	{"hlo/lhs_test_HostOffloadComputationsWithoutSchedule.hlo"},
-	{"hlo/lhs_test_MultipleParallelResourceShouldOverlapCollectives.hlo"},
-	{"hlo/lhs_test_ParallelThreadsShouldBeScheduled.hlo"},
-	{"hlo/lhs_test_ScheduleDynamicSliceIfMemcpy.hlo"},
-	{"hlo/lhs_test_ScheduleLoopPeeledSendDoneBeforeWhile.hlo"},
-	{"hlo/lhs_test_ScheduleP2PWithMultipliers.hlo"},
-	{"hlo/lhs_test_SchedulePipelinedSendRecvsLate.hlo"},
-	{"hlo/u4_all_gather_1x8.hlo"},
-	{"hlo/sched_offload_overlap.hlo"}, /* ours: a schedule to round-trip */
+    {"hlo/gpu_hlo.hlo"},
+    {"hlo/hlo_llama31_70b_bf16_16x8.hlo"},
+    {"hlo/hlo_llama3_8b_bf16_activation_offloading_1x8.hlo"},
+    {"hlo/hlo_llama3_8b_cp_bf16_1x4.hlo"},
+    {"hlo/lhs_test_AllGatherAsyncSimple.hlo"},
+    {"hlo/lhs_test_AllToAllAndGemmOverlapWithSolCostModel.hlo"},
+    {"hlo/lhs_test_AllToAllAsyncBalance.hlo"},
+    {"hlo/lhs_test_CopyStartDoneUsesComputeResource.hlo"},
+    {"hlo/lhs_test_DelayMoveToHostAsyncStart.hlo"},
+    {"hlo/lhs_test_HostOffloadComputationsWithoutSchedule.hlo"},
+    {"hlo/lhs_test_MultipleParallelResourceShouldOverlapCollectives.hlo"},
+    {"hlo/lhs_test_ParallelThreadsShouldBeScheduled.hlo"},
+    {"hlo/lhs_test_ScheduleDynamicSliceIfMemcpy.hlo"},
+    {"hlo/lhs_test_ScheduleLoopPeeledSendDoneBeforeWhile.hlo"},
+    {"hlo/lhs_test_ScheduleP2PWithMultipliers.hlo"},
+    {"hlo/lhs_test_SchedulePipelinedSendRecvsLate.hlo"},
+    {"hlo/u4_all_gather_1x8.hlo"},
+    {"hlo/sched_offload_overlap.hlo"}, /* ours: a schedule to round-trip */
 };
 
 ParameterizedTestParameters(hlo, imports_and_round_trips)
@@ -118,20 +118,21 @@ typedef struct {
  *   recvs.
  * u4_all_gather: a (input); b (all-gather) = 2. */
 static Counts small_counts[] = {
-	{"hlo/gpu_hlo.hlo", 4, 1, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-	{"hlo/lhs_test_AllGatherAsyncSimple.hlo", 10, 4, 5, 0, 0, 1, 0, 0, 0, 0, 0, 0},
-	{"hlo/lhs_test_AllToAllAndGemmOverlapWithSolCostModel.hlo", 5, 3, 1, 0, 0, 0, 0, 0, 1, 0, 0, 0},
-	{"hlo/lhs_test_AllToAllAsyncBalance.hlo", 12, 4, 6, 0, 0, 0, 0, 0, 2, 0, 0, 0},
-	{"hlo/lhs_test_CopyStartDoneUsesComputeResource.hlo", 2, 1, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0},
-	{"hlo/lhs_test_DelayMoveToHostAsyncStart.hlo", 13, 9, 2, 1, 0, 0, 0, 0, 1, 0, 0, 0},
-	{"hlo/lhs_test_HostOffloadComputationsWithoutSchedule.hlo", 3, 1, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-	{"hlo/lhs_test_MultipleParallelResourceShouldOverlapCollectives.hlo", 6, 3, 1, 0, 0, 0, 1, 1, 0, 0, 0, 0},
-	{"hlo/lhs_test_ParallelThreadsShouldBeScheduled.hlo", 3, 2, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-	{"hlo/lhs_test_ScheduleDynamicSliceIfMemcpy.hlo", 4, 2, 1, 0, 1, 0, 0, 0, 0, 0, 0, 0},
-	{"hlo/lhs_test_ScheduleLoopPeeledSendDoneBeforeWhile.hlo", 6, 3, 1, 0, 0, 0, 0, 0, 0, 0, 1, 1},
-	{"hlo/lhs_test_ScheduleP2PWithMultipliers.hlo", 9, 3, 3, 0, 0, 0, 0, 0, 0, 1, 1, 1},
-	{"hlo/lhs_test_SchedulePipelinedSendRecvsLate.hlo", 55, 1, 26, 0, 0, 0, 0, 0, 0, 0, 14, 14},
-	{"hlo/u4_all_gather_1x8.hlo", 2, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0},
+    {"hlo/gpu_hlo.hlo", 4, 1, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"hlo/lhs_test_AllGatherAsyncSimple.hlo", 10, 4, 5, 0, 0, 1, 0, 0, 0, 0, 0, 0},
+    {"hlo/lhs_test_AllToAllAndGemmOverlapWithSolCostModel.hlo", 5, 3, 1, 0, 0, 0, 0, 0, 1, 0, 0, 0},
+    {"hlo/lhs_test_AllToAllAsyncBalance.hlo", 12, 4, 6, 0, 0, 0, 0, 0, 2, 0, 0, 0},
+    {"hlo/lhs_test_CopyStartDoneUsesComputeResource.hlo", 2, 1, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"hlo/lhs_test_DelayMoveToHostAsyncStart.hlo", 13, 9, 2, 1, 0, 0, 0, 0, 1, 0, 0, 0},
+    {"hlo/lhs_test_HostOffloadComputationsWithoutSchedule.hlo", 3, 1, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"hlo/lhs_test_MultipleParallelResourceShouldOverlapCollectives.hlo", 6, 3, 1, 0, 0, 0, 1, 1, 0,
+     0, 0, 0},
+    {"hlo/lhs_test_ParallelThreadsShouldBeScheduled.hlo", 3, 2, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"hlo/lhs_test_ScheduleDynamicSliceIfMemcpy.hlo", 4, 2, 1, 0, 1, 0, 0, 0, 0, 0, 0, 0},
+    {"hlo/lhs_test_ScheduleLoopPeeledSendDoneBeforeWhile.hlo", 6, 3, 1, 0, 0, 0, 0, 0, 0, 0, 1, 1},
+    {"hlo/lhs_test_ScheduleP2PWithMultipliers.hlo", 9, 3, 3, 0, 0, 0, 0, 0, 0, 1, 1, 1},
+    {"hlo/lhs_test_SchedulePipelinedSendRecvsLate.hlo", 55, 1, 26, 0, 0, 0, 0, 0, 0, 0, 14, 14},
+    {"hlo/u4_all_gather_1x8.hlo", 2, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0},
 };
 
 ParameterizedTestParameters(hlo, small_module_counts)
@@ -209,7 +210,8 @@ Test(hlo, async_computations_become_async_kernels)
 	cr_assert_eq(lh_op_class(s), LH_CLASS_ASYNC_COMPUTE);
 	/* An unknown library call: memory-bound, bytes = 2 operands + output, f32[2,2] each. */
 	cr_assert_float_eq(s->bytes, 3 * 16.0, 1e-9);
-	g_autoptr(LhGraph) h = import("hlo/lhs_test_HostOffloadComputationsWithoutSchedule.hlo", NULL);
+	g_autoptr(LhGraph) h =
+	    import("hlo/lhs_test_HostOffloadComputationsWithoutSchedule.hlo", NULL);
 	cr_assert(t_op_named(h, "async_start")->async);
 	cr_assert_eq(lh_op_class(t_op_named(h, "async_start")), LH_CLASS_ASYNC_COMPUTE);
 	cr_assert(t_has_dep(h, "mul_fusion", "async_start"));
@@ -218,9 +220,10 @@ Test(hlo, async_computations_become_async_kernels)
 
 Test(hlo, async_collectives_and_sizes)
 {
-	g_autoptr(LhGraph) g = import("hlo/lhs_test_MultipleParallelResourceShouldOverlapCollectives.hlo", NULL);
-	cr_assert_eq(t_op_named(g, "ar_0")->size, 4);  /* f32[] */
-	cr_assert_eq(t_op_named(g, "rs_0")->size, 8);  /* the input f32[2] */
+	g_autoptr(LhGraph) g =
+	    import("hlo/lhs_test_MultipleParallelResourceShouldOverlapCollectives.hlo", NULL);
+	cr_assert_eq(t_op_named(g, "ar_0")->size, 4); /* f32[] */
+	cr_assert_eq(t_op_named(g, "rs_0")->size, 8); /* the input f32[2] */
 	g_autoptr(LhGraph) a = import("hlo/lhs_test_AllToAllAsyncBalance.hlo", NULL);
 	const LhOp *t = t_op_named(a, "ata-start");
 	cr_assert_eq(t->kind, LH_OP_ALL_TO_ALL);
@@ -269,14 +272,14 @@ Test(hlo, unknown_trip_count_warns_and_imports_once)
 Test(hlo, known_trip_count_from_backend_config)
 {
 	const char *text =
-		"HloModule m, is_scheduled=true\n"
-		"body {\n  p = (f32[8]) parameter(0)\n  x = f32[8] get-tuple-element(p), index=0\n"
-		"  y = f32[8] exponential(x)\n  ROOT t = (f32[8]) tuple(y)\n}\n"
-		"cond {\n  p = (f32[8]) parameter(0)\n  ROOT c = pred[] constant(true)\n}\n"
-		"ENTRY e {\n  a = f32[8] parameter(0)\n  t = (f32[8]) tuple(a)\n"
-		"  w = (f32[8]) while(t), condition=cond, body=body,\n"
-		"    backend_config={\"known_trip_count\":{\"n\":\"3\"}}\n"
-		"  ROOT r = f32[8] get-tuple-element(w), index=0\n}\n";
+	    "HloModule m, is_scheduled=true\n"
+	    "body {\n  p = (f32[8]) parameter(0)\n  x = f32[8] get-tuple-element(p), index=0\n"
+	    "  y = f32[8] exponential(x)\n  ROOT t = (f32[8]) tuple(y)\n}\n"
+	    "cond {\n  p = (f32[8]) parameter(0)\n  ROOT c = pred[] constant(true)\n}\n"
+	    "ENTRY e {\n  a = f32[8] parameter(0)\n  t = (f32[8]) tuple(a)\n"
+	    "  w = (f32[8]) while(t), condition=cond, body=body,\n"
+	    "    backend_config={\"known_trip_count\":{\"n\":\"3\"}}\n"
+	    "  ROOT r = f32[8] get-tuple-element(w), index=0\n}\n";
 	GError *e = NULL;
 	g_autoptr(LhGraph) g = import_text(text, NULL, &e);
 	cr_assert(g, "%s", e ? e->message : "");
@@ -284,13 +287,14 @@ Test(hlo, known_trip_count_from_backend_config)
 	cr_assert(t_has_dep(g, "y@2", "y@1"));
 	cr_assert(t_has_dep(g, "y@1", "y@0"));
 	cr_assert(t_has_dep(g, "y@0", "a"));
-	cr_assert_float_eq(t_op_named(g, "y@0")->flops, 8, 1e-9);    /* elementwise: 8 elements */
-	cr_assert_float_eq(t_op_named(g, "y@0")->bytes, 64, 1e-9);   /* 32 in + 32 out */
+	cr_assert_float_eq(t_op_named(g, "y@0")->flops, 8, 1e-9);  /* elementwise: 8 elements */
+	cr_assert_float_eq(t_op_named(g, "y@0")->bytes, 64, 1e-9); /* 32 in + 32 out */
 }
 
 Test(hlo, costs_from_shapes)
 {
-	g_autoptr(LhGraph) g = import("hlo/lhs_test_AllToAllAndGemmOverlapWithSolCostModel.hlo", NULL);
+	g_autoptr(LhGraph) g =
+	    import("hlo/lhs_test_AllToAllAndGemmOverlapWithSolCostModel.hlo", NULL);
 	const LhOp *d = t_op_named(g, "compute");
 	/* f32[8192,8192] x f32[8192,8192]: 2 * M*N * K = 2 * 8192^3 = 1099511627776 flops;
 	 * bytes: 3 arrays of 8192^2 * 4 = 268435456 each. */
@@ -312,31 +316,32 @@ Test(hlo, costs_from_shapes)
 Test(hlo, library_calls_fusions_copies_and_conditionals)
 {
 	const char *text =
-		"HloModule m, num_partitions=4\n"
-		"fused {\n  p0 = f32[64,32] parameter(0)\n  p1 = f32[32,16] parameter(1)\n"
-		"  d = f32[64,16] dot(p0, p1), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
-		"  ROOT e = f32[64,16] exponential(d)\n}\n"
-		"br0 {\n  p = f32[100] parameter(0)\n  ROOT n = f32[100] negate(p)\n}\n"
-		"br1 {\n  p = f32[100] parameter(0)\n  a = f32[100] add(p, p)\n"
-		"  ROOT m = f32[100] multiply(a, a)\n}\n"
-		"ENTRY e {\n  x = bf16[8,128,256]{2,1,0} parameter(0)\n"
-		"  w = bf16[8,256,512]{2,1,0} parameter(1)\n"
-		"  g = (bf16[8,128,512]{2,1,0}, s8[4194304]{0}) custom-call(x, w),\n"
-		"    custom_call_target=\"__cublas$gemm\",\n"
-		"    backend_config={\"gemm_backend_config\":{\"dot_dimension_numbers\":{\n"
-		"      \"lhs_contracting_dimensions\":[\"2\"],\"rhs_contracting_dimensions\":[\"1\"],\n"
-		"      \"lhs_batch_dimensions\":[\"0\"],\"rhs_batch_dimensions\":[\"0\"]}}}\n"
-		"  i = f32[2,32,32,16]{3,2,1,0} parameter(2)\n"
-		"  k = f32[3,3,16,8]{3,2,1,0} parameter(3)\n"
-		"  c = (f32[2,32,32,8]{3,2,1,0}, u8[0]{0}) custom-call(i, k), window={size=3x3 pad=1_1x1_1},\n"
-		"    dim_labels=b01f_01io->b01f, custom_call_target=\"__cudnn$convForward\"\n"
-		"  a = f32[64,32] parameter(4)\n  b = f32[32,16] parameter(5)\n"
-		"  f = f32[64,16] fusion(a, b), kind=kOutput, calls=fused\n"
-		"  h = f32[64,16]{1,0:S(5)} copy(f)\n"
-		"  back = f32[64,16]{1,0} custom-call(h), custom_call_target=\"MoveToDevice\"\n"
-		"  s = s32[] parameter(6)\n  v = f32[100] parameter(7)\n"
-		"  cond = f32[100] conditional(s, v, v), branch_computations={br0, br1}\n"
-		"  ROOT t = (f32[64,16], f32[100]) tuple(back, cond)\n}\n";
+	    "HloModule m, num_partitions=4\n"
+	    "fused {\n  p0 = f32[64,32] parameter(0)\n  p1 = f32[32,16] parameter(1)\n"
+	    "  d = f32[64,16] dot(p0, p1), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+	    "  ROOT e = f32[64,16] exponential(d)\n}\n"
+	    "br0 {\n  p = f32[100] parameter(0)\n  ROOT n = f32[100] negate(p)\n}\n"
+	    "br1 {\n  p = f32[100] parameter(0)\n  a = f32[100] add(p, p)\n"
+	    "  ROOT m = f32[100] multiply(a, a)\n}\n"
+	    "ENTRY e {\n  x = bf16[8,128,256]{2,1,0} parameter(0)\n"
+	    "  w = bf16[8,256,512]{2,1,0} parameter(1)\n"
+	    "  g = (bf16[8,128,512]{2,1,0}, s8[4194304]{0}) custom-call(x, w),\n"
+	    "    custom_call_target=\"__cublas$gemm\",\n"
+	    "    backend_config={\"gemm_backend_config\":{\"dot_dimension_numbers\":{\n"
+	    "      \"lhs_contracting_dimensions\":[\"2\"],\"rhs_contracting_dimensions\":[\"1\"],\n"
+	    "      \"lhs_batch_dimensions\":[\"0\"],\"rhs_batch_dimensions\":[\"0\"]}}}\n"
+	    "  i = f32[2,32,32,16]{3,2,1,0} parameter(2)\n"
+	    "  k = f32[3,3,16,8]{3,2,1,0} parameter(3)\n"
+	    "  c = (f32[2,32,32,8]{3,2,1,0}, u8[0]{0}) custom-call(i, k), window={size=3x3 "
+	    "pad=1_1x1_1},\n"
+	    "    dim_labels=b01f_01io->b01f, custom_call_target=\"__cudnn$convForward\"\n"
+	    "  a = f32[64,32] parameter(4)\n  b = f32[32,16] parameter(5)\n"
+	    "  f = f32[64,16] fusion(a, b), kind=kOutput, calls=fused\n"
+	    "  h = f32[64,16]{1,0:S(5)} copy(f)\n"
+	    "  back = f32[64,16]{1,0} custom-call(h), custom_call_target=\"MoveToDevice\"\n"
+	    "  s = s32[] parameter(6)\n  v = f32[100] parameter(7)\n"
+	    "  cond = f32[100] conditional(s, v, v), branch_computations={br0, br1}\n"
+	    "  ROOT t = (f32[64,16], f32[100]) tuple(back, cond)\n}\n";
 	GError *e = NULL;
 	g_autoptr(LhGraph) g = import_text(text, NULL, &e);
 	cr_assert(g, "%s", e ? e->message : "");
@@ -399,10 +404,10 @@ Test(hlo, llama3_offloading_collectives_and_copies)
 		const char *needle;
 		LhOpKind kind;
 	} cases[] = {
-		{" all-gather(", LH_OP_ALL_GATHER},
-		{" all-reduce(", LH_OP_ALL_REDUCE},
-		{"custom_call_target=\"MoveToHost\"", LH_OP_COPY_D2H},
-		{"custom_call_target=\"MoveToDevice\"", LH_OP_COPY_H2D},
+	    {" all-gather(", LH_OP_ALL_GATHER},
+	    {" all-reduce(", LH_OP_ALL_REDUCE},
+	    {"custom_call_target=\"MoveToHost\"", LH_OP_COPY_D2H},
+	    {"custom_call_target=\"MoveToDevice\"", LH_OP_COPY_H2D},
 	};
 	g_autoptr(GPtrArray) w = g_ptr_array_new_with_free_func(g_free);
 	g_autoptr(LhGraph) g = import("hlo/hlo_llama3_8b_bf16_activation_offloading_1x8.hlo", w);
@@ -413,7 +418,7 @@ Test(hlo, llama3_offloading_collectives_and_copies)
 		guint expect = 32 * (nf + nb) + ne;
 		cr_assert_gt(nf + nb + ne, 0, "%s", cases[i].needle);
 		cr_assert_eq(count_kind(g, cases[i].kind), expect, "%s: %u, expected 32*(%u+%u)+%u",
-			     cases[i].needle, count_kind(g, cases[i].kind), nf, nb, ne);
+		             cases[i].needle, count_kind(g, cases[i].kind), nf, nb, ne);
 	}
 	/* SOURCES.md: 2 MoveToHost in the forward body, 2 + 39 MoveToDevice. */
 	cr_assert_eq(count_kind(g, LH_OP_COPY_D2H), 32 * 2);
@@ -437,7 +442,8 @@ Test(hlo, big_modules_count_their_collectives)
 	g_autofree char *text = NULL;
 	cr_assert(g_file_get_contents(path, &text, NULL, NULL));
 	g_autoptr(LhGraph) g = import("hlo/hlo_llama3_8b_cp_bf16_1x4.hlo", NULL);
-	g_autoptr(GRegex) re = g_regex_new("while\\(.*condition=(%[^,]+), body=(%[^,\\s]+)", 0, 0, NULL);
+	g_autoptr(GRegex) re =
+	    g_regex_new("while\\(.*condition=(%[^,]+), body=(%[^,\\s]+)", 0, 0, NULL);
 	g_autoptr(GMatchInfo) mi = NULL;
 	guint expect_cp = count_in_comp(text, "ENTRY", " collective-permute(");
 	guint loops = 0;
@@ -477,20 +483,20 @@ Test(hlo, llama31_70b_collectives_counted_from_the_text)
 		LhOpKind kind;
 		guint expect;
 	} cases[] = {
-		{" all-gather(", LH_OP_ALL_GATHER, 1122},
-		{" all-reduce(", LH_OP_ALL_REDUCE, 1323},
-		{" reduce-scatter(", LH_OP_REDUCE_SCATTER, 0},
-		{" all-to-all(", LH_OP_ALL_TO_ALL, 0},
-		{" collective-permute(", LH_OP_COLLECTIVE_PERMUTE, 0},
+	    {" all-gather(", LH_OP_ALL_GATHER, 1122},
+	    {" all-reduce(", LH_OP_ALL_REDUCE, 1323},
+	    {" reduce-scatter(", LH_OP_REDUCE_SCATTER, 0},
+	    {" all-to-all(", LH_OP_ALL_TO_ALL, 0},
+	    {" collective-permute(", LH_OP_COLLECTIVE_PERMUTE, 0},
 	};
 	g_autoptr(LhGraph) g = import("hlo/hlo_llama31_70b_bf16_16x8.hlo", NULL);
 	for (gsize i = 0; i < G_N_ELEMENTS(cases); i++) {
 		guint scan = count_in_comp(text, "ENTRY", cases[i].needle) +
-			     80 * (count_in_comp(text, b1, cases[i].needle) +
-				   count_in_comp(text, b2, cases[i].needle));
+		             80 * (count_in_comp(text, b1, cases[i].needle) +
+		                   count_in_comp(text, b2, cases[i].needle));
 		cr_assert_eq(scan, cases[i].expect, "%s: the text gives %u", cases[i].needle, scan);
 		cr_assert_eq(count_kind(g, cases[i].kind), cases[i].expect, "%s: %u imported",
-			     cases[i].needle, count_kind(g, cases[i].kind));
+		             cases[i].needle, count_kind(g, cases[i].kind));
 	}
 	/* The module states no device count; its iota groups name 128 devices (docs/hlo.md). */
 	cr_assert_eq(lh_graph_devices(g), 128);
@@ -505,43 +511,62 @@ typedef struct {
 } Bad;
 
 static Bad bad_inputs[] = {
-	{"HloModule m\nENTRY e {\n  a = f32[2 parameter(0)\n}\n", "3:13", "dimensions"},
-	{"HloModule m\nENTRY e {\n  a = f32[2] parameter(0)\n  b = f32[2] add(a, zz)\n}\n", "4:21", "unknown operand 'zz'"},
-	{"HloModule m\nENTRY e {\n  a = f32[2] parameter(0), foo=\"x\n}\n", "3:32", "unterminated string"},
-	{"HloModule m\nENTRY e {\n  a = q7[2] parameter(0)\n}\n", "3:7", "unknown element type 'q7'"},
-	{"HloModule m\nENTRY e {\n  a = f32[2] parameter(0)\n", "2:7", "not closed"},
-	{"HloModule m\n", "2:1", "no computation"},
-	{"HloModule m\nENTRY e {\n  a = f32[2] parameter(0)\n  a = f32[2] parameter(1)\n}\n", "4:3", "duplicate instruction 'a'"},
-	{"HloModule m\nENTRY e {\n  a = f32[2]{0:S(5) parameter(0)\n}\n", "3:13", "unclosed layout"},
-	{"HloModule m\nENTRY e {\n  w = f32[2] while(a), body=nope\n  a = f32[2] parameter(0)\n}\n", "3:3", "body="},
-	{"HloModule m\nENTRY e {\n  a = f32[2] add(b, b)\n  b = f32[2] add(a, a)\n}\n", "4:3", "depends on itself"},
-	{"HloModule m\nc {\n  p = f32[] parameter(0)\n  ROOT r = f32[] call(p), to_apply=c\n}\nENTRY e {\n  a = f32[] parameter(0)\n  ROOT b = f32[] call(a), to_apply=c\n}\n", "2:1", "calls itself"},
-	{"HloModule m\nENTRY e {\n  a = f32[2] parameter(0) /* open\n}\n", "3:27", "unterminated comment"},
-	/* Found by fuzzing: an absurd dimension overflowed the byte count (UBSan). */
-	{"e {\n  a = u4[1066666666666666666666666623,4096]{1,0:E(4)} parameter(0)\n}\n", "2:7", "more than 1e18"},
-	/* Aliasing, precision and fft attributes (positions counted from the line's first column). */
-	{"HloModule m\nENTRY e {\n  a = f32[4] parameter(0)\n  k = f32[4] custom-call(a), custom_call_target=\"f\", output_to_operand_aliasing={{}: (0 {})}\n}\n",
-	 "4:89", "expected ',' after the operand number"},
-	{"HloModule m\nENTRY e {\n  a = f32[4] parameter(0)\n  k = f32[4] custom-call(a), custom_call_target=\"f\", output_to_operand_aliasing={{}: (3, {})}\n}\n",
-	 "4:82", "names operand 3 of 'k'"},
-	{"HloModule m\nENTRY e {\n  a = f32[4] parameter(0)\n  k = f32[4] custom-call(a), custom_call_target=\"f\", output_to_operand_aliasing={{x}: (0, {})}\n}\n",
-	 "4:83", "expected a number or '}'"},
-	{"HloModule m, input_output_alias={ {0}: 0 }\nENTRY e {\n  a = f32[4] parameter(0)\n  ROOT t = (f32[4]) tuple(a)\n}\n",
-	 "1:40", "expected '(' before the operand number"},
-	{"HloModule m, input_output_alias={ {0}: (7, {}, may-alias) }\nENTRY e {\n  a = f32[4] parameter(0)\n  ROOT t = (f32[4]) tuple(a)\n}\n",
-	 "1:35", "names parameter 7"},
-	{"HloModule m, input_output_alias={ {0}: (0, {}, maybe) }\nENTRY e {\n  a = f32[4] parameter(0)\n  ROOT t = (f32[4]) tuple(a)\n}\n",
-	 "1:48", "may-alias or must-alias"},
-	{"HloModule m\nENTRY e {\n  a = f32[4,4] parameter(0)\n  d = f32[4,4] dot(a, a), lhs_contracting_dims={1}, rhs_contracting_dims={0}, operand_precision={fast,default}\n}\n",
-	 "4:98", "expected default, high or highest"},
-	{"HloModule m\nENTRY e {\n  a = f32[4,4] parameter(0)\n  d = f32[4,4] dot(a, a), lhs_contracting_dims={1}, rhs_contracting_dims={0}, algorithm=dot_f7_f7_f32\n}\n",
-	 "4:89", "unknown dot algorithm"},
-	{"HloModule m\nENTRY e {\n  a = c64[8] parameter(0)\n  f = c64[8] fft(a), fft_length={8}\n}\n",
-	 "4:14", "needs fft_type="},
-	{"HloModule m\nENTRY e {\n  a = c64[8] parameter(0)\n  f = c64[8] fft(a), fft_type=FFT, fft_length={0}\n}\n",
-	 "4:14", "needs fft_length="},
-	{"HloModule m\nENTRY e {\n  a = c64[8] parameter(0)\n  f = c64[8] fft(a), fft_type=DCT, fft_length={8}\n}\n",
-	 "4:14", "needs fft_type="},
+    {"HloModule m\nENTRY e {\n  a = f32[2 parameter(0)\n}\n", "3:13", "dimensions"},
+    {"HloModule m\nENTRY e {\n  a = f32[2] parameter(0)\n  b = f32[2] add(a, zz)\n}\n", "4:21",
+     "unknown operand 'zz'"},
+    {"HloModule m\nENTRY e {\n  a = f32[2] parameter(0), foo=\"x\n}\n", "3:32",
+     "unterminated string"},
+    {"HloModule m\nENTRY e {\n  a = q7[2] parameter(0)\n}\n", "3:7", "unknown element type 'q7'"},
+    {"HloModule m\nENTRY e {\n  a = f32[2] parameter(0)\n", "2:7", "not closed"},
+    {"HloModule m\n", "2:1", "no computation"},
+    {"HloModule m\nENTRY e {\n  a = f32[2] parameter(0)\n  a = f32[2] parameter(1)\n}\n", "4:3",
+     "duplicate instruction 'a'"},
+    {"HloModule m\nENTRY e {\n  a = f32[2]{0:S(5) parameter(0)\n}\n", "3:13", "unclosed layout"},
+    {"HloModule m\nENTRY e {\n  w = f32[2] while(a), body=nope\n  a = f32[2] parameter(0)\n}\n",
+     "3:3", "body="},
+    {"HloModule m\nENTRY e {\n  a = f32[2] add(b, b)\n  b = f32[2] add(a, a)\n}\n", "4:3",
+     "depends on itself"},
+    {"HloModule m\nc {\n  p = f32[] parameter(0)\n  ROOT r = f32[] call(p), to_apply=c\n}\nENTRY e "
+     "{\n  a = f32[] parameter(0)\n  ROOT b = f32[] call(a), to_apply=c\n}\n",
+     "2:1", "calls itself"},
+    {"HloModule m\nENTRY e {\n  a = f32[2] parameter(0) /* open\n}\n", "3:27",
+     "unterminated comment"},
+    /* Found by fuzzing: an absurd dimension overflowed the byte count (UBSan). */
+    {"e {\n  a = u4[1066666666666666666666666623,4096]{1,0:E(4)} parameter(0)\n}\n", "2:7",
+     "more than 1e18"},
+    /* Aliasing, precision and fft attributes (positions counted from the line's first column). */
+    {"HloModule m\nENTRY e {\n  a = f32[4] parameter(0)\n  k = f32[4] custom-call(a), "
+     "custom_call_target=\"f\", output_to_operand_aliasing={{}: (0 {})}\n}\n",
+     "4:89", "expected ',' after the operand number"},
+    {"HloModule m\nENTRY e {\n  a = f32[4] parameter(0)\n  k = f32[4] custom-call(a), "
+     "custom_call_target=\"f\", output_to_operand_aliasing={{}: (3, {})}\n}\n",
+     "4:82", "names operand 3 of 'k'"},
+    {"HloModule m\nENTRY e {\n  a = f32[4] parameter(0)\n  k = f32[4] custom-call(a), "
+     "custom_call_target=\"f\", output_to_operand_aliasing={{x}: (0, {})}\n}\n",
+     "4:83", "expected a number or '}'"},
+    {"HloModule m, input_output_alias={ {0}: 0 }\nENTRY e {\n  a = f32[4] parameter(0)\n  ROOT t = "
+     "(f32[4]) tuple(a)\n}\n",
+     "1:40", "expected '(' before the operand number"},
+    {"HloModule m, input_output_alias={ {0}: (7, {}, may-alias) }\nENTRY e {\n  a = f32[4] "
+     "parameter(0)\n  ROOT t = (f32[4]) tuple(a)\n}\n",
+     "1:35", "names parameter 7"},
+    {"HloModule m, input_output_alias={ {0}: (0, {}, maybe) }\nENTRY e {\n  a = f32[4] "
+     "parameter(0)\n  ROOT t = (f32[4]) tuple(a)\n}\n",
+     "1:48", "may-alias or must-alias"},
+    {"HloModule m\nENTRY e {\n  a = f32[4,4] parameter(0)\n  d = f32[4,4] dot(a, a), "
+     "lhs_contracting_dims={1}, rhs_contracting_dims={0}, operand_precision={fast,default}\n}\n",
+     "4:98", "expected default, high or highest"},
+    {"HloModule m\nENTRY e {\n  a = f32[4,4] parameter(0)\n  d = f32[4,4] dot(a, a), "
+     "lhs_contracting_dims={1}, rhs_contracting_dims={0}, algorithm=dot_f7_f7_f32\n}\n",
+     "4:89", "unknown dot algorithm"},
+    {"HloModule m\nENTRY e {\n  a = c64[8] parameter(0)\n  f = c64[8] fft(a), fft_length={8}\n}\n",
+     "4:14", "needs fft_type="},
+    {"HloModule m\nENTRY e {\n  a = c64[8] parameter(0)\n  f = c64[8] fft(a), fft_type=FFT, "
+     "fft_length={0}\n}\n",
+     "4:14", "needs fft_length="},
+    {"HloModule m\nENTRY e {\n  a = c64[8] parameter(0)\n  f = c64[8] fft(a), fft_type=DCT, "
+     "fft_length={8}\n}\n",
+     "4:14", "needs fft_type="},
 };
 
 ParameterizedTestParameters(hlo, bad_input_names_file_line_col)
@@ -556,7 +581,8 @@ ParameterizedTest(Bad *b, hlo, bad_input_names_file_line_col)
 	cr_assert_null(g, "accepted: %s", b->text);
 	cr_assert(e);
 	g_autofree char *pos = g_strdup_printf("t.hlo:%s:", b->where);
-	cr_assert(g_str_has_prefix(e->message, pos), "'%s' does not start with '%s'", e->message, pos);
+	cr_assert(g_str_has_prefix(e->message, pos), "'%s' does not start with '%s'", e->message,
+	          pos);
 	cr_assert(strstr(e->message, b->what), "'%s' lacks '%s'", e->message, b->what);
 	cr_assert(strstr(e->message, "near "), "'%s' does not show the text", e->message);
 	g_error_free(e);
@@ -565,8 +591,8 @@ ParameterizedTest(Bad *b, hlo, bad_input_names_file_line_col)
 Test(hlo, unknown_opcodes_warn_once_and_cost_bytes_only)
 {
 	const char *text = "HloModule m\nENTRY e {\n  a = f32[4] parameter(0)\n"
-			   "  b = f32[4] frobnicate(a)\n  c = f32[4] frobnicate(b)\n"
-			   "  ROOT d = f32[4] zorp(c)\n}\n";
+	                   "  b = f32[4] frobnicate(a)\n  c = f32[4] frobnicate(b)\n"
+	                   "  ROOT d = f32[4] zorp(c)\n}\n";
 	g_autoptr(GPtrArray) w = g_ptr_array_new_with_free_func(g_free);
 	GError *e = NULL;
 	g_autoptr(LhGraph) g = import_text(text, w, &e);
@@ -585,17 +611,18 @@ Test(hlo, header_tables_multiline_and_nested_attributes)
 	/* A stack-frame table after the header, a statement over three lines, a JSON backend
 	 * config with braces in strings, an MLIR-style attribute, a tiled layout. */
 	const char *text =
-		"HloModule m, entry_computation_layout={(f32[4]{0})->f32[4]{0}}, num_partitions=8\n\n"
-		"FileNames\n1 \"a.py\"\nFunctionNames\n1 \"f\"\nFileLocations\n"
-		"1 {file_name_id=1 function_name_id=1 line=1 end_line=1 column=1 end_column=2}\n"
-		"StackFrames\n1 {file_location_id=1 parent_frame_id=1}\n\n"
-		"ENTRY %e (p: f32[4]) -> f32[4] {\n"
-		"  %p = f32[4]{0:T(128)} parameter(0)\n"
-		"  %g = f32[32]{0} all-gather(\n    f32[4]{0} %p),\n"
-		"    replica_groups=[1,8]<=[8], dimensions={0},\n"
-		"    backend_config={\"x\":\"{}}\",\"y\":[1,{\"z\":2}]}, mhlo.sharding=#sdy<foo {a, b}>\n"
-		"  ROOT %s = f32[32]{0} sqrt(%g), metadata={op_name=\"jit(f)/sqrt\" source_line=3}\n"
-		"}\n";
+	    "HloModule m, entry_computation_layout={(f32[4]{0})->f32[4]{0}}, num_partitions=8\n\n"
+	    "FileNames\n1 \"a.py\"\nFunctionNames\n1 \"f\"\nFileLocations\n"
+	    "1 {file_name_id=1 function_name_id=1 line=1 end_line=1 column=1 end_column=2}\n"
+	    "StackFrames\n1 {file_location_id=1 parent_frame_id=1}\n\n"
+	    "ENTRY %e (p: f32[4]) -> f32[4] {\n"
+	    "  %p = f32[4]{0:T(128)} parameter(0)\n"
+	    "  %g = f32[32]{0} all-gather(\n    f32[4]{0} %p),\n"
+	    "    replica_groups=[1,8]<=[8], dimensions={0},\n"
+	    "    backend_config={\"x\":\"{}}\",\"y\":[1,{\"z\":2}]}, mhlo.sharding=#sdy<foo {a, "
+	    "b}>\n"
+	    "  ROOT %s = f32[32]{0} sqrt(%g), metadata={op_name=\"jit(f)/sqrt\" source_line=3}\n"
+	    "}\n";
 	GError *e = NULL;
 	g_autoptr(LhGraph) g = import_text(text, NULL, &e);
 	cr_assert(g, "%s", e ? e->message : "");
@@ -645,7 +672,8 @@ Test(hlo, cli_import_writes_json_and_rejects_bad_files)
 
 	g_autofree char *bad = g_build_filename(dir, "bad.hlo", NULL);
 	g_autofree char *out2 = g_build_filename(dir, "bad.json", NULL);
-	cr_assert(g_file_set_contents(bad, "HloModule m\nENTRY e {\n  a = f32[2] add(b)\n}\n", -1, NULL));
+	cr_assert(
+	    g_file_set_contents(bad, "HloModule m\nENTRY e {\n  a = f32[2] add(b)\n}\n", -1, NULL));
 	st = t_lhsim(NULL, &se, "import", bad, "-o", out2, NULL);
 	cr_assert_eq(st, 2);
 	cr_assert(strstr(se, "bad.hlo:3:18: unknown operand 'b'"), "%s", se);
@@ -702,13 +730,13 @@ static guint32 alias_of(const LhGraph *g, const char *name)
 Test(hlo, dynamic_update_slice_in_place_and_slices_read_the_slice)
 {
 	const char *text =
-		"HloModule m\nENTRY e {\n  buf = f32[8,1024]{1,0} parameter(0)\n"
-		"  u = f32[1,1024]{1,0} parameter(1)\n  i = s32[] parameter(2)\n"
-		"  z = s32[] constant(0)\n"
-		"  d = f32[8,1024]{1,0} dynamic-update-slice(buf, u, i, z)\n"
-		"  s = f32[2,1024]{1,0} dynamic-slice(d, i, z), dynamic_slice_sizes={2,1024}\n"
-		"  c = f32[2,1024]{1,0} slice(d), slice={[0:2], [0:1024]}\n"
-		"  ROOT r = (f32[2,1024]{1,0}, f32[2,1024]{1,0}) tuple(s, c)\n}\n";
+	    "HloModule m\nENTRY e {\n  buf = f32[8,1024]{1,0} parameter(0)\n"
+	    "  u = f32[1,1024]{1,0} parameter(1)\n  i = s32[] parameter(2)\n"
+	    "  z = s32[] constant(0)\n"
+	    "  d = f32[8,1024]{1,0} dynamic-update-slice(buf, u, i, z)\n"
+	    "  s = f32[2,1024]{1,0} dynamic-slice(d, i, z), dynamic_slice_sizes={2,1024}\n"
+	    "  c = f32[2,1024]{1,0} slice(d), slice={[0:2], [0:1024]}\n"
+	    "  ROOT r = (f32[2,1024]{1,0}, f32[2,1024]{1,0}) tuple(s, c)\n}\n";
 	g_autoptr(LhGraph) g = import_ok(text, NULL);
 	/* The update u is 1024 * 4 = 4096 bytes, read and written; the indices i and z are 4
 	 * bytes each: 2 * 4096 + 8 = 8200 (HloCostAnalysis::HandleDynamicUpdateSlice). d writes
@@ -727,19 +755,19 @@ Test(hlo, dynamic_update_slice_in_place_and_slices_read_the_slice)
 Test(hlo, fusions_rooted_in_an_update_alias_and_fused_slices_read_the_slice)
 {
 	const char *text =
-		"HloModule m\n"
-		"fused_dus {\n  p0 = f32[8,1024] parameter(0)\n  p1 = f32[1,1024] parameter(1)\n"
-		"  p2 = s32[] parameter(2)\n  c = s32[] constant(0)\n"
-		"  m = f32[1,1024] multiply(p1, p1)\n"
-		"  b = f32[8,1024] bitcast(p0)\n"
-		"  ROOT d = f32[8,1024] dynamic-update-slice(b, m, p2, c)\n}\n"
-		"fused_slice {\n  p0 = f32[8,1024] parameter(0)\n"
-		"  s = f32[2,1024] slice(p0), slice={[0:2], [0:1024]}\n"
-		"  ROOT n = f32[2,1024] negate(s)\n}\n"
-		"ENTRY e {\n  buf = f32[8,1024] parameter(0)\n  u = f32[1,1024] parameter(1)\n"
-		"  i = s32[] parameter(2)\n"
-		"  f = f32[8,1024] fusion(buf, u, i), kind=kLoop, calls=fused_dus\n"
-		"  ROOT g = f32[2,1024] fusion(f), kind=kLoop, calls=fused_slice\n}\n";
+	    "HloModule m\n"
+	    "fused_dus {\n  p0 = f32[8,1024] parameter(0)\n  p1 = f32[1,1024] parameter(1)\n"
+	    "  p2 = s32[] parameter(2)\n  c = s32[] constant(0)\n"
+	    "  m = f32[1,1024] multiply(p1, p1)\n"
+	    "  b = f32[8,1024] bitcast(p0)\n"
+	    "  ROOT d = f32[8,1024] dynamic-update-slice(b, m, p2, c)\n}\n"
+	    "fused_slice {\n  p0 = f32[8,1024] parameter(0)\n"
+	    "  s = f32[2,1024] slice(p0), slice={[0:2], [0:1024]}\n"
+	    "  ROOT n = f32[2,1024] negate(s)\n}\n"
+	    "ENTRY e {\n  buf = f32[8,1024] parameter(0)\n  u = f32[1,1024] parameter(1)\n"
+	    "  i = s32[] parameter(2)\n"
+	    "  f = f32[8,1024] fusion(buf, u, i), kind=kLoop, calls=fused_dus\n"
+	    "  ROOT g = f32[2,1024] fusion(f), kind=kLoop, calls=fused_slice\n}\n";
 	g_autoptr(LhGraph) g = import_ok(text, NULL);
 	/* f: writes the update m (4096 bytes) into p0's buffer (through a bitcast); reads p1
 	 * whole (4096, the multiply), p2 whole (4, an index) and p0 not at all:
@@ -755,12 +783,12 @@ Test(hlo, fusions_rooted_in_an_update_alias_and_fused_slices_read_the_slice)
 Test(hlo, output_to_operand_aliasing_whole_and_partial)
 {
 	const char *text =
-		"HloModule m\nENTRY e {\n  a = f32[256] parameter(0)\n  b = f32[256] parameter(1)\n"
-		"  k = f32[256] custom-call(a, b), custom_call_target=\"foo\",\n"
-		"    output_to_operand_aliasing={{}: (0, {})}\n"
-		"  t = (f32[256], f32[64]) custom-call(k, b), custom_call_target=\"bar\",\n"
-		"    output_to_operand_aliasing={{0}: (1, {})}\n"
-		"  ROOT r = f32[64] get-tuple-element(t), index=1\n}\n";
+	    "HloModule m\nENTRY e {\n  a = f32[256] parameter(0)\n  b = f32[256] parameter(1)\n"
+	    "  k = f32[256] custom-call(a, b), custom_call_target=\"foo\",\n"
+	    "    output_to_operand_aliasing={{}: (0, {})}\n"
+	    "  t = (f32[256], f32[64]) custom-call(k, b), custom_call_target=\"bar\",\n"
+	    "    output_to_operand_aliasing={{0}: (1, {})}\n"
+	    "  ROOT r = f32[64] get-tuple-element(t), index=1\n}\n";
 	g_autoptr(LhGraph) g = import_ok(text, NULL);
 	/* k's whole output is operand 0's buffer. */
 	cr_assert_eq(alias_of(g, "k"), t_id(g, "a"));
@@ -773,11 +801,11 @@ Test(hlo, output_to_operand_aliasing_whole_and_partial)
 Test(hlo, input_output_alias_donates_the_parameter)
 {
 	const char *text =
-		"HloModule m, input_output_alias={ {0}: (0, {}, may-alias), {1}: (2, {}, may-alias) }\n"
-		"ENTRY e {\n  w = f32[256] parameter(0)\n  g = f32[256] parameter(1)\n"
-		"  s = f32[256] parameter(2)\n"
-		"  n = f32[256] subtract(w, g)\n  x = f32[256] exponential(g)\n"
-		"  ROOT t = (f32[256], f32[256]) tuple(n, x)\n}\n";
+	    "HloModule m, input_output_alias={ {0}: (0, {}, may-alias), {1}: (2, {}, may-alias) }\n"
+	    "ENTRY e {\n  w = f32[256] parameter(0)\n  g = f32[256] parameter(1)\n"
+	    "  s = f32[256] parameter(2)\n"
+	    "  n = f32[256] subtract(w, g)\n  x = f32[256] exponential(g)\n"
+	    "  ROOT t = (f32[256], f32[256]) tuple(n, x)\n}\n";
 	g_autoptr(LhGraph) g = import_ok(text, NULL);
 	/* Output {0} is written into parameter 0 (w), which n reads: n aliases w. */
 	cr_assert_eq(alias_of(g, "n"), t_id(g, "w"));
@@ -789,21 +817,20 @@ Test(hlo, input_output_alias_donates_the_parameter)
 
 Test(hlo, while_state_reuses_its_buffers_and_peak_counts_them_once)
 {
-	const char *text =
-		"HloModule m, is_scheduled=true\n"
-		"body {\n  p = (f32[256], s32[]) parameter(0)\n"
-		"  x = f32[256] get-tuple-element(p), index=0\n"
-		"  i = s32[] get-tuple-element(p), index=1\n  one = s32[] constant(1)\n"
-		"  y = f32[256] exponential(x)\n  j = s32[] add(i, one)\n"
-		"  ROOT t = (f32[256], s32[]) tuple(y, j)\n}\n"
-		"cond {\n  p = (f32[256], s32[]) parameter(0)\n"
-		"  i = s32[] get-tuple-element(p), index=1\n  n = s32[] constant(3)\n"
-		"  ROOT c = pred[] compare(i, n), direction=LT\n}\n"
-		"ENTRY e {\n  a = f32[256] parameter(0)\n  z = s32[] constant(0)\n"
-		"  q = f32[256] negate(a)\n"
-		"  t = (f32[256], s32[]) tuple(q, z)\n"
-		"  w = (f32[256], s32[]) while(t), condition=cond, body=body\n"
-		"  ROOT r = f32[256] get-tuple-element(w), index=0\n}\n";
+	const char *text = "HloModule m, is_scheduled=true\n"
+	                   "body {\n  p = (f32[256], s32[]) parameter(0)\n"
+	                   "  x = f32[256] get-tuple-element(p), index=0\n"
+	                   "  i = s32[] get-tuple-element(p), index=1\n  one = s32[] constant(1)\n"
+	                   "  y = f32[256] exponential(x)\n  j = s32[] add(i, one)\n"
+	                   "  ROOT t = (f32[256], s32[]) tuple(y, j)\n}\n"
+	                   "cond {\n  p = (f32[256], s32[]) parameter(0)\n"
+	                   "  i = s32[] get-tuple-element(p), index=1\n  n = s32[] constant(3)\n"
+	                   "  ROOT c = pred[] compare(i, n), direction=LT\n}\n"
+	                   "ENTRY e {\n  a = f32[256] parameter(0)\n  z = s32[] constant(0)\n"
+	                   "  q = f32[256] negate(a)\n"
+	                   "  t = (f32[256], s32[]) tuple(q, z)\n"
+	                   "  w = (f32[256], s32[]) while(t), condition=cond, body=body\n"
+	                   "  ROOT r = f32[256] get-tuple-element(w), index=0\n}\n";
 	g_autoptr(LhGraph) g = import_ok(text, NULL);
 	/* Element 0: q, then y@0, y@1, y@2 each read the previous value and write it in place. */
 	cr_assert_eq(alias_of(g, "y@0"), t_id(g, "q"));
@@ -834,12 +861,13 @@ Test(hlo, while_state_reuses_its_buffers_and_peak_counts_them_once)
 static const char *dot_module(const char *type, const char *extra)
 {
 	static char buf[512];
-	g_snprintf(buf, sizeof buf,
-		   "HloModule m\nENTRY e {\n  a = %s[4,64,32]{2,1,0} parameter(0)\n"
-		   "  b = %s[4,32,16]{2,1,0} parameter(1)\n"
-		   "  ROOT d = f32[4,64,16]{2,1,0} dot(a, b), lhs_batch_dims={0},\n"
-		   "    lhs_contracting_dims={2}, rhs_batch_dims={0}, rhs_contracting_dims={1}%s\n}\n",
-		   type, type, extra);
+	g_snprintf(
+	    buf, sizeof buf,
+	    "HloModule m\nENTRY e {\n  a = %s[4,64,32]{2,1,0} parameter(0)\n"
+	    "  b = %s[4,32,16]{2,1,0} parameter(1)\n"
+	    "  ROOT d = f32[4,64,16]{2,1,0} dot(a, b), lhs_batch_dims={0},\n"
+	    "    lhs_contracting_dims={2}, rhs_batch_dims={0}, rhs_contracting_dims={1}%s\n}\n",
+	    type, type, extra);
 	return buf;
 }
 
@@ -850,25 +878,25 @@ Test(hlo, dot_dtype_follows_type_and_precision_config)
 		LhDtype dtype;
 		double passes;
 	} cases[] = {
-		/* f32 with the default precision: TF32 (gpu_blas_lt.cc, GetBlasComputationType) */
-		{"f32", "", LH_DTYPE_TF32, 1},
-		{"f32", ", operand_precision={high,default}", LH_DTYPE_TF32, 1},
-		{"f32", ", operand_precision={highest,default}", LH_DTYPE_F32, 1},
-		{"f32", ", operand_precision={HIGHEST,HIGHEST}", LH_DTYPE_F32, 1},
-		{"f32", ", algorithm=dot_tf32_tf32_f32", LH_DTYPE_TF32, 1},
-		{"f32", ", algorithm=dot_f32_f32_f32", LH_DTYPE_F32, 1},
-		{"f32", ", algorithm=dot_bf16_bf16_f32_x3", LH_DTYPE_BF16, 3},
-		{"bf16", "", LH_DTYPE_BF16, 1},
-		{"f16", "", LH_DTYPE_F16, 1},
-		{"f64", "", LH_DTYPE_F64, 1},
-		{"f8e4m3fn", "", LH_DTYPE_FP8, 1},
-		{"s8", "", LH_DTYPE_INT8, 1},
+	    /* f32 with the default precision: TF32 (gpu_blas_lt.cc, GetBlasComputationType) */
+	    {"f32", "", LH_DTYPE_TF32, 1},
+	    {"f32", ", operand_precision={high,default}", LH_DTYPE_TF32, 1},
+	    {"f32", ", operand_precision={highest,default}", LH_DTYPE_F32, 1},
+	    {"f32", ", operand_precision={HIGHEST,HIGHEST}", LH_DTYPE_F32, 1},
+	    {"f32", ", algorithm=dot_tf32_tf32_f32", LH_DTYPE_TF32, 1},
+	    {"f32", ", algorithm=dot_f32_f32_f32", LH_DTYPE_F32, 1},
+	    {"f32", ", algorithm=dot_bf16_bf16_f32_x3", LH_DTYPE_BF16, 3},
+	    {"bf16", "", LH_DTYPE_BF16, 1},
+	    {"f16", "", LH_DTYPE_F16, 1},
+	    {"f64", "", LH_DTYPE_F64, 1},
+	    {"f8e4m3fn", "", LH_DTYPE_FP8, 1},
+	    {"s8", "", LH_DTYPE_INT8, 1},
 	};
 	for (gsize i = 0; i < G_N_ELEMENTS(cases); i++) {
 		g_autoptr(LhGraph) g = import_ok(dot_module(cases[i].type, cases[i].extra), NULL);
 		const LhOp *d = t_op_named(g, "d");
 		cr_expect_eq(d->dtype, cases[i].dtype, "%s%s: %s", cases[i].type, cases[i].extra,
-			     lh_dtype_name(d->dtype));
+		             lh_dtype_name(d->dtype));
 		/* batch 4 (lhs dim 0), m 64 (lhs dim 1), n 16 (rhs dim 2), k 32 (lhs dim 2);
 		 * flops 2 * 4 * 64 * 16 * 32 = 262144 per pass. */
 		cr_expect_eq(d->gemm_batch, 4);
@@ -898,10 +926,10 @@ Test(hlo, gemm_shapes_of_convolutions_library_calls_and_fusions)
 	 * (i = 16 / 4 = 4), output [1,8,8,32]: 4 GEMMs of m = 1*8*8 = 64, n = 32 / 4 = 8,
 	 * k = 3*3*4 = 36. Flops 2 * 4 * 64 * 8 * 36 = 147456 = 2 * 2048 outputs * 36. */
 	const char *grouped =
-		"HloModule m\nENTRY e {\n  x = bf16[1,8,8,16]{3,2,1,0} parameter(0)\n"
-		"  k = bf16[3,3,4,32]{3,2,1,0} parameter(1)\n"
-		"  ROOT y = bf16[1,8,8,32]{3,2,1,0} convolution(x, k), window={size=3x3 pad=1_1x1_1},\n"
-		"    dim_labels=b01f_01io->b01f, feature_group_count=4\n}\n";
+	    "HloModule m\nENTRY e {\n  x = bf16[1,8,8,16]{3,2,1,0} parameter(0)\n"
+	    "  k = bf16[3,3,4,32]{3,2,1,0} parameter(1)\n"
+	    "  ROOT y = bf16[1,8,8,32]{3,2,1,0} convolution(x, k), window={size=3x3 pad=1_1x1_1},\n"
+	    "    dim_labels=b01f_01io->b01f, feature_group_count=4\n}\n";
 	g_autoptr(LhGraph) gc = import_ok(grouped, NULL);
 	const LhOp *y = t_op_named(gc, "y");
 	cr_assert_eq(y->gemm_batch, 4);
@@ -913,20 +941,20 @@ Test(hlo, gemm_shapes_of_convolutions_library_calls_and_fusions)
 
 	/* A cuBLAS custom-call and a fusion holding a dot. */
 	const char *text =
-		"HloModule m\n"
-		"fused {\n  p0 = f32[64,32] parameter(0)\n  p1 = f32[32,16] parameter(1)\n"
-		"  d = f32[64,16] dot(p0, p1), lhs_contracting_dims={1}, rhs_contracting_dims={0},\n"
-		"    operand_precision={highest,highest}\n"
-		"  ROOT e = f32[64,16] exponential(d)\n}\n"
-		"ENTRY e {\n  x = bf16[8,128,256]{2,1,0} parameter(0)\n"
-		"  w = bf16[8,256,512]{2,1,0} parameter(1)\n"
-		"  g = (bf16[8,128,512]{2,1,0}, s8[4194304]{0}) custom-call(x, w),\n"
-		"    custom_call_target=\"__cublas$gemm\",\n"
-		"    backend_config={\"gemm_backend_config\":{\"dot_dimension_numbers\":{\n"
-		"      \"lhs_contracting_dimensions\":[\"2\"],\"rhs_contracting_dimensions\":[\"1\"],\n"
-		"      \"lhs_batch_dimensions\":[\"0\"],\"rhs_batch_dimensions\":[\"0\"]}}}\n"
-		"  a = f32[64,32] parameter(2)\n  b = f32[32,16] parameter(3)\n"
-		"  ROOT f = f32[64,16] fusion(a, b), kind=kOutput, calls=fused\n}\n";
+	    "HloModule m\n"
+	    "fused {\n  p0 = f32[64,32] parameter(0)\n  p1 = f32[32,16] parameter(1)\n"
+	    "  d = f32[64,16] dot(p0, p1), lhs_contracting_dims={1}, rhs_contracting_dims={0},\n"
+	    "    operand_precision={highest,highest}\n"
+	    "  ROOT e = f32[64,16] exponential(d)\n}\n"
+	    "ENTRY e {\n  x = bf16[8,128,256]{2,1,0} parameter(0)\n"
+	    "  w = bf16[8,256,512]{2,1,0} parameter(1)\n"
+	    "  g = (bf16[8,128,512]{2,1,0}, s8[4194304]{0}) custom-call(x, w),\n"
+	    "    custom_call_target=\"__cublas$gemm\",\n"
+	    "    backend_config={\"gemm_backend_config\":{\"dot_dimension_numbers\":{\n"
+	    "      \"lhs_contracting_dimensions\":[\"2\"],\"rhs_contracting_dimensions\":[\"1\"],\n"
+	    "      \"lhs_batch_dimensions\":[\"0\"],\"rhs_batch_dimensions\":[\"0\"]}}}\n"
+	    "  a = f32[64,32] parameter(2)\n  b = f32[32,16] parameter(3)\n"
+	    "  ROOT f = f32[64,16] fusion(a, b), kind=kOutput, calls=fused\n}\n";
 	g_autoptr(LhGraph) g = import_ok(text, NULL);
 	/* g: batch 8, m 128, n 512, k 256, bf16. */
 	const LhOp *gm = t_op_named(g, "g");
@@ -945,12 +973,13 @@ Test(hlo, gemm_shapes_of_convolutions_library_calls_and_fusions)
 	/* A dot run as an async computation (async-start calls=): an async kernel with the
 	 * dot's dtype and shape, [1, 64, 16, 32] in TF32. */
 	const char *async_dot =
-		"HloModule m\n"
-		"ad {\n  p0 = f32[64,32] parameter(0)\n  p1 = f32[32,16] parameter(1)\n"
-		"  ROOT d = f32[64,16] dot(p0, p1), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}\n"
-		"ENTRY e {\n  a = f32[64,32] parameter(0)\n  b = f32[32,16] parameter(1)\n"
-		"  s = ((f32[64,32], f32[32,16]), f32[64,16], s32[]) async-start(a, b), calls=ad\n"
-		"  ROOT r = f32[64,16] async-done(s)\n}\n";
+	    "HloModule m\n"
+	    "ad {\n  p0 = f32[64,32] parameter(0)\n  p1 = f32[32,16] parameter(1)\n"
+	    "  ROOT d = f32[64,16] dot(p0, p1), lhs_contracting_dims={1}, "
+	    "rhs_contracting_dims={0}\n}\n"
+	    "ENTRY e {\n  a = f32[64,32] parameter(0)\n  b = f32[32,16] parameter(1)\n"
+	    "  s = ((f32[64,32], f32[32,16]), f32[64,16], s32[]) async-start(a, b), calls=ad\n"
+	    "  ROOT r = f32[64,16] async-done(s)\n}\n";
 	g_autoptr(LhGraph) ga = import_ok(async_dot, NULL);
 	const LhOp *as = t_op_named(ga, "s");
 	cr_assert(as->async);
@@ -969,26 +998,26 @@ Test(hlo, gemm_shapes_of_convolutions_library_calls_and_fusions)
 Test(hlo, transposes_and_copies_that_move_the_minor_dimension)
 {
 	const char *text =
-		"HloModule m\n"
-		"fused_t {\n  p = f32[64,32]{1,0} parameter(0)\n"
-		"  ROOT t = f32[32,64]{1,0} transpose(p), dimensions={1,0}\n}\n"
-		"ENTRY e {\n  a = f32[64,32]{1,0} parameter(0)\n"
-		/* moves the minor dimension: a's minor is dim 1 (32), tr's minor dim 1 is a's dim 0 */
-		"  tr = f32[32,64]{1,0} transpose(a), dimensions={1,0}\n"
-		/* the same bytes in the same order: {0,1} makes tb's minor dim 0, which is a's dim 1 */
-		"  tb = f32[32,64]{0,1} transpose(a), dimensions={1,0}\n"
-		/* a layout change: the minor dimension becomes dim 0 */
-		"  cl = f32[64,32]{0,1} copy(a)\n"
-		/* a plain copy, same layout */
-		"  cp = f32[64,32]{1,0} copy(a)\n"
-		/* size-1 dimensions do not count: [1,64] {0,1} and {1,0} hold the same bytes */
-		"  v = f32[1,64]{1,0} parameter(1)\n  c1 = f32[1,64]{0,1} copy(v)\n"
-		"  f = f32[32,64]{1,0} fusion(a), kind=kLoop, calls=fused_t\n"
-		/* an async device copy with the same layout change */
-		"  cs = (f32[64,32]{0,1}, f32[64,32]{1,0}, u32[]) copy-start(a)\n"
-		"  cd = f32[64,32]{0,1} copy-done(cs)\n"
-		"  ROOT r = (f32[32,64], f32[32,64], f32[64,32], f32[64,32], f32[1,64], f32[32,64],\n"
-		"    f32[64,32]) tuple(tr, tb, cl, cp, c1, f, cd)\n}\n";
+	    "HloModule m\n"
+	    "fused_t {\n  p = f32[64,32]{1,0} parameter(0)\n"
+	    "  ROOT t = f32[32,64]{1,0} transpose(p), dimensions={1,0}\n}\n"
+	    "ENTRY e {\n  a = f32[64,32]{1,0} parameter(0)\n"
+	    /* moves the minor dimension: a's minor is dim 1 (32), tr's minor dim 1 is a's dim 0 */
+	    "  tr = f32[32,64]{1,0} transpose(a), dimensions={1,0}\n"
+	    /* the same bytes in the same order: {0,1} makes tb's minor dim 0, which is a's dim 1 */
+	    "  tb = f32[32,64]{0,1} transpose(a), dimensions={1,0}\n"
+	    /* a layout change: the minor dimension becomes dim 0 */
+	    "  cl = f32[64,32]{0,1} copy(a)\n"
+	    /* a plain copy, same layout */
+	    "  cp = f32[64,32]{1,0} copy(a)\n"
+	    /* size-1 dimensions do not count: [1,64] {0,1} and {1,0} hold the same bytes */
+	    "  v = f32[1,64]{1,0} parameter(1)\n  c1 = f32[1,64]{0,1} copy(v)\n"
+	    "  f = f32[32,64]{1,0} fusion(a), kind=kLoop, calls=fused_t\n"
+	    /* an async device copy with the same layout change */
+	    "  cs = (f32[64,32]{0,1}, f32[64,32]{1,0}, u32[]) copy-start(a)\n"
+	    "  cd = f32[64,32]{0,1} copy-done(cs)\n"
+	    "  ROOT r = (f32[32,64], f32[32,64], f32[64,32], f32[64,32], f32[1,64], f32[32,64],\n"
+	    "    f32[64,32]) tuple(tr, tb, cl, cp, c1, f, cd)\n}\n";
 	g_autoptr(LhGraph) g = import_ok(text, NULL);
 	cr_assert(t_op_named(g, "tr")->transpose);
 	/* tb is a bitcast: no op of its own; r's users would depend on a. */
@@ -1007,14 +1036,13 @@ Test(hlo, transposes_and_copies_that_move_the_minor_dimension)
 
 Test(hlo, fft_costs_with_the_inverse_scaling_pass)
 {
-	const char *text =
-		"HloModule m\nENTRY e {\n  x = c64[4,256] parameter(0)\n"
-		"  f = c64[4,256] fft(x), fft_type=FFT, fft_length={256}\n"
-		"  i = c64[4,256] fft(f), fft_type=IFFT, fft_length={256}\n"
-		"  r = f32[4,256] parameter(1)\n"
-		"  rf = c64[4,129] fft(r), fft_type=RFFT, fft_length={256}\n"
-		"  ir = f32[4,256] fft(rf), fft_type=IRFFT, fft_length={256}\n"
-		"  ROOT t = (c64[4,256], f32[4,256]) tuple(i, ir)\n}\n";
+	const char *text = "HloModule m\nENTRY e {\n  x = c64[4,256] parameter(0)\n"
+	                   "  f = c64[4,256] fft(x), fft_type=FFT, fft_length={256}\n"
+	                   "  i = c64[4,256] fft(f), fft_type=IFFT, fft_length={256}\n"
+	                   "  r = f32[4,256] parameter(1)\n"
+	                   "  rf = c64[4,129] fft(r), fft_type=RFFT, fft_length={256}\n"
+	                   "  ir = f32[4,256] fft(rf), fft_type=IRFFT, fft_length={256}\n"
+	                   "  ROOT t = (c64[4,256], f32[4,256]) tuple(i, ir)\n}\n";
 	g_autoptr(LhGraph) g = import_ok(text, NULL);
 	/* N = 256, log2 N = 8. FFT: 4 transforms * 5 * 256 * 8 = 40960 flops; bytes in + out,
 	 * c64 = 8 bytes: 1024 * 8 * 2 = 16384. */
@@ -1050,9 +1078,16 @@ Test(hlo, scheduled_module_keeps_xla_order)
 	const guint32 *seq = lh_graph_schedule(g, &n);
 	cr_assert(seq);
 	guint32 act = t_id(g, "act"), x = t_id(g, "x"), w = t_id(g, "w"), cs = t_id(g, "cs"),
-		ags = t_id(g, "ags"), d = t_id(g, "d"), e = t_id(g, "e");
-	guint32 expect[] = {act << 1, x << 1, w << 1, cs << 1, ags << 1, d << 1,
-			    ags << 1 | LH_SCHED_DONE, cs << 1 | LH_SCHED_DONE, e << 1};
+	        ags = t_id(g, "ags"), d = t_id(g, "d"), e = t_id(g, "e");
+	guint32 expect[] = {act << 1,
+	                    x << 1,
+	                    w << 1,
+	                    cs << 1,
+	                    ags << 1,
+	                    d << 1,
+	                    ags << 1 | LH_SCHED_DONE,
+	                    cs << 1 | LH_SCHED_DONE,
+	                    e << 1};
 	cr_assert_eq(n, G_N_ELEMENTS(expect));
 	for (guint k = 0; k < n; k++)
 		cr_expect_eq(seq[k], expect[k], "entry %u", k);
@@ -1067,32 +1102,32 @@ Test(hlo, scheduled_module_keeps_xla_order)
 Test(hlo, scheduled_loops_keep_the_body_order_per_trip)
 {
 	const char *text =
-		"HloModule m, is_scheduled=true\n"
-		"body {\n  p = (f32[8]) parameter(0)\n  x = f32[8] get-tuple-element(p), index=0\n"
-		"  s = f32[8] all-reduce-start(x), replica_groups={{0,1}}, to_apply=add\n"
-		"  y = f32[8] exponential(x)\n  r = f32[8] all-reduce-done(s)\n"
-		"  z = f32[8] add(y, r)\n  ROOT t = (f32[8]) tuple(z)\n}\n"
-		"add {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
-		"  ROOT c = f32[] add(a, b)\n}\n"
-		"cond {\n  p = (f32[8]) parameter(0)\n  ROOT c = pred[] constant(true)\n}\n"
-		"ENTRY e {\n  a = f32[8] parameter(0)\n  t = (f32[8]) tuple(a)\n"
-		"  w = (f32[8]) while(t), condition=cond, body=body,\n"
-		"    backend_config={\"known_trip_count\":{\"n\":\"2\"}}\n"
-		"  g = f32[8] get-tuple-element(w), index=0\n"
-		"  ROOT ar = f32[8] all-reduce(g), replica_groups={{0,1}}, to_apply=add\n}\n";
+	    "HloModule m, is_scheduled=true\n"
+	    "body {\n  p = (f32[8]) parameter(0)\n  x = f32[8] get-tuple-element(p), index=0\n"
+	    "  s = f32[8] all-reduce-start(x), replica_groups={{0,1}}, to_apply=add\n"
+	    "  y = f32[8] exponential(x)\n  r = f32[8] all-reduce-done(s)\n"
+	    "  z = f32[8] add(y, r)\n  ROOT t = (f32[8]) tuple(z)\n}\n"
+	    "add {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
+	    "  ROOT c = f32[] add(a, b)\n}\n"
+	    "cond {\n  p = (f32[8]) parameter(0)\n  ROOT c = pred[] constant(true)\n}\n"
+	    "ENTRY e {\n  a = f32[8] parameter(0)\n  t = (f32[8]) tuple(a)\n"
+	    "  w = (f32[8]) while(t), condition=cond, body=body,\n"
+	    "    backend_config={\"known_trip_count\":{\"n\":\"2\"}}\n"
+	    "  g = f32[8] get-tuple-element(w), index=0\n"
+	    "  ROOT ar = f32[8] all-reduce(g), replica_groups={{0,1}}, to_apply=add\n}\n";
 	g_autoptr(LhGraph) g = import_ok(text, NULL);
 	guint32 n;
 	const guint32 *seq = lh_graph_schedule(g, &n);
 	cr_assert(seq);
 	/* Per trip: s@k, y@k, done s@k, z@k. The synchronous all-reduce ar at the end has its
 	 * done right after it. */
-	const char *names[] = {"a", "s@0", "y@0", "s@0", "z@0", "s@1", "y@1", "s@1", "z@1",
-			       "ar", "ar"};
+	const char *names[] = {"a",   "s@0", "y@0", "s@0", "z@0", "s@1",
+	                       "y@1", "s@1", "z@1", "ar",  "ar"};
 	const gboolean done[] = {0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 1};
 	cr_assert_eq(n, G_N_ELEMENTS(names));
 	for (guint k = 0; k < n; k++)
 		cr_expect_eq(seq[k], t_id(g, names[k]) << 1 | (done[k] ? LH_SCHED_DONE : 0),
-			     "entry %u: %s", k, names[k]);
+		             "entry %u: %s", k, names[k]);
 }
 
 Test(hlo, cli_import_writes_the_schedule)
@@ -1121,7 +1156,7 @@ Test(hlo, unoptimized_modules_warn_once_with_the_dump_flags)
 	cr_assert_eq(w->len, 1);
 	cr_assert(strstr(w->pdata[0], "looks unoptimized"), "%s", (char *)w->pdata[0]);
 	cr_assert(strstr(w->pdata[0], "--xla_dump_to=DIR --xla_dump_hlo_as_text"), "%s",
-		  (char *)w->pdata[0]);
+	          (char *)w->pdata[0]);
 	cr_assert(strstr(w->pdata[0], "after_optimizations.txt"), "%s", (char *)w->pdata[0]);
 	/* A module with a fusion, or a scheduled one, does not warn. */
 	g_autoptr(GPtrArray) w2 = g_ptr_array_new_with_free_func(g_free);

@@ -17,12 +17,13 @@
 /* k1 (1000 ns) -> d2h copy c (10 kB) -> k2 (500 ns), and an all-reduce r after k1: the graph
  * of test-cli.c, whose serial makespan on h100-sxm is 42655 ns (worked out there). */
 static const char *small_json =
-	"{\"format\": \"lhsim-graph\", \"version\": 1, \"name\": \"small\", \"ops\": [\n"
-	" {\"name\": \"k1\", \"kind\": \"kernel\", \"duration_ns\": 1000, \"out_bytes\": 4096},\n"
-	" {\"name\": \"c\", \"kind\": \"copy-d2h\", \"size\": 10000, \"deps\": [\"k1\"]},\n"
-	" {\"name\": \"r\", \"kind\": \"all-reduce\", \"size\": 8192, \"group\": 8, \"deps\": [\"k1\"]},\n"
-	" {\"name\": \"k2\", \"kind\": \"kernel\", \"duration_ns\": 500, \"deps\": [\"c\", \"r\"]}\n"
-	"]}\n";
+    "{\"format\": \"lhsim-graph\", \"version\": 1, \"name\": \"small\", \"ops\": [\n"
+    " {\"name\": \"k1\", \"kind\": \"kernel\", \"duration_ns\": 1000, \"out_bytes\": 4096},\n"
+    " {\"name\": \"c\", \"kind\": \"copy-d2h\", \"size\": 10000, \"deps\": [\"k1\"]},\n"
+    " {\"name\": \"r\", \"kind\": \"all-reduce\", \"size\": 8192, \"group\": 8, \"deps\": "
+    "[\"k1\"]},\n"
+    " {\"name\": \"k2\", \"kind\": \"kernel\", \"duration_ns\": 500, \"deps\": [\"c\", \"r\"]}\n"
+    "]}\n";
 
 static char *write_tmp(const char *dir, const char *name, const char *text)
 {
@@ -64,7 +65,7 @@ static gint64 makespan_of(const char *json)
 	g_autoptr(JsonParser) p = json_parser_new();
 	cr_assert(json_parser_load_from_data(p, json, -1, NULL), "not JSON:\n%s", json);
 	return json_object_get_int_member(json_node_get_object(json_parser_get_root(p)),
-					  "makespan_ns");
+	                                  "makespan_ns");
 }
 
 Test(io, symlinked_output_is_written_through)
@@ -104,7 +105,7 @@ Test(io, device_behind_a_link_is_written_in_place)
 	cr_assert_eq(symlink("/dev/full", full), 0);
 	g_autofree char *err = NULL;
 	cr_assert_eq(t_lhsim(NULL, &err, "run", "--sched", "lhs", "--save-plan", null, NULL), 0,
-		     "%s", err);
+	             "%s", err);
 	cr_assert(is_link(null) && is_chardev("/dev/null"));
 	g_free(err);
 	err = NULL;
@@ -145,13 +146,13 @@ Test(io, file_behind_proc_fd_is_written_in_place)
 	 * opened): writing in place reaches it; a temporary file cannot be made there. */
 	g_autofree char *dir = t_tmpdir();
 	g_autofree char *out = g_build_filename(dir, "out.txt", NULL);
-	g_autofree char *cmd = g_strdup_printf("exec \"$LHSIM\" run --save-plan /dev/fd/1 > '%s'",
-					       out);
+	g_autofree char *cmd =
+	    g_strdup_printf("exec \"$LHSIM\" run --save-plan /dev/fd/1 > '%s'", out);
 	int status = 0;
 	g_autofree char *err = NULL;
 	const char *argv[] = {"/bin/sh", "-c", cmd, NULL};
 	cr_assert(g_spawn_sync(NULL, (char **)argv, NULL, G_SPAWN_DEFAULT, NULL, NULL, NULL, &err,
-			       &status, NULL));
+	                       &status, NULL));
 	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "%s", err);
 	g_autofree char *text = slurp(out);
 	cr_assert(g_str_has_prefix(text, "lhsim-plan 1\n"), "%s", text);
@@ -168,23 +169,23 @@ Test(io, dash_is_standard_output_for_every_writer)
 		const char *args[7];
 		const char *prefix;
 	} cases[] = {
-		{{"run", g, "--save-plan", "-", NULL}, "lhsim-plan 1\n"},
-		{{"run", g, "--trace", "-", NULL}, "{"},
-		{{"run", g, "-o", "svg:-", NULL}, "<?xml"},
-		{{"run", g, "-o", "-", NULL}, "\x89PNG\r\n\x1a\n"},
-		{{"run", g, "-o", "pdf:-", NULL}, "%PDF"},
-		{{"gen", "transformer", "layers=1", "-o", "-", NULL}, "{\"format\": \"lhsim-graph\""},
-		{{"compare", g, "--sched", "serial", "--csv", "-", NULL}, "graph,hw,scheduler"},
-		{{"sweep", g, "-p", "async-compute-limit=1:2", "--csv", "-", NULL}, "graph,hw,"},
+	    {{"run", g, "--save-plan", "-", NULL}, "lhsim-plan 1\n"},
+	    {{"run", g, "--trace", "-", NULL}, "{"},
+	    {{"run", g, "-o", "svg:-", NULL}, "<?xml"},
+	    {{"run", g, "-o", "-", NULL}, "\x89PNG\r\n\x1a\n"},
+	    {{"run", g, "-o", "pdf:-", NULL}, "%PDF"},
+	    {{"gen", "transformer", "layers=1", "-o", "-", NULL}, "{\"format\": \"lhsim-graph\""},
+	    {{"compare", g, "--sched", "serial", "--csv", "-", NULL}, "graph,hw,scheduler"},
+	    {{"sweep", g, "-p", "async-compute-limit=1:2", "--csv", "-", NULL}, "graph,hw,"},
 	};
 	for (gsize c = 0; c < G_N_ELEMENTS(cases); c++) {
 		const char *const *a = cases[c].args;
 		g_autofree char *out = NULL, *err = NULL;
-		int st = t_lhsim_io(NULL, NULL, &out, &err, a[0], a[1], a[2], a[3], a[4], a[5], a[6],
-				    NULL);
+		int st = t_lhsim_io(NULL, NULL, &out, &err, a[0], a[1], a[2], a[3], a[4], a[5],
+		                    a[6], NULL);
 		cr_assert_eq(st, 0, "%s %s: %s", a[0], a[2], err);
 		cr_assert(g_str_has_prefix(out, cases[c].prefix), "%s %s %s: stdout '%.60s'", a[0],
-			  a[2], a[3], out);
+		          a[2], a[3], out);
 		/* The table moved to stderr, out of the file's way. */
 		if (!strcmp(a[0], "run"))
 			cr_assert(strstr(err, "makespan"), "%s", err);
@@ -196,8 +197,7 @@ Test(io, dash_is_standard_output_for_every_writer)
 	/* One stream, one writer; and --json needs standard output to itself. */
 	g_autofree char *err = NULL;
 	cr_assert_eq(t_lhsim(NULL, &err, "run", g, "--trace", "-", "--save-plan", "-", NULL), 2);
-	cr_assert(strstr(err, "--trace and --save-plan cannot both be standard output"), "%s",
-		  err);
+	cr_assert(strstr(err, "--trace and --save-plan cannot both be standard output"), "%s", err);
 	g_free(err);
 	err = NULL;
 	cr_assert_eq(t_lhsim(NULL, &err, "run", g, "--trace", "-", "--json", NULL), 2);
@@ -212,7 +212,7 @@ Test(io, dash_is_standard_input_for_graph_plan_and_hw)
 	/* The graph: the same makespan as from the file (42655 ns, test-cli.c's
 	 * json_metrics_parse_and_match_the_engine). */
 	cr_assert_eq(t_lhsim_io(small_json, NULL, &out, &err, "run", "-", "--json", NULL), 0, "%s",
-		     err);
+	             err);
 	cr_assert_eq(makespan_of(out), 42655);
 	g_clear_pointer(&out, g_free);
 	g_clear_pointer(&err, g_free);
@@ -223,14 +223,14 @@ Test(io, dash_is_standard_input_for_graph_plan_and_hw)
 	 * 31000, waits for c: 40337-40837. */
 	const char *plan = "lhsim-plan 1\nstream s compute\nrun s k1\nrun s r\nrun s c\nrun s k2\n";
 	cr_assert_eq(t_lhsim_io(plan, NULL, &out, &err, "run", g, "--plan", "-", "--json", NULL), 0,
-		     "%s", err);
+	             "%s", err);
 	cr_assert_eq(makespan_of(out), 40837);
 	g_clear_pointer(&out, g_free);
 	g_clear_pointer(&err, g_free);
 	/* Errors in it are placed in <stdin>. */
 	cr_assert_eq(t_lhsim_io("lhsim-plan 1\nrun nowhere k1\n", NULL, &out, &err, "run", g,
-				"--plan", "-", NULL),
-		     2);
+	                        "--plan", "-", NULL),
+	             2);
 	cr_assert(g_str_has_prefix(err, "lhsim: <stdin>:2:"), "%s", err);
 	g_clear_pointer(&out, g_free);
 	g_clear_pointer(&err, g_free);
@@ -239,7 +239,7 @@ Test(io, dash_is_standard_input_for_graph_plan_and_hw)
 	const char *ini = lh_hw_builtin_data("h100-sxm");
 	cr_assert(ini);
 	cr_assert_eq(t_lhsim_io(ini, NULL, &out, &err, "run", g, "--hw", "-", "--json", NULL), 0,
-		     "%s", err);
+	             "%s", err);
 	cr_assert_eq(makespan_of(out), 42655);
 	g_clear_pointer(&out, g_free);
 	g_clear_pointer(&err, g_free);
@@ -253,15 +253,15 @@ Test(io, dash_is_standard_input_for_graph_plan_and_hw)
 	g_clear_pointer(&out, g_free);
 	g_clear_pointer(&err, g_free);
 	/* compare and sweep read it too (before, all three ran the default workload). */
-	cr_assert_eq(t_lhsim_io(small_json, NULL, &out, &err, "compare", "-", "--sched", "serial",
-				NULL),
-		     0, "%s", err);
+	cr_assert_eq(
+	    t_lhsim_io(small_json, NULL, &out, &err, "compare", "-", "--sched", "serial", NULL), 0,
+	    "%s", err);
 	cr_assert(g_str_has_prefix(out, "small (4 ops)"), "%s", out);
 	g_clear_pointer(&out, g_free);
 	g_clear_pointer(&err, g_free);
 	cr_assert_eq(t_lhsim_io(small_json, NULL, &out, &err, "sweep", "-", "-p",
-				"async-compute-limit=1,2", NULL),
-		     0, "%s", err);
+	                        "async-compute-limit=1,2", NULL),
+	             0, "%s", err);
 	cr_assert(g_str_has_prefix(out, "small (4 ops)"), "%s", out);
 	g_clear_pointer(&out, g_free);
 	g_clear_pointer(&err, g_free);
@@ -273,12 +273,13 @@ Test(io, dash_is_standard_input_for_graph_plan_and_hw)
 	/* An empty name is an error, not the default workload. */
 	const char *subs[] = {"run", "compare", "sweep"};
 	for (gsize i = 0; i < G_N_ELEMENTS(subs); i++) {
-		int st = !strcmp(subs[i], "run") ? t_lhsim_io(NULL, NULL, &out, &err, "run", "", NULL)
-			 : !strcmp(subs[i], "compare")
-				 ? t_lhsim_io(NULL, NULL, &out, &err, "compare", "", "--sched",
-					      "serial", NULL)
-				 : t_lhsim_io(NULL, NULL, &out, &err, "sweep", "", "-p",
-					      "async-compute-limit=1,2", NULL);
+		int st = !strcmp(subs[i], "run")
+		             ? t_lhsim_io(NULL, NULL, &out, &err, "run", "", NULL)
+		         : !strcmp(subs[i], "compare")
+		             ? t_lhsim_io(NULL, NULL, &out, &err, "compare", "", "--sched",
+		                          "serial", NULL)
+		             : t_lhsim_io(NULL, NULL, &out, &err, "sweep", "", "-p",
+		                          "async-compute-limit=1,2", NULL);
 		cr_assert_eq(st, 2, "%s: %s", subs[i], err);
 		cr_assert(strstr(err, "empty file name"), "%s: %s", subs[i], err);
 		cr_assert_str_empty(out);
@@ -318,8 +319,8 @@ Test(io, odd_paths_are_clear_errors)
 	/* An empty output name is bad input (2), not an I/O failure. */
 	const char *named[] = {"--trace", "--save-plan", "-o"};
 	for (gsize i = 0; i < G_N_ELEMENTS(named); i++) {
-		cr_assert_eq(t_lhsim(NULL, &err, "run", g, named[i], "", NULL), 2, "%s: %s", named[i],
-			     err);
+		cr_assert_eq(t_lhsim(NULL, &err, "run", g, named[i], "", NULL), 2, "%s: %s",
+		             named[i], err);
 		g_free(err);
 		err = NULL;
 	}
@@ -364,12 +365,12 @@ Test(io, failed_write_exits_1_and_leaves_nothing)
 	g_autofree char *s = g_build_filename(dir, "t.svg", NULL);
 	g_autofree char *out = NULL, *err = NULL;
 	cr_assert_eq(t_lhsim_io(NULL, limit_fsize_ignore, &out, &err, "run", "--trace", t, NULL), 1,
-		     "%s", err);
+	             "%s", err);
 	cr_assert(strstr(err, t) && strstr(err, g_strerror(EFBIG)), "%s", err);
 	g_clear_pointer(&out, g_free);
 	g_clear_pointer(&err, g_free);
-	cr_assert_eq(t_lhsim_io(NULL, limit_fsize_ignore, &out, &err, "run", "-o", s, NULL), 1, "%s",
-		     err);
+	cr_assert_eq(t_lhsim_io(NULL, limit_fsize_ignore, &out, &err, "run", "-o", s, NULL), 1,
+	             "%s", err);
 	cr_assert(strstr(err, s) && strstr(err, g_strerror(EFBIG)), "%s", err);
 	cr_assert_eq(dir_entries(dir), 0);
 }
@@ -406,7 +407,7 @@ Test(io, output_registry_and_discard)
 	cr_assert_eq(dir_entries(dir), 0);
 	cr_assert_not(lh_output_close(o, TRUE, &e));
 	cr_assert(g_error_matches(e, LH_IO_ERROR, LH_IO_ERROR_WRITE) && strstr(e->message, path),
-		  "%s", e ? e->message : "");
+	          "%s", e ? e->message : "");
 	g_clear_error(&e);
 	/* Committed: the bytes, and nothing else. */
 	o = lh_output_open(path, &e);

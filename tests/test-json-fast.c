@@ -20,7 +20,7 @@ static void same(const char *text, gboolean must_be_fast, const char *what)
 	if (!fast)
 		return;
 	cr_assert_not_null(full, "%s: the fast path took what the full reader refuses: %s", what,
-			   e->message);
+	                   e->message);
 	g_autofree char *a = lh_graph_to_json(fast);
 	g_autofree char *b = lh_graph_to_json(full);
 	cr_assert_str_eq(a, b, "%s", what);
@@ -58,23 +58,24 @@ Test(json_fast, random_graphs_read_the_same)
 		for (guint i = 0; i < n; i++) {
 			char name[32];
 			g_snprintf(name, sizeof name, trial & 2 ? "op.%u/\xce\xbb" : "o%u", i);
-			LhOpKind kind = i == 0 ? LH_OP_INPUT
-					       : (LhOpKind)g_rand_int_range(r, 1, LH_OP_N_KINDS);
+			LhOpKind kind =
+			    i == 0 ? LH_OP_INPUT : (LhOpKind)g_rand_int_range(r, 1, LH_OP_N_KINDS);
 			guint32 id = lh_graph_add_op(g, name, kind);
 			LhOp *o = lh_graph_op_mut(g, id);
 			o->out_bytes = (guint64)g_rand_double_range(r, 0, 9e18);
 			if (kind == LH_OP_KERNEL) {
 				o->flops = g_rand_double_range(r, 0, 1e29) * g_rand_double(r);
 				/* Short decimals (read without strtod) and full-length ones. */
-				static const double scale[] = {1, 0.1, 1e-3, 1e-7, 1e5, 1e14, 1e-22, 3e-30};
+				static const double scale[] = {1,   0.1,  1e-3,  1e-7,
+				                               1e5, 1e14, 1e-22, 3e-30};
 				int pick = g_rand_int_range(r, 0, 3);
 				o->bytes = pick == 0   ? g_rand_double(r) * 1e6
-					   : pick == 1 ? (double)g_rand_int(r)
-						       : (double)g_rand_int_range(r, 0, 1 << 30) *
-								 scale[g_rand_int_range(r, 0, 8)];
+				           : pick == 1 ? (double)g_rand_int(r)
+				                       : (double)g_rand_int_range(r, 0, 1 << 30) *
+				                             scale[g_rand_int_range(r, 0, 8)];
 				if (g_rand_int_range(r, 0, 3) == 0)
 					o->flops = (double)g_rand_int_range(r, 0, 99999) *
-						   scale[g_rand_int_range(r, 0, 6)];
+					           scale[g_rand_int_range(r, 0, 6)];
 				o->sm = g_rand_double_range(r, 1e-3, 1);
 				o->dtype = (guint8)g_rand_int_range(r, 0, LH_DTYPE_N);
 				o->transpose = g_rand_boolean(r);
@@ -129,8 +130,9 @@ Test(json_fast, random_graphs_read_the_same)
 			GString *s = g_string_new_len(text, ops + 8 - text);
 			for (int k = (int)g_strv_length(lines) - 1; k >= 0; k--) {
 				g_strstrip(lines[k]);
-				g_string_append_printf(s, "%s\n\t%s", k == (int)g_strv_length(lines) - 1 ? "" : ",",
-						       lines[k]);
+				g_string_append_printf(
+				    s, "%s\n\t%s", k == (int)g_strv_length(lines) - 1 ? "" : ",",
+				    lines[k]);
 			}
 			g_string_append(s, endops);
 			rev = g_string_free(s, FALSE);
@@ -144,40 +146,41 @@ Test(json_fast, gives_up_on_what_it_does_not_handle)
 {
 	const char *head = "{\"format\": \"lhsim-graph\", \"version\": 1, \"ops\": [";
 	const char *bad[] = {
-		"{\"name\": \"a\\u0041\", \"kind\": \"input\"}]}",
-		"{\"name\": \"a\", \"kind\": \"input\", \"name\": \"b\"}]}",
-		"{\"name\": \"a\", \"kind\": \"input\"} /* c */]}",
-		"{\"name\": \"a\", \"kind\": \"kernel\", \"flops\": -0}]}",
-		"{\"name\": \"a\", \"kind\": \"kernel\", \"flops\": 01}]}",
-		"{\"name\": \"a\", \"kind\": \"kernel\", \"flops\": 1e400}]}",
-		"{\"name\": \"a\", \"kind\": \"kernel\", \"flops\": 1, \"sm\": 0}]}",
-		"{\"name\": \"a\", \"kind\": \"kernel\", \"flops\": 1, \"gemm\": [1, 1, 1, 1.0]}]}",
-		"{\"name\": \"a\", \"kind\": \"kernel\", \"flops\": 1, \"deps\": [\"a\"]}]}",
-		"{\"name\": \"a\", \"kind\": \"kernel\", \"flops\": 1, \"deps\": [\"b\"]}]}",
-		"{\"name\": \"a b\", \"kind\": \"input\"}]}",
-		"{\"name\": \"a\", \"kind\": \"input\"}]} {}",
-		"{\"name\": \"a\", \"kind\": \"input\", \"members\": 1}]}",
-		"{\"name\": \"a\", \"kind\": \"copy-h2d\"}]}",
-		"{\"name\": \"a\", \"kind\": \"input\"}, {\"name\": \"a\", \"kind\": \"input\"}]}",
-		/* members on a collective (the full reader reads them): not handled */
-		"{\"name\": \"a\", \"kind\": \"all-reduce\", \"size\": 8, \"members\": [[0, 1]]}]}",
-		"{\"name\": \"a\", \"kind\": \"send\", \"size\": 8, \"members\": [[0, 9]]}]}",
-		/* devices out of range, not an integer literal, repeated */
-		"{\"name\": \"a\", \"kind\": \"input\"}], \"devices\": 0}",
-		"{\"name\": \"a\", \"kind\": \"input\"}], \"devices\": 1000001}",
-		"{\"name\": \"a\", \"kind\": \"input\"}], \"devices\": 8.0}",
-		"{\"name\": \"a\", \"kind\": \"input\"}], \"devices\": 1e1}",
-		"{\"name\": \"a\", \"kind\": \"input\"}], \"devices\": \"8\"}",
-		"{\"name\": \"a\", \"kind\": \"input\"}], \"devices\": 8, \"devices\": 8}",
-		"{\"name\": \"a\", \"kind\": \"input\"}], \"devicez\": 8}",
+	    "{\"name\": \"a\\u0041\", \"kind\": \"input\"}]}",
+	    "{\"name\": \"a\", \"kind\": \"input\", \"name\": \"b\"}]}",
+	    "{\"name\": \"a\", \"kind\": \"input\"} /* c */]}",
+	    "{\"name\": \"a\", \"kind\": \"kernel\", \"flops\": -0}]}",
+	    "{\"name\": \"a\", \"kind\": \"kernel\", \"flops\": 01}]}",
+	    "{\"name\": \"a\", \"kind\": \"kernel\", \"flops\": 1e400}]}",
+	    "{\"name\": \"a\", \"kind\": \"kernel\", \"flops\": 1, \"sm\": 0}]}",
+	    "{\"name\": \"a\", \"kind\": \"kernel\", \"flops\": 1, \"gemm\": [1, 1, 1, 1.0]}]}",
+	    "{\"name\": \"a\", \"kind\": \"kernel\", \"flops\": 1, \"deps\": [\"a\"]}]}",
+	    "{\"name\": \"a\", \"kind\": \"kernel\", \"flops\": 1, \"deps\": [\"b\"]}]}",
+	    "{\"name\": \"a b\", \"kind\": \"input\"}]}",
+	    "{\"name\": \"a\", \"kind\": \"input\"}]} {}",
+	    "{\"name\": \"a\", \"kind\": \"input\", \"members\": 1}]}",
+	    "{\"name\": \"a\", \"kind\": \"copy-h2d\"}]}",
+	    "{\"name\": \"a\", \"kind\": \"input\"}, {\"name\": \"a\", \"kind\": \"input\"}]}",
+	    /* members on a collective (the full reader reads them): not handled */
+	    "{\"name\": \"a\", \"kind\": \"all-reduce\", \"size\": 8, \"members\": [[0, 1]]}]}",
+	    "{\"name\": \"a\", \"kind\": \"send\", \"size\": 8, \"members\": [[0, 9]]}]}",
+	    /* devices out of range, not an integer literal, repeated */
+	    "{\"name\": \"a\", \"kind\": \"input\"}], \"devices\": 0}",
+	    "{\"name\": \"a\", \"kind\": \"input\"}], \"devices\": 1000001}",
+	    "{\"name\": \"a\", \"kind\": \"input\"}], \"devices\": 8.0}",
+	    "{\"name\": \"a\", \"kind\": \"input\"}], \"devices\": 1e1}",
+	    "{\"name\": \"a\", \"kind\": \"input\"}], \"devices\": \"8\"}",
+	    "{\"name\": \"a\", \"kind\": \"input\"}], \"devices\": 8, \"devices\": 8}",
+	    "{\"name\": \"a\", \"kind\": \"input\"}], \"devicez\": 8}",
 	};
 	for (guint i = 0; i < G_N_ELEMENTS(bad); i++) {
 		g_autofree char *text = g_strconcat(head, bad[i], NULL);
 		g_autoptr(LhGraph) g = lh__graph_json_fast(text, strlen(text));
 		cr_assert_null(g, "%s", text);
 	}
-	const char *good = "{\"format\": \"lhsim-graph\", \"version\": 1, \"ops\": [{\"name\": \"a\", "
-			   "\"kind\": \"input\"}]}";
+	const char *good =
+	    "{\"format\": \"lhsim-graph\", \"version\": 1, \"ops\": [{\"name\": \"a\", "
+	    "\"kind\": \"input\"}]}";
 	g_autoptr(LhGraph) g = lh__graph_json_fast(good, strlen(good));
 	cr_assert_not_null(g);
 }
@@ -187,12 +190,12 @@ Test(json_fast, gives_up_on_what_it_does_not_handle)
 Test(json_fast, members_go_to_the_full_reader)
 {
 	const char *text =
-		"{\"format\": \"lhsim-graph\", \"version\": 1, \"devices\": 16, \"ops\": [\n"
-		"{\"name\": \"x\", \"kind\": \"input\", \"out_bytes\": 64},\n"
-		"{\"name\": \"ar\", \"kind\": \"all-reduce\", \"size\": 1048576, \"deps\": [\"x\"], "
-		"\"members\": [[0, 8], [1, 9]]},\n"
-		"{\"name\": \"p\", \"kind\": \"collective-permute\", \"size\": 64, \"deps\": [\"ar\"], "
-		"\"members\": [[0, 15], [15, 0]]}]}";
+	    "{\"format\": \"lhsim-graph\", \"version\": 1, \"devices\": 16, \"ops\": [\n"
+	    "{\"name\": \"x\", \"kind\": \"input\", \"out_bytes\": 64},\n"
+	    "{\"name\": \"ar\", \"kind\": \"all-reduce\", \"size\": 1048576, \"deps\": [\"x\"], "
+	    "\"members\": [[0, 8], [1, 9]]},\n"
+	    "{\"name\": \"p\", \"kind\": \"collective-permute\", \"size\": 64, \"deps\": [\"ar\"], "
+	    "\"members\": [[0, 15], [15, 0]]}]}";
 	g_autoptr(LhGraph) fast = lh__graph_json_fast(text, strlen(text));
 	cr_assert_null(fast);
 	g_autoptr(GError) e = NULL;
@@ -217,10 +220,10 @@ Test(json_fast, members_go_to_the_full_reader)
 	cr_expect_str_eq(w, w2);
 	/* Without members (and with a group instead), devices and all: the fast path's. */
 	const char *plain =
-		"{\"format\": \"lhsim-graph\", \"version\": 1, \"devices\": 16, \"ops\": [\n"
-		"{\"name\": \"x\", \"kind\": \"input\", \"out_bytes\": 64},\n"
-		"{\"name\": \"ar\", \"kind\": \"all-reduce\", \"size\": 1048576, \"group\": 16, "
-		"\"deps\": [\"x\"]}]}";
+	    "{\"format\": \"lhsim-graph\", \"version\": 1, \"devices\": 16, \"ops\": [\n"
+	    "{\"name\": \"x\", \"kind\": \"input\", \"out_bytes\": 64},\n"
+	    "{\"name\": \"ar\", \"kind\": \"all-reduce\", \"size\": 1048576, \"group\": 16, "
+	    "\"deps\": [\"x\"]}]}";
 	same(plain, TRUE, "devices without members");
 	g_autoptr(LhGraph) pf = lh__graph_json_fast(plain, strlen(plain));
 	cr_expect_eq(lh_graph_devices(pf), 16);

@@ -60,7 +60,7 @@ static void assert_pairs(const LhGraph *g, guint *n_pairs)
 		cr_assert_eq(n, 2, "sync %s", lh_graph_sync_name(g, s));
 		const LhOp *b = lh_graph_op(g, ops[1]);
 		cr_assert((a->kind == LH_OP_SEND) != (b->kind == LH_OP_SEND), "sync %s",
-			  lh_graph_sync_name(g, s));
+		          lh_graph_sync_name(g, s));
 		cr_assert_neq(a->device, b->device);
 		(*n_pairs)++;
 	}
@@ -140,13 +140,14 @@ Test(mdev_gen, gpipe_structure_and_order)
 	cr_assert_eq(s->sync, r->sync);
 	cr_assert_eq(s->device, 1);
 	cr_assert_eq(r->device, 2);
-	cr_assert_eq(t_op_named(g, "d2.mb5.bwd.send")->sync, t_op_named(g, "d1.mb5.bwd.recv")->sync);
+	cr_assert_eq(t_op_named(g, "d2.mb5.bwd.send")->sync,
+	             t_op_named(g, "d1.mb5.bwd.recv")->sync);
 	cr_assert(t_has_dep(g, "d2.mb5.fwd", "d2.mb5.fwd.recv"));
 	/* GPipe: every forward, then every backward, the last micro-batch's first. */
 	const char *const d2[] = {"d2.mb0.fwd", "d2.mb1.fwd", "d2.mb2.fwd", "d2.mb3.fwd",
-				  "d2.mb4.fwd", "d2.mb5.fwd", "d2.mb6.fwd", "d2.mb7.fwd",
-				  "d2.mb7.bwd", "d2.mb6.bwd", "d2.mb5.bwd", "d2.mb4.bwd",
-				  "d2.mb3.bwd", "d2.mb2.bwd", "d2.mb1.bwd", "d2.mb0.bwd"};
+	                          "d2.mb4.fwd", "d2.mb5.fwd", "d2.mb6.fwd", "d2.mb7.fwd",
+	                          "d2.mb7.bwd", "d2.mb6.bwd", "d2.mb5.bwd", "d2.mb4.bwd",
+	                          "d2.mb3.bwd", "d2.mb2.bwd", "d2.mb1.bwd", "d2.mb0.bwd"};
 	assert_kernels(g, 2, d2, G_N_ELEMENTS(d2));
 	cr_assert(blocking_run_completes(g));
 }
@@ -158,15 +159,15 @@ Test(mdev_gen, one_f_one_b_order)
 	/* Device 1 of 4: 4 - 1 - 1 = 2 warm-up forwards, then forward/backward pairs, then the
 	 * remaining backwards (the one-stage graph's order, tests/test-gen.c). */
 	const char *const d1[] = {"d1.mb0.fwd", "d1.mb1.fwd", "d1.mb2.fwd", "d1.mb0.bwd",
-				  "d1.mb3.fwd", "d1.mb1.bwd", "d1.mb4.fwd", "d1.mb2.bwd",
-				  "d1.mb5.fwd", "d1.mb3.bwd", "d1.mb6.fwd", "d1.mb4.bwd",
-				  "d1.mb7.fwd", "d1.mb5.bwd", "d1.mb6.bwd", "d1.mb7.bwd"};
+	                          "d1.mb3.fwd", "d1.mb1.bwd", "d1.mb4.fwd", "d1.mb2.bwd",
+	                          "d1.mb5.fwd", "d1.mb3.bwd", "d1.mb6.fwd", "d1.mb4.bwd",
+	                          "d1.mb7.fwd", "d1.mb5.bwd", "d1.mb6.bwd", "d1.mb7.bwd"};
 	assert_kernels(g, 1, d1, G_N_ELEMENTS(d1));
 	/* Device 3 (last): no warm-up, strictly alternating. */
 	const char *const d3[] = {"d3.mb0.fwd", "d3.mb0.bwd", "d3.mb1.fwd", "d3.mb1.bwd",
-				  "d3.mb2.fwd", "d3.mb2.bwd", "d3.mb3.fwd", "d3.mb3.bwd",
-				  "d3.mb4.fwd", "d3.mb4.bwd", "d3.mb5.fwd", "d3.mb5.bwd",
-				  "d3.mb6.fwd", "d3.mb6.bwd", "d3.mb7.fwd", "d3.mb7.bwd"};
+	                          "d3.mb2.fwd", "d3.mb2.bwd", "d3.mb3.fwd", "d3.mb3.bwd",
+	                          "d3.mb4.fwd", "d3.mb4.bwd", "d3.mb5.fwd", "d3.mb5.bwd",
+	                          "d3.mb6.fwd", "d3.mb6.bwd", "d3.mb7.fwd", "d3.mb7.bwd"};
 	assert_kernels(g, 3, d3, G_N_ELEMENTS(d3));
 	cr_assert_eq(lh_graph_n_ops(g), 180); /* the same ops as GPipe, in another order */
 	cr_assert(blocking_run_completes(g));
@@ -182,22 +183,20 @@ Test(mdev_gen, interleaved_order)
 	cr_assert_eq(lh_graph_n_ops(g), 376);
 	/* Chunk 1 of device 0 is virtual stage 4: it receives from device 3's chunk 0. */
 	cr_assert_eq(t_op_named(g, "d3.c0.mb2.fwd.send")->sync,
-		     t_op_named(g, "d0.c1.mb2.fwd.recv")->sync);
+	             t_op_named(g, "d0.c1.mb2.fwd.recv")->sync);
 	/* Device 0 (p = 4, v = 2, m = 8, 16 steps each way): warm-up (4 - 0 - 1) * 2 + (2 - 1)
 	 * * 4 = 10 forwards. Forward k runs chunk (k mod 8) / 4 on micro-batch (k / 8) * 4 +
 	 * k mod 4; backward k the chunk 1 - (k mod 8) / 4. Forwards: c0 m0-3, c1 m0-3, c0 m4-7,
 	 * c1 m4-7; backwards: c1 m0-3, c0 m0-3, c1 m4-7, c0 m4-7. So: F0..F9, then F10 B0 ...
 	 * F15 B5, then B6..B15. */
 	const char *const d0[] = {
-		"d0.c0.mb0.fwd", "d0.c0.mb1.fwd", "d0.c0.mb2.fwd", "d0.c0.mb3.fwd",
-		"d0.c1.mb0.fwd", "d0.c1.mb1.fwd", "d0.c1.mb2.fwd", "d0.c1.mb3.fwd",
-		"d0.c0.mb4.fwd", "d0.c0.mb5.fwd",
-		"d0.c0.mb6.fwd", "d0.c1.mb0.bwd", "d0.c0.mb7.fwd", "d0.c1.mb1.bwd",
-		"d0.c1.mb4.fwd", "d0.c1.mb2.bwd", "d0.c1.mb5.fwd", "d0.c1.mb3.bwd",
-		"d0.c1.mb6.fwd", "d0.c0.mb0.bwd", "d0.c1.mb7.fwd", "d0.c0.mb1.bwd",
-		"d0.c0.mb2.bwd", "d0.c0.mb3.bwd", "d0.c1.mb4.bwd", "d0.c1.mb5.bwd",
-		"d0.c1.mb6.bwd", "d0.c1.mb7.bwd", "d0.c0.mb4.bwd", "d0.c0.mb5.bwd",
-		"d0.c0.mb6.bwd", "d0.c0.mb7.bwd"};
+	    "d0.c0.mb0.fwd", "d0.c0.mb1.fwd", "d0.c0.mb2.fwd", "d0.c0.mb3.fwd", "d0.c1.mb0.fwd",
+	    "d0.c1.mb1.fwd", "d0.c1.mb2.fwd", "d0.c1.mb3.fwd", "d0.c0.mb4.fwd", "d0.c0.mb5.fwd",
+	    "d0.c0.mb6.fwd", "d0.c1.mb0.bwd", "d0.c0.mb7.fwd", "d0.c1.mb1.bwd", "d0.c1.mb4.fwd",
+	    "d0.c1.mb2.bwd", "d0.c1.mb5.fwd", "d0.c1.mb3.bwd", "d0.c1.mb6.fwd", "d0.c0.mb0.bwd",
+	    "d0.c1.mb7.fwd", "d0.c0.mb1.bwd", "d0.c0.mb2.bwd", "d0.c0.mb3.bwd", "d0.c1.mb4.bwd",
+	    "d0.c1.mb5.bwd", "d0.c1.mb6.bwd", "d0.c1.mb7.bwd", "d0.c0.mb4.bwd", "d0.c0.mb5.bwd",
+	    "d0.c0.mb6.bwd", "d0.c0.mb7.bwd"};
 	assert_kernels(g, 0, d0, G_N_ELEMENTS(d0));
 	guint pairs;
 	assert_pairs(g, &pairs);
@@ -207,8 +206,8 @@ Test(mdev_gen, interleaved_order)
 
 Test(mdev_gen, one_device_pipeline_has_no_transfers)
 {
-	const char *const kv[] = {"schedule=interleaved", "stages=1", "microbatches=3",
-				  "chunks=2", NULL};
+	const char *const kv[] = {"schedule=interleaved", "stages=1", "microbatches=3", "chunks=2",
+	                          NULL};
 	g_autoptr(LhGraph) g = gen("pipeline", kv);
 	/* One device: chunk 1 follows chunk 0 by a dep. 2 weights + 3 x (input, c0 fwd, c1 fwd,
 	 * loss, c1 bwd, c0 bwd) = 20, no send or recv. */
@@ -224,14 +223,14 @@ Test(mdev_gen, pipeline_options_are_checked)
 		const char *kv[4];
 		const char *msg;
 	} bad[] = {
-		{{"schedule=1f1b", "stage=2", NULL}, "stage picks one stage"},
-		{{"chunks=2", NULL}, "chunks goes with schedule=interleaved"},
-		{{"schedule=gpipe", "chunks=2", NULL}, "not schedule=gpipe"},
-		{{"schedule=zigzag", NULL}, "one of gpipe,1f1b,interleaved, got 'zigzag'"},
-		{{"schedule=interleaved", "microbatches=6", NULL}, "multiple of stages=4"},
-		{{"schedule=interleaved", "chunks=3", NULL}, "layers=2 must be a multiple of chunks=3"},
-		/* 256 x 4096 = 1048576 stage-microbatches: above the 10^6 cap. */
-		{{"schedule=gpipe", "stages=256", "microbatches=4096"}, "= 1048576 is above 1000000"},
+	    {{"schedule=1f1b", "stage=2", NULL}, "stage picks one stage"},
+	    {{"chunks=2", NULL}, "chunks goes with schedule=interleaved"},
+	    {{"schedule=gpipe", "chunks=2", NULL}, "not schedule=gpipe"},
+	    {{"schedule=zigzag", NULL}, "one of gpipe,1f1b,interleaved, got 'zigzag'"},
+	    {{"schedule=interleaved", "microbatches=6", NULL}, "multiple of stages=4"},
+	    {{"schedule=interleaved", "chunks=3", NULL}, "layers=2 must be a multiple of chunks=3"},
+	    /* 256 x 4096 = 1048576 stage-microbatches: above the 10^6 cap. */
+	    {{"schedule=gpipe", "stages=256", "microbatches=4096"}, "= 1048576 is above 1000000"},
 	};
 	for (gsize i = 0; i < G_N_ELEMENTS(bad); i++) {
 		GError *e = NULL;
@@ -279,8 +278,8 @@ Test(mdev_gen, spmd_transformer)
 
 Test(mdev_sched, device_program_and_merged_plan)
 {
-	const char *const kv[] = {"schedule=1f1b", "stages=2", "microbatches=2", "layers=1",
-				  "hidden=64", "seq=16", NULL};
+	const char *const kv[] = {
+	    "schedule=1f1b", "stages=2", "microbatches=2", "layers=1", "hidden=64", "seq=16", NULL};
 	g_autoptr(LhGraph) g = gen("pipeline", kv);
 	g_autofree guint32 *map = NULL;
 	g_autoptr(LhGraph) p1 = lh_graph_device_program(g, 1, &map);
@@ -315,22 +314,23 @@ Test(mdev_sched, device_program_and_merged_plan)
 	for (guint32 c = 0; c < lh_plan_n_cmds(p); c++) {
 		const LhCmd *cmd = lh_plan_cmd(p, c);
 		cr_assert_eq(lh_graph_op(g, (guint32)cmd->arg)->device,
-			     lh_plan_stream(p, cmd->stream)->device);
+		             lh_plan_stream(p, cmd->stream)->device);
 	}
 	cr_assert(lh_plan_validate(p, g, NULL, &e), "%s", e ? e->message : "");
 }
 
 Test(mdev_sched, per_device_hardware)
 {
-	const char *const kv[] = {"schedule=gpipe", "stages=2", "microbatches=2", "layers=1",
-				  "hidden=256", "seq=64", NULL};
+	const char *const kv[] = {
+	    "schedule=gpipe", "stages=2", "microbatches=2", "layers=1", "hidden=256",
+	    "seq=64",         NULL};
 	g_autoptr(LhGraph) g = gen("pipeline", kv);
 	g_autoptr(LhHw) a = t_hw(LH_SHARING_FIFO), b = t_hw(LH_SHARING_FIFO);
 	b->peak_tflops = 2; /* device 1 twice as fast */
 	const LhHw *dh[] = {a, b};
 	GError *e = NULL;
-	g_autoptr(LhPlan) p = lh_scheduler_run_placed(lh_scheduler_find("serial"), g, a, dh, NULL,
-						       NULL, &e);
+	g_autoptr(LhPlan) p =
+	    lh_scheduler_run_placed(lh_scheduler_find("serial"), g, a, dh, NULL, NULL, &e);
 	cr_assert(p, "%s", e ? e->message : "");
 	cr_assert(lh_plan_validate(p, g, NULL, &e), "%s", e ? e->message : "");
 	/* A bad parameter is everyone's: no device prefix. */
@@ -354,12 +354,12 @@ Test(mdev_sched, builtins_do_not_deadlock_on_pipelines, .timeout = 300)
 		g_autoptr(LhGraph) g = gen("pipeline", kv);
 		for (gsize i = 0; i < G_N_ELEMENTS(scheds); i++) {
 			const char *sp[] = {"evals=50", NULL};
-			g_autoptr(LhPlan) p = lh_scheduler_run(lh_scheduler_find(scheds[i]), g, hw,
-							       strcmp(scheds[i], "search") ? NULL : sp,
-							       NULL, &e);
+			g_autoptr(LhPlan) p =
+			    lh_scheduler_run(lh_scheduler_find(scheds[i]), g, hw,
+			                     strcmp(scheds[i], "search") ? NULL : sp, NULL, &e);
 			cr_assert(p, "%s %s: %s", kinds[k], scheds[i], e ? e->message : "");
-			cr_assert(lh_plan_validate(p, g, NULL, &e), "%s %s: %s", kinds[k], scheds[i],
-				  e ? e->message : "");
+			cr_assert(lh_plan_validate(p, g, NULL, &e), "%s %s: %s", kinds[k],
+			          scheds[i], e ? e->message : "");
 			LhSimOptions o = {0};
 			g_autoptr(LhTrace) t = lh_simulate(g, hw, p, &o, NULL, &e);
 			cr_assert(t, "%s %s: %s", kinds[k], scheds[i], e ? e->message : "");
@@ -395,9 +395,9 @@ static void check_bubble(const char *schedule, const char *sched)
 		double idle = (double)(m.makespan - D->compute_busy);
 		double t_mb = (double)D->compute_busy / 8;
 		cr_assert_leq(fabs(idle - expect * (double)m.makespan), t_mb,
-			      "%s/%s device %u: idle %.0f ns, (p-1)/(m+p-1) of the step %.0f ns, "
-			      "one microbatch %.0f ns",
-			      schedule, sched, d, idle, expect * (double)m.makespan, t_mb);
+		              "%s/%s device %u: idle %.0f ns, (p-1)/(m+p-1) of the step %.0f ns, "
+		              "one microbatch %.0f ns",
+		              schedule, sched, d, idle, expect * (double)m.makespan, t_mb);
 		cr_assert_float_eq(D->bubble, idle / (double)m.makespan, 1e-12);
 		busy_sum += (double)D->compute_busy;
 	}
@@ -455,12 +455,13 @@ static Hand hand_made(void)
 		gint32 stream;
 		LhEngine eng;
 	} tm[] = {{0, 100, 0, LH_ENGINE_SM},
-		  {150, 300, 0, LH_ENGINE_SM},
-		  {50, 200, 1, LH_ENGINE_H2D},
-		  {0, 50, 2, LH_ENGINE_SM},
-		  {60, 120, 2, LH_ENGINE_SM}};
+	          {150, 300, 0, LH_ENGINE_SM},
+	          {50, 200, 1, LH_ENGINE_H2D},
+	          {0, 50, 2, LH_ENGINE_SM},
+	          {60, 120, 2, LH_ENGINE_SM}};
 	for (guint32 i = 0; i < 5; i++)
-		h.t->ops[i] = (LhOpTiming){0, tm[i].s, tm[i].e, tm[i].stream, (guint8)tm[i].eng, 0, {0}};
+		h.t->ops[i] =
+		    (LhOpTiming){0, tm[i].s, tm[i].e, tm[i].stream, (guint8)tm[i].eng, 0, {0}};
 	h.t->dev_peak[0] = 4096;
 	h.t->dev_peak_t[0] = 150;
 	h.t->dev_peak[1] = 1024;
@@ -515,8 +516,8 @@ Test(mdev_metrics, per_device_on_a_hand_made_trace)
 	g_autofree char *j = lh_metrics_to_json(&m, h.p, h.g, hw);
 	cr_assert(strstr(j, "\"bubble\": 0.400000"), "%s", j);
 	cr_assert(strstr(j, "{\"device\": 1, \"end_ns\": 120, \"compute_busy_ns\": 110, "
-			    "\"bubble\": 0.633333"),
-		  "%s", j);
+	                    "\"bubble\": 0.633333"),
+	          "%s", j);
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
@@ -581,8 +582,8 @@ Test(mdev_viz, timeline_and_chrome_trace_of_a_placed_graph)
 	lh_models_init();
 	GError *e = NULL;
 	g_autoptr(LhHw) hw = lh_hw_lookup("h100-sxm", &e);
-	const char *const kv[] = {"schedule=1f1b", "stages=3", "microbatches=3", "hidden=512",
-				  "seq=256", NULL};
+	const char *const kv[] = {"schedule=1f1b", "stages=3", "microbatches=3",
+	                          "hidden=512",    "seq=256",  NULL};
 	g_autoptr(LhGraph) g = gen("pipeline", kv);
 	g_autoptr(LhPlan) p = lh_scheduler_run(lh_scheduler_find("lhs"), g, hw, NULL, NULL, &e);
 	cr_assert(p, "%s", e ? e->message : "");
@@ -598,8 +599,8 @@ Test(mdev_viz, timeline_and_chrome_trace_of_a_placed_graph)
 	/* Chrome: one process per device, each named, and every op on its device's. */
 	g_autofree char *j = lh_trace_to_chrome_json(t, g, p);
 	for (int d = 0; d < 3; d++) {
-		g_autofree char *want = g_strdup_printf("\"pid\":%d,\"args\":{\"name\":\"device %d\"}",
-							d + 1, d);
+		g_autofree char *want =
+		    g_strdup_printf("\"pid\":%d,\"args\":{\"name\":\"device %d\"}", d + 1, d);
 		cr_assert(strstr(j, want), "%s", want);
 	}
 	cr_assert(strstr(j, "{\"ph\":\"X\",\"name\":\"d2.mb1.fwd\",\"cat\":\"kernel\",\"pid\":3,"));
@@ -614,24 +615,25 @@ Test(mdev_cli, hw_map_and_slow)
 	g_autofree char *dir = t_tmpdir();
 	g_autofree char *gp = g_build_filename(dir, "p.json", NULL);
 	cr_assert_eq(t_lhsim(NULL, NULL, "gen", "pipeline", "schedule=1f1b", "hidden=512",
-			     "seq=256", "-o", gp, NULL),
-		     0);
+	                     "seq=256", "-o", gp, NULL),
+	             0);
 	struct {
 		const char *opt, *val, *msg;
 	} bad[] = {
-		{"--hw", "0-1=h100-sxm,3=a100-sxm", "device 2 has no hardware"},
-		{"--hw", "0-2=h100-sxm,2-3=a100-sxm", "device 2 is given twice ('0-2=h100-sxm' and "
-						      "'2-3=a100-sxm')"},
-		{"--hw", "0-4=h100-sxm", "names device 4, but the graph has 4 devices, 0-3"},
-		{"--hw", "3-1=h100-sxm", "the range ends before it starts"},
-		{"--hw", "0-3=h100-sxm,x=a100-sxm", "'x=a100-sxm' is not DEVICE=HW"},
-		{"--hw", "0-3=nope", "nope: no such hardware"},
-		{"--slow", "3=0.9", "factor 0.9 is below 1"},
-		{"--slow", "4=1.2", "device 4, but the graph has 4 devices, 0-3"},
-		{"--slow", "1=1.2,1=1.5", "device 1 is given twice"},
-		{"--slow", "2=fast", "'2=fast' is not DEVICE=FACTOR"},
-		{"--slow", "", "--slow '': give DEVICE=FACTOR"},
-		{"--slow", "1=1.2,", "'' is not DEVICE=FACTOR"},
+	    {"--hw", "0-1=h100-sxm,3=a100-sxm", "device 2 has no hardware"},
+	    {"--hw", "0-2=h100-sxm,2-3=a100-sxm",
+	     "device 2 is given twice ('0-2=h100-sxm' and "
+	     "'2-3=a100-sxm')"},
+	    {"--hw", "0-4=h100-sxm", "names device 4, but the graph has 4 devices, 0-3"},
+	    {"--hw", "3-1=h100-sxm", "the range ends before it starts"},
+	    {"--hw", "0-3=h100-sxm,x=a100-sxm", "'x=a100-sxm' is not DEVICE=HW"},
+	    {"--hw", "0-3=nope", "nope: no such hardware"},
+	    {"--slow", "3=0.9", "factor 0.9 is below 1"},
+	    {"--slow", "4=1.2", "device 4, but the graph has 4 devices, 0-3"},
+	    {"--slow", "1=1.2,1=1.5", "device 1 is given twice"},
+	    {"--slow", "2=fast", "'2=fast' is not DEVICE=FACTOR"},
+	    {"--slow", "", "--slow '': give DEVICE=FACTOR"},
+	    {"--slow", "1=1.2,", "'' is not DEVICE=FACTOR"},
 	};
 	for (gsize i = 0; i < G_N_ELEMENTS(bad); i++) {
 		char *err = NULL;
@@ -648,8 +650,8 @@ Test(mdev_cli, hw_map_and_slow)
 	/* Good ones: a mixed map, a straggler; the table names both. */
 	char *out = NULL;
 	cr_assert_eq(t_lhsim(&out, &err, "run", gp, "--hw", "0-1=h100-sxm,2-3=a100-sxm", "--slow",
-			     "3=1.5", "--slow", "0=1.1", NULL),
-		     0, "%s", err);
+	                     "3=1.5", "--slow", "0=1.1", NULL),
+	             0, "%s", err);
 	cr_assert(strstr(out, "on 0-1=h100-sxm,2-3=a100-sxm"), "%s", out);
 	cr_assert(strstr(out, "straggler: device 3's kernels take 1.5 times as long"), "%s", out);
 	cr_assert(strstr(out, "per device:"), "%s", out);
@@ -658,9 +660,9 @@ Test(mdev_cli, hw_map_and_slow)
 	/* A straggler on the last stage of a pipeline lengthens the step. */
 	gint64 mk[2];
 	for (int k = 0; k < 2; k++) {
-		cr_assert_eq(t_lhsim(&out, NULL, "run", gp, "--json", k ? "--slow" : NULL,
-				     "3=1.5", NULL),
-			     0);
+		cr_assert_eq(
+		    t_lhsim(&out, NULL, "run", gp, "--json", k ? "--slow" : NULL, "3=1.5", NULL),
+		    0);
 		const char *s = strstr(out, "\"makespan_ns\": ");
 		cr_assert(s);
 		mk[k] = g_ascii_strtoll(s + strlen("\"makespan_ns\": "), NULL, 10);
@@ -670,12 +672,11 @@ Test(mdev_cli, hw_map_and_slow)
 	cr_assert_gt(mk[1], mk[0]);
 	/* compare takes them too. */
 	cr_assert_eq(t_lhsim(NULL, &err, "compare", gp, "--sched", "serial,lhs", "--hw",
-			     "0-3=h100-sxm", "--slow", "1=1.2", NULL),
-		     0, "%s", err);
+	                     "0-3=h100-sxm", "--slow", "1=1.2", NULL),
+	             0, "%s", err);
 	g_free(err);
-	cr_assert_eq(t_lhsim(NULL, &err, "compare", gp, "--sched", "serial", "--hw", "0=h100-sxm",
-			     NULL),
-		     2);
+	cr_assert_eq(
+	    t_lhsim(NULL, &err, "compare", gp, "--sched", "serial", "--hw", "0=h100-sxm", NULL), 2);
 	cr_assert(strstr(err, "device 1 has no hardware"), "%s", err);
 	g_free(err);
 }
@@ -696,10 +697,10 @@ Test(mdev_sched, mixed_hardware_spmd_does_not_deadlock, .timeout = 300)
 	const char *scheds[] = {"serial", "lhs", "heft", "cpath", "iree", "iree-cost"};
 	for (gsize i = 0; i < G_N_ELEMENTS(scheds); i++) {
 		g_autoptr(LhPlan) p = lh_scheduler_run_placed(lh_scheduler_find(scheds[i]), g, h100,
-							       dh, NULL, NULL, &e);
+		                                              dh, NULL, NULL, &e);
 		cr_assert(p, "%s: %s", scheds[i], e ? e->message : "");
 		cr_assert(lh_plan_validate(p, g, NULL, &e), "%s: %s", scheds[i],
-			  e ? e->message : "");
+		          e ? e->message : "");
 		LhSimOptions o = {.device_hw = dh};
 		g_autoptr(LhTrace) t = lh_simulate(g, h100, p, &o, NULL, &e);
 		cr_assert(t, "%s: %s", scheds[i], e ? e->message : "");

@@ -20,13 +20,13 @@ static const LhOpTiming *tm(const LhTrace *t, const LhGraph *g, const char *name
 	return &t->ops[t_id(g, name)];
 }
 
-#define SPAN(t, g, n, s, e)                                                                     \
-	do {                                                                                    \
-		const LhOpTiming *_x = tm(t, g, n);                                             \
-		cr_expect_eq(_x->start, (gint64)(s), "%s start: %" G_GINT64_FORMAT " != %d", n, \
-			     _x->start, (int)(s));                                              \
-		cr_expect_eq(_x->end, (gint64)(e), "%s end: %" G_GINT64_FORMAT " != %d", n,     \
-			     _x->end, (int)(e));                                                \
+#define SPAN(t, g, n, s, e)                                                                        \
+	do {                                                                                       \
+		const LhOpTiming *_x = tm(t, g, n);                                                \
+		cr_expect_eq(_x->start, (gint64)(s), "%s start: %" G_GINT64_FORMAT " != %d", n,    \
+		             _x->start, (int)(s));                                                 \
+		cr_expect_eq(_x->end, (gint64)(e), "%s end: %" G_GINT64_FORMAT " != %d", n,        \
+		             _x->end, (int)(e));                                                   \
 	} while (0)
 
 /* An op on device @dev; @sync names its rendezvous (or NULL). */
@@ -40,7 +40,7 @@ static guint32 on(LhGraph *g, guint32 op, guint32 dev, const char *sync)
 }
 
 static guint32 coll(LhGraph *g, const char *name, LhOpKind kind, guint64 size, guint32 group,
-		    guint32 dev, const char *sync)
+                    guint32 dev, const char *sync)
 {
 	guint32 i = t_op(g, name, kind, size);
 	lh_graph_op_mut(g, i)->group = group;
@@ -55,8 +55,7 @@ static LhGraph *placed(guint32 devices)
 	return g;
 }
 
-static LhTrace *sim_opts(const LhGraph *g, const LhHw *hw, const LhPlan *p,
-			 const LhSimOptions *o)
+static LhTrace *sim_opts(const LhGraph *g, const LhHw *hw, const LhPlan *p, const LhSimOptions *o)
 {
 	g_autoptr(GError) e = NULL;
 	LhTrace *t = lh_simulate(g, hw, p, o, NULL, &e);
@@ -292,12 +291,12 @@ Test(mdev, cross_device_deadlock_is_named)
 	cr_assert_not(lh_plan_validate(p, g, "plan", &e));
 	cr_expect(strstr(e->message, "the plan deadlocks"), "%s", e->message);
 	cr_expect(strstr(e->message,
-			 "stream 'c0' (device 0) is stuck at 'run c0 a0' (plan: command 1): op "
-			 "'a0' meets op 'a1' of device 1 at sync 'A', and stream 'c1' (plan: "
-			 "command 4) never gets there"),
-		  "%s", e->message);
+	                 "stream 'c0' (device 0) is stuck at 'run c0 a0' (plan: command 1): op "
+	                 "'a0' meets op 'a1' of device 1 at sync 'A', and stream 'c1' (plan: "
+	                 "command 4) never gets there"),
+	          "%s", e->message);
 	cr_expect(strstr(e->message, "op 'b1' meets op 'b0' of device 0 at sync 'B'"), "%s",
-		  e->message);
+	          e->message);
 	/* The engine names it too, for callers that skip validation. */
 	g_autoptr(GError) e2 = NULL;
 	LhSimOptions o = {.skip_validate = TRUE};
@@ -305,12 +304,12 @@ Test(mdev, cross_device_deadlock_is_named)
 	cr_assert_null(t);
 	cr_assert(g_error_matches(e2, LH_ENGINE_ERROR, LH_ENGINE_ERROR_DEADLOCK));
 	cr_expect(strstr(e2->message,
-			 "device 0: op 'a0' on stream 'c0' waits at sync 'A' for device 1, which "
-			 "has not reached it (op 'a1': stream 'c1' has not reached command 4)"),
-		  "%s", e2->message);
-	cr_expect(strstr(e2->message,
-			 "device 1: op 'b1' on stream 'c1' waits at sync 'B' for device 0"),
-		  "%s", e2->message);
+	                 "device 0: op 'a0' on stream 'c0' waits at sync 'A' for device 1, which "
+	                 "has not reached it (op 'a1': stream 'c1' has not reached command 4)"),
+	          "%s", e2->message);
+	cr_expect(
+	    strstr(e2->message, "device 1: op 'b1' on stream 'c1' waits at sync 'B' for device 0"),
+	    "%s", e2->message);
 }
 
 /* A deadlock that depends on the hardware: device 0 has one resident-kernel slot, which its
@@ -343,14 +342,14 @@ Test(mdev, slot_deadlock_is_named)
 	cr_assert_null(t);
 	cr_assert(g_error_matches(e, LH_ENGINE_ERROR, LH_ENGINE_ERROR_DEADLOCK));
 	cr_expect(strstr(e->message,
-			 "device 1: op 'b1' on stream 'c1' waits at sync 'B' for device 0, which "
-			 "has not reached it (op 'b0': it waits for a free kernel slot on stream "
-			 "'y')"),
-		  "%s", e->message);
+	                 "device 1: op 'b1' on stream 'c1' waits at sync 'B' for device 0, which "
+	                 "has not reached it (op 'b0': it waits for a free kernel slot on stream "
+	                 "'y')"),
+	          "%s", e->message);
 	cr_expect(strstr(e->message,
-			 "device 0: op 'a0' on stream 'x' waits at sync 'A' for device 1, which "
-			 "has not reached it (op 'a1': stream 'c1' has not reached command 4)"),
-		  "%s", e->message);
+	                 "device 0: op 'a0' on stream 'x' waits at sync 'A' for device 1, which "
+	                 "has not reached it (op 'a1': stream 'c1' has not reached command 4)"),
+	          "%s", e->message);
 	/* With two slots on device 0 it runs: both parts of B arrive at 0 (b1 is c1's first),
 	 * 1000 B over 2 devices moves 2 * 1 / 2 * 1000 = 1000 B at 100 B/ns: B ends at 10; a1
 	 * follows b1 on c1 and arrives at 10: A ends at 20. */
@@ -387,19 +386,19 @@ Test(mdev, hosts_are_independent)
 /* ---- the graph JSON: placement, its errors with positions, round trip ---- */
 
 static const char *const good_json =
-	"{\"format\": \"lhsim-graph\", \"version\": 1, \"name\": \"dp\", \"devices\": 2,\n"
-	" \"ops\": [\n"
-	"  {\"name\": \"k0\", \"kind\": \"kernel\", \"duration_ns\": 1000, \"device\": 0},\n"
-	"  {\"name\": \"ar0\", \"kind\": \"all-reduce\", \"deps\": [\"k0\"], \"size\": 64, "
-	"\"group\": 2, \"device\": 0, \"sync\": \"grad\"},\n"
-	"  {\"name\": \"k1\", \"kind\": \"kernel\", \"duration_ns\": 1000, \"device\": 1},\n"
-	"  {\"name\": \"ar1\", \"kind\": \"all-reduce\", \"deps\": [\"k1\"], \"size\": 64, "
-	"\"group\": 2, \"device\": 1, \"sync\": \"grad\"},\n"
-	"  {\"name\": \"s1\", \"kind\": \"send\", \"deps\": [\"ar1\"], \"size\": 8, \"device\": 1, "
-	"\"sync\": \"p\"},\n"
-	"  {\"name\": \"r0\", \"kind\": \"recv\", \"deps\": [\"ar0\"], \"size\": 8, \"device\": 0, "
-	"\"sync\": \"p\"}\n"
-	" ]}\n";
+    "{\"format\": \"lhsim-graph\", \"version\": 1, \"name\": \"dp\", \"devices\": 2,\n"
+    " \"ops\": [\n"
+    "  {\"name\": \"k0\", \"kind\": \"kernel\", \"duration_ns\": 1000, \"device\": 0},\n"
+    "  {\"name\": \"ar0\", \"kind\": \"all-reduce\", \"deps\": [\"k0\"], \"size\": 64, "
+    "\"group\": 2, \"device\": 0, \"sync\": \"grad\"},\n"
+    "  {\"name\": \"k1\", \"kind\": \"kernel\", \"duration_ns\": 1000, \"device\": 1},\n"
+    "  {\"name\": \"ar1\", \"kind\": \"all-reduce\", \"deps\": [\"k1\"], \"size\": 64, "
+    "\"group\": 2, \"device\": 1, \"sync\": \"grad\"},\n"
+    "  {\"name\": \"s1\", \"kind\": \"send\", \"deps\": [\"ar1\"], \"size\": 8, \"device\": 1, "
+    "\"sync\": \"p\"},\n"
+    "  {\"name\": \"r0\", \"kind\": \"recv\", \"deps\": [\"ar0\"], \"size\": 8, \"device\": 0, "
+    "\"sync\": \"p\"}\n"
+    " ]}\n";
 
 Test(mdev, json_reads_and_round_trips)
 {
@@ -462,33 +461,34 @@ Test(mdev, json_errors_have_positions)
 	 * past the '}' of its object (on the ',' after it; at the '}' of the last op). */
 	/* An undeclared device: k1 on device 2 of 2 (its value, "2", is column 67). */
 	bad_json("\"duration_ns\": 1000, \"device\": 1}", "\"duration_ns\": 1000, \"device\": 2}",
-		 "t.json:5:67:", "op 'k1' is on device 2, but the graph declares 2 devices");
+	         "t.json:5:67:", "op 'k1' is on device 2, but the graph declares 2 devices");
 	/* Parts that disagree on size: ar1 moves 65 B, ar0 64 B (at ar0, the first named: its
 	 * line is 108 characters, then the ','). */
-	bad_json("\"deps\": [\"k1\"], \"size\": 64", "\"deps\": [\"k1\"], \"size\": 65", "t.json:4:109:",
-		 "ops 'ar0' and 'ar1' of sync 'grad' disagree on size (64 and 65 B)");
+	bad_json(
+	    "\"deps\": [\"k1\"], \"size\": 64", "\"deps\": [\"k1\"], \"size\": 65",
+	    "t.json:4:109:", "ops 'ar0' and 'ar1' of sync 'grad' disagree on size (64 and 65 B)");
 	/* ... or on kind: ar1 an all-gather. */
 	bad_json("\"ar1\", \"kind\": \"all-reduce\"", "\"ar1\", \"kind\": \"all-gather\"",
-		 "t.json:4:109:", "disagree on kind (all-reduce and all-gather)");
+	         "t.json:4:109:", "disagree on kind (all-reduce and all-gather)");
 	/* A send without its recv: r0 joins another sync (at s1: 86 characters, then ','). */
 	bad_json("\"device\": 0, \"sync\": \"p\"", "\"device\": 0, \"sync\": \"q\"", "t.json:7:87:",
-		 "op 's1': sync 'p' must pair one send with one recv (it has 1 send and 0 recvs)");
+	         "op 's1': sync 'p' must pair one send with one recv (it has 1 send and 0 recvs)");
 	/* A dep across devices: r0 (device 0) on ar1 (device 1); r0's '}' is column 86. */
-	bad_json("\"recv\", \"deps\": [\"ar0\"]", "\"recv\", \"deps\": [\"ar1\"]", "t.json:8:86:",
-		 "op 'r0' on device 0 depends on 'ar1' on device 1");
+	bad_json("\"recv\", \"deps\": [\"ar0\"]", "\"recv\", \"deps\": [\"ar1\"]",
+	         "t.json:8:86:", "op 'r0' on device 0 depends on 'ar1' on device 1");
 	/* An op without a device in a placed graph (k1's line: 55 characters, then ','). */
-	bad_json("\"duration_ns\": 1000, \"device\": 1}", "\"duration_ns\": 1000}", "t.json:5:56:",
-		 "op 'k1' names no device, but op 'k0' does");
+	bad_json("\"duration_ns\": 1000, \"device\": 1}", "\"duration_ns\": 1000}",
+	         "t.json:5:56:", "op 'k1' names no device, but op 'k0' does");
 	/* Placement without "devices" (at k0's device, its value "0" is column 67). */
 	bad_json(" \"devices\": 2,", "", "t.json:3:67:",
-		 "op 'k0' names a device, but the graph does not say how many it has");
+	         "op 'k0' names a device, but the graph does not say how many it has");
 	/* A sync on a kernel. */
 	bad_json("\"duration_ns\": 1000, \"device\": 0}",
-		 "\"duration_ns\": 1000, \"device\": 0, \"sync\": \"grad\"}", "t.json:3:",
-		 "op 'k0': only collectives, send and recv have a 'sync'");
+	         "\"duration_ns\": 1000, \"device\": 0, \"sync\": \"grad\"}",
+	         "t.json:3:", "op 'k0': only collectives, send and recv have a 'sync'");
 	/* A device that is not a whole number ("1.5" is columns 67 to 69). */
 	bad_json("\"duration_ns\": 1000, \"device\": 1}", "\"duration_ns\": 1000, \"device\": 1.5}",
-		 "t.json:5:69:", "op 'k1': field 'device' must be a whole number");
+	         "t.json:5:69:", "op 'k1': field 'device' must be a whole number");
 }
 
 /* ---- the plan text: device fields ---- */
@@ -499,11 +499,11 @@ Test(mdev, plan_devices_round_trip)
 	g_autoptr(LhGraph) g = lh_graph_new_from_json_data(good_json, -1, "t.json", &e);
 	cr_assert_not_null(g);
 	const char *text = "lhsim-plan 1\n"
-			   "stream c0 compute device=0\n"
-			   "stream c1 compute device=1\n"
-			   "run c0 k0\nrun c0 ar0\nrun c1 k1\nrun c1 ar1\n"
-			   "host 5 device=1\n"
-			   "run c1 s1\nrun c0 r0\n";
+	                   "stream c0 compute device=0\n"
+	                   "stream c1 compute device=1\n"
+	                   "run c0 k0\nrun c0 ar0\nrun c1 k1\nrun c1 ar1\n"
+	                   "host 5 device=1\n"
+	                   "run c1 s1\nrun c0 r0\n";
 	g_autoptr(LhPlan) p = lh_plan_new_from_data(text, strlen(text), "p.txt", g, &e);
 	cr_assert_not_null(p, "%s", e ? e->message : "");
 	cr_expect_eq(lh_plan_stream(p, 1)->device, 1);
@@ -528,18 +528,18 @@ Test(mdev, plan_devices_round_trip)
 	cr_expect_null(strstr(qt, "device"), "%s", qt);
 	/* Bad device words. */
 	const char *bad[][2] = {
-		{"lhsim-plan 1\nstream c0 compute dev=0\n", "p.txt:2:19: expected 'device=K'"},
-		{"lhsim-plan 1\nstream c0 compute device=x\n", "p.txt:2:26: 'x' is not a device"},
-		{"lhsim-plan 1\nhost 5 device=-1\n", "p.txt:2:15: '-1' is not a device"},
-		{"lhsim-plan 1\nhost 5 device=1 x\n", "p.txt:2:1: usage: host NANOSECONDS [device=K]"},
+	    {"lhsim-plan 1\nstream c0 compute dev=0\n", "p.txt:2:19: expected 'device=K'"},
+	    {"lhsim-plan 1\nstream c0 compute device=x\n", "p.txt:2:26: 'x' is not a device"},
+	    {"lhsim-plan 1\nhost 5 device=-1\n", "p.txt:2:15: '-1' is not a device"},
+	    {"lhsim-plan 1\nhost 5 device=1 x\n", "p.txt:2:1: usage: host NANOSECONDS [device=K]"},
 	};
 	for (guint i = 0; i < G_N_ELEMENTS(bad); i++) {
 		g_autoptr(GError) e2 = NULL;
-		g_autoptr(LhPlan) b = lh_plan_new_from_data(bad[i][0], strlen(bad[i][0]), "p.txt", g,
-							    &e2);
+		g_autoptr(LhPlan) b =
+		    lh_plan_new_from_data(bad[i][0], strlen(bad[i][0]), "p.txt", g, &e2);
 		cr_assert_null(b, "%s", bad[i][0]);
 		cr_expect(g_str_has_prefix(e2->message, bad[i][1]), "want %s, got %s", bad[i][1],
-			  e2->message);
+		          e2->message);
 	}
 }
 
@@ -561,33 +561,33 @@ Test(mdev, validation_errors)
 	cr_assert_not_null(g);
 	/* An op on a stream of another device. */
 	bad_plan(g,
-		 "lhsim-plan 1\nstream c0 compute device=0\nstream c1 compute device=1\n"
-		 "run c0 k0\nrun c0 ar0\nrun c0 k1\nrun c1 ar1\nrun c1 s1\nrun c0 r0\n",
-		 "p.txt:6:1: 'run c0 k1': op 'k1' is on device 1, but stream 'c0' is on device 0");
+	         "lhsim-plan 1\nstream c0 compute device=0\nstream c1 compute device=1\n"
+	         "run c0 k0\nrun c0 ar0\nrun c0 k1\nrun c1 ar1\nrun c1 s1\nrun c0 r0\n",
+	         "p.txt:6:1: 'run c0 k1': op 'k1' is on device 1, but stream 'c0' is on device 0");
 	/* A wait across devices. */
 	bad_plan(g,
-		 "lhsim-plan 1\nstream c0 compute device=0\nstream c1 compute device=1\n"
-		 "run c0 k0\nsignal c0 x\nwait c1 x\n"
-		 "run c0 ar0\nrun c1 k1\nrun c1 ar1\nrun c1 s1\nrun c0 r0\n",
-		 "p.txt:6:1: 'wait c1 x': event x is waited for on device 1 (stream 'c1') but "
-		 "signaled on device 0 (stream 'c0', p.txt:5:1): devices meet only at a sync");
+	         "lhsim-plan 1\nstream c0 compute device=0\nstream c1 compute device=1\n"
+	         "run c0 k0\nsignal c0 x\nwait c1 x\n"
+	         "run c0 ar0\nrun c1 k1\nrun c1 ar1\nrun c1 s1\nrun c0 r0\n",
+	         "p.txt:6:1: 'wait c1 x': event x is waited for on device 1 (stream 'c1') but "
+	         "signaled on device 0 (stream 'c0', p.txt:5:1): devices meet only at a sync");
 	/* A stream on a device the graph does not have. */
 	bad_plan(g,
-		 "lhsim-plan 1\nstream c0 compute device=0\nstream c1 compute device=2\n"
-		 "run c0 k0\nrun c0 ar0\nrun c1 k1\nrun c1 ar1\nrun c1 s1\nrun c0 r0\n",
-		 "p.txt:6:1: 'run c1 k1': stream 'c1' is on device 2, but the graph has 2 devices");
+	         "lhsim-plan 1\nstream c0 compute device=0\nstream c1 compute device=2\n"
+	         "run c0 k0\nrun c0 ar0\nrun c1 k1\nrun c1 ar1\nrun c1 s1\nrun c0 r0\n",
+	         "p.txt:6:1: 'run c1 k1': stream 'c1' is on device 2, but the graph has 2 devices");
 	/* A host of a device the graph does not have. */
 	bad_plan(g,
-		 "lhsim-plan 1\nstream c0 compute device=0\nstream c1 compute device=1\n"
-		 "host 1 device=3\n"
-		 "run c0 k0\nrun c0 ar0\nrun c1 k1\nrun c1 ar1\nrun c1 s1\nrun c0 r0\n",
-		 "p.txt:4:1: 'host 1': the host of device 3: the graph has fewer devices");
+	         "lhsim-plan 1\nstream c0 compute device=0\nstream c1 compute device=1\n"
+	         "host 1 device=3\n"
+	         "run c0 k0\nrun c0 ar0\nrun c1 k1\nrun c1 ar1\nrun c1 s1\nrun c0 r0\n",
+	         "p.txt:4:1: 'host 1': the host of device 3: the graph has fewer devices");
 	/* A device in a plan for a graph without placement. */
 	g_autoptr(LhGraph) one = lh_graph_new("one");
 	t_kernel(one, "k", 10, 1);
 	t_finish(one);
 	bad_plan(one, "lhsim-plan 1\nstream s compute device=1\nrun s k\n",
-		 "p.txt:3:1: 'run s k': stream 's' is on device 1, but the graph is not placed");
+	         "p.txt:3:1: 'run s k': stream 's' is on device 1, but the graph is not placed");
 }
 
 /* ---- the command line: a placed graph runs; a bad one exits 2 with its position ---- */
@@ -607,8 +607,8 @@ Test(mdev, cli_runs_a_placed_graph_and_rejects_a_bad_one)
 	/* Line 5 is k1: `  {"name": "k1", "kind": "kernel", "duration_ns": 3000, "device": 2},`,
 	 * its device's value at column 67. */
 	cr_expect(err2 && strstr(err2, "mdev-bad-device.json:5:67: op 'k1' is on device 2, but "
-				       "the graph declares 2 devices"),
-		  "%s", err2 ? err2 : "");
+	                               "the graph declares 2 devices"),
+	          "%s", err2 ? err2 : "");
 }
 
 /* A graph without placement is device 0: its factor slows its kernels and copy-d2d, not its
@@ -641,8 +641,8 @@ Test(mdev, straggler_factor_rules)
 		g_autoptr(GError) e = NULL;
 		cr_expect_null(lh_simulate(g, hw, p, &ob, NULL, &e));
 		cr_expect(e && g_error_matches(e, LH_ENGINE_ERROR, LH_ENGINE_ERROR_INVALID) &&
-				  strstr(e->message, "device 0: straggler factor"),
-			  "%g: %s", bad[i], e ? e->message : "accepted");
+		              strstr(e->message, "device 0: straggler factor"),
+		          "%g: %s", bad[i], e ? e->message : "accepted");
 	}
 }
 
@@ -691,8 +691,8 @@ static void plan_copy(LhPlan *p, const LhGraph *b, guint32 dev, guint32 off)
 	g_autofree guint32 *stream = g_new(guint32, n), *event = g_new(guint32, n);
 	const guint32 *topo = lh_graph_topo(b);
 	for (guint32 k = 0, rr = 0; k < n; k++)
-		stream[topo[k]] = lh_graph_op(b, topo[k])->kind == LH_OP_INPUT ? G_MAXUINT32
-									   : rr++ % 4;
+		stream[topo[k]] =
+		    lh_graph_op(b, topo[k])->kind == LH_OP_INPUT ? G_MAXUINT32 : rr++ % 4;
 	for (guint32 k = 0; k < n; k++) {
 		guint32 v = topo[k], s = stream[v], nd, ns;
 		event[v] = G_MAXUINT32;
@@ -724,7 +724,8 @@ Test(mdev, devices_are_independent)
 		g_autoptr(LhHw) hw = t_hw(seed & 1 ? LH_SHARING_FIFO : LH_SHARING_FAIR);
 		hw->launch_ns = 5;
 		hw->event_ns = 2;
-		hw->hw_queues = 2; /* fewer than the 4 streams: false dependencies inside a device */
+		hw->hw_queues =
+		    2; /* fewer than the 4 streams: false dependencies inside a device */
 		hw->memory_gib = 1024;
 		LhRandomDagOptions ro;
 		lh_random_dag_options_init(&ro);
@@ -742,8 +743,9 @@ Test(mdev, devices_are_independent)
 		g_autoptr(LhTrace) t1p = t_sim(g1, hw, p1);
 		for (guint32 i = 0; i < n; i++)
 			cr_assert(t1->ops[i].start == t1p->ops[i].start &&
-					  t1->ops[i].end == t1p->ops[i].end,
-				  "seed %u op %s placed on one device", seed, lh_graph_op(b, i)->name);
+			              t1->ops[i].end == t1p->ops[i].end,
+			          "seed %u op %s placed on one device", seed,
+			          lh_graph_op(b, i)->name);
 		cr_expect_eq(t1->host_end, t1p->host_end);
 		cr_expect_eq(t1->peak_device, t1p->peak_device);
 		g_autoptr(LhGraph) g = placed(2);
@@ -755,8 +757,9 @@ Test(mdev, devices_are_independent)
 		plan_copy(a, b, 1, n);
 		plan_copy(c, b, 0, 0);
 		g_autoptr(LhPlan) p2 = lh_plan_new();
-		/* Streams interleaved too (device 1's s at 2 s, device 0's at 2 s + 1): each device's
-		 * queues count its own streams only, so each copy sees the queues it has alone. */
+		/* Streams interleaved too (device 1's s at 2 s, device 0's at 2 s + 1): each
+		 * device's queues count its own streams only, so each copy sees the queues it has
+		 * alone. */
 		for (guint32 s = 0; s < 4; s++) {
 			lh_plan_add_stream_on(p2, lh_plan_stream(a, s)->name, LH_ROLE_COMPUTE, 1);
 			lh_plan_add_stream_on(p2, lh_plan_stream(c, s)->name, LH_ROLE_COMPUTE, 0);
@@ -784,16 +787,18 @@ Test(mdev, devices_are_independent)
 			for (guint32 i = 0; i < n; i++) {
 				const LhOpTiming *x = &t1->ops[i], *y = &t2->ops[d * n + i];
 				cr_assert(x->start == y->start && x->end == y->end &&
-						  x->issue == y->issue && x->engine == y->engine,
-					  "seed %u device %u op %s: alone %" G_GINT64_FORMAT " .. %"
-					  G_GINT64_FORMAT ", beside another device %" G_GINT64_FORMAT
-					  " .. %" G_GINT64_FORMAT,
-					  seed, d, lh_graph_op(b, i)->name, x->start, x->end, y->start,
-					  y->end);
+				              x->issue == y->issue && x->engine == y->engine,
+				          "seed %u device %u op %s: alone %" G_GINT64_FORMAT
+				          " .. %" G_GINT64_FORMAT
+				          ", beside another device %" G_GINT64_FORMAT
+				          " .. %" G_GINT64_FORMAT,
+				          seed, d, lh_graph_op(b, i)->name, x->start, x->end,
+				          y->start, y->end);
 			}
 		for (guint32 d = 0; d < 2; d++) {
 			cr_expect_eq(lh_trace_dev_peak(t2, d), t1->peak_device, "seed %u", seed);
-			cr_expect_eq(lh_trace_dev_peak_t(t2, d), t1->peak_device_t, "seed %u", seed);
+			cr_expect_eq(lh_trace_dev_peak_t(t2, d), t1->peak_device_t, "seed %u",
+			             seed);
 			cr_expect_eq(lh_trace_dev_host_end(t2, d), t1->host_end, "seed %u", seed);
 		}
 	}

@@ -95,17 +95,29 @@ static LhMatch *match_ok(const LhMeasured *m, const Fix *f)
  * A cudaLaunchKernel with correlation 7 ends at 101.200 us: step 0's fusion.12 was issued then.
  * fusion.1 and fusion.12 are named twice each: two steps, starting at 100 and 200 us. */
 static const char *kineto =
-	"{\"schemaVersion\": 1, \"traceEvents\": [\n"
-	"{\"ph\": \"X\", \"cat\": \"gpu_user_annotation\", \"name\": \"fusion.1\", \"pid\": 0, \"tid\": 7, \"ts\": 99.5, \"dur\": 2.0, \"args\": {\"device\": 0, \"stream\": 7}},\n"
-	"{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"sm90_gemm\", \"pid\": 0, \"tid\": 7, \"ts\": 100.0, \"dur\": 1.1, \"args\": {\"device\": 0, \"stream\": 7, \"correlation\": 6}},\n"
-	"{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"pid\": 1, \"tid\": 1, \"ts\": 101.0, \"dur\": 0.2, \"args\": {\"correlation\": 7}},\n"
-	"{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"loop_fusion_12_kernel\", \"pid\": 0, \"tid\": 7, \"ts\": 101.5, \"dur\": 2.0, \"args\": {\"device\": 0, \"stream\": 7, \"correlation\": 7}},\n"
-	"{\"ph\": \"X\", \"cat\": \"gpu_memcpy\", \"name\": \"Memcpy HtoD (Pinned -> Device)\", \"pid\": 0, \"tid\": 7, \"ts\": 104.0, \"dur\": 1.0, \"args\": {\"device\": 0, \"stream\": 7, \"bytes\": 10000}},\n"
-	"{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::mm\", \"pid\": 1, \"tid\": 1, \"ts\": 150.0, \"dur\": 5.0},\n"
-	"{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"fusion.1\", \"pid\": 0, \"tid\": 7, \"ts\": 200.0, \"dur\": 0.9, \"args\": {\"device\": 0, \"stream\": 7}},\n"
-	"{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"loop_fusion_12_kernel\", \"pid\": 0, \"tid\": 7, \"ts\": 201.0, \"dur\": 2.4, \"args\": {\"device\": 0, \"stream\": 7}},\n"
-	"{\"ph\": \"X\", \"cat\": \"gpu_memcpy\", \"name\": \"Memcpy HtoD (Pinned -> Device)\", \"pid\": 0, \"tid\": 7, \"ts\": 204.0, \"dur\": 1.2, \"args\": {\"device\": 0, \"stream\": 7, \"bytes\": 10000}}\n"
-	"]}\n";
+    "{\"schemaVersion\": 1, \"traceEvents\": [\n"
+    "{\"ph\": \"X\", \"cat\": \"gpu_user_annotation\", \"name\": \"fusion.1\", \"pid\": 0, "
+    "\"tid\": 7, \"ts\": 99.5, \"dur\": 2.0, \"args\": {\"device\": 0, \"stream\": 7}},\n"
+    "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"sm90_gemm\", \"pid\": 0, \"tid\": 7, \"ts\": "
+    "100.0, \"dur\": 1.1, \"args\": {\"device\": 0, \"stream\": 7, \"correlation\": 6}},\n"
+    "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"pid\": 1, "
+    "\"tid\": 1, \"ts\": 101.0, \"dur\": 0.2, \"args\": {\"correlation\": 7}},\n"
+    "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"loop_fusion_12_kernel\", \"pid\": 0, "
+    "\"tid\": 7, \"ts\": 101.5, \"dur\": 2.0, \"args\": {\"device\": 0, \"stream\": 7, "
+    "\"correlation\": 7}},\n"
+    "{\"ph\": \"X\", \"cat\": \"gpu_memcpy\", \"name\": \"Memcpy HtoD (Pinned -> Device)\", "
+    "\"pid\": 0, \"tid\": 7, \"ts\": 104.0, \"dur\": 1.0, \"args\": {\"device\": 0, \"stream\": 7, "
+    "\"bytes\": 10000}},\n"
+    "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::mm\", \"pid\": 1, \"tid\": 1, \"ts\": "
+    "150.0, \"dur\": 5.0},\n"
+    "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"fusion.1\", \"pid\": 0, \"tid\": 7, \"ts\": "
+    "200.0, \"dur\": 0.9, \"args\": {\"device\": 0, \"stream\": 7}},\n"
+    "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"loop_fusion_12_kernel\", \"pid\": 0, "
+    "\"tid\": 7, \"ts\": 201.0, \"dur\": 2.4, \"args\": {\"device\": 0, \"stream\": 7}},\n"
+    "{\"ph\": \"X\", \"cat\": \"gpu_memcpy\", \"name\": \"Memcpy HtoD (Pinned -> Device)\", "
+    "\"pid\": 0, \"tid\": 7, \"ts\": 204.0, \"dur\": 1.2, \"args\": {\"device\": 0, \"stream\": 7, "
+    "\"bytes\": 10000}}\n"
+    "]}\n";
 
 Test(measured, kineto_steps_and_rules)
 {
@@ -167,18 +179,28 @@ Test(measured, kineto_steps_and_rules)
  * again on the device (gpu_user_annotation, 10 .. 50 and 60 .. 100 us): two steps, not four.
  * Each step runs the prediction exactly: fusion.1 1 us, fusion.12 2 us, the copy 1 us. */
 static const char *profsteps =
-	"{\"traceEvents\": [\n"
-	"{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"ProfilerStep#0\", \"ts\": 0, \"dur\": 50},\n"
-	"{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"ProfilerStep#1\", \"ts\": 50, \"dur\": 50},\n"
-	"{\"ph\": \"X\", \"cat\": \"gpu_user_annotation\", \"name\": \"ProfilerStep#0\", \"ts\": 10, \"dur\": 40, \"args\": {\"device\": 0, \"stream\": 7}},\n"
-	"{\"ph\": \"X\", \"cat\": \"gpu_user_annotation\", \"name\": \"ProfilerStep#1\", \"ts\": 60, \"dur\": 40, \"args\": {\"device\": 0, \"stream\": 7}},\n"
-	"{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"fusion.1\", \"ts\": 10, \"dur\": 1, \"args\": {\"device\": 0, \"stream\": 7}},\n"
-	"{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"fusion.12\", \"ts\": 11, \"dur\": 2, \"args\": {\"device\": 0, \"stream\": 7}},\n"
-	"{\"ph\": \"X\", \"cat\": \"gpu_memcpy\", \"name\": \"Memcpy HtoD\", \"ts\": 13, \"dur\": 1, \"args\": {\"device\": 0, \"stream\": 7}},\n"
-	"{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"fusion.1\", \"ts\": 60, \"dur\": 1, \"args\": {\"device\": 0, \"stream\": 7}},\n"
-	"{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"fusion.12\", \"ts\": 61, \"dur\": 2, \"args\": {\"device\": 0, \"stream\": 7}},\n"
-	"{\"ph\": \"X\", \"cat\": \"gpu_memcpy\", \"name\": \"Memcpy HtoD\", \"ts\": 63, \"dur\": 1, \"args\": {\"device\": 0, \"stream\": 7}}\n"
-	"]}\n";
+    "{\"traceEvents\": [\n"
+    "{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"ProfilerStep#0\", \"ts\": 0, "
+    "\"dur\": 50},\n"
+    "{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"ProfilerStep#1\", \"ts\": 50, "
+    "\"dur\": 50},\n"
+    "{\"ph\": \"X\", \"cat\": \"gpu_user_annotation\", \"name\": \"ProfilerStep#0\", \"ts\": 10, "
+    "\"dur\": 40, \"args\": {\"device\": 0, \"stream\": 7}},\n"
+    "{\"ph\": \"X\", \"cat\": \"gpu_user_annotation\", \"name\": \"ProfilerStep#1\", \"ts\": 60, "
+    "\"dur\": 40, \"args\": {\"device\": 0, \"stream\": 7}},\n"
+    "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"fusion.1\", \"ts\": 10, \"dur\": 1, "
+    "\"args\": {\"device\": 0, \"stream\": 7}},\n"
+    "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"fusion.12\", \"ts\": 11, \"dur\": 2, "
+    "\"args\": {\"device\": 0, \"stream\": 7}},\n"
+    "{\"ph\": \"X\", \"cat\": \"gpu_memcpy\", \"name\": \"Memcpy HtoD\", \"ts\": 13, \"dur\": 1, "
+    "\"args\": {\"device\": 0, \"stream\": 7}},\n"
+    "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"fusion.1\", \"ts\": 60, \"dur\": 1, "
+    "\"args\": {\"device\": 0, \"stream\": 7}},\n"
+    "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"fusion.12\", \"ts\": 61, \"dur\": 2, "
+    "\"args\": {\"device\": 0, \"stream\": 7}},\n"
+    "{\"ph\": \"X\", \"cat\": \"gpu_memcpy\", \"name\": \"Memcpy HtoD\", \"ts\": 63, \"dur\": 1, "
+    "\"args\": {\"device\": 0, \"stream\": 7}}\n"
+    "]}\n";
 
 Test(measured, kineto_profiler_steps)
 {
@@ -227,16 +249,24 @@ Test(measured, gzip)
  * the trace has two steps (counting kernels would give fusion.12 four). The op's interval is
  * from its first kernel's start to its last one's end: 2000 ns, the prediction. */
 static const char *twokernels =
-	"{\"traceEvents\": [\n"
-	"{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"fusion.1\", \"ts\": 10, \"dur\": 1, \"args\": {\"device\": 0, \"stream\": 7}},\n"
-	"{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"fusion_12_a\", \"ts\": 11, \"dur\": 1, \"args\": {\"device\": 0, \"stream\": 7}},\n"
-	"{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"fusion_12_b\", \"ts\": 12, \"dur\": 1, \"args\": {\"device\": 0, \"stream\": 7}},\n"
-	"{\"ph\": \"X\", \"cat\": \"gpu_memcpy\", \"name\": \"Memcpy HtoD\", \"ts\": 13, \"dur\": 1, \"args\": {\"device\": 0, \"stream\": 7}},\n"
-	"{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"fusion.1\", \"ts\": 30, \"dur\": 1, \"args\": {\"device\": 0, \"stream\": 7}},\n"
-	"{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"fusion_12_a\", \"ts\": 31, \"dur\": 1, \"args\": {\"device\": 0, \"stream\": 7}},\n"
-	"{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"fusion_12_b\", \"ts\": 32, \"dur\": 1, \"args\": {\"device\": 0, \"stream\": 7}},\n"
-	"{\"ph\": \"X\", \"cat\": \"gpu_memcpy\", \"name\": \"Memcpy HtoD\", \"ts\": 33, \"dur\": 1, \"args\": {\"device\": 0, \"stream\": 7}}\n"
-	"]}\n";
+    "{\"traceEvents\": [\n"
+    "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"fusion.1\", \"ts\": 10, \"dur\": 1, "
+    "\"args\": {\"device\": 0, \"stream\": 7}},\n"
+    "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"fusion_12_a\", \"ts\": 11, \"dur\": 1, "
+    "\"args\": {\"device\": 0, \"stream\": 7}},\n"
+    "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"fusion_12_b\", \"ts\": 12, \"dur\": 1, "
+    "\"args\": {\"device\": 0, \"stream\": 7}},\n"
+    "{\"ph\": \"X\", \"cat\": \"gpu_memcpy\", \"name\": \"Memcpy HtoD\", \"ts\": 13, \"dur\": 1, "
+    "\"args\": {\"device\": 0, \"stream\": 7}},\n"
+    "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"fusion.1\", \"ts\": 30, \"dur\": 1, "
+    "\"args\": {\"device\": 0, \"stream\": 7}},\n"
+    "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"fusion_12_a\", \"ts\": 31, \"dur\": 1, "
+    "\"args\": {\"device\": 0, \"stream\": 7}},\n"
+    "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"fusion_12_b\", \"ts\": 32, \"dur\": 1, "
+    "\"args\": {\"device\": 0, \"stream\": 7}},\n"
+    "{\"ph\": \"X\", \"cat\": \"gpu_memcpy\", \"name\": \"Memcpy HtoD\", \"ts\": 33, \"dur\": 1, "
+    "\"args\": {\"device\": 0, \"stream\": 7}}\n"
+    "]}\n";
 
 Test(measured, op_of_two_kernels)
 {
@@ -262,12 +292,16 @@ Test(measured, op_of_two_kernels)
  * host issue 1000 .. 1300 (300) + idle main stream 1300 .. 1500 (200) + exposed copy
  * 1200 - 1000 (200). Kernel time 1000 + 2000 = 3000 both: no kernel part. */
 static const char *gaps =
-	"{\"traceEvents\": [\n"
-	"{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"fusion.1\", \"ts\": 10.0, \"dur\": 1.0, \"args\": {\"device\": 0, \"stream\": 7}},\n"
-	"{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"ts\": 11.0, \"dur\": 0.3, \"args\": {\"correlation\": 2}},\n"
-	"{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"fusion.12\", \"ts\": 11.5, \"dur\": 2.0, \"args\": {\"device\": 0, \"stream\": 7, \"correlation\": 2}},\n"
-	"{\"ph\": \"X\", \"cat\": \"gpu_memcpy\", \"name\": \"Memcpy HtoD\", \"ts\": 13.5, \"dur\": 1.2, \"args\": {\"device\": 0, \"stream\": 7}}\n"
-	"]}\n";
+    "{\"traceEvents\": [\n"
+    "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"fusion.1\", \"ts\": 10.0, \"dur\": 1.0, "
+    "\"args\": {\"device\": 0, \"stream\": 7}},\n"
+    "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"ts\": 11.0, "
+    "\"dur\": 0.3, \"args\": {\"correlation\": 2}},\n"
+    "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"fusion.12\", \"ts\": 11.5, \"dur\": 2.0, "
+    "\"args\": {\"device\": 0, \"stream\": 7, \"correlation\": 2}},\n"
+    "{\"ph\": \"X\", \"cat\": \"gpu_memcpy\", \"name\": \"Memcpy HtoD\", \"ts\": 13.5, \"dur\": "
+    "1.2, \"args\": {\"device\": 0, \"stream\": 7}}\n"
+    "]}\n";
 
 /* fusion.12 on stream 7 runs 1000 .. 3500 (2500 ns, +500) while the copy runs on stream 8 at
  * 1000 .. 2000. Stream 8 has no name match and the serial plan no second stream, so its copy
@@ -275,11 +309,14 @@ static const char *gaps =
  * slower under overlap +500 (fusion.12 overlaps the copy) + exposed copy 0 - 1000. Kernel time
  * 3500 - 3000 = +500, all of it the overlap: the cost-model part is 0. */
 static const char *overlap =
-	"{\"traceEvents\": [\n"
-	"{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"fusion.1\", \"ts\": 10.0, \"dur\": 1.0, \"args\": {\"device\": 0, \"stream\": 7}},\n"
-	"{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"fusion.12\", \"ts\": 11.0, \"dur\": 2.5, \"args\": {\"device\": 0, \"stream\": 7}},\n"
-	"{\"ph\": \"X\", \"cat\": \"gpu_memcpy\", \"name\": \"Memcpy HtoD\", \"ts\": 11.0, \"dur\": 1.0, \"args\": {\"device\": 0, \"stream\": 8}}\n"
-	"]}\n";
+    "{\"traceEvents\": [\n"
+    "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"fusion.1\", \"ts\": 10.0, \"dur\": 1.0, "
+    "\"args\": {\"device\": 0, \"stream\": 7}},\n"
+    "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"fusion.12\", \"ts\": 11.0, \"dur\": 2.5, "
+    "\"args\": {\"device\": 0, \"stream\": 7}},\n"
+    "{\"ph\": \"X\", \"cat\": \"gpu_memcpy\", \"name\": \"Memcpy HtoD\", \"ts\": 11.0, \"dur\": "
+    "1.0, \"args\": {\"device\": 0, \"stream\": 8}}\n"
+    "]}\n";
 
 Test(measured, gap_parts_by_hand)
 {
@@ -290,8 +327,8 @@ Test(measured, gap_parts_by_hand)
 		double gap[LH_GAP_N];
 		double step;
 	} cases[] = {
-		{gaps, {[LH_GAP_HOST] = 300, [LH_GAP_IDLE] = 200, [LH_GAP_COPY] = 200}, 4700},
-		{overlap, {[LH_GAP_KERNEL_OVERLAP] = 500, [LH_GAP_COPY] = -1000}, 3500},
+	    {gaps, {[LH_GAP_HOST] = 300, [LH_GAP_IDLE] = 200, [LH_GAP_COPY] = 200}, 4700},
+	    {overlap, {[LH_GAP_KERNEL_OVERLAP] = 500, [LH_GAP_COPY] = -1000}, 3500},
 	};
 	for (gsize i = 0; i < G_N_ELEMENTS(cases); i++) {
 		g_autofree char *p = write_tmp("gap.json", cases[i].text);
@@ -303,7 +340,7 @@ Test(measured, gap_parts_by_hand)
 		cr_assert_float_eq(v.step_meas, cases[i].step, 1e-9, "case %zu", i);
 		for (int k = 0; k < LH_GAP_N; k++)
 			cr_assert_float_eq(v.gap[k], cases[i].gap[k], 1e-9, "case %zu: %s: %g", i,
-					   lh_gap_name((LhGap)k), v.gap[k]);
+			                   lh_gap_name((LhGap)k), v.gap[k]);
 		/* One step: nothing is within noise. */
 		cr_assert_not(v.step_noise);
 		lh_validation_clear(&v);
@@ -317,21 +354,29 @@ Test(measured, gap_parts_by_hand)
  * or hlo_op names an op, so all six match by order; every duration equals the prediction:
  * kernels 1 and 2 us, the copy 1 us. The "XLA Ops" line repeats ops and is left out. */
 static const char *xprof =
-	"{\"displayTimeUnit\": \"ns\", \"traceEvents\": [\n"
-	"{\"ph\": \"M\", \"pid\": 3, \"name\": \"process_name\", \"args\": {\"name\": \"/device:GPU:0\"}},\n"
-	"{\"ph\": \"M\", \"pid\": 3, \"tid\": 12, \"name\": \"thread_name\", \"args\": {\"name\": \"Stream #12(Compute)\"}},\n"
-	"{\"ph\": \"M\", \"pid\": 3, \"tid\": 1, \"name\": \"thread_name\", \"args\": {\"name\": \"Steps\"}},\n"
-	"{\"ph\": \"M\", \"pid\": 3, \"tid\": 2, \"name\": \"thread_name\", \"args\": {\"name\": \"XLA Ops\"}},\n"
-	"{\"ph\": \"X\", \"pid\": 3, \"tid\": 1, \"name\": \"0\", \"ts\": 0, \"dur\": 10},\n"
-	"{\"ph\": \"X\", \"pid\": 3, \"tid\": 1, \"name\": \"1\", \"ts\": 10, \"dur\": 10},\n"
-	"{\"ph\": \"X\", \"pid\": 3, \"tid\": 2, \"name\": \"fusion.1\", \"ts\": 1, \"dur\": 1},\n"
-	"{\"ph\": \"X\", \"pid\": 3, \"tid\": 12, \"name\": \"input_reduce_a\", \"ts\": 1, \"dur\": 1},\n"
-	"{\"ph\": \"X\", \"pid\": 3, \"tid\": 12, \"name\": \"input_reduce_b\", \"ts\": 2, \"dur\": 2},\n"
-	"{\"ph\": \"X\", \"pid\": 3, \"tid\": 12, \"name\": \"MemcpyHtoD\", \"ts\": 4, \"dur\": 1},\n"
-	"{\"ph\": \"X\", \"pid\": 3, \"tid\": 12, \"name\": \"input_reduce_a\", \"ts\": 11, \"dur\": 1},\n"
-	"{\"ph\": \"X\", \"pid\": 3, \"tid\": 12, \"name\": \"input_reduce_b\", \"ts\": 12, \"dur\": 2},\n"
-	"{\"ph\": \"X\", \"pid\": 3, \"tid\": 12, \"name\": \"MemcpyHtoD\", \"ts\": 14, \"dur\": 1}\n"
-	"]}\n";
+    "{\"displayTimeUnit\": \"ns\", \"traceEvents\": [\n"
+    "{\"ph\": \"M\", \"pid\": 3, \"name\": \"process_name\", \"args\": {\"name\": "
+    "\"/device:GPU:0\"}},\n"
+    "{\"ph\": \"M\", \"pid\": 3, \"tid\": 12, \"name\": \"thread_name\", \"args\": {\"name\": "
+    "\"Stream #12(Compute)\"}},\n"
+    "{\"ph\": \"M\", \"pid\": 3, \"tid\": 1, \"name\": \"thread_name\", \"args\": {\"name\": "
+    "\"Steps\"}},\n"
+    "{\"ph\": \"M\", \"pid\": 3, \"tid\": 2, \"name\": \"thread_name\", \"args\": {\"name\": \"XLA "
+    "Ops\"}},\n"
+    "{\"ph\": \"X\", \"pid\": 3, \"tid\": 1, \"name\": \"0\", \"ts\": 0, \"dur\": 10},\n"
+    "{\"ph\": \"X\", \"pid\": 3, \"tid\": 1, \"name\": \"1\", \"ts\": 10, \"dur\": 10},\n"
+    "{\"ph\": \"X\", \"pid\": 3, \"tid\": 2, \"name\": \"fusion.1\", \"ts\": 1, \"dur\": 1},\n"
+    "{\"ph\": \"X\", \"pid\": 3, \"tid\": 12, \"name\": \"input_reduce_a\", \"ts\": 1, \"dur\": "
+    "1},\n"
+    "{\"ph\": \"X\", \"pid\": 3, \"tid\": 12, \"name\": \"input_reduce_b\", \"ts\": 2, \"dur\": "
+    "2},\n"
+    "{\"ph\": \"X\", \"pid\": 3, \"tid\": 12, \"name\": \"MemcpyHtoD\", \"ts\": 4, \"dur\": 1},\n"
+    "{\"ph\": \"X\", \"pid\": 3, \"tid\": 12, \"name\": \"input_reduce_a\", \"ts\": 11, \"dur\": "
+    "1},\n"
+    "{\"ph\": \"X\", \"pid\": 3, \"tid\": 12, \"name\": \"input_reduce_b\", \"ts\": 12, \"dur\": "
+    "2},\n"
+    "{\"ph\": \"X\", \"pid\": 3, \"tid\": 12, \"name\": \"MemcpyHtoD\", \"ts\": 14, \"dur\": 1}\n"
+    "]}\n";
 
 Test(measured, xla_order_and_step_ranges)
 {
@@ -381,22 +426,22 @@ static char *make_db(const char *name, const char *script)
 	return p;
 }
 
-#define NSYS_TABLES                                                                             \
-	"CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT NOT NULL);"                \
-	"CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER NOT NULL, end INTEGER NOT NULL," \
-	" deviceId INTEGER, contextId INTEGER, streamId INTEGER, correlationId INTEGER,"        \
-	" globalPid INTEGER, demangledName INTEGER, shortName INTEGER, mangledName INTEGER);"    \
-	"CREATE TABLE CUPTI_ACTIVITY_KIND_MEMCPY (start INTEGER NOT NULL, end INTEGER NOT NULL," \
-	" deviceId INTEGER, contextId INTEGER, streamId INTEGER, correlationId INTEGER,"        \
-	" globalPid INTEGER, bytes INTEGER, copyKind INTEGER, srcKind INTEGER, dstKind INTEGER);" \
-	"CREATE TABLE CUPTI_ACTIVITY_KIND_MEMSET (start INTEGER NOT NULL, end INTEGER NOT NULL," \
-	" deviceId INTEGER, contextId INTEGER, streamId INTEGER, correlationId INTEGER,"        \
-	" globalPid INTEGER, value INTEGER, bytes INTEGER);"                                    \
-	"CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (start INTEGER NOT NULL, end INTEGER NOT NULL," \
-	" eventClass INTEGER, globalTid INTEGER, correlationId INTEGER, nameId INTEGER,"        \
-	" returnValue INTEGER);"                                                                \
-	"CREATE TABLE NVTX_EVENTS (start INTEGER NOT NULL, end INTEGER, eventType INTEGER,"     \
-	" rangeId INTEGER, category INTEGER, color INTEGER, text TEXT, globalTid INTEGER,"      \
+#define NSYS_TABLES                                                                                \
+	"CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT NOT NULL);"                    \
+	"CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER NOT NULL, end INTEGER NOT NULL,"   \
+	" deviceId INTEGER, contextId INTEGER, streamId INTEGER, correlationId INTEGER,"           \
+	" globalPid INTEGER, demangledName INTEGER, shortName INTEGER, mangledName INTEGER);"      \
+	"CREATE TABLE CUPTI_ACTIVITY_KIND_MEMCPY (start INTEGER NOT NULL, end INTEGER NOT NULL,"   \
+	" deviceId INTEGER, contextId INTEGER, streamId INTEGER, correlationId INTEGER,"           \
+	" globalPid INTEGER, bytes INTEGER, copyKind INTEGER, srcKind INTEGER, dstKind INTEGER);"  \
+	"CREATE TABLE CUPTI_ACTIVITY_KIND_MEMSET (start INTEGER NOT NULL, end INTEGER NOT NULL,"   \
+	" deviceId INTEGER, contextId INTEGER, streamId INTEGER, correlationId INTEGER,"           \
+	" globalPid INTEGER, value INTEGER, bytes INTEGER);"                                       \
+	"CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (start INTEGER NOT NULL, end INTEGER NOT NULL,"  \
+	" eventClass INTEGER, globalTid INTEGER, correlationId INTEGER, nameId INTEGER,"           \
+	" returnValue INTEGER);"                                                                   \
+	"CREATE TABLE NVTX_EVENTS (start INTEGER NOT NULL, end INTEGER, eventType INTEGER,"        \
+	" rangeId INTEGER, category INTEGER, color INTEGER, text TEXT, globalTid INTEGER,"         \
 	" endGlobalTid INTEGER, textId INTEGER, domainId INTEGER);"
 
 /* Device 0, stream 7 (times in ns):
@@ -408,19 +453,19 @@ static char *make_db(const char *name, const char *script)
  *   a memset 5000 .. 5100 (never an op), and a kernel on device 1 (left out).
  * Every duration is the prediction's, and the span 1000 .. 5000 is 4000 ns. */
 static const char *nsys_rows =
-	"INSERT INTO StringIds VALUES (1, 'gemm_kernel'), (2, 'fusion_12'), (3, 'fusion.1'),"
-	" (4, 'other');"
-	"INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL (start, end, deviceId, streamId, correlationId,"
-	" demangledName, shortName) VALUES (1000, 2000, 0, 7, 1, 1, 1), (2000, 4000, 0, 7, 2, 2, 2),"
-	" (0, 100, 1, 7, 9, 4, 4);"
-	"INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY (start, end, deviceId, streamId, correlationId,"
-	" bytes, copyKind) VALUES (4000, 5000, 0, 7, 3, 10000, 1);"
-	"INSERT INTO CUPTI_ACTIVITY_KIND_MEMSET (start, end, deviceId, streamId, correlationId,"
-	" value, bytes) VALUES (5000, 5100, 0, 7, 4, 0, 64);"
-	"INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME (start, end, globalTid, correlationId) VALUES"
-	" (500, 600, 42, 1);"
-	"INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, textId) VALUES"
-	" (400, 700, 59, NULL, 42, 3), (0, 10000, 59, 'outer', 42, NULL);";
+    "INSERT INTO StringIds VALUES (1, 'gemm_kernel'), (2, 'fusion_12'), (3, 'fusion.1'),"
+    " (4, 'other');"
+    "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL (start, end, deviceId, streamId, correlationId,"
+    " demangledName, shortName) VALUES (1000, 2000, 0, 7, 1, 1, 1), (2000, 4000, 0, 7, 2, 2, 2),"
+    " (0, 100, 1, 7, 9, 4, 4);"
+    "INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY (start, end, deviceId, streamId, correlationId,"
+    " bytes, copyKind) VALUES (4000, 5000, 0, 7, 3, 10000, 1);"
+    "INSERT INTO CUPTI_ACTIVITY_KIND_MEMSET (start, end, deviceId, streamId, correlationId,"
+    " value, bytes) VALUES (5000, 5100, 0, 7, 4, 0, 64);"
+    "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME (start, end, globalTid, correlationId) VALUES"
+    " (500, 600, 42, 1);"
+    "INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, textId) VALUES"
+    " (400, 700, 59, NULL, 42, 3), (0, 10000, 59, 'outer', 42, NULL);";
 
 Test(measured, nsys_sqlite)
 {
@@ -484,7 +529,8 @@ Test(measured, round_trip_own_trace)
 	for (guint32 i = 0; i < lh_graph_n_ops(g); i++) {
 		cr_assert_eq(x->median->ops[i].start, pred->ops[i].start);
 		cr_assert_eq(x->median->ops[i].end, pred->ops[i].end);
-		cr_assert_eq(x->median->ops[i].issue, pred->ops[i].start >= 0 ? pred->ops[i].issue : -1);
+		cr_assert_eq(x->median->ops[i].issue,
+		             pred->ops[i].start >= 0 ? pred->ops[i].issue : -1);
 	}
 	lh_validation_clear(&v);
 
@@ -492,8 +538,8 @@ Test(measured, round_trip_own_trace)
 	g_autofree char *dir = t_tmpdir();
 	g_autofree char *csv = g_build_filename(dir, "v.csv", NULL);
 	char *out = NULL, *err = NULL;
-	int st = t_lhsim(&out, &err, "validate", "--sched", "lhs", "--measured", p, "--csv", csv,
-			 NULL);
+	int st =
+	    t_lhsim(&out, &err, "validate", "--sched", "lhs", "--measured", p, "--csv", csv, NULL);
 	cr_assert_eq(st, 0, "%s", err);
 	cr_assert(strstr(out, "gap: none"), "%s", out);
 	cr_assert(strstr(out, "error +0.0 %"), "%s", out);
@@ -567,17 +613,17 @@ Test(measured, calibration_recovers_perturbed_hw)
 	base->nvlink_busbw_gbs = base->net_gbs = 0;
 	base->coll_base_latency_ns = base->nvlink_latency_ns = base->net_latency_ns = 0;
 	g_autoptr(LhHw) truth = lh_hw_copy(base);
-	truth->hbm_eff = 0.6;              /* base 0.85 */
-	truth->compute_eff = 0.5;          /* base 0.7 */
-	truth->kernel_overhead_ns = 3500;  /* base 2000 */
+	truth->hbm_eff = 0.6;                   /* base 0.85 */
+	truth->compute_eff = 0.5;               /* base 0.7 */
+	truth->kernel_overhead_ns = 3500;       /* base 2000 */
 	truth->launch_ns = 2 * base->launch_ns; /* doubled: 8000 */
-	truth->pcie_gbs = 40;              /* base 55 */
-	truth->copy_latency_ns = 3000;     /* base 2000 */
-	truth->link_gbs = 500;             /* base 750 */
-	truth->link_latency_ns = 9000;     /* base 5000 */
+	truth->pcie_gbs = 40;                   /* base 55 */
+	truth->copy_latency_ns = 3000;          /* base 2000 */
+	truth->link_gbs = 500;                  /* base 750 */
+	truth->link_latency_ns = 9000;          /* base 5000 */
 	g_autoptr(LhGraph) g = calib_graph(1);
-	g_autoptr(LhPlan) plan = lh_scheduler_run(lh_scheduler_find("serial"), g, base, NULL, NULL,
-						  &e);
+	g_autoptr(LhPlan) plan =
+	    lh_scheduler_run(lh_scheduler_find("serial"), g, base, NULL, NULL, &e);
 	cr_assert(plan);
 	/* The measurement: the perturbed model's run, written as a trace and read back. */
 	g_autoptr(LhTrace) meas = t_sim(g, truth, plan);
@@ -594,15 +640,15 @@ Test(measured, calibration_recovers_perturbed_hw)
 	struct {
 		const char *key;
 		double want;
-	} want[] = {{"hbm_eff", 0.6},	       {"compute_eff", 0.5},	 {"kernel_overhead_ns", 3500},
-		    {"launch_ns", 8000},       {"pcie_gbs", 40},	 {"copy_latency_ns", 3000},
-		    {"link_gbs", 500},	       {"link_latency_ns", 9000}};
+	} want[] = {{"hbm_eff", 0.6},    {"compute_eff", 0.5},     {"kernel_overhead_ns", 3500},
+	            {"launch_ns", 8000}, {"pcie_gbs", 40},         {"copy_latency_ns", 3000},
+	            {"link_gbs", 500},   {"link_latency_ns", 9000}};
 	for (gsize i = 0; i < G_N_ELEMENTS(want); i++) {
 		gboolean fitted = FALSE;
 		double v = key_value(keys, want[i].key, &fitted);
 		cr_assert(fitted, "%s not fitted", want[i].key);
 		cr_assert(fabs(v - want[i].want) <= 0.02 * want[i].want, "%s: fitted %g, want %g",
-			  want[i].key, v, want[i].want);
+		          want[i].key, v, want[i].want);
 	}
 	/* With the cluster the link keys decide nothing: calibration keeps them and says why. */
 	g_autoptr(LhHw) dgx = lh_hw_lookup("h100-sxm", &e);
@@ -638,8 +684,8 @@ Test(measured, calibration_recovers_perturbed_hw)
 	cr_assert(lh_graph_write_json_file(g, gpath, &e));
 	g_autoptr(LhGraph) g2 = calib_graph(1.7);
 	cr_assert(lh_graph_write_json_file(g2, g2path, &e));
-	g_autoptr(LhPlan) plan2 = lh_scheduler_run(lh_scheduler_find("serial"), g2, base, NULL, NULL,
-						   &e);
+	g_autoptr(LhPlan) plan2 =
+	    lh_scheduler_run(lh_scheduler_find("serial"), g2, base, NULL, NULL, &e);
 	g_autoptr(LhTrace) meas2 = t_sim(g2, truth, plan2);
 	g_autofree char *json2 = lh_trace_to_chrome_json(meas2, g2, plan2);
 	g_autofree char *p2 = write_tmp("held-apart.json", json2);
@@ -700,34 +746,44 @@ typedef struct {
 } Bad;
 
 static const Bad bad_json[] = {
-	{"truncated", "{\"traceEvents\": [\n{\"ph\": \"X\", \"cat\": \"ker", ":2:",
-	 "truncated or not JSON"},
-	{"missing stream",
-	 "{\"traceEvents\": [\n{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"ts\": 1, \"dur\": 1,"
-	 " \"args\": {\"device\": 0}}\n]}",
-	 ":2:", "the stream is missing"},
-	{"unknown phase",
-	 "{\"traceEvents\": [\n{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"ts\": 1, \"dur\": 1,"
-	 " \"args\": {\"device\": 0, \"stream\": 7}},\n{\"ph\": \"Q\", \"name\": \"z\"}\n]}",
-	 ":3:", "unknown event phase 'Q'"},
-	{"unknown lhsim kind",
-	 "{\"otherData\": {\"graph\": \"g\", \"source\": \"simulated\"}, \"traceEvents\": [\n"
-	 "{\"ph\": \"X\", \"cat\": \"kernal\", \"name\": \"k\", \"pid\": 1, \"tid\": 0, \"ts\": 1, \"dur\": 1}\n]}",
-	 ":2:", "unknown op kind 'kernal'"},
-	{"overlap on a stream",
-	 "{\"traceEvents\": [\n"
-	 "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"a\", \"ts\": 1, \"dur\": 5, \"args\": {\"device\": 0, \"stream\": 7}},\n"
-	 "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"b\", \"ts\": 3, \"dur\": 1, \"args\": {\"device\": 0, \"stream\": 7}}\n]}",
-	 ":3:", "timestamps are not monotonic"},
-	{"negative duration",
-	 "{\"traceEvents\": [\n{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"a\", \"ts\": 1,\n \"dur\": -5,"
-	 " \"args\": {\"device\": 0, \"stream\": 7}}\n]}",
-	 ":3:", "negative duration"},
-	{"no traceEvents", "{\"foo\": 1}", ":1:1", "no \"traceEvents\""},
-	{"no GPU events", "{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"a\", \"ts\": 1, \"dur\": 1}]}",
-	 ": no GPU events", "no GPU events"},
-	{"too deep", "{\"traceEvents\": [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}",
-	 ":1:", "nested deeper"},
+    {"truncated", "{\"traceEvents\": [\n{\"ph\": \"X\", \"cat\": \"ker",
+     ":2:", "truncated or not JSON"},
+    {"missing stream",
+     "{\"traceEvents\": [\n{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"ts\": 1, "
+     "\"dur\": 1,"
+     " \"args\": {\"device\": 0}}\n]}",
+     ":2:", "the stream is missing"},
+    {"unknown phase",
+     "{\"traceEvents\": [\n{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"ts\": 1, "
+     "\"dur\": 1,"
+     " \"args\": {\"device\": 0, \"stream\": 7}},\n{\"ph\": \"Q\", \"name\": \"z\"}\n]}",
+     ":3:", "unknown event phase 'Q'"},
+    {"unknown lhsim kind",
+     "{\"otherData\": {\"graph\": \"g\", \"source\": \"simulated\"}, \"traceEvents\": [\n"
+     "{\"ph\": \"X\", \"cat\": \"kernal\", \"name\": \"k\", \"pid\": 1, \"tid\": 0, \"ts\": 1, "
+     "\"dur\": 1}\n]}",
+     ":2:", "unknown op kind 'kernal'"},
+    {"overlap on a stream",
+     "{\"traceEvents\": [\n"
+     "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"a\", \"ts\": 1, \"dur\": 5, \"args\": "
+     "{\"device\": 0, \"stream\": 7}},\n"
+     "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"b\", \"ts\": 3, \"dur\": 1, \"args\": "
+     "{\"device\": 0, \"stream\": 7}}\n]}",
+     ":3:", "timestamps are not monotonic"},
+    {"negative duration",
+     "{\"traceEvents\": [\n{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"a\", \"ts\": 1,\n "
+     "\"dur\": -5,"
+     " \"args\": {\"device\": 0, \"stream\": 7}}\n]}",
+     ":3:", "negative duration"},
+    {"no traceEvents", "{\"foo\": 1}", ":1:1", "no \"traceEvents\""},
+    {"no GPU events",
+     "{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"a\", \"ts\": 1, \"dur\": "
+     "1}]}",
+     ": no GPU events", "no GPU events"},
+    {"too deep",
+     "{\"traceEvents\": "
+     "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}",
+     ":1:", "nested deeper"},
 };
 
 Test(measured, bad_json_inputs)
@@ -740,9 +796,9 @@ Test(measured, bad_json_inputs)
 		cr_assert_null(m, "%s: accepted", b->label);
 		cr_assert(g_str_has_prefix(e->message, p), "%s: %s", b->label, e->message);
 		cr_assert(strstr(e->message + strlen(p), b->where), "%s: want '%s' in %s", b->label,
-			  b->where, e->message);
+		          b->where, e->message);
 		cr_assert(strstr(e->message, b->needle), "%s: want '%s' in %s", b->label, b->needle,
-			  e->message);
+		          e->message);
 		g_error_free(e);
 		/* The command: exit 2 and the same message. */
 		char *err = NULL;
@@ -754,29 +810,29 @@ Test(measured, bad_json_inputs)
 }
 
 static const Bad bad_sql[] = {
-	{"no tables", "CREATE TABLE foo (a INTEGER);", ": no table CUPTI_ACTIVITY_KIND_KERNEL",
-	 "not an Nsight Systems export"},
-	{"no StringIds",
-	 "CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER, end INTEGER, deviceId INTEGER,"
-	 " streamId INTEGER, correlationId INTEGER, shortName INTEGER);",
-	 ": no table StringIds", "names the kernels"},
-	{"no column",
-	 "CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT);"
-	 "CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER, end INTEGER, deviceId INTEGER,"
-	 " streamId INTEGER, correlationId INTEGER);",
-	 ": table CUPTI_ACTIVITY_KIND_KERNEL:", "no such column: k.shortName"},
-	{"missing stream",
-	 "CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT);"
-	 "INSERT INTO StringIds VALUES (1, 'k');"
-	 "CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER, end INTEGER, deviceId INTEGER,"
-	 " streamId INTEGER, correlationId INTEGER, shortName INTEGER);"
-	 "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (1, 2, 0, NULL, 1, 1);",
-	 ": table CUPTI_ACTIVITY_KIND_KERNEL row 1:", "the stream is missing"},
-	{"end before start",
-	 "CREATE TABLE CUPTI_ACTIVITY_KIND_MEMSET (start INTEGER, end INTEGER, deviceId INTEGER,"
-	 " streamId INTEGER, correlationId INTEGER, bytes INTEGER);"
-	 "INSERT INTO CUPTI_ACTIVITY_KIND_MEMSET VALUES (10, 2, 0, 7, 1, 8);",
-	 ": table CUPTI_ACTIVITY_KIND_MEMSET row 1:", "not monotonic"},
+    {"no tables", "CREATE TABLE foo (a INTEGER);", ": no table CUPTI_ACTIVITY_KIND_KERNEL",
+     "not an Nsight Systems export"},
+    {"no StringIds",
+     "CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER, end INTEGER, deviceId INTEGER,"
+     " streamId INTEGER, correlationId INTEGER, shortName INTEGER);",
+     ": no table StringIds", "names the kernels"},
+    {"no column",
+     "CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT);"
+     "CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER, end INTEGER, deviceId INTEGER,"
+     " streamId INTEGER, correlationId INTEGER);",
+     ": table CUPTI_ACTIVITY_KIND_KERNEL:", "no such column: k.shortName"},
+    {"missing stream",
+     "CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT);"
+     "INSERT INTO StringIds VALUES (1, 'k');"
+     "CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER, end INTEGER, deviceId INTEGER,"
+     " streamId INTEGER, correlationId INTEGER, shortName INTEGER);"
+     "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (1, 2, 0, NULL, 1, 1);",
+     ": table CUPTI_ACTIVITY_KIND_KERNEL row 1:", "the stream is missing"},
+    {"end before start",
+     "CREATE TABLE CUPTI_ACTIVITY_KIND_MEMSET (start INTEGER, end INTEGER, deviceId INTEGER,"
+     " streamId INTEGER, correlationId INTEGER, bytes INTEGER);"
+     "INSERT INTO CUPTI_ACTIVITY_KIND_MEMSET VALUES (10, 2, 0, 7, 1, 8);",
+     ": table CUPTI_ACTIVITY_KIND_MEMSET row 1:", "not monotonic"},
 };
 
 Test(measured, bad_sqlite_inputs)
@@ -788,9 +844,9 @@ Test(measured, bad_sqlite_inputs)
 		LhMeasured *m = lh_measured_load(p, &e);
 		cr_assert_null(m, "%s: accepted", b->label);
 		cr_assert(strstr(e->message, b->where), "%s: want '%s' in %s", b->label, b->where,
-			  e->message);
+		          e->message);
 		cr_assert(strstr(e->message, b->needle), "%s: want '%s' in %s", b->label, b->needle,
-			  e->message);
+		          e->message);
 		g_error_free(e);
 		char *err = NULL;
 		int st = t_lhsim(NULL, &err, "validate", "--measured", p, NULL);
@@ -812,10 +868,10 @@ Test(measured, cli_errors)
 	g_autofree char *p = g_build_filename(dir, "x.json", NULL);
 	g_autofree char *csv = g_build_filename(dir, "x.csv", NULL);
 	cr_assert(g_file_set_contents(
-		p,
-		"{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"gpu_memset\", \"name\": \"Memset\","
-		" \"ts\": 1, \"dur\": 1, \"args\": {\"device\": 0, \"stream\": 7}}]}",
-		-1, NULL));
+	    p,
+	    "{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"gpu_memset\", \"name\": \"Memset\","
+	    " \"ts\": 1, \"dur\": 1, \"args\": {\"device\": 0, \"stream\": 7}}]}",
+	    -1, NULL));
 	st = t_lhsim(NULL, &err, "validate", "--measured", p, "--csv", csv, NULL);
 	cr_assert_eq(st, 2, "%s", err);
 	cr_assert(strstr(err, "matches an op"), "%s", err);
@@ -828,7 +884,7 @@ Test(measured, cli_errors)
 	cr_assert_eq(st, 0, "%s", err);
 	g_free(err);
 	st = t_lhsim(NULL, &err, "validate", "--measured", own, "-o", png, "--csv",
-		     "/nonexistent/dir/v.csv", NULL);
+	             "/nonexistent/dir/v.csv", NULL);
 	cr_assert_eq(st, 1, "%s", err);
 	cr_assert_not(g_file_test(png, G_FILE_TEST_EXISTS));
 	g_free(err);

@@ -1,4 +1,5 @@
-/* lhsim tests — metrics and lower bounds (docs/design.md#metrics, #lower-bounds) on traces written by hand. */
+/* lhsim tests — metrics and lower bounds (docs/design.md#metrics, #lower-bounds) on traces written
+ * by hand. */
 #include <criterion/criterion.h>
 
 #include "helpers.h"
@@ -24,9 +25,9 @@ Test(metrics, exposed_transfer_overlap_and_busy)
 		gint64 a, b;
 		LhEngine e;
 	} spans[] = {{k1, s0, 0, 1000, LH_ENGINE_SM},
-		     {k2, s0, 2000, 2500, LH_ENGINE_SM},
-		     {c, s1, 500, 1500, LH_ENGINE_D2H},
-		     {r, s2, 2200, 3000, LH_ENGINE_LINK}};
+	             {k2, s0, 2000, 2500, LH_ENGINE_SM},
+	             {c, s1, 500, 1500, LH_ENGINE_D2H},
+	             {r, s2, 2200, 3000, LH_ENGINE_LINK}};
 	for (gsize i = 0; i < G_N_ELEMENTS(spans); i++) {
 		t->ops[spans[i].op].start = spans[i].a;
 		t->ops[spans[i].op].end = spans[i].b;
@@ -61,7 +62,8 @@ Test(metrics, lower_bounds)
 	hw->copy_engines_d2h = 2;
 	g_autoptr(LhGraph) g = lh_graph_new("b");
 	guint32 a = t_kernel(g, "a", 1000, 0.5), b = t_kernel(g, "b", 3000, 1.0);
-	guint32 d1 = t_op(g, "d1", LH_OP_COPY_D2H, 20000), d2 = t_op(g, "d2", LH_OP_COPY_D2H, 20000);
+	guint32 d1 = t_op(g, "d1", LH_OP_COPY_D2H, 20000),
+	        d2 = t_op(g, "d2", LH_OP_COPY_D2H, 20000);
 	t_dep(g, b, a);
 	t_dep(g, d1, b);
 	(void)d2;

@@ -41,18 +41,18 @@ static LhGraph *named_graph(void)
 /* Comments, both message syntaxes, `< >`, a list, `;` and `,` separators, scientific, hex and
  * f-suffixed numbers, escapes, adjacent strings, a fingerprint prefix. */
 static const char *const profile_text =
-	"# a PGLE profile, by hand\n"
-	"costs { name: \"k1\" cost_us: 12.5 }   # 12.5 us = 12500 ns\n"
-	"costs: { name: 'k2', cost_us: 1.5e1 }  # 15 us\n"
-	"costs < name: \"fusion.3\"; cost_us: 0.0015 >  # 1.5 ns, rounds to 2\n"
-	"costs [ { name: \"we\\\"ird\" cost_us: 0x10 },\n"
-	"        { name: \"fu\" \"sion.9\" cost_us: 2.5f } ]\n"
-	"costs { name: \"ABCDEF::cp_start\" cost_us: 7 }\n"
-	"costs { name: \"ag-start.1\" cost_us: 3 }\n"
-	"latencies { source: \"ag-start.1\" target: \"ag-done.1\" latency_us: 40 }\n"
-	"costs { name: \"ag-done.1\" cost_us: 1 }\n"
-	"costs { name: \"nope.1\" cost_us: 1 }\n"
-	"latencies { source: \"gone-start\" target: \"gone-done\" latency_us: 1 }\n";
+    "# a PGLE profile, by hand\n"
+    "costs { name: \"k1\" cost_us: 12.5 }   # 12.5 us = 12500 ns\n"
+    "costs: { name: 'k2', cost_us: 1.5e1 }  # 15 us\n"
+    "costs < name: \"fusion.3\"; cost_us: 0.0015 >  # 1.5 ns, rounds to 2\n"
+    "costs [ { name: \"we\\\"ird\" cost_us: 0x10 },\n"
+    "        { name: \"fu\" \"sion.9\" cost_us: 2.5f } ]\n"
+    "costs { name: \"ABCDEF::cp_start\" cost_us: 7 }\n"
+    "costs { name: \"ag-start.1\" cost_us: 3 }\n"
+    "latencies { source: \"ag-start.1\" target: \"ag-done.1\" latency_us: 40 }\n"
+    "costs { name: \"ag-done.1\" cost_us: 1 }\n"
+    "costs { name: \"nope.1\" cost_us: 1 }\n"
+    "latencies { source: \"gone-start\" target: \"gone-done\" latency_us: 1 }\n";
 
 Test(pgle, a_profile_sets_the_named_durations_exactly)
 {
@@ -119,50 +119,50 @@ Test(pgle, bad_profiles_are_errors_with_their_position)
 		const char *text, *want;
 		int code;
 	} cases[] = {
-		/* "costs { name: \"a\" cost_us: " is 27 characters: the '-' is column 28. */
-		{"costs { name: \"a\" cost_us: -1 }", "p.pbtxt:1:28: 'cost_us' must be >= 0",
-		 LH_GRAPH_ERROR_INVALID},
-		{"costs { name: \"a\" cost_us: 1 }\ncosts { name \"b\" }",
-		 "p.pbtxt:2:14: expected ':' after 'name'", LH_GRAPH_ERROR_PARSE},
-		/* Truncated: the message opened at column 7 is still open at the end, column 29. */
-		{"costs { name: \"a\" cost_us: 3",
-		 "p.pbtxt:1:29: truncated: the InstructionCost opened at 1:7 is not closed with '}'",
-		 LH_GRAPH_ERROR_PARSE},
-		{"costs { name: \"a\" cost_us: \"3\" }",
-		 "p.pbtxt:1:28: 'cost_us' needs a number, not a string", LH_GRAPH_ERROR_PARSE},
-		{"costs { name: \"a\" cost_us: inf }",
-		 "p.pbtxt:1:28: 'cost_us' must be a finite number", LH_GRAPH_ERROR_INVALID},
-		{"costs { name: \"a\" cost_us: 1.2.3 }",
-		 "p.pbtxt:1:28: 'cost_us': malformed number", LH_GRAPH_ERROR_PARSE},
-		{"costs { nme: \"a\" }",
-		 "p.pbtxt:1:9: InstructionCost has no field 'nme' (its fields: name, cost_us)",
-		 LH_GRAPH_ERROR_PARSE},
-		{"\n  cost { }", "p.pbtxt:2:3: ProfiledInstructionsProto has no field 'cost'",
-		 LH_GRAPH_ERROR_PARSE},
-		{"costs { name: \"a }", "p.pbtxt:1:15: unterminated string", LH_GRAPH_ERROR_PARSE},
-		{"costs { name: \"a\\q\" }", "p.pbtxt:1:17: unknown escape '\\q'",
-		 LH_GRAPH_ERROR_PARSE},
-		{"costs { name: \"a\" name: \"b\" }",
-		 "p.pbtxt:1:19: 'name' is given twice in one InstructionCost", LH_GRAPH_ERROR_PARSE},
-		{"costs { name: \"F1::a\" }\ncosts { name: \"F2::b\" }",
-		 "p.pbtxt:2:7: the profile holds costs of two modules (fingerprints 'F1' and 'F2')",
-		 LH_GRAPH_ERROR_INVALID},
-		{"latencies { source: \"a\" latency_us: 1e30 }",
-		 "p.pbtxt:1:37: 'latency_us' is 1e+30 us, beyond the engine's range",
-		 LH_GRAPH_ERROR_INVALID},
-		{"costs [ { name: \"a\" } { name: \"b\" } ]",
-		 "p.pbtxt:1:23: expected ',' or ']' in the list of 'costs'", LH_GRAPH_ERROR_PARSE},
+	    /* "costs { name: \"a\" cost_us: " is 27 characters: the '-' is column 28. */
+	    {"costs { name: \"a\" cost_us: -1 }", "p.pbtxt:1:28: 'cost_us' must be >= 0",
+	     LH_GRAPH_ERROR_INVALID},
+	    {"costs { name: \"a\" cost_us: 1 }\ncosts { name \"b\" }",
+	     "p.pbtxt:2:14: expected ':' after 'name'", LH_GRAPH_ERROR_PARSE},
+	    /* Truncated: the message opened at column 7 is still open at the end, column 29. */
+	    {"costs { name: \"a\" cost_us: 3",
+	     "p.pbtxt:1:29: truncated: the InstructionCost opened at 1:7 is not closed with '}'",
+	     LH_GRAPH_ERROR_PARSE},
+	    {"costs { name: \"a\" cost_us: \"3\" }",
+	     "p.pbtxt:1:28: 'cost_us' needs a number, not a string", LH_GRAPH_ERROR_PARSE},
+	    {"costs { name: \"a\" cost_us: inf }",
+	     "p.pbtxt:1:28: 'cost_us' must be a finite number", LH_GRAPH_ERROR_INVALID},
+	    {"costs { name: \"a\" cost_us: 1.2.3 }", "p.pbtxt:1:28: 'cost_us': malformed number",
+	     LH_GRAPH_ERROR_PARSE},
+	    {"costs { nme: \"a\" }",
+	     "p.pbtxt:1:9: InstructionCost has no field 'nme' (its fields: name, cost_us)",
+	     LH_GRAPH_ERROR_PARSE},
+	    {"\n  cost { }", "p.pbtxt:2:3: ProfiledInstructionsProto has no field 'cost'",
+	     LH_GRAPH_ERROR_PARSE},
+	    {"costs { name: \"a }", "p.pbtxt:1:15: unterminated string", LH_GRAPH_ERROR_PARSE},
+	    {"costs { name: \"a\\q\" }", "p.pbtxt:1:17: unknown escape '\\q'",
+	     LH_GRAPH_ERROR_PARSE},
+	    {"costs { name: \"a\" name: \"b\" }",
+	     "p.pbtxt:1:19: 'name' is given twice in one InstructionCost", LH_GRAPH_ERROR_PARSE},
+	    {"costs { name: \"F1::a\" }\ncosts { name: \"F2::b\" }",
+	     "p.pbtxt:2:7: the profile holds costs of two modules (fingerprints 'F1' and 'F2')",
+	     LH_GRAPH_ERROR_INVALID},
+	    {"latencies { source: \"a\" latency_us: 1e30 }",
+	     "p.pbtxt:1:37: 'latency_us' is 1e+30 us, beyond the engine's range",
+	     LH_GRAPH_ERROR_INVALID},
+	    {"costs [ { name: \"a\" } { name: \"b\" } ]",
+	     "p.pbtxt:1:23: expected ',' or ']' in the list of 'costs'", LH_GRAPH_ERROR_PARSE},
 	};
 	for (gsize i = 0; i < G_N_ELEMENTS(cases); i++) {
 		GError *e = NULL;
-		LhPgle *p = lh_pgle_new_from_data(cases[i].text, strlen(cases[i].text), "p.pbtxt",
-						  &e);
+		LhPgle *p =
+		    lh_pgle_new_from_data(cases[i].text, strlen(cases[i].text), "p.pbtxt", &e);
 		cr_assert_null(p, "case %zu parsed", i);
 		cr_assert(e);
-		cr_assert(g_str_has_prefix(e->message, cases[i].want), "case %zu: got '%s', want '%s'",
-			  i, e->message, cases[i].want);
+		cr_assert(g_str_has_prefix(e->message, cases[i].want),
+		          "case %zu: got '%s', want '%s'", i, e->message, cases[i].want);
 		cr_assert(g_error_matches(e, LH_GRAPH_ERROR, cases[i].code), "case %zu: code %d", i,
-			  e->code);
+		          e->code);
 		g_error_free(e);
 	}
 	/* A binary profile (.pb) has NUL bytes. */
@@ -175,9 +175,12 @@ Test(pgle, bad_profiles_are_errors_with_their_position)
 Test(pgle, done_names)
 {
 	const char *pairs[][2] = {
-		{"all-gather-start.1", "all-gather-done.1"}, {"copy-start", "copy-done"},
-		{"async-start.12", "async-done.12"},         {"send.2", "send-done.2"},
-		{"recv", "recv-done"},                       {"cp_start", "cp_done"},
+	    {"all-gather-start.1", "all-gather-done.1"},
+	    {"copy-start", "copy-done"},
+	    {"async-start.12", "async-done.12"},
+	    {"send.2", "send-done.2"},
+	    {"recv", "recv-done"},
+	    {"cp_start", "cp_done"},
 	};
 	for (gsize i = 0; i < G_N_ELEMENTS(pairs); i++) {
 		g_autofree char *d = lh_pgle_done_name(pairs[i][0]);
@@ -248,11 +251,11 @@ Test(pgle, export_then_import_gives_the_same_prediction)
 	cr_assert(strstr(text, "costs { name: \"fusion.1\" cost_us: 0.3 }\n"), "%s", text);
 	cr_assert_null(strstr(text, "fusion.1@"), "%s", text);
 	cr_assert(strstr(text, "latencies { source: \"copy-start.4\" target: \"copy-done.4\" "
-			       "latency_us: 0.1 }\n"),
-		  "%s", text);
+	                       "latency_us: 0.1 }\n"),
+	          "%s", text);
 	cr_assert(strstr(text, "latencies { source: \"all-gather-start.2\" target: "
-			       "\"all-gather-done.2\" latency_us: 0.07 }\n"),
-		  "%s", text);
+	                       "\"all-gather-done.2\" latency_us: 0.07 }\n"),
+	          "%s", text);
 	g_autoptr(LhPgle) p = parse(text);
 	cr_assert_eq(lh_pgle_n_costs(p), 5);
 	cr_assert_eq(lh_pgle_n_latencies(p), 2);
@@ -269,7 +272,7 @@ Test(pgle, export_then_import_gives_the_same_prediction)
 		if (op->kind == LH_OP_INPUT)
 			continue;
 		cr_assert_eq((double)lh_graph_op(g2, i)->duration_ns, lh_op_standalone_ns(op, hw),
-			     "op %s", op->name);
+		             "op %s", op->name);
 	}
 	/* serial: 500 + 200 + 100 + 70 + 300 + 300 = 1470 ns, with model costs and with the
 	 * profile. */
@@ -278,7 +281,7 @@ Test(pgle, export_then_import_gives_the_same_prediction)
 	const char *scheds[] = {"lhs", "heft", "cpath", "iree"};
 	for (gsize i = 0; i < G_N_ELEMENTS(scheds); i++)
 		cr_assert_eq(makespan_of(scheds[i], g, hw), makespan_of(scheds[i], g2, hw), "%s",
-			     scheds[i]);
+		             scheds[i]);
 }
 
 Test(pgle, export_of_an_imported_module_is_a_fixed_point)
@@ -320,32 +323,33 @@ Test(pgle, command_line)
 {
 	g_autofree char *dir = t_tmpdir();
 	const char *graph =
-		"{\"format\": \"lhsim-graph\", \"version\": 1, \"name\": \"cl\", \"ops\": [\n"
-		" {\"name\": \"a\", \"kind\": \"kernel\", \"duration_ns\": 100000},\n"
-		" {\"name\": \"b\", \"kind\": \"kernel\", \"deps\": [\"a\"], \"duration_ns\": 300000}]}\n";
+	    "{\"format\": \"lhsim-graph\", \"version\": 1, \"name\": \"cl\", \"ops\": [\n"
+	    " {\"name\": \"a\", \"kind\": \"kernel\", \"duration_ns\": 100000},\n"
+	    " {\"name\": \"b\", \"kind\": \"kernel\", \"deps\": [\"a\"], \"duration_ns\": "
+	    "300000}]}\n";
 	g_autofree char *gpath = write_text(dir, "g.json", graph);
 	g_autofree char *ppath = write_text(dir, "p.pbtxt",
-					    "costs { name: \"a\" cost_us: 700 }\n"
-					    "costs { name: \"zzz\" cost_us: 1 }\n");
+	                                    "costs { name: \"a\" cost_us: 700 }\n"
+	                                    "costs { name: \"zzz\" cost_us: 1 }\n");
 	g_autofree char *out = NULL, *err = NULL;
 	int st = t_lhsim(&out, &err, "run", gpath, "--profile", ppath, "--json", NULL);
 	cr_assert_eq(st, 0, "%s", err);
 	/* a: 700 us from the profile, b: 300 us: 700 / 1000 of the serial time. */
-	cr_assert(strstr(err, "1 of 2 ops take their cost from it, 70.0 % of the serial time"), "%s",
-		  err);
+	cr_assert(strstr(err, "1 of 2 ops take their cost from it, 70.0 % of the serial time"),
+	          "%s", err);
 	cr_assert(strstr(err, "1 of its 2 entries name nothing in the graph (first: 'zzz')"), "%s",
-		  err);
+	          err);
 	/* 'a' runs 700 us instead of 100 on one stream: the step is 600 us longer. */
 	g_autofree char *out0 = NULL;
 	cr_assert_eq(t_lhsim(&out0, NULL, "run", gpath, "--json", NULL), 0);
 	const char *m = strstr(out, "\"makespan_ns\": "), *m0 = strstr(out0, "\"makespan_ns\": ");
 	cr_assert(m && m0, "%s", out);
 	cr_assert_eq(g_ascii_strtoll(m + 15, NULL, 10) - g_ascii_strtoll(m0 + 15, NULL, 10), 600000,
-		     "%.40s vs %.40s", m, m0);
+	             "%.40s vs %.40s", m, m0);
 	g_free(out);
 	g_free(err);
 	st = t_lhsim(&out, &err, "compare", gpath, "--profile", ppath, "--sched", "serial,lhs",
-		     NULL);
+	             NULL);
 	cr_assert_eq(st, 0, "%s", err);
 	cr_assert(strstr(err, "1 of 2 ops take their cost from it"), "%s", err);
 	g_free(out);
@@ -363,7 +367,7 @@ Test(pgle, command_line)
 	g_free(out);
 	g_free(err);
 	st = t_lhsim(&out, &err, "sweep", gpath, "--profile", bad, "-p", "async-compute-limit=1:2",
-		     "--sched", "lhs", NULL);
+	             "--sched", "lhs", NULL);
 	cr_assert_eq(st, 2, "%s", err);
 	g_free(out);
 	g_free(err);
@@ -376,8 +380,8 @@ Test(pgle, command_line)
 	g_free(out);
 	g_free(err);
 	g_autofree char *agp = write_text(dir, "ag.pbtxt",
-					  "latencies { source: \"ag-start\" target: \"ag-done\" "
-					  "latency_us: 123.456 }\n");
+	                                  "latencies { source: \"ag-start\" target: \"ag-done\" "
+	                                  "latency_us: 123.456 }\n");
 	st = t_lhsim(&out, &err, "import", hlo, "--profile", agp, "-o", json, NULL);
 	cr_assert_eq(st, 0, "%s", err);
 	cr_assert(strstr(err, "1 of 6 ops take their cost from it"), "%s", err);

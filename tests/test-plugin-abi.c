@@ -76,15 +76,15 @@ Test(abi, old_plugin_loads_and_runs)
 	 * (this plugin does not track what main already waited for). */
 	g_autofree char *got = cmds_text(p, g);
 	cr_assert_str_eq(got, "run main a\n"
-			      "run copy up\n"
-			      "signal copy e0\n"
-			      "wait main e0\n"
-			      "run main b\n"
-			      "signal main e1\n"
-			      "wait copy e1\n"
-			      "run copy down\n"
-			      "wait main e0\n"
-			      "run main c\n");
+	                      "run copy up\n"
+	                      "signal copy e0\n"
+	                      "wait main e0\n"
+	                      "run main b\n"
+	                      "signal main e1\n"
+	                      "wait copy e1\n"
+	                      "run copy down\n"
+	                      "wait main e0\n"
+	                      "run main c\n");
 	g_autoptr(LhTrace) t = t_sim(g, hw, p);
 	cr_assert_gt(t->ops[t_id(g, "c")].end, 0);
 }
@@ -108,9 +108,9 @@ Test(abi, versions_outside_the_range_are_refused)
 		cr_assert_null(lh_scheduler_load_plugin(so, &e), "%s loaded", files[k]);
 		cr_assert(g_error_matches(e, LH_SCHED_ERROR, LH_SCHED_ERROR_PLUGIN));
 		g_autofree char *want = g_strdup_printf(
-			"%s: wrong ABI version: the plugin was built for scheduler ABI %u, this "
-			"lhsim loads ABI %u to %u",
-			so, version[k], LH_SCHEDULER_ABI_MIN, LH_SCHEDULER_ABI);
+		    "%s: wrong ABI version: the plugin was built for scheduler ABI %u, this "
+		    "lhsim loads ABI %u to %u",
+		    so, version[k], LH_SCHEDULER_ABI_MIN, LH_SCHEDULER_ABI);
 		cr_assert(g_str_has_prefix(e->message, want), "%s", e->message);
 	}
 	cr_assert_null(lh_scheduler_find("abi2"), "a refused plugin is not registered");
@@ -138,14 +138,14 @@ Test(abi, builder_plugin_plans_and_supports)
 	 * signal. */
 	g_autofree char *got = cmds_text(p, g);
 	cr_assert_str_eq(got, "run main a\n"
-			      "run copy up\n"
-			      "signal copy e0\n"
-			      "wait main e0\n"
-			      "run main b\n"
-			      "signal main e1\n"
-			      "wait copy e1\n"
-			      "run copy down\n"
-			      "run main c\n");
+	                      "run copy up\n"
+	                      "signal copy e0\n"
+	                      "wait main e0\n"
+	                      "run main b\n"
+	                      "signal main e1\n"
+	                      "wait copy e1\n"
+	                      "run copy down\n"
+	                      "run main c\n");
 	cr_assert_eq(lh_plan_n_events(p), 2);
 
 	/* A collective: turned down by the plugin's supports slot, before planning. */
@@ -190,21 +190,20 @@ Test(builder, three_streams_by_hand)
 	stream[q] = 0;
 	const guint32 order[] = {x, z, y, q};
 	g_autoptr(GError) e = NULL;
-	cr_assert(lh_plan_add_list_schedule(p, g, stream, order, 4, &e), "%s",
-		  e ? e->message : "");
+	cr_assert(lh_plan_add_list_schedule(p, g, stream, order, 4, &e), "%s", e ? e->message : "");
 	cr_assert(lh_plan_validate(p, g, NULL, &e), "%s", e ? e->message : "");
 	g_autofree char *got = cmds_text(p, g);
 	cr_assert_str_eq(got, "run s0 x\n"
-			      "signal s0 e0\n"
-			      "wait s2 e0\n"
-			      "run s2 z\n"
-			      "signal s2 e1\n"
-			      "wait s1 e0\n"
-			      "run s1 y\n"
-			      "signal s1 e2\n"
-			      "wait s0 e2\n"
-			      "wait s0 e1\n"
-			      "run s0 q\n");
+	                      "signal s0 e0\n"
+	                      "wait s2 e0\n"
+	                      "run s2 z\n"
+	                      "signal s2 e1\n"
+	                      "wait s1 e0\n"
+	                      "run s1 y\n"
+	                      "signal s1 e2\n"
+	                      "wait s0 e2\n"
+	                      "wait s0 e1\n"
+	                      "run s0 q\n");
 }
 
 Test(builder, bad_input_appends_nothing)
@@ -215,15 +214,14 @@ Test(builder, bad_input_appends_nothing)
 	lh_plan_add_stream(p, "main", LH_ROLE_COMPUTE);
 	g_autofree guint32 *stream = g_new0(guint32, n);
 	struct {
-		const char *order; /* op names, space-separated */
+		const char *order;  /* op names, space-separated */
 		guint32 bad_stream; /* op index given stream 5, or G_MAXUINT32 */
 		const char *want;
 	} cases[] = {
-		{"a up b down", G_MAXUINT32, "op 'c' is missing from the order"},
-		{"a up b down c a", G_MAXUINT32,
-		 "op 'a' appears twice in the order (entries 0 and 5)"},
-		{"a b up down c", G_MAXUINT32, "op 'b' comes before its dep 'up' in the order"},
-		{"a up b down c", 1, "op 'a' is assigned stream 5, but the plan has 1 streams"},
+	    {"a up b down", G_MAXUINT32, "op 'c' is missing from the order"},
+	    {"a up b down c a", G_MAXUINT32, "op 'a' appears twice in the order (entries 0 and 5)"},
+	    {"a b up down c", G_MAXUINT32, "op 'b' comes before its dep 'up' in the order"},
+	    {"a up b down c", 1, "op 'a' is assigned stream 5, but the plan has 1 streams"},
 	};
 	for (guint k = 0; k < G_N_ELEMENTS(cases); k++) {
 		g_auto(GStrv) names = g_strsplit(cases[k].order, " ", -1);
@@ -243,7 +241,7 @@ Test(builder, bad_input_appends_nothing)
 	g_autoptr(GError) e = NULL;
 	cr_assert_not(lh_plan_add_list_schedule(p, g, stream, out_of_range, 1, &e));
 	cr_assert(strstr(e->message, "order entry 0 is op 99, but the graph has 6 ops"), "%s",
-		  e->message);
+	          e->message);
 }
 
 /* The op and hardware accessors a plugin reads instead of struct fields. */

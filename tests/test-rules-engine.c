@@ -17,13 +17,13 @@ static const LhOpTiming *tm(const LhTrace *t, const LhGraph *g, const char *name
 	return &t->ops[t_id(g, name)];
 }
 
-#define SPAN(t, g, n, s, e)                                                                     \
-	do {                                                                                    \
-		const LhOpTiming *_x = tm(t, g, n);                                             \
-		cr_expect_eq(_x->start, (gint64)(s), "%s start: %" G_GINT64_FORMAT " != %lld", n, \
-			     _x->start, (long long)(s));                                        \
-		cr_expect_eq(_x->end, (gint64)(e), "%s end: %" G_GINT64_FORMAT " != %lld", n,   \
-			     _x->end, (long long)(e));                                          \
+#define SPAN(t, g, n, s, e)                                                                        \
+	do {                                                                                       \
+		const LhOpTiming *_x = tm(t, g, n);                                                \
+		cr_expect_eq(_x->start, (gint64)(s), "%s start: %" G_GINT64_FORMAT " != %lld", n,  \
+		             _x->start, (long long)(s));                                           \
+		cr_expect_eq(_x->end, (gint64)(e), "%s end: %" G_GINT64_FORMAT " != %lld", n,      \
+		             _x->end, (long long)(e));                                             \
 	} while (0)
 
 /* "Host costs step_overhead_ns, launch_ns, event_ns are rounded to the nearest nanosecond
@@ -218,8 +218,8 @@ Test(rules_engine, streams_map_to_queues_modulo_hw_queues)
 	LhGraph *g = NULL;
 	{
 		g_autoptr(LhTrace) t = three_streams(2, &g);
-		/* Queue 0 = streams 0 and 2 (0 mod 2, 2 mod 2): k1, k2, k4 in issue order; queue 1 =
-		 * stream 1: k3. k1 leaves at 0; k2 waits for k1 (its stream) until 1000, and k4
+		/* Queue 0 = streams 0 and 2 (0 mod 2, 2 mod 2): k1, k2, k4 in issue order; queue 1
+		 * = stream 1: k3. k1 leaves at 0; k2 waits for k1 (its stream) until 1000, and k4
 		 * waits behind k2 although stream 2 is idle: k4 1000-2000. k3 0-1000. SMs never
 		 * limit (at most 3 x 0.25). */
 		SPAN(t, g, "k1", 0, 1000);
@@ -335,7 +335,7 @@ Test(rules_engine, deadlock_names_streams_blocked_behind_a_queue_head)
 	cr_assert_not_null(err);
 	cr_expect_eq(err->code, LH_ENGINE_ERROR_DEADLOCK);
 	cr_expect(strstr(err->message, "stream 'a' is stuck at command 1 (wait a e0)"), "%s",
-		  err->message);
+	          err->message);
 	cr_expect(strstr(err->message, "stream 'b' waits behind it in hardware queue 0"), "%s",
-		  err->message);
+	          err->message);
 }

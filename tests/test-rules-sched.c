@@ -73,16 +73,18 @@ Test(rules_sched, memcpy_limit_bounds_copies_in_flight)
 	static const struct {
 		const char *kv;
 		guint32 expect;
-	} cases[] = {{"memcpy-limit=1", 1}, {"memcpy-limit=2", 2}, {"memcpy-limit=3", 3},
-		     {"memcpy-limit=0", 4}};
+	} cases[] = {{"memcpy-limit=1", 1},
+	             {"memcpy-limit=2", 2},
+	             {"memcpy-limit=3", 3},
+	             {"memcpy-limit=0", 4}};
 	for (gsize c = 0; c < G_N_ELEMENTS(cases); c++) {
 		const char *kv[] = {cases[c].kv, NULL};
 		g_autoptr(LhPlan) p = lhs(g, hw, kv, NULL);
 		g_autoptr(LhTrace) t = t_sim(g, hw, p);
-		cr_expect_eq(d2d_overlap(g, t), cases[c].expect, "%s: %u copies overlap", cases[c].kv,
-			     d2d_overlap(g, t));
+		cr_expect_eq(d2d_overlap(g, t), cases[c].expect, "%s: %u copies overlap",
+		             cases[c].kv, d2d_overlap(g, t));
 		cr_expect_eq(streams_of_role(p, LH_ROLE_MEMCPY), cases[c].expect, "%s: %u streams",
-			     cases[c].kv, streams_of_role(p, LH_ROLE_MEMCPY));
+		             cases[c].kv, streams_of_role(p, LH_ROLE_MEMCPY));
 	}
 }
 

@@ -14,7 +14,7 @@
 /* Schedules @g with @sched and @kv, validates and simulates as `lhsim run` does; returns the
  * peak device bytes. With @explain, the explain output is returned there. */
 static gint64 peak_of(const LhGraph *g, const LhHw *hw, const char *sched, const char *const *kv,
-		      char **explain)
+                      char **explain)
 {
 	const LhScheduler *s = lh_scheduler_find(sched);
 	cr_assert(s);
@@ -42,8 +42,11 @@ static void guard_summary(const char *explain, double *p0, guint *replaced)
 {
 	const char *at = strstr(explain, "lhs: memory guard: ");
 	cr_assert(at, "no memory guard summary in the explain output");
-	cr_assert(sscanf(at, "lhs: memory guard: serial's order peaks at %lf B, bound %*f B; this "
-			     "order at %*f B; %u picks replaced", p0, replaced) == 2, "%s", at);
+	cr_assert(sscanf(at,
+	                 "lhs: memory guard: serial's order peaks at %lf B, bound %*f B; this "
+	                 "order at %*f B; %u picks replaced",
+	                 p0, replaced) == 2,
+	          "%s", at);
 }
 
 static char *limit_kv(double bytes)
@@ -58,23 +61,23 @@ typedef struct {
 } File;
 
 static File files[] = {
-	{"hlo/gpu_hlo.hlo"},
-	{"hlo/hlo_llama31_70b_bf16_16x8.hlo"},
-	{"hlo/hlo_llama3_8b_bf16_activation_offloading_1x8.hlo"},
-	{"hlo/hlo_llama3_8b_cp_bf16_1x4.hlo"},
-	{"hlo/lhs_test_AllGatherAsyncSimple.hlo"},
-	{"hlo/lhs_test_AllToAllAndGemmOverlapWithSolCostModel.hlo"},
-	{"hlo/lhs_test_AllToAllAsyncBalance.hlo"},
-	{"hlo/lhs_test_CopyStartDoneUsesComputeResource.hlo"},
-	{"hlo/lhs_test_DelayMoveToHostAsyncStart.hlo"},
-	{"hlo/lhs_test_HostOffloadComputationsWithoutSchedule.hlo"},
-	{"hlo/lhs_test_MultipleParallelResourceShouldOverlapCollectives.hlo"},
-	{"hlo/lhs_test_ParallelThreadsShouldBeScheduled.hlo"},
-	{"hlo/lhs_test_ScheduleDynamicSliceIfMemcpy.hlo"},
-	{"hlo/lhs_test_ScheduleLoopPeeledSendDoneBeforeWhile.hlo"},
-	{"hlo/lhs_test_ScheduleP2PWithMultipliers.hlo"},
-	{"hlo/lhs_test_SchedulePipelinedSendRecvsLate.hlo"},
-	{"hlo/u4_all_gather_1x8.hlo"},
+    {"hlo/gpu_hlo.hlo"},
+    {"hlo/hlo_llama31_70b_bf16_16x8.hlo"},
+    {"hlo/hlo_llama3_8b_bf16_activation_offloading_1x8.hlo"},
+    {"hlo/hlo_llama3_8b_cp_bf16_1x4.hlo"},
+    {"hlo/lhs_test_AllGatherAsyncSimple.hlo"},
+    {"hlo/lhs_test_AllToAllAndGemmOverlapWithSolCostModel.hlo"},
+    {"hlo/lhs_test_AllToAllAsyncBalance.hlo"},
+    {"hlo/lhs_test_CopyStartDoneUsesComputeResource.hlo"},
+    {"hlo/lhs_test_DelayMoveToHostAsyncStart.hlo"},
+    {"hlo/lhs_test_HostOffloadComputationsWithoutSchedule.hlo"},
+    {"hlo/lhs_test_MultipleParallelResourceShouldOverlapCollectives.hlo"},
+    {"hlo/lhs_test_ParallelThreadsShouldBeScheduled.hlo"},
+    {"hlo/lhs_test_ScheduleDynamicSliceIfMemcpy.hlo"},
+    {"hlo/lhs_test_ScheduleLoopPeeledSendDoneBeforeWhile.hlo"},
+    {"hlo/lhs_test_ScheduleP2PWithMultipliers.hlo"},
+    {"hlo/lhs_test_SchedulePipelinedSendRecvsLate.hlo"},
+    {"hlo/u4_all_gather_1x8.hlo"},
 };
 
 ParameterizedTestParameters(mem, modules_under_the_limit)
@@ -109,13 +112,15 @@ ParameterizedTest(File *f, mem, modules_under_the_limit, .timeout = 120)
 			guint replaced = 0;
 			guard_summary(why, &p0, &replaced);
 			cr_log_info("%s %s %s: serial %ld B, lhs %ld B (%.3f), %u picks replaced",
-				    f->file, lim, est[j], (long)serial, (long)lhs,
-				    (double)lhs / (double)serial, replaced);
-			cr_assert_eq(p0, (double)serial, "%s: the guard's serial peak %.0f B, the "
-				     "engine's %ld B", f->file, p0, (long)serial);
+			            f->file, lim, est[j], (long)serial, (long)lhs,
+			            (double)lhs / (double)serial, replaced);
+			cr_assert_eq(p0, (double)serial,
+			             "%s: the guard's serial peak %.0f B, the "
+			             "engine's %ld B",
+			             f->file, p0, (long)serial);
 			cr_assert_leq((double)lhs, 1.05 * (double)serial,
-				      "%s %s %s: lhs peaks at %ld B, serial at %ld B", f->file, lim,
-				      est[j], (long)lhs, (long)serial);
+			              "%s %s %s: lhs peaks at %ld B, serial at %ld B", f->file, lim,
+			              est[j], (long)lhs, (long)serial);
 		}
 }
 

@@ -15,20 +15,20 @@ typedef struct {
 } Case;
 
 static Case cases[] = {
-	{"serial", {"", ""}},
-	{"lhs", {"", ""}},
-	{"lhs", {"async-compute-limit=3", "compute-streams=2"}},
-	{"lhs", {"estimator=xla", "memory-limit=0.0001"}},
-	{"lhs", {"delay-offload-start=true", "collective-limit=2"}},
-	{"iree", {"", ""}},
-	{"iree", {"favor=max-concurrency", "streams=3"}},
-	{"iree", {"concurrency=none", ""}},
-	{"heft", {"streams=3", ""}},
-	{"cpath", {"streams=3", "collective-limit=2"}},
-	{"iree-cost", {"", ""}},
-	{"iree-cost", {"regions=list", "streams=3"}},
-	{"iree-cost", {"regions=split", "concurrency=order"}},
-	{"search", {"evals=20", "start=heft"}},
+    {"serial", {"", ""}},
+    {"lhs", {"", ""}},
+    {"lhs", {"async-compute-limit=3", "compute-streams=2"}},
+    {"lhs", {"estimator=xla", "memory-limit=0.0001"}},
+    {"lhs", {"delay-offload-start=true", "collective-limit=2"}},
+    {"iree", {"", ""}},
+    {"iree", {"favor=max-concurrency", "streams=3"}},
+    {"iree", {"concurrency=none", ""}},
+    {"heft", {"streams=3", ""}},
+    {"cpath", {"streams=3", "collective-limit=2"}},
+    {"iree-cost", {"", ""}},
+    {"iree-cost", {"regions=list", "streams=3"}},
+    {"iree-cost", {"regions=split", "concurrency=order"}},
+    {"search", {"evals=20", "start=heft"}},
 };
 
 ParameterizedTestParameters(props, random_dags)
@@ -60,20 +60,21 @@ ParameterizedTest(Case *c, props, random_dags)
 		o.p_async = 0.2;
 		g_autoptr(LhGraph) g = lh_gen_random_dag(&o);
 		g_autoptr(LhPlan) p = lh_scheduler_run(s, g, hw, kv, NULL, &e);
-		cr_assert(p, "%s seed %lu: %s", c->sched, (unsigned long)seed, e ? e->message : "?");
-		cr_assert(lh_plan_validate(p, g, NULL, &e), "%s %s seed %lu: %s", c->sched, c->kv[0],
-			  (unsigned long)seed, e ? e->message : "?");
+		cr_assert(p, "%s seed %lu: %s", c->sched, (unsigned long)seed,
+		          e ? e->message : "?");
+		cr_assert(lh_plan_validate(p, g, NULL, &e), "%s %s seed %lu: %s", c->sched,
+		          c->kv[0], (unsigned long)seed, e ? e->message : "?");
 		LhSimOptions opt = {.skip_validate = TRUE};
 		g_autoptr(LhTrace) t = lh_simulate(g, hw, p, &opt, NULL, &e);
 		cr_assert(t, "%s %s seed %lu: %s", c->sched, c->kv[0], (unsigned long)seed,
-			  e ? e->message : "?");
+		          e ? e->message : "?");
 		LhMetrics m;
 		lh_metrics_compute(t, g, hw, p, &m);
 		/* Event times are whole ns; the bound is not: allow its rounding. */
 		cr_assert_geq((double)m.makespan, m.bounds.bound - 1,
-			      "%s %s seed %lu: makespan %ld below the %s bound %.0f", c->sched,
-			      c->kv[0], (unsigned long)seed, (long)m.makespan, m.bounds.binding,
-			      m.bounds.bound);
+		              "%s %s seed %lu: makespan %ld below the %s bound %.0f", c->sched,
+		              c->kv[0], (unsigned long)seed, (long)m.makespan, m.bounds.binding,
+		              m.bounds.bound);
 		lh_metrics_clear(&m);
 	}
 }
@@ -82,7 +83,7 @@ ParameterizedTest(Case *c, props, random_dags)
  * the fast run, the counts of its explain summary line "lhs: memory rules at N of M steps, K
  * of them at or over the limit" (N and K). */
 static char *lhs_plan_data(const LhGraph *g, const LhHw *hw, const char *const *kv,
-			   gboolean reference, guint *n_mem, guint *n_over)
+                           gboolean reference, guint *n_mem, guint *n_over)
 {
 	const LhScheduler *s = lh_scheduler_find("lhs");
 	char *buf = NULL;
@@ -100,8 +101,8 @@ static char *lhs_plan_data(const LhGraph *g, const LhHw *hw, const char *const *
 		const char *at = strstr(buf, "lhs: memory rules at ");
 		guint steps = 0;
 		cr_assert(at && sscanf(at, "lhs: memory rules at %u of %u steps, %u of them", n_mem,
-				       &steps, n_over) == 3,
-			  "no memory summary in the explain output");
+		                       &steps, n_over) == 3,
+		          "no memory summary in the explain output");
 		free(buf);
 	}
 	return lh_plan_to_data(p, g);
@@ -152,14 +153,14 @@ Test(props, lhs_fast_ready_set_matches_the_full_scan, .timeout = 300)
 	lh_models_init();
 	g_autoptr(LhHw) hw = lh_hw_lookup("h100-sxm", NULL);
 	static const char *const kvs[][4] = {
-		{NULL},
-		{"estimator=xla", "async-compute-limit=3", NULL},
-		{"delay-offload-start=true", "collective-limit=2", NULL},
-		{"memory-limit=0.5", NULL},
-		{"memory-limit=0.1", "estimator=xla", NULL},
-		{"memory-limit=0.3", "delay-offload-start=true", "collective-limit=2", NULL},
-		{"memory-limit=1", "async-compute-limit=1", "p2p-limit=1", NULL},
-		{"memory-limit=0.02", "collective-limit=3", NULL},
+	    {NULL},
+	    {"estimator=xla", "async-compute-limit=3", NULL},
+	    {"delay-offload-start=true", "collective-limit=2", NULL},
+	    {"memory-limit=0.5", NULL},
+	    {"memory-limit=0.1", "estimator=xla", NULL},
+	    {"memory-limit=0.3", "delay-offload-start=true", "collective-limit=2", NULL},
+	    {"memory-limit=1", "async-compute-limit=1", "p2p-limit=1", NULL},
+	    {"memory-limit=0.02", "collective-limit=3", NULL},
 	};
 	for (gsize k = 0; k < G_N_ELEMENTS(kvs); k++) {
 		guint mem = 0, over = 0;
@@ -177,13 +178,13 @@ Test(props, lhs_fast_ready_set_matches_the_full_scan, .timeout = 300)
 			g_autofree char *a = lhs_plan_data(g, hw, kvs[k], FALSE, &n_mem, &n_over);
 			g_autofree char *b = lhs_plan_data(g, hw, kvs[k], TRUE, NULL, NULL);
 			cr_assert_str_eq(a, b, "%s seed %lu: the fast ready set changed the plan",
-					 kvs[k][0] ? kvs[k][0] : "defaults", (unsigned long)seed);
+			                 kvs[k][0] ? kvs[k][0] : "defaults", (unsigned long)seed);
 			mem += n_mem;
 			over += n_over;
 		}
 		gboolean limited = kvs[k][0] && g_str_has_prefix(kvs[k][0], "memory-limit=");
 		cr_log_info("lhs %s: memory rules at %u steps, %u at or over the limit",
-			    kvs[k][0] ? kvs[k][0] : "defaults", mem, over);
+		            kvs[k][0] ? kvs[k][0] : "defaults", mem, over);
 		if (!limited) {
 			cr_assert_eq(mem, 0, "%s: memory pressure without a limit", kvs[k][0]);
 		} else {

@@ -7,8 +7,8 @@
 
 extern const LhScheduler lh_ref_sched_cpath, lh_ref_sched_heft;
 
-static void same_plan(const LhScheduler *a, const LhScheduler *b, const LhGraph *g,
-		      const LhHw *hw, const char *const *kv, const char *what)
+static void same_plan(const LhScheduler *a, const LhScheduler *b, const LhGraph *g, const LhHw *hw,
+                      const char *const *kv, const char *what)
 {
 	g_autoptr(GError) e1 = NULL, e2 = NULL;
 	g_autoptr(LhPlan) p = lh_scheduler_run(a, g, hw, kv, NULL, &e1);

@@ -23,7 +23,7 @@ static LhGraph *random_graph(guint64 seed)
 }
 
 static LhPlan *plan_of(const char *sched, const LhGraph *g, const LhHw *hw, const char *const *kv,
-		       GError **e)
+                       GError **e)
 {
 	const LhScheduler *s = lh_scheduler_find(sched);
 	cr_assert(s, "no scheduler %s", sched);
@@ -31,11 +31,11 @@ static LhPlan *plan_of(const char *sched, const LhGraph *g, const LhHw *hw, cons
 }
 
 static LhTrace *sim_valid(const LhGraph *g, const LhHw *hw, const LhPlan *p, const char *what,
-			  guint64 seed)
+                          guint64 seed)
 {
 	GError *e = NULL;
 	cr_assert(lh_plan_validate(p, g, NULL, &e), "%s seed %lu: %s", what, (unsigned long)seed,
-		  e ? e->message : "?");
+	          e ? e->message : "?");
 	LhSimOptions opt = {.skip_validate = TRUE};
 	LhTrace *t = lh_simulate(g, hw, p, &opt, NULL, &e);
 	cr_assert(t, "%s seed %lu: %s", what, (unsigned long)seed, e ? e->message : "?");
@@ -62,8 +62,8 @@ static guint32 max_in_flight(const LhGraph *g, const LhTrace *t, LhOpClass c)
 		guint32 k = 0;
 		for (guint32 j = 0; j < t->n_ops; j++) {
 			const LhOp *oj = lh_graph_op(g, j);
-			if (oj->async && lh_op_class(oj) == c && t->ops[j].start <= t->ops[i].start &&
-			    t->ops[j].end > t->ops[i].start)
+			if (oj->async && lh_op_class(oj) == c &&
+			    t->ops[j].start <= t->ops[i].start && t->ops[j].end > t->ops[i].start)
 				k++;
 		}
 		best = MAX(best, k);
@@ -83,8 +83,9 @@ Test(iree_cost, random_dags_valid_and_within_memory_limit, .timeout = 240)
 		g_autoptr(LhTrace) t = sim_valid(g, hw, p, "iree-cost", seed);
 		LhMetrics m;
 		lh_metrics_compute(t, g, hw, p, &m);
-		cr_assert_geq((double)m.makespan, m.bounds.bound - 1, "seed %lu: below the %s bound",
-			      (unsigned long)seed, m.bounds.binding);
+		cr_assert_geq((double)m.makespan, m.bounds.bound - 1,
+		              "seed %lu: below the %s bound", (unsigned long)seed,
+		              m.bounds.binding);
 		lh_metrics_clear(&m);
 		/* A memory limit at the serial schedule's peak can always be met (one op per
 		 * wave in program order is that schedule); at 90 % of iree-cost's own, it is met
@@ -92,7 +93,7 @@ Test(iree_cost, random_dags_valid_and_within_memory_limit, .timeout = 240)
 		g_autoptr(LhPlan) sp = plan_of("serial", g, hw, NULL, &e);
 		g_autoptr(LhTrace) st = sim_valid(g, hw, sp, "serial", seed);
 		double lims[2] = {(double)st->peak_device / 1073741824.0,
-				  0.9 * (double)t->peak_device / 1073741824.0};
+		                  0.9 * (double)t->peak_device / 1073741824.0};
 		for (int k = 0; k < 2; k++) {
 			char kv0[64];
 			g_snprintf(kv0, sizeof kv0, "memory-limit=%.17g", lims[k]);
@@ -100,16 +101,18 @@ Test(iree_cost, random_dags_valid_and_within_memory_limit, .timeout = 240)
 			GError *me = NULL;
 			g_autoptr(LhPlan) mp = plan_of("iree-cost", g, hw, kv, &me);
 			if (!mp) {
-				cr_assert(k == 1, "seed %lu: %s refused: %s", (unsigned long)seed, kv0,
-					  me->message);
-				cr_assert(strstr(me->message, "smallest peak found"), "%s", me->message);
+				cr_assert(k == 1, "seed %lu: %s refused: %s", (unsigned long)seed,
+				          kv0, me->message);
+				cr_assert(strstr(me->message, "smallest peak found"), "%s",
+				          me->message);
 				g_error_free(me);
 				continue;
 			}
-			g_autoptr(LhTrace) mt = sim_valid(g, hw, mp, "iree-cost memory-limit", seed);
+			g_autoptr(LhTrace) mt =
+			    sim_valid(g, hw, mp, "iree-cost memory-limit", seed);
 			cr_assert_leq((double)mt->peak_device, lims[k] * 1073741824.0,
-				      "seed %lu: peak %ld over %s", (unsigned long)seed,
-				      (long)mt->peak_device, kv0);
+			              "seed %lu: peak %ld over %s", (unsigned long)seed,
+			              (long)mt->peak_device, kv0);
 		}
 	}
 }
@@ -119,13 +122,12 @@ Test(iree_cost, steps_plug_into_the_driver)
 {
 	lh_models_init();
 	g_autoptr(LhHw) hw = lh_hw_lookup("h100-sxm", NULL);
-	static const LhParamSpec spec[] = {
-		{"favor", LH_PARAM_CHOICE, "min-peak-memory", 0, 0,
-		 "min-peak-memory|max-concurrency|debug", ""},
-		{NULL, 0, NULL, 0, 0, NULL, NULL}};
+	static const LhParamSpec spec[] = {{"favor", LH_PARAM_CHOICE, "min-peak-memory", 0, 0,
+	                                    "min-peak-memory|max-concurrency|debug", ""},
+	                                   {NULL, 0, NULL, 0, 0, NULL, NULL}};
 	g_autoptr(LhParams) p = lh_params_new(spec, NULL, NULL);
 	const LhIreeRegionStep *rs[] = {&lh_iree_regions_reference, &lh_iree_regions_cost,
-					&lh_iree_regions_list};
+	                                &lh_iree_regions_list};
 	const LhIreeWaveStep *ws[] = {&lh_iree_waves_reference, &lh_iree_waves_cost};
 	for (guint64 seed = 1; seed <= 20; seed++) {
 		g_autoptr(LhGraph) g = random_graph(seed);
@@ -137,18 +139,18 @@ Test(iree_cost, steps_plug_into_the_driver)
 				for (int m = 0; m < 2; m++) {
 					GError *e = NULL;
 					g_autoptr(LhPlan) plan = lh_iree_partition(
-						g, hw, p, rs[a], ws[b], 4, m ? 1 : 0, 1000, &e);
+					    g, hw, p, rs[a], ws[b], 4, m ? 1 : 0, 1000, &e);
 					cr_assert(plan, "%s/%s: %s", rs[a]->name, ws[b]->name,
-						  e->message);
+					          e->message);
 					g_autoptr(LhTrace) t =
-						sim_valid(g, hw, plan, rs[a]->name, seed);
+					    sim_valid(g, hw, plan, rs[a]->name, seed);
 				}
 	}
 }
 
 /* A wave step that breaks the rule (everything in one wave) is refused, naming the step. */
 static gboolean waves_flat(const LhIreeCtx *c, const GArray *region, guint32 ri, GPtrArray *waves,
-			   GError **error)
+                           GError **error)
 {
 	(void)c, (void)ri, (void)error;
 	GArray *w = g_array_new(FALSE, FALSE, sizeof(guint32));
@@ -171,7 +173,7 @@ Test(iree_cost, a_bad_wave_step_is_refused)
 	LhPlan *plan = lh_iree_partition(g, hw, p, &lh_iree_regions_cost, &flat, 4, 0, 0, &e);
 	cr_assert_null(plan);
 	cr_assert(strstr(e->message, "wave step 'flat'") && strstr(e->message, "'b'"), "%s",
-		  e->message);
+	          e->message);
 	g_error_free(e);
 }
 
@@ -224,17 +226,17 @@ Test(search, random_dags_valid_limits_kept_never_worse, .timeout = 240)
 		cr_assert(p, "seed %lu: %s", (unsigned long)seed, e ? e->message : "?");
 		g_autoptr(LhTrace) t = sim_valid(g, hw, p, "search", seed);
 		cr_assert_leq(makespan(t), makespan(t0), "seed %lu: worse than its start",
-			      (unsigned long)seed);
+		              (unsigned long)seed);
 		cr_assert_leq(max_in_flight(g, t, LH_CLASS_ASYNC_COMPUTE), 1, "seed %lu",
-			      (unsigned long)seed);
+		              (unsigned long)seed);
 		cr_assert_leq(max_in_flight(g, t, LH_CLASS_COLLECTIVE), 1, "seed %lu",
-			      (unsigned long)seed);
+		              (unsigned long)seed);
 		/* Memory: within a limit at the start's own peak. */
 		char ml[64];
 		g_snprintf(ml, sizeof ml, "memory-limit=%.17g",
-			   (double)t0->peak_device / 1073741824.0);
+		           (double)t0->peak_device / 1073741824.0);
 		const char *mkv[] = {"evals=30", ml, "async-compute-limit=1", "collective-limit=1",
-				     NULL};
+		                     NULL};
 		g_autoptr(LhPlan) mp = plan_of("search", g, hw, mkv, &e);
 		cr_assert(mp, "seed %lu: %s", (unsigned long)seed, e ? e->message : "?");
 		g_autoptr(LhTrace) mt = sim_valid(g, hw, mp, "search memory-limit", seed);
@@ -264,9 +266,9 @@ Test(iree_cost, every_step_valid_and_within_memory_limit, .timeout = 240)
 	lh_models_init();
 	g_autoptr(LhHw) hw = lh_hw_lookup("h100-sxm", NULL);
 	static const char *const modes[][2] = {
-		{"regions=list", "concurrency=auto"},	  {"regions=list", "concurrency=cost"},
-		{"regions=split", "concurrency=order"},	  {"regions=reference", "concurrency=cost"},
-		{"regions=reference", "concurrency=order"}, {"regions=auto", "streams=2"},
+	    {"regions=list", "concurrency=auto"},       {"regions=list", "concurrency=cost"},
+	    {"regions=split", "concurrency=order"},     {"regions=reference", "concurrency=cost"},
+	    {"regions=reference", "concurrency=order"}, {"regions=auto", "streams=2"},
 	};
 	for (guint64 seed = 1; seed <= 12; seed++) {
 		g_autoptr(LhGraph) g = random_graph(seed);
@@ -275,20 +277,20 @@ Test(iree_cost, every_step_valid_and_within_memory_limit, .timeout = 240)
 		g_autoptr(LhTrace) st = sim_valid(g, hw, sp, "serial", seed);
 		char ml[64];
 		g_snprintf(ml, sizeof ml, "memory-limit=%.17g",
-			   (double)st->peak_device / 1073741824.0);
+		           (double)st->peak_device / 1073741824.0);
 		for (gsize k = 0; k < G_N_ELEMENTS(modes); k++) {
 			const char *kv[] = {modes[k][0], modes[k][1], NULL};
 			g_autoptr(LhPlan) p = plan_of("iree-cost", g, hw, kv, &e);
 			cr_assert(p, "seed %lu %s %s: %s", (unsigned long)seed, kv[0], kv[1],
-				  e ? e->message : "?");
+			          e ? e->message : "?");
 			g_autoptr(LhTrace) t = sim_valid(g, hw, p, kv[0], seed);
 			const char *mkv[] = {modes[k][0], modes[k][1], ml, NULL};
 			g_autoptr(LhPlan) mp = plan_of("iree-cost", g, hw, mkv, &e);
 			cr_assert(mp, "seed %lu %s %s: %s", (unsigned long)seed, kv[0], kv[1],
-				  e ? e->message : "?");
+			          e ? e->message : "?");
 			g_autoptr(LhTrace) mt = sim_valid(g, hw, mp, kv[0], seed);
 			cr_assert_leq(mt->peak_device, st->peak_device, "seed %lu %s %s",
-				      (unsigned long)seed, kv[0], kv[1]);
+			              (unsigned long)seed, kv[0], kv[1]);
 		}
 	}
 }
@@ -356,19 +358,19 @@ Test(search, starts_from_a_plugin)
 Test(search, bad_input_exits_2)
 {
 	static const char *const bad[][4] = {
-		{"search", "budget=0", "evals=5", "budget"},
-		{"search", "budget=-1", "evals=5", "budget"},
-		{"search", "evals=0", "seed=1", "evals"},
-		{"search", "start=nope", "evals=5", "start=nope: no such scheduler"},
-		{"search", "start=search", "evals=5", "cannot start from itself"},
-		{"search", "start=", "evals=5", "'start'"},
-		{"search", "memory-limit=0.001", "evals=20", "smallest peak found"},
-		{"iree-cost", "memory-limit=0.001", "streams=2", "smallest peak found"},
+	    {"search", "budget=0", "evals=5", "budget"},
+	    {"search", "budget=-1", "evals=5", "budget"},
+	    {"search", "evals=0", "seed=1", "evals"},
+	    {"search", "start=nope", "evals=5", "start=nope: no such scheduler"},
+	    {"search", "start=search", "evals=5", "cannot start from itself"},
+	    {"search", "start=", "evals=5", "'start'"},
+	    {"search", "memory-limit=0.001", "evals=20", "smallest peak found"},
+	    {"iree-cost", "memory-limit=0.001", "streams=2", "smallest peak found"},
 	};
 	for (gsize k = 0; k < G_N_ELEMENTS(bad); k++) {
 		g_autofree char *out = NULL, *err = NULL;
 		int st = t_lhsim(&out, &err, "run", "--sched", bad[k][0], "-p", bad[k][1], "-p",
-				 bad[k][2], NULL);
+		                 bad[k][2], NULL);
 		cr_assert_eq(st, 2, "%s %s: exit %d: %s", bad[k][0], bad[k][1], st, err);
 		cr_assert(strstr(err, bad[k][3]), "%s %s: %s", bad[k][0], bad[k][1], err);
 	}
@@ -420,8 +422,8 @@ Test(search, stg_against_the_optima, .timeout = 300)
 			double s = (double)makespan(st) / LH_STG_UNIT_NS;
 			double co = (double)makespan(ct) / LH_STG_UNIT_NS;
 			cr_assert_geq(s, lower);
-			cr_assert_leq(s, h, "%s P=%u: search %.1f worse than heft %.1f", rel, Ps[k], s,
-				      h);
+			cr_assert_leq(s, h, "%s P=%u: search %.1f worse than heft %.1f", rel, Ps[k],
+			              s, h);
 			gap_search += s / best - 1;
 			gap_heft += h / best - 1;
 			gap_cost += co / h - 1;
@@ -430,9 +432,9 @@ Test(search, stg_against_the_optima, .timeout = 300)
 	}
 	cr_assert_eq(count, 80);
 	fprintf(stderr,
-		"stg: search (start=heft, 400 evals) mean gap %.3f %%, heft %.3f %%; iree-cost "
-		"%.2f %% above heft\n",
-		100 * gap_search / count, 100 * gap_heft / count, 100 * gap_cost / count);
+	        "stg: search (start=heft, 400 evals) mean gap %.3f %%, heft %.3f %%; iree-cost "
+	        "%.2f %% above heft\n",
+	        100 * gap_search / count, 100 * gap_heft / count, 100 * gap_cost / count);
 	cr_assert_leq(gap_search / count, 0.005);
 	cr_assert_leq(gap_cost / count, 0.10);
 }
@@ -444,7 +446,7 @@ Test(search, ends_when_no_move_is_left, .timeout = 20)
 	g_autoptr(LhHw) hw = t_hw(LH_SHARING_FIFO);
 	g_autoptr(LhGraph) g = lh_graph_new("chain");
 	guint32 a = t_kernel(g, "a", 100, 1), b = t_kernel(g, "b", 100, 1),
-		c = t_kernel(g, "c", 100, 1);
+	        c = t_kernel(g, "c", 100, 1);
 	t_dep(g, b, a);
 	t_dep(g, c, b);
 	t_finish(g);

@@ -74,9 +74,9 @@ Test(stg, never_below_the_optimum_and_cpath_within_5_percent, .timeout = 120)
 		for (guint k = 0; k < G_N_ELEMENTS(scheds); k++) {
 			const LhScheduler *s = lh_scheduler_find(scheds[k]);
 			const char *kv[] = {strcmp(scheds[k], "serial") && strcmp(scheds[k], "lhs")
-						    ? streams
-						    : NULL,
-					    NULL};
+			                        ? streams
+			                        : NULL,
+			                    NULL};
 			g_autoptr(LhPlan) p = lh_scheduler_run(s, g, hw, kv, NULL, &e);
 			cr_assert(p, "%s", e ? e->message : "?");
 			g_autoptr(LhTrace) t = t_sim(g, hw, p);
@@ -85,7 +85,7 @@ Test(stg, never_below_the_optimum_and_cpath_within_5_percent, .timeout = 120)
 			double units = (double)m.makespan / LH_STG_UNIT_NS;
 			lh_metrics_clear(&m);
 			cr_assert_geq(units, o->lower, "%s on %s P=%u: %.3f below the optimum %.0f",
-				      scheds[k], o->file, o->P, units, o->lower);
+			              scheds[k], o->file, o->P, units, o->lower);
 			double gk = units / o->best - 1;
 			gap[k] += gk;
 			if (k == G_N_ELEMENTS(scheds) - 1 && gk > worst_cp_gap) {
@@ -96,10 +96,10 @@ Test(stg, never_below_the_optimum_and_cpath_within_5_percent, .timeout = 120)
 	}
 	for (guint k = 0; k < G_N_ELEMENTS(scheds); k++)
 		fprintf(stderr, "stg: %-6s mean gap to the optimum %.2f %% over %u instances\n",
-			scheds[k], 100 * gap[k] / opt->len, opt->len);
+		        scheds[k], 100 * gap[k] / opt->len, opt->len);
 	const Opt *w = &g_array_index(opt, Opt, worst_cp);
 	fprintf(stderr, "stg: cpath worst gap %.2f %% (%s, P=%u)\n", 100 * worst_cp_gap, w->file,
-		w->P);
+	        w->P);
 	cr_assert_leq(gap[G_N_ELEMENTS(scheds) - 1] / opt->len, 0.05,
-		      "cpath's mean gap %.2f %% exceeds 5 %%", 100 * gap[4] / opt->len);
+	              "cpath's mean gap %.2f %% exceeds 5 %%", 100 * gap[4] / opt->len);
 }

@@ -126,11 +126,11 @@ Test(xla, all_gather_async_simple)
 	cr_assert_lt(d, a2);
 	for (gint64 c = d + 1; c < a2; c++)
 		cr_assert_neq(lh_plan_cmd(s.plan, (guint32)c)->kind, LH_CMD_RUN,
-			      "a run between ag-done and a2");
+		              "a run between ag-done and a2");
 	/* And the all-gather overlaps a convolution: XLA's point of the test. */
 	gint64 st = start_of(&s, "ag-start");
 	cr_assert((st < start_of(&s, "c0") && start_of(&s, "c0") < d) ||
-		  (st < start_of(&s, "c1") && start_of(&s, "c1") < d));
+	          (st < start_of(&s, "c1") && start_of(&s, "c1") < d));
 	sched_clear(&s);
 }
 
@@ -178,7 +178,7 @@ Test(xla, multiple_parallel_resource_should_overlap_collectives)
 	cr_assert_lt(start_of(&s, "ar_0"), done_of(&s, "rs_0"));
 	cr_assert_lt(start_of(&s, "rs_0"), done_of(&s, "ar_0"));
 	cr_assert(a > start_of(&s, "ar_0") && a > start_of(&s, "rs_0") && a < done_of(&s, "ar_0") &&
-		  a < done_of(&s, "rs_0"));
+	          a < done_of(&s, "rs_0"));
 	sched_clear(&s);
 }
 
@@ -196,7 +196,7 @@ Test(xla, multiple_parallel_resource_imported)
 	const char *kv1[] = {"collective-limit=1", NULL};
 	sched_import(&t, "MultipleParallelResourceShouldOverlapCollectives", kv1);
 	cr_assert(done_of(&t, "ar_0") < start_of(&t, "rs_0") ||
-		  done_of(&t, "rs_0") < start_of(&t, "ar_0"));
+	          done_of(&t, "rs_0") < start_of(&t, "ar_0"));
 	sched_clear(&t);
 }
 
@@ -223,7 +223,7 @@ Test(xla, schedule_dynamic_slice_if_memcpy)
 	cr_assert_eq(lh_graph_op(s.g, ds)->kind, LH_OP_COPY_H2D);
 	/* XLA expects dynamic-slice-start < add < dynamic-slice-done: the add overlaps the copy. */
 	cr_assert(start_of(&s, "dynamic-slice-start") < start_of(&s, "add") &&
-		  start_of(&s, "add") < done_of(&s, "dynamic-slice-start"));
+	          start_of(&s, "add") < done_of(&s, "dynamic-slice-start"));
 	sched_clear(&s);
 }
 
@@ -254,13 +254,13 @@ Test(xla, delay_move_to_host_async_start)
 	const char *kv[] = {"delay-offload-start=true", NULL};
 	sched_import(&s, "DelayMoveToHostAsyncStart", kv);
 	cr_assert_lt(start_of(&s, "dynamic-update-slice-start.18"),
-		     start_of(&s, "all-to-all-start.4"));
+	             start_of(&s, "all-to-all-start.4"));
 	sched_clear(&s);
 	Sched t = {0};
 	const char *kv0[] = {NULL};
 	sched_import(&t, "DelayMoveToHostAsyncStart", kv0);
 	cr_assert_gt(start_of(&t, "dynamic-update-slice-start.18"),
-		     start_of(&t, "all-to-all-start.4"));
+	             start_of(&t, "all-to-all-start.4"));
 	sched_clear(&t);
 }
 
@@ -296,9 +296,10 @@ Test(xla, schedule_p2p_with_multipliers)
 	t_finish(s.g);
 	const char *kv[] = {"collective-limit=1", "p2p-limit=1", NULL};
 	sched_plan(&s, kv);
-	gint64 seq[9] = {start_of(&s, "send_start"), start_of(&s, "add_0"), done_of(&s, "send_start"),
-			 start_of(&s, "cp_start"),   start_of(&s, "add_1"), done_of(&s, "cp_start"),
-			 start_of(&s, "recv_start"), start_of(&s, "add_2"), done_of(&s, "recv_start")};
+	gint64 seq[9] = {
+	    start_of(&s, "send_start"), start_of(&s, "add_0"), done_of(&s, "send_start"),
+	    start_of(&s, "cp_start"),   start_of(&s, "add_1"), done_of(&s, "cp_start"),
+	    start_of(&s, "recv_start"), start_of(&s, "add_2"), done_of(&s, "recv_start")};
 	for (int k = 1; k < 9; k++)
 		cr_assert_lt(seq[k - 1], seq[k], "expected order broken at step %d", k);
 	sched_clear(&s);
@@ -314,7 +315,7 @@ Test(xla, parallel_threads_should_be_scheduled)
 	 * async-compute side stream, and the main stream waits for it (its done). */
 	cr_assert_geq(s.stream[op(&s, "start")], 1);
 	cr_assert_eq(lh_plan_stream(s.plan, (guint32)s.stream[op(&s, "start")])->role,
-		     LH_ROLE_ASYNC_COMPUTE);
+	             LH_ROLE_ASYNC_COMPUTE);
 	cr_assert_lt(start_of(&s, "start"), done_of(&s, "start"));
 	sched_clear(&s);
 }
@@ -343,9 +344,11 @@ Test(xla, schedule_pipelined_send_recvs_late)
 			g_snprintf(psd, sizeof psd, "send_ctx_@%d", k - 1);
 		}
 		cr_assert_lt(done_of(&s, prv), start_of(&s, rv), "iteration %d", k);
-		cr_assert_lt(start_of(&s, rv), start_of(&s, res), "iteration %d: recv after dot", k);
+		cr_assert_lt(start_of(&s, rv), start_of(&s, res), "iteration %d: recv after dot",
+		             k);
 		cr_assert_lt(done_of(&s, psd), start_of(&s, sd), "iteration %d", k);
-		cr_assert_lt(start_of(&s, sd), start_of(&s, res), "iteration %d: send after dot", k);
+		cr_assert_lt(start_of(&s, sd), start_of(&s, res), "iteration %d: send after dot",
+		             k);
 	}
 	sched_clear(&s);
 }
@@ -362,7 +365,7 @@ Test(xla, host_offload_computations_without_schedule)
 	/* async_start runs on an async-compute side stream; mul_fusion reads async_done, so it
 	 * runs on the main stream after the main stream's wait for async_start. */
 	cr_assert_eq(lh_plan_stream(s.plan, (guint32)s.stream[op(&s, "async_start")])->role,
-		     LH_ROLE_ASYNC_COMPUTE);
+	             LH_ROLE_ASYNC_COMPUTE);
 	cr_assert_eq(s.stream[op(&s, "mul_fusion")], 0);
 	cr_assert_lt(done_of(&s, "async_start"), start_of(&s, "mul_fusion"));
 	sched_clear(&s);

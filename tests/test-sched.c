@@ -8,7 +8,7 @@
 
 /* Runs scheduler @name with NULL-terminated "k=v" strings, validates the plan. */
 static LhPlan *plan_with(const char *name, const LhGraph *g, const LhHw *hw, const char **kv,
-			 FILE *explain)
+                         FILE *explain)
 {
 	GError *e = NULL;
 	const LhScheduler *s = lh_scheduler_lookup(name, &e);
@@ -113,14 +113,14 @@ Test(lhs, async_compute_limit_bounds_in_flight_and_helps)
 		lh_metrics_clear(&m);
 		guint32 in_flight = max_overlap(g, t, LH_CLASS_ASYNC_COMPUTE, FALSE);
 		cr_assert_leq(in_flight, (guint32)L, "limit %d: %u async-compute ops in flight", L,
-			      in_flight);
+		              in_flight);
 		cr_assert_leq(streams_of_role(p, LH_ROLE_ASYNC_COMPUTE), (guint32)L);
 	}
 	for (int L = 2; L <= 4; L++)
-		cr_assert_leq(ms[L], ms[L - 1], "makespan rose from limit %d (%ld) to %d (%ld)", L - 1,
-			      (long)ms[L - 1], L, (long)ms[L]);
+		cr_assert_leq(ms[L], ms[L - 1], "makespan rose from limit %d (%ld) to %d (%ld)",
+		              L - 1, (long)ms[L - 1], L, (long)ms[L]);
 	cr_assert_lt(ms[4], ms[2], "limit 4 (%ld ns) is not faster than limit 2 (%ld ns)",
-		     (long)ms[4], (long)ms[2]);
+	             (long)ms[4], (long)ms[2]);
 }
 
 Test(lhs, compute_streams_are_used_and_overlap)
@@ -138,15 +138,16 @@ Test(lhs, compute_streams_are_used_and_overlap)
 		lh_metrics_compute(t, g, hw, p, &m);
 		guint32 used = 0;
 		for (guint32 s = 0; s < m.n_streams; s++)
-			if (lh_plan_stream(p, s)->role == LH_ROLE_ASYNC_COMPUTE && m.stream_busy[s] > 0)
+			if (lh_plan_stream(p, s)->role == LH_ROLE_ASYNC_COMPUTE &&
+			    m.stream_busy[s] > 0)
 				used++;
 		lh_metrics_clear(&m);
 		cr_assert_eq(used, (guint32)cs, "compute-streams=%d: %u streams ran ops", cs, used);
 		/* The dus kernels (sm 0.25 each) overlap, one per compute stream at most, and all
 		 * compute streams are busy at once at some point. */
 		guint32 k = max_overlap(g, t, LH_CLASS_ASYNC_COMPUTE, TRUE);
-		cr_assert_eq(k, (guint32)cs, "compute-streams=%d: at most %u async kernels overlap", cs,
-			     k);
+		cr_assert_eq(k, (guint32)cs, "compute-streams=%d: at most %u async kernels overlap",
+		             cs, k);
 	}
 }
 
@@ -188,7 +189,7 @@ Test(lhs, collective_limit)
 	 * pairwise. */
 	cr_assert_geq(ms[1], 316000);
 	cr_assert_lt(ms[2], ms[1], "collective-limit 2 (%ld) not faster than 1 (%ld)", (long)ms[2],
-		     (long)ms[1]);
+	             (long)ms[1]);
 }
 
 Test(lhs, xla_estimator_and_explain_reasons)
@@ -466,8 +467,8 @@ Test(sched_cli, unknown_scheduler_lists_choices)
 	int rc = t_lhsim(&out, &err, "run", "--sched", "nope", NULL);
 	cr_assert_eq(rc, 2, "%s", err);
 	cr_assert(strstr(err, "unknown scheduler 'nope'") && strstr(err, "lhs") &&
-			  strstr(err, "iree") && strstr(err, "heft") && strstr(err, "cpath"),
-		  "%s", err);
+	              strstr(err, "iree") && strstr(err, "heft") && strstr(err, "cpath"),
+	          "%s", err);
 }
 
 Test(sched_cli, unknown_parameter_lists_valid_ones)
@@ -495,7 +496,7 @@ Test(sched_cli, compare_prints_a_row_per_scheduler)
 {
 	g_autofree char *out = NULL, *err = NULL;
 	int rc = t_lhsim(&out, &err, "compare", "--sched",
-			 "serial,lhs:async-compute-limit=4,iree,heft,cpath", NULL);
+	                 "serial,lhs:async-compute-limit=4,iree,heft,cpath", NULL);
 	cr_assert_eq(rc, 0, "%s", err);
 	cr_assert(strstr(out, "lower bound"), "%s", out);
 	cr_assert(strstr(out, "lhs:async-compute-limit=4"), "%s", out);
@@ -534,22 +535,22 @@ Test(plugin, loads_and_schedules)
 	g_autofree char *dir = t_tmpdir();
 	g_autofree char *gpath = g_build_filename(dir, "abc.json", NULL);
 	g_autofree char *ppath = g_build_filename(dir, "abc.plan", NULL);
-	cr_assert(g_file_set_contents(
-		gpath,
-		"{\"format\": \"lhsim-graph\", \"version\": 1, \"ops\": [\n"
-		" {\"name\": \"a\", \"kind\": \"kernel\", \"duration_ns\": 10},\n"
-		" {\"name\": \"b\", \"kind\": \"kernel\", \"duration_ns\": 10},\n"
-		" {\"name\": \"c\", \"kind\": \"kernel\", \"duration_ns\": 10}]}\n",
-		-1, NULL));
+	cr_assert(
+	    g_file_set_contents(gpath,
+	                        "{\"format\": \"lhsim-graph\", \"version\": 1, \"ops\": [\n"
+	                        " {\"name\": \"a\", \"kind\": \"kernel\", \"duration_ns\": 10},\n"
+	                        " {\"name\": \"b\", \"kind\": \"kernel\", \"duration_ns\": 10},\n"
+	                        " {\"name\": \"c\", \"kind\": \"kernel\", \"duration_ns\": 10}]}\n",
+	                        -1, NULL));
 	g_free(err);
 	err = NULL;
 	rc = t_lhsim(NULL, &err, "run", gpath, "--plugin", so, "--sched", "reverse-serial",
-		     "--save-plan", ppath, NULL);
+	             "--save-plan", ppath, NULL);
 	cr_assert_eq(rc, 0, "%s", err);
 	g_autofree char *plan = NULL;
 	cr_assert(g_file_get_contents(ppath, &plan, NULL, NULL));
 	const char *rc_ = strstr(plan, "run main c\n"), *rb = strstr(plan, "run main b\n"),
-		   *ra = strstr(plan, "run main a\n");
+	           *ra = strstr(plan, "run main a\n");
 	cr_assert(rc_ && rb && ra && rc_ < rb && rb < ra, "not in reverse order:\n%s", plan);
 }
 
@@ -559,7 +560,7 @@ Test(plugin, bad_files_get_clear_errors)
 	int rc = t_lhsim(&out, &err, "run", "--plugin", "/nonexistent/x.so", NULL);
 	cr_assert_eq(rc, 2, "%s", err);
 	cr_assert(strstr(err, "/nonexistent/x.so: cannot load the plugin: no such file"), "%s",
-		  err);
+	          err);
 	/* A directory: named as given, not as GModule's guess "DIR.so". */
 	g_autofree char *dir = t_tmpdir();
 	g_free(err);
@@ -592,7 +593,7 @@ Test(plugin, same_plugin_twice_is_harmless)
 	g_autofree char *again = g_build_filename(dir, "..", base, "reverse-serial.so", NULL);
 	g_autofree char *out = NULL, *err = NULL;
 	int rc = t_lhsim(&out, &err, "run", "--plugin", so, "--plugin", so, "--plugin", again,
-			 "--sched", "reverse-serial", NULL);
+	                 "--sched", "reverse-serial", NULL);
 	cr_assert_eq(rc, 0, "%s", err);
 	cr_assert(strstr(out, "reverse-serial"), "%s", out);
 }
@@ -606,8 +607,8 @@ Test(plugin, bad_parameter_table_is_rejected_at_load)
 	int rc = t_lhsim(&out, &err, "run", "--plugin", so, "--sched", "faulty", NULL);
 	cr_assert_eq(rc, 2, "%s", err);
 	cr_assert(strstr(err, so) && strstr(err, "parameter 1 ('limit') has a bad default") &&
-			  strstr(err, "'zero' is not an integer"),
-		  "%s", err);
+	              strstr(err, "'zero' is not an integer"),
+	          "%s", err);
 	/* Even when it is not used. */
 	g_free(err);
 	err = NULL;
@@ -622,8 +623,8 @@ Test(plugin, invalid_plan_from_a_plugin_is_a_failed_run)
 	g_autofree char *out = NULL, *err = NULL;
 	int rc = t_lhsim(&out, &err, "run", "--plugin", so, "--sched", "faulty", NULL);
 	cr_assert_eq(rc, 1, "%s", err);
-	g_autofree char *want = g_strdup_printf("plugin %s (scheduler 'faulty') made an invalid plan",
-						so);
+	g_autofree char *want =
+	    g_strdup_printf("plugin %s (scheduler 'faulty') made an invalid plan", so);
 	cr_assert(strstr(err, want), "%s", err);
 	cr_assert_str_empty(out);
 }
@@ -638,7 +639,7 @@ Test(params, repeated_parameter_is_an_error)
 	g_autoptr(LhParams) p = lh_params_new(s->params, kv, &e);
 	cr_assert_null(p);
 	cr_expect_str_eq(e->message, "parameter 'async-compute-limit' is given twice "
-				     "(async-compute-limit=2, then async-compute-limit=3)");
+	                             "(async-compute-limit=2, then async-compute-limit=3)");
 	const char *once[] = {"async-compute-limit=3", NULL};
 	g_autoptr(LhParams) p2 = lh_params_new(s->params, once, NULL);
 	cr_assert_not_null(p2);

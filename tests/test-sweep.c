@@ -21,15 +21,18 @@ __attribute__((constructor)) static void lsan_suppress_fontconfig(void)
 /* Three host-to-device copies that three kernels wait for, after a first kernel: with
  * async-compute-limit 1 the copies go one at a time, with 3 they may all be in flight. */
 static const char *graph_json =
-	"{\"format\": \"lhsim-graph\", \"version\": 1, \"name\": \"prefetch\", \"ops\": [\n"
-	" {\"name\": \"k0\", \"kind\": \"kernel\", \"duration_ns\": 20000, \"out_bytes\": 4096},\n"
-	" {\"name\": \"h1\", \"kind\": \"copy-h2d\", \"size\": 1000000, \"out_bytes\": 1000000},\n"
-	" {\"name\": \"h2\", \"kind\": \"copy-h2d\", \"size\": 1000000, \"out_bytes\": 1000000},\n"
-	" {\"name\": \"h3\", \"kind\": \"copy-h2d\", \"size\": 1000000, \"out_bytes\": 1000000},\n"
-	" {\"name\": \"k1\", \"kind\": \"kernel\", \"duration_ns\": 15000, \"deps\": [\"k0\", \"h1\"]},\n"
-	" {\"name\": \"k2\", \"kind\": \"kernel\", \"duration_ns\": 15000, \"deps\": [\"k1\", \"h2\"]},\n"
-	" {\"name\": \"k3\", \"kind\": \"kernel\", \"duration_ns\": 15000, \"deps\": [\"k2\", \"h3\"]}\n"
-	"]}\n";
+    "{\"format\": \"lhsim-graph\", \"version\": 1, \"name\": \"prefetch\", \"ops\": [\n"
+    " {\"name\": \"k0\", \"kind\": \"kernel\", \"duration_ns\": 20000, \"out_bytes\": 4096},\n"
+    " {\"name\": \"h1\", \"kind\": \"copy-h2d\", \"size\": 1000000, \"out_bytes\": 1000000},\n"
+    " {\"name\": \"h2\", \"kind\": \"copy-h2d\", \"size\": 1000000, \"out_bytes\": 1000000},\n"
+    " {\"name\": \"h3\", \"kind\": \"copy-h2d\", \"size\": 1000000, \"out_bytes\": 1000000},\n"
+    " {\"name\": \"k1\", \"kind\": \"kernel\", \"duration_ns\": 15000, \"deps\": [\"k0\", "
+    "\"h1\"]},\n"
+    " {\"name\": \"k2\", \"kind\": \"kernel\", \"duration_ns\": 15000, \"deps\": [\"k1\", "
+    "\"h2\"]},\n"
+    " {\"name\": \"k3\", \"kind\": \"kernel\", \"duration_ns\": 15000, \"deps\": [\"k2\", "
+    "\"h3\"]}\n"
+    "]}\n";
 
 static char *write_graph(const char *dir)
 {
@@ -53,10 +56,10 @@ Test(sweep, csv_is_the_same_for_any_jobs)
 	g_autofree char *c2 = g_build_filename(dir, "j2.csv", NULL);
 	g_autofree char *o1 = NULL, *o2 = NULL, *e1 = NULL, *e2 = NULL;
 	int rc = t_lhsim(&o1, &e1, "sweep", g, "--sched", "lhs,cpath", "-p",
-			 "async-compute-limit=1:4", "-j", "1", "--csv", c1, NULL);
+	                 "async-compute-limit=1:4", "-j", "1", "--csv", c1, NULL);
 	cr_assert_eq(rc, 0, "%s", e1);
 	rc = t_lhsim(&o2, &e2, "sweep", g, "--sched", "lhs,cpath", "-p", "async-compute-limit=1:4",
-		     "-j", "2", "--csv", c2, NULL);
+	             "-j", "2", "--csv", c2, NULL);
 	cr_assert_eq(rc, 0, "%s", e2);
 	g_autofree char *a = read_text(c1), *b = read_text(c2);
 	cr_assert_str_eq(a, b);
@@ -65,14 +68,15 @@ Test(sweep, csv_is_the_same_for_any_jobs)
 	g_auto(GStrv) lines = g_strsplit(a, "\n", -1);
 	cr_assert_eq(g_strv_length(lines), 10); /* 9 lines and the empty string after the last \n */
 	cr_assert_str_eq(lines[0], "graph,hw,scheduler,async-compute-limit,status,makespan_ns,"
-				   "lower_bound_ns,ratio,peak_device_bytes,exposed_transfer_ns,"
-				   "overlap,error");
+	                           "lower_bound_ns,ratio,peak_device_bytes,exposed_transfer_ns,"
+	                           "overlap,error");
 	const char *want[] = {"prefetch,H100 SXM,lhs,1,ok,",   "prefetch,H100 SXM,lhs,2,ok,",
-			      "prefetch,H100 SXM,lhs,3,ok,",   "prefetch,H100 SXM,lhs,4,ok,",
-			      "prefetch,H100 SXM,cpath,1,ok,", "prefetch,H100 SXM,cpath,2,ok,",
-			      "prefetch,H100 SXM,cpath,3,ok,", "prefetch,H100 SXM,cpath,4,ok,"};
+	                      "prefetch,H100 SXM,lhs,3,ok,",   "prefetch,H100 SXM,lhs,4,ok,",
+	                      "prefetch,H100 SXM,cpath,1,ok,", "prefetch,H100 SXM,cpath,2,ok,",
+	                      "prefetch,H100 SXM,cpath,3,ok,", "prefetch,H100 SXM,cpath,4,ok,"};
 	for (int i = 0; i < 8; i++)
-		cr_assert(g_str_has_prefix(lines[i + 1], want[i]), "line %d: %s", i + 1, lines[i + 1]);
+		cr_assert(g_str_has_prefix(lines[i + 1], want[i]), "line %d: %s", i + 1,
+		          lines[i + 1]);
 }
 
 Test(sweep, point_matches_lhsim_run)
@@ -83,12 +87,12 @@ Test(sweep, point_matches_lhsim_run)
 	g_autofree char *csv = g_build_filename(dir, "s.csv", NULL);
 	g_autofree char *out = NULL, *err = NULL;
 	cr_assert_eq(t_lhsim(NULL, &err, "sweep", g, "--sched", "lhs", "-p",
-			     "async-compute-limit=2,3", "--csv", csv, NULL),
-		     0, "%s", err);
+	                     "async-compute-limit=2,3", "--csv", csv, NULL),
+	             0, "%s", err);
 	g_free(err);
 	cr_assert_eq(t_lhsim(&out, &err, "run", g, "--sched", "lhs", "-p", "async-compute-limit=3",
-			     "--json", NULL),
-		     0, "%s", err);
+	                     "--json", NULL),
+	             0, "%s", err);
 	g_autofree char *text = read_text(csv);
 	g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
 	/* prefetch,H100 SXM,lhs,3,ok,MAKESPAN,... */
@@ -108,18 +112,19 @@ Test(sweep, ranges_with_steps_lists_and_decimals)
 		const char *sched, *p;
 		const char *values[4];
 	} cases[] = {
-		/* 1:7:3 -> floor((7 - 1) / 3) + 1 = 3 values: 1, 4, 7 */
-		{"lhs", "async-compute-limit=1:7:3", {"1", "4", "7", NULL}},
-		/* 0.1 + 2 * 0.1 is 0.30000000000000004 in binary; shown as 0.3 */
-		{"lhs", "memory-limit=0.1:0.3:0.1", {"0.1", "0.2", "0.3", NULL}},
-		/* a list keeps its order; choices are fine */
-		{"iree", "favor=max-concurrency,min-peak-memory", {"max-concurrency", "min-peak-memory",
-								  NULL}},
+	    /* 1:7:3 -> floor((7 - 1) / 3) + 1 = 3 values: 1, 4, 7 */
+	    {"lhs", "async-compute-limit=1:7:3", {"1", "4", "7", NULL}},
+	    /* 0.1 + 2 * 0.1 is 0.30000000000000004 in binary; shown as 0.3 */
+	    {"lhs", "memory-limit=0.1:0.3:0.1", {"0.1", "0.2", "0.3", NULL}},
+	    /* a list keeps its order; choices are fine */
+	    {"iree",
+	     "favor=max-concurrency,min-peak-memory",
+	     {"max-concurrency", "min-peak-memory", NULL}},
 	};
 	for (guint c = 0; c < G_N_ELEMENTS(cases); c++) {
 		g_autofree char *err = NULL;
-		int rc = t_lhsim(NULL, &err, "sweep", g, "--sched", cases[c].sched, "-p", cases[c].p,
-				 "--csv", csv, NULL);
+		int rc = t_lhsim(NULL, &err, "sweep", g, "--sched", cases[c].sched, "-p",
+		                 cases[c].p, "--csv", csv, NULL);
 		cr_assert_eq(rc, 0, "%s: %s", cases[c].p, err);
 		g_autofree char *text = read_text(csv);
 		g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
@@ -129,9 +134,9 @@ Test(sweep, ranges_with_steps_lists_and_decimals)
 		cr_assert_eq(g_strv_length(lines), n + 2, "%s:\n%s", cases[c].p, text);
 		for (guint i = 0; i < n; i++) {
 			g_autofree char *pre = g_strdup_printf("prefetch,H100 SXM,%s,%s,ok,",
-							       cases[c].sched, cases[c].values[i]);
+			                                       cases[c].sched, cases[c].values[i]);
 			cr_assert(g_str_has_prefix(lines[i + 1], pre), "%s: %s", cases[c].p,
-				  lines[i + 1]);
+			          lines[i + 1]);
 		}
 	}
 }
@@ -143,7 +148,7 @@ Test(sweep, scheduler_without_the_parameter_runs_once)
 	g_autofree char *csv = g_build_filename(dir, "s.csv", NULL);
 	g_autofree char *err = NULL;
 	int rc = t_lhsim(NULL, &err, "sweep", g, "--sched", "serial,lhs", "-p",
-			 "async-compute-limit=1:3", "--csv", csv, NULL);
+	                 "async-compute-limit=1:3", "--csv", csv, NULL);
 	cr_assert_eq(rc, 0, "%s", err);
 	cr_assert(strstr(err, "serial has no parameter 'async-compute-limit'"), "%s", err);
 	g_autofree char *text = read_text(csv);
@@ -157,9 +162,9 @@ Test(sweep, scheduler_without_the_parameter_runs_once)
 		g_autofree char *want = g_strdup_printf("%s%d,n/a,", pre, i);
 		cr_assert(g_str_has_prefix(lines[i], want), "row %d: %s", i, lines[i]);
 		cr_assert(g_str_has_suffix(lines[i], ",serial has no parameter "
-						     "'async-compute-limit' (one run repeated for "
-						     "every value)"),
-			  "row %d: %s", i, lines[i]);
+		                                     "'async-compute-limit' (one run repeated for "
+		                                     "every value)"),
+		          "row %d: %s", i, lines[i]);
 	}
 	/* serial ran once: its three rows differ only in the value column. */
 	const char *first = strchr(lines[1] + strlen(pre), ',');
@@ -182,36 +187,36 @@ Test(sweep, entries_carry_their_own_parameters)
 	g_autofree char *csv = g_build_filename(dir, "s.csv", NULL);
 	g_autofree char *err = NULL, *out = NULL;
 	int rc = t_lhsim(&out, &err, "sweep", g, "--sched",
-			 "lhs:memory-limit=0.5,lhs,iree:favor=max-concurrency", "-p",
-			 "async-compute-limit=1,2", "--csv", csv, NULL);
+	                 "lhs:memory-limit=0.5,lhs,iree:favor=max-concurrency", "-p",
+	                 "async-compute-limit=1,2", "--csv", csv, NULL);
 	cr_assert_eq(rc, 0, "%s", err);
 	g_autofree char *text = read_text(csv);
 	g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
 	cr_assert_eq(g_strv_length(lines), 1 + 6 + 1, "%s", text);
 	cr_assert(g_str_has_prefix(lines[1], "prefetch,H100 SXM,lhs:memory-limit=0.5,1,ok,"), "%s",
-		  lines[1]);
+	          lines[1]);
 	cr_assert(g_str_has_prefix(lines[3], "prefetch,H100 SXM,lhs,1,ok,"), "%s", lines[3]);
 	cr_assert(g_str_has_prefix(lines[5], "prefetch,H100 SXM,iree:favor=max-concurrency,1,n/a,"),
-		  "%s", lines[5]);
+	          "%s", lines[5]);
 	/* The entry's value is the one used: the same as `lhsim run` with it. */
 	g_autofree char *o2 = NULL;
 	cr_assert_eq(t_lhsim(&o2, NULL, "run", g, "--sched", "iree", "-p", "favor=max-concurrency",
-			     "--json", NULL),
-		     0);
+	                     "--json", NULL),
+	             0);
 	g_auto(GStrv) f = g_strsplit(lines[5], ",", -1);
 	g_autofree char *key = g_strdup_printf("\"makespan_ns\": %s,", f[5]);
 	cr_assert(strstr(o2, key), "%s not in %s", key, o2);
 	g_free(err);
 	err = NULL;
 	cr_assert_eq(t_lhsim(NULL, &err, "sweep", g, "--sched", "lhs:async-compute-limit=2", "-p",
-			     "async-compute-limit=1,2", NULL),
-		     2);
+	                     "async-compute-limit=1,2", NULL),
+	             2);
 	cr_assert(strstr(err, "fixes 'async-compute-limit', a swept parameter"), "%s", err);
 	g_free(err);
 	err = NULL;
 	cr_assert_eq(t_lhsim(NULL, &err, "sweep", g, "--sched", "lhs,cpath,lhs", "-p",
-			     "async-compute-limit=1,2", NULL),
-		     2);
+	                     "async-compute-limit=1,2", NULL),
+	             2);
 	cr_assert(strstr(err, "lists 'lhs' twice"), "%s", err);
 }
 
@@ -222,8 +227,8 @@ Test(sweep, plot_is_written)
 	g_autofree char *png = g_build_filename(dir, "s.png", NULL);
 	g_autofree char *err = NULL;
 	cr_assert_eq(t_lhsim(NULL, &err, "sweep", g, "--sched", "lhs,serial", "-p",
-			     "async-compute-limit=1:3", "-o", png, NULL),
-		     0, "%s", err);
+	                     "async-compute-limit=1:3", "-o", png, NULL),
+	             0, "%s", err);
 	cairo_surface_t *s = cairo_image_surface_create_from_png(png);
 	cr_assert_eq(cairo_surface_status(s), CAIRO_STATUS_SUCCESS);
 	cr_assert_eq(cairo_image_surface_get_width(s), 1200);
@@ -248,7 +253,7 @@ Test(sweep, failed_points_are_rows_and_exit_1)
 	g_autofree char *csv = g_build_filename(dir, "s.csv", NULL);
 	g_autofree char *out = NULL, *err = NULL;
 	int rc = t_lhsim(&out, &err, "sweep", g, "--hw", hwp, "--strict-memory", "--sched", "lhs",
-			 "-p", "async-compute-limit=1:2", "--csv", csv, NULL);
+	                 "-p", "async-compute-limit=1:2", "--csv", csv, NULL);
 	cr_assert_eq(rc, 1, "%s", err);
 	cr_assert(strstr(out, "failed: device memory exceeded"), "%s", out);
 	g_autofree char *text = read_text(csv);
@@ -263,40 +268,42 @@ Test(sweep, bad_input_is_exit_2)
 	struct {
 		const char *p, *p2, *sched, *msg;
 	} cases[] = {
-		{"async-compute-limit=2", NULL, "lhs", "give the swept parameter"},
-		{"async-compute-limit=1:3", "async-compute-limit=1,2", "lhs", "-p 'async-compute-limit' is given twice"},
-		{"async-compute-limit=8:1", NULL, "lhs", "must go up"},
-		{"async-compute-limit=a:b", NULL, "lhs", "FIRST:LAST"},
-		{"async-compute-limit=1:3:0", NULL, "lhs", "positive"},
-		{"async-compute-limit=0:2", NULL, "lhs", "out of range"},
-		{"async-compute-limit=1,,2", NULL, "lhs", "empty"},
-		{"async-compute-limit=1,1", NULL, "lhs", "twice"},
-		{"no-such=1:2", NULL, "lhs", "no listed scheduler has parameter 'no-such'"},
-		{"async-compute-limit=1:2", NULL, "nope", "nope"},
+	    {"async-compute-limit=2", NULL, "lhs", "give the swept parameter"},
+	    {"async-compute-limit=1:3", "async-compute-limit=1,2", "lhs",
+	     "-p 'async-compute-limit' is given twice"},
+	    {"async-compute-limit=8:1", NULL, "lhs", "must go up"},
+	    {"async-compute-limit=a:b", NULL, "lhs", "FIRST:LAST"},
+	    {"async-compute-limit=1:3:0", NULL, "lhs", "positive"},
+	    {"async-compute-limit=0:2", NULL, "lhs", "out of range"},
+	    {"async-compute-limit=1,,2", NULL, "lhs", "empty"},
+	    {"async-compute-limit=1,1", NULL, "lhs", "twice"},
+	    {"no-such=1:2", NULL, "lhs", "no listed scheduler has parameter 'no-such'"},
+	    {"async-compute-limit=1:2", NULL, "nope", "nope"},
 	};
 	for (guint c = 0; c < G_N_ELEMENTS(cases); c++) {
 		g_autofree char *err = NULL;
 		int rc;
 		if (cases[c].p2)
-			rc = t_lhsim(NULL, &err, "sweep", "--sched", cases[c].sched, "-p", cases[c].p,
-				     "-p", cases[c].p2, NULL);
+			rc = t_lhsim(NULL, &err, "sweep", "--sched", cases[c].sched, "-p",
+			             cases[c].p, "-p", cases[c].p2, NULL);
 		else
-			rc = t_lhsim(NULL, &err, "sweep", "--sched", cases[c].sched, "-p", cases[c].p,
-				     NULL);
+			rc = t_lhsim(NULL, &err, "sweep", "--sched", cases[c].sched, "-p",
+			             cases[c].p, NULL);
 		cr_assert_eq(rc, 2, "%s: %d %s", cases[c].p, rc, err);
 		cr_assert(strstr(err, cases[c].msg), "%s: %s", cases[c].p, err);
 	}
 	g_autofree char *err = NULL;
-	cr_assert_eq(t_lhsim(NULL, &err, "sweep", "-j", "-1", "-p", "async-compute-limit=1:2", NULL),
-		     2);
+	cr_assert_eq(
+	    t_lhsim(NULL, &err, "sweep", "-j", "-1", "-p", "async-compute-limit=1:2", NULL), 2);
 	/* Outputs that cannot be written fail before any point runs: no table. An unknown
-	 * picture format is bad input (2); a directory that does not exist is an I/O failure (1). */
-	const char *outs[][2] = {{"-o", "sweep.gif"}, {"-o", "/nonexistent/s.png"},
-				 {"--csv", "/nonexistent/s.csv"}};
+	 * picture format is bad input (2); a directory that does not exist is an I/O failure (1).
+	 */
+	const char *outs[][2] = {
+	    {"-o", "sweep.gif"}, {"-o", "/nonexistent/s.png"}, {"--csv", "/nonexistent/s.csv"}};
 	for (guint c = 0; c < G_N_ELEMENTS(outs); c++) {
 		g_autofree char *out = NULL, *e2 = NULL;
-		int rc = t_lhsim(&out, &e2, "sweep", "--sched", "lhs", "-p", "async-compute-limit=1:2",
-				 outs[c][0], outs[c][1], NULL);
+		int rc = t_lhsim(&out, &e2, "sweep", "--sched", "lhs", "-p",
+		                 "async-compute-limit=1:2", outs[c][0], outs[c][1], NULL);
 		cr_assert_eq(rc, c == 0 ? 2 : 1, "%s: %s", outs[c][1], e2);
 		cr_assert(strstr(e2, outs[c][1]), "%s", e2);
 		cr_assert_str_eq(out, "");

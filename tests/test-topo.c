@@ -35,12 +35,12 @@ static LhHw *h100(void)
 /* One collective of @kind, @size bytes, with @ng groups of @gs devices @dev (pairs for
  * permute/send/recv); returns its standalone time on @hw. */
 static double coll_ns(const LhHw *hw, LhOpKind kind, guint64 size, guint32 ng, guint32 gs,
-		      const guint32 *dev)
+                      const guint32 *dev)
 {
 	g_autoptr(LhGraph) g = lh_graph_new("g");
 	guint32 i = t_op(g, "c", kind, size);
-	gboolean pairs = kind == LH_OP_COLLECTIVE_PERMUTE || kind == LH_OP_SEND ||
-			 kind == LH_OP_RECV;
+	gboolean pairs =
+	    kind == LH_OP_COLLECTIVE_PERMUTE || kind == LH_OP_SEND || kind == LH_OP_RECV;
 	LhOp *op = lh_graph_op_mut(g, i);
 	op->members = 1 + lh_graph_add_member_set(g, ng, gs, pairs, dev);
 	op->group = pairs ? 2 : gs;
@@ -48,8 +48,9 @@ static double coll_ns(const LhHw *hw, LhOpKind kind, guint64 size, guint32 ng, g
 	return lh_op_standalone_ns_in(g, lh_graph_op(g, i), hw);
 }
 
-#define EXPECT_NS(got, want) cr_expect_float_eq((got), (want), 1e-6 * (want) + 1e-6, \
-						"got %.6f, want %.6f", (got), (want))
+#define EXPECT_NS(got, want)                                                                       \
+	cr_expect_float_eq((got), (want), 1e-6 * (want) + 1e-6, "got %.6f, want %.6f", (got),      \
+	                   (want))
 
 Test(topo, all_reduce_inside_one_node)
 {
@@ -59,7 +60,8 @@ Test(topo, all_reduce_inside_one_node)
 	 * 117440512 B, all over NVLink.
 	 *   LL:     6600 + 14*600  = 15000 + 117440512 / 92.5  = 1269627.16 -> 1284627.16
 	 *   LL128: 14000 + 14*1900 = 40600 + 117440512 / 340.4 =  345007.38 ->  385607.38
-	 *   Simple: 8400 + 14*3400 = 56000 + 117440512 / 370   =  317406.79 ->  373406.79 (least) */
+	 *   Simple: 8400 + 14*3400 = 56000 + 117440512 / 370   =  317406.79 ->  373406.79 (least)
+	 */
 	EXPECT_NS(coll_ns(hw, LH_OP_ALL_REDUCE, MIB64, 1, 8, d), 373406.7891891892);
 	/* 8 bytes: the latency decides. LL: 15000 + 14 / 92.5 = 15000.15 ns: a small all-reduce
 	 * costs 15 us, not the old 5. */
@@ -187,7 +189,7 @@ static LhHw *net_hw(void)
 }
 
 static guint32 add_coll(LhGraph *g, const char *name, LhOpKind kind, guint64 size, guint32 gs,
-			const guint32 *dev)
+                        const guint32 *dev)
 {
 	guint32 i = t_op(g, name, kind, size);
 	LhOp *op = lh_graph_op_mut(g, i);
@@ -335,7 +337,8 @@ Test(topo, hlo_pairs_and_explicit_groups)
 		cr_expect_eq(m->dev[i], want[i]);
 	/* replica_count=16, {{0,...,15}} without channel_id: cross-replica, one partition:
 	 * devices 0..15. */
-	g_autoptr(LhGraph) a = import_file("hlo/lhs_test_AllToAllAndGemmOverlapWithSolCostModel.hlo");
+	g_autoptr(LhGraph) a =
+	    import_file("hlo/lhs_test_AllToAllAndGemmOverlapWithSolCostModel.hlo");
 	const LhMemberSet *x = find_set(a, LH_OP_ALL_TO_ALL, 1);
 	cr_assert(x);
 	cr_expect_eq(x->group_size, 16);
@@ -348,10 +351,10 @@ static LhGraph *import_text(const char *text, GError **e)
 	return lh_hlo_import_data(text, strlen(text), "t.hlo", NULL, e);
 }
 
-#define HLO_HEAD(attrs)                                                                    \
-	"HloModule m" attrs "\n"                                                           \
-	"add {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"                     \
-	"  ROOT c = f32[] add(a, b)\n}\n"                                                 \
+#define HLO_HEAD(attrs)                                                                            \
+	"HloModule m" attrs "\n"                                                                   \
+	"add {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"                              \
+	"  ROOT c = f32[] add(a, b)\n}\n"                                                          \
 	"ENTRY e {\n  p = f32[1024] parameter(0)\n"
 
 Test(topo, hlo_group_modes)
@@ -362,19 +365,21 @@ Test(topo, hlo_group_modes)
 		guint32 ng, gs;
 		guint32 dev[4];
 	} cases[] = {
-		/* no channel_id: replica ids; {0,1} in partition 0 is {0,2}, in 1 {1,3} */
-		{"", 2, 2, {0, 2, 1, 3}},
-		/* channel_id: partition ids; in replica 0 {0,1}, in replica 1 {2,3} */
-		{", channel_id=1", 2, 2, {0, 1, 2, 3}},
-		/* use_global_device_ids=true: flattened ids as written */
-		{", channel_id=1, use_global_device_ids=true", 2, 2, {0, 1, 2, 3}},
+	    /* no channel_id: replica ids; {0,1} in partition 0 is {0,2}, in 1 {1,3} */
+	    {"", 2, 2, {0, 2, 1, 3}},
+	    /* channel_id: partition ids; in replica 0 {0,1}, in replica 1 {2,3} */
+	    {", channel_id=1", 2, 2, {0, 1, 2, 3}},
+	    /* use_global_device_ids=true: flattened ids as written */
+	    {", channel_id=1, use_global_device_ids=true", 2, 2, {0, 1, 2, 3}},
 	};
 	const char *groups[] = {"{{0,1}}", "{{0,1}}", "{{0,1},{2,3}}"};
 	for (gsize k = 0; k < G_N_ELEMENTS(cases); k++) {
 		g_autofree char *text = g_strdup_printf(
-			HLO_HEAD(", num_partitions=2, replica_count=2")
-			"  ROOT r = f32[1024] all-reduce(p), replica_groups=%s%s, to_apply=add\n}\n",
-			groups[k], cases[k].attrs);
+		    HLO_HEAD(", num_partitions=2, replica_count=2") "  ROOT r = f32[1024] "
+		                                                    "all-reduce(p), "
+		                                                    "replica_groups=%s%s, "
+		                                                    "to_apply=add\n}\n",
+		    groups[k], cases[k].attrs);
 		GError *e = NULL;
 		g_autoptr(LhGraph) g = import_text(text, &e);
 		cr_assert(g, "case %zu: %s", k, e ? e->message : "");
@@ -390,9 +395,9 @@ Test(topo, hlo_group_modes)
 static void expect_hlo_error(const char *attrs, const char *groups, const char *want)
 {
 	g_autofree char *text = g_strdup_printf(
-		HLO_HEAD("%s") "  ROOT r = f32[1024] all-reduce(p), replica_groups=%s, "
-			       "channel_id=1, use_global_device_ids=true, to_apply=add\n}\n",
-		attrs, groups);
+	    HLO_HEAD("%s") "  ROOT r = f32[1024] all-reduce(p), replica_groups=%s, "
+	                   "channel_id=1, use_global_device_ids=true, to_apply=add\n}\n",
+	    attrs, groups);
 	GError *e = NULL;
 	g_autoptr(LhGraph) g = import_text(text, &e);
 	cr_assert_null(g, "%s imported", groups);
@@ -415,10 +420,10 @@ Test(topo, hlo_bad_groups_are_errors_with_position)
 static void expect_json_error(const char *members, const char *want, const char *pos)
 {
 	g_autofree char *text = g_strdup_printf(
-		"{\"format\": \"lhsim-graph\", \"version\": 1, \"devices\": 8, \"ops\": [\n"
-		" {\"name\": \"r\", \"kind\": \"all-reduce\", \"size\": 8,\n"
-		"  \"members\": %s}\n]}\n",
-		members);
+	    "{\"format\": \"lhsim-graph\", \"version\": 1, \"devices\": 8, \"ops\": [\n"
+	    " {\"name\": \"r\", \"kind\": \"all-reduce\", \"size\": 8,\n"
+	    "  \"members\": %s}\n]}\n",
+	    members);
 	GError *e = NULL;
 	g_autoptr(LhGraph) g = lh_graph_new_from_json_data(text, -1, "g.json", &e);
 	cr_assert_null(g, "%s read", members);
@@ -430,9 +435,9 @@ static void expect_json_error(const char *members, const char *want, const char 
 Test(topo, json_members)
 {
 	const char *text =
-		"{\"format\": \"lhsim-graph\", \"version\": 1, \"devices\": 16, \"ops\": [\n"
-		" {\"name\": \"r\", \"kind\": \"all-reduce\", \"size\": 8,\n"
-		"  \"members\": [[0,8],[1,9]]}\n]}\n";
+	    "{\"format\": \"lhsim-graph\", \"version\": 1, \"devices\": 16, \"ops\": [\n"
+	    " {\"name\": \"r\", \"kind\": \"all-reduce\", \"size\": 8,\n"
+	    "  \"members\": [[0,8],[1,9]]}\n]}\n";
 	GError *e = NULL;
 	g_autoptr(LhGraph) g = lh_graph_new_from_json_data(text, -1, "g.json", &e);
 	cr_assert(g, "%s", e ? e->message : "");
@@ -463,8 +468,8 @@ static void expect_hw_error(const char *from, const char *to, const char *key)
 	g_autofree char *ini = g_strdup(lh_hw_builtin_data("h100-sxm"));
 	char *p = strstr(ini, from);
 	cr_assert(p, "%s", from);
-	g_autofree char *text = g_strdup_printf("%.*s%s%s", (int)(p - ini), ini, to,
-						p + strlen(from));
+	g_autofree char *text =
+	    g_strdup_printf("%.*s%s%s", (int)(p - ini), ini, to, p + strlen(from));
 	GError *e = NULL;
 	g_autoptr(LhHw) hw = lh_hw_new_from_data(text, strlen(text), "x.ini", &e);
 	cr_assert_null(hw, "%s accepted", to);
@@ -504,13 +509,13 @@ static LhGraph *with_members(const LhGraph *src, guint64 seed)
 		guint32 ng, gs;
 		guint32 dev[8];
 	} choice[] = {
-		{1, 4, {0, 1, 2, 3}},             /* node 0 */
-		{1, 4, {4, 5, 6, 7}},             /* node 0 */
-		{1, 8, {0, 1, 2, 3, 4, 5, 6, 7}}, /* node 0 */
-		{2, 2, {8, 9, 10, 11}},           /* node 1 */
-		{1, 2, {0, 8}},                   /* across */
-		{1, 4, {0, 1, 8, 9}},             /* across */
-		{2, 2, {3, 11, 4, 12}},           /* across */
+	    {1, 4, {0, 1, 2, 3}},             /* node 0 */
+	    {1, 4, {4, 5, 6, 7}},             /* node 0 */
+	    {1, 8, {0, 1, 2, 3, 4, 5, 6, 7}}, /* node 0 */
+	    {2, 2, {8, 9, 10, 11}},           /* node 1 */
+	    {1, 2, {0, 8}},                   /* across */
+	    {1, 4, {0, 1, 8, 9}},             /* across */
+	    {2, 2, {3, 11, 4, 12}},           /* across */
 	};
 	GRand *rnd = g_rand_new_with_seed((guint32)seed);
 	guint32 n = lh_graph_n_ops(src);
@@ -531,11 +536,11 @@ static LhGraph *with_members(const LhGraph *src, guint64 seed)
 		c->out_space = o->out_space;
 		c->dtype = o->dtype;
 		gboolean p2p = o->kind == LH_OP_COLLECTIVE_PERMUTE || o->kind == LH_OP_SEND ||
-			       o->kind == LH_OP_RECV;
+		               o->kind == LH_OP_RECV;
 		if (lh_op_kind_is_collective(o->kind) && !p2p) {
 			guint32 j = (guint32)g_rand_int_range(rnd, 0, G_N_ELEMENTS(choice));
-			c->members = 1 + lh_graph_add_member_set(g, choice[j].ng, choice[j].gs, FALSE,
-								 choice[j].dev);
+			c->members = 1 + lh_graph_add_member_set(g, choice[j].ng, choice[j].gs,
+			                                         FALSE, choice[j].dev);
 			c->group = choice[j].gs;
 		}
 	}
@@ -557,9 +562,9 @@ Test(topo, lhs_scale_up_and_network_collectives_apart, .timeout = 300)
 	const LhScheduler *s = lh_scheduler_lookup("lhs", &e);
 	cr_assert(s);
 	const char *kvs[][3] = {
-		{NULL},
-		{"collective-limit=2", "scale-up-collective-limit=3", NULL},
-		{"collective-limit=3", "scale-up-collective-limit=0", NULL},
+	    {NULL},
+	    {"collective-limit=2", "scale-up-collective-limit=3", NULL},
+	    {"collective-limit=3", "scale-up-collective-limit=0", NULL},
 	};
 	const guint32 lim_net[] = {1, 2, 3}, lim_up[] = {1, 3, 0};
 	guint32 seen_up = 0, seen_net = 0, most_up = 0;
@@ -587,8 +592,8 @@ Test(topo, lhs_scale_up_and_network_collectives_apart, .timeout = 300)
 				const char *sn = lh_plan_stream(p, (guint32)t->ops[i].stream)->name;
 				gboolean up = lh_op_is_scale_up(g, op, hw);
 				cr_assert(g_str_has_prefix(sn, up ? "scaleup" : "collective"),
-					  "seed %lu: '%s' (%s) on %s", (unsigned long)seed, op->name,
-					  up ? "scale-up" : "network", sn);
+				          "seed %lu: '%s' (%s) on %s", (unsigned long)seed,
+				          op->name, up ? "scale-up" : "network", sn);
 				seen_up += up;
 				seen_net += !up;
 			}
@@ -608,18 +613,19 @@ Test(topo, lhs_scale_up_and_network_collectives_apart, .timeout = 300)
 						continue;
 					same += lh_op_is_scale_up(g, b, hw) == up;
 					if (j != i)
-						cr_assert(!lh_ops_share_devices(g, a, b),
-							  "seed %lu: '%s' and '%s' share devices and "
-							  "overlap",
-							  (unsigned long)seed, a->name, b->name);
+						cr_assert(
+						    !lh_ops_share_devices(g, a, b),
+						    "seed %lu: '%s' and '%s' share devices and "
+						    "overlap",
+						    (unsigned long)seed, a->name, b->name);
 				}
 				if (up)
 					most_up = MAX(most_up, same);
 				guint32 lim = up ? lim_up[k] : lim_net[k];
 				if (lim)
-					cr_assert_leq(same, lim, "seed %lu: %u %s collectives at once",
-						      (unsigned long)seed, same,
-						      up ? "scale-up" : "network");
+					cr_assert_leq(
+					    same, lim, "seed %lu: %u %s collectives at once",
+					    (unsigned long)seed, same, up ? "scale-up" : "network");
 			}
 		}
 	cr_expect_gt(seen_up, 0);
@@ -627,7 +633,7 @@ Test(topo, lhs_scale_up_and_network_collectives_apart, .timeout = 300)
 	/* The limits above 1 are used: scale-up collectives did overlap. */
 	cr_expect_gt(most_up, 1);
 	cr_log_info("scale-up %u, network %u collectives; at most %u scale-up at once", seen_up,
-		    seen_net, most_up);
+	            seen_net, most_up);
 }
 
 Test(topo, lhs_does_not_overlap_collectives_sharing_devices)
@@ -662,9 +668,10 @@ Test(topo, lhs_does_not_overlap_collectives_sharing_devices)
 	cr_assert(p);
 	g_autoptr(LhTrace) t = t_sim(g, hw, p);
 	gboolean ab = t->ops[a].start < t->ops[b].end && t->ops[b].start < t->ops[a].end;
-	cr_expect(!ab, "a [%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT ") and b [%" G_GINT64_FORMAT
-		       ", %" G_GINT64_FORMAT ") overlap",
-		  t->ops[a].start, t->ops[a].end, t->ops[b].start, t->ops[b].end);
+	cr_expect(!ab,
+	          "a [%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT ") and b [%" G_GINT64_FORMAT
+	          ", %" G_GINT64_FORMAT ") overlap",
+	          t->ops[a].start, t->ops[a].end, t->ops[b].start, t->ops[b].end);
 	/* --explain names the resource and the wait. */
 	cr_expect(strstr(text, "(scale-up collective)"), "%s", text);
 	cr_expect(strstr(text, "scale-up collective 3"), "%s", text);

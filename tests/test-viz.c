@@ -23,7 +23,7 @@ __attribute__((constructor)) static void lsan_suppress_fontconfig(void)
 /* ---- Lanes ---- */
 
 static void set_op(LhTrace *t, guint32 i, gint32 stream, LhEngine e, guint8 idx, gint64 start,
-		   gint64 end)
+                   gint64 end)
 {
 	t->ops[i].stream = stream;
 	t->ops[i].engine = (guint8)e;
@@ -39,13 +39,13 @@ Test(lanes, streams_then_engines_with_link_rows)
 	lh_plan_add_stream(p, "main", LH_ROLE_COMPUTE);
 	lh_plan_add_stream(p, "io", LH_ROLE_H2D);
 	g_autoptr(LhTrace) t = lh_trace_new(7, 0);
-	set_op(t, 0, -1, LH_ENGINE_NONE, 0, -1, -1);      /* an input: never ran */
-	set_op(t, 1, 0, LH_ENGINE_SM, 0, 0, 50);          /* kernel */
-	set_op(t, 2, 1, LH_ENGINE_H2D, 0, 0, 30);         /* copy on H2D engine 0 */
-	set_op(t, 3, 1, LH_ENGINE_D2H, 1, 30, 40);        /* copy on D2H engine 1 (so 2 D2H lanes) */
-	set_op(t, 4, 0, LH_ENGINE_LINK, 0, 0, 10);        /* collectives a [0,10) */
-	set_op(t, 5, 0, LH_ENGINE_LINK, 0, 5, 15);        /*             b [5,15) */
-	set_op(t, 6, 0, LH_ENGINE_LINK, 0, 10, 20);       /*             c [10,20) */
+	set_op(t, 0, -1, LH_ENGINE_NONE, 0, -1, -1); /* an input: never ran */
+	set_op(t, 1, 0, LH_ENGINE_SM, 0, 0, 50);     /* kernel */
+	set_op(t, 2, 1, LH_ENGINE_H2D, 0, 0, 30);    /* copy on H2D engine 0 */
+	set_op(t, 3, 1, LH_ENGINE_D2H, 1, 30, 40);   /* copy on D2H engine 1 (so 2 D2H lanes) */
+	set_op(t, 4, 0, LH_ENGINE_LINK, 0, 0, 10);   /* collectives a [0,10) */
+	set_op(t, 5, 0, LH_ENGINE_LINK, 0, 5, 15);   /*             b [5,15) */
+	set_op(t, 6, 0, LH_ENGINE_LINK, 0, 10, 20);  /*             c [10,20) */
 	g_autoptr(LhLaneMap) m = lh_lanes_new(p, t);
 	/* 2 streams + 1 H2D + 2 D2H + 2 link rows: a takes row 1; b starts at 5 while row 1 is
 	 * busy until 10, so row 2; c starts at 10 when row 1 is free again (end 10 <= 10). */
@@ -166,14 +166,14 @@ static LhBar bar(double x0, double x1, guint32 op, LhOpKind k)
 Test(bars, merges_runs_narrower_than_a_pixel)
 {
 	LhBar b[] = {
-		bar(0, 0.25, 0, LH_OP_KERNEL),        /* narrow */
-		bar(0.5, 0.75, 1, LH_OP_KERNEL),      /* gap 0.25 < 1: joins */
-		bar(0.875, 1.125, 2, LH_OP_KERNEL),   /* gap 0.125: joins -> [0, 1.125], 3 ops */
-		bar(5, 20, 3, LH_OP_KERNEL),          /* 15 px wide: kept */
-		bar(20.25, 20.5, 4, LH_OP_COPY_H2D),  /* narrow h2d 0.25 */
-		bar(20.5, 20.625, 5, LH_OP_COPY_D2H), /* d2h 0.125 */
-		bar(20.75, 20.95, 6, LH_OP_COPY_D2H), /* d2h 0.2: d2h covers 0.325 > 0.25 */
-		bar(30, 30.5, 7, LH_OP_KERNEL),       /* 9 px after the group: alone */
+	    bar(0, 0.25, 0, LH_OP_KERNEL),        /* narrow */
+	    bar(0.5, 0.75, 1, LH_OP_KERNEL),      /* gap 0.25 < 1: joins */
+	    bar(0.875, 1.125, 2, LH_OP_KERNEL),   /* gap 0.125: joins -> [0, 1.125], 3 ops */
+	    bar(5, 20, 3, LH_OP_KERNEL),          /* 15 px wide: kept */
+	    bar(20.25, 20.5, 4, LH_OP_COPY_H2D),  /* narrow h2d 0.25 */
+	    bar(20.5, 20.625, 5, LH_OP_COPY_D2H), /* d2h 0.125 */
+	    bar(20.75, 20.95, 6, LH_OP_COPY_D2H), /* d2h 0.2: d2h covers 0.325 > 0.25 */
+	    bar(30, 30.5, 7, LH_OP_KERNEL),       /* 9 px after the group: alone */
 	};
 	guint n = lh_bars_merge(b, G_N_ELEMENTS(b), 1.0, b); /* in place */
 	cr_assert_eq(n, 4);
@@ -284,7 +284,7 @@ static Png png_read(const char *path)
 	Png p;
 	p.s = cairo_image_surface_create_from_png(path);
 	cr_assert_eq(cairo_surface_status(p.s), CAIRO_STATUS_SUCCESS, "%s: %s", path,
-		     cairo_status_to_string(cairo_surface_status(p.s)));
+	             cairo_status_to_string(cairo_surface_status(p.s)));
 	p.w = cairo_image_surface_get_width(p.s);
 	p.h = cairo_image_surface_get_height(p.s);
 	return p;
@@ -316,7 +316,8 @@ static guint count_dark(Png *p, int y0, int y1)
 		const guint32 *row = (const guint32 *)(d + (gsize)y * stride);
 		for (int x = 0; x < p->w; x++) {
 			guint32 v = row[x];
-			if (((v >> 16) & 0xff) < 0x60 && ((v >> 8) & 0xff) < 0x60 && (v & 0xff) < 0x60)
+			if (((v >> 16) & 0xff) < 0x60 && ((v >> 8) & 0xff) < 0x60 &&
+			    (v & 0xff) < 0x60)
 				n++;
 		}
 	}
@@ -371,7 +372,7 @@ Test(pictures, timeline_png_has_bars_text_and_size)
 	g_autofree char *path = g_build_filename(dir, "t.png", NULL);
 	GError *e = NULL;
 	cr_assert(lh_viz_timeline(path, r.g, r.hw, r.plan, r.t, &r.m, &e), "%s",
-		  e ? e->message : "");
+	          e ? e->message : "");
 	Png p = png_read(path);
 	cr_assert_eq(p.w, 1600);
 	/* Title, legend, one stream + 3 engine lanes, memory panel, axis: at least 300 px. */
@@ -402,7 +403,7 @@ Test(pictures, svg_and_pdf_by_extension)
 		g_autofree char *path = g_build_filename(dir, names[i], NULL);
 		GError *e = NULL;
 		cr_assert(lh_viz_timeline(path, r.g, r.hw, r.plan, r.t, NULL, &e), "%s",
-			  e ? e->message : "");
+		          e ? e->message : "");
 		g_autofree char *data = NULL;
 		gsize len;
 		cr_assert(g_file_get_contents(path, &data, &len, NULL));
@@ -485,15 +486,16 @@ Test(pictures, comparison_stacks_blocks)
 	const LhTrace *traces[2] = {a.t, b.t};
 	GError *e = NULL;
 	cr_assert(lh_viz_comparison(one, a.g, a.hw, 1, plans, traces, NULL, &e), "%s",
-		  e ? e->message : "");
+	          e ? e->message : "");
 	cr_assert(lh_viz_comparison(two, a.g, a.hw, 2, plans, traces, NULL, &e), "%s",
-		  e ? e->message : "");
+	          e ? e->message : "");
 	Png p1 = png_read(one), p2 = png_read(two);
 	/* A second block adds its header, marks row, 4 lanes of 24 px and a 64 px memory panel:
 	 * more than 4 * 24 + 64 = 160 px. */
 	cr_assert_gt(p2.h - p1.h, 160);
 	/* And twice the kernel pixels, the same schedule drawn twice on the same axis. */
-	guint k1 = count_rgb(&p1, 0x4e79a7, LANES_Y, p1.h), k2 = count_rgb(&p2, 0x4e79a7, LANES_Y, p2.h);
+	guint k1 = count_rgb(&p1, 0x4e79a7, LANES_Y, p1.h),
+	      k2 = count_rgb(&p2, 0x4e79a7, LANES_Y, p2.h);
 	cr_assert(k2 > 2 * k1 - k1 / 20 && k2 < 2 * k1 + k1 / 20, "%u vs %u", k1, k2);
 	cairo_surface_destroy(p1.s);
 	cairo_surface_destroy(p2.s);
@@ -521,7 +523,7 @@ Test(pictures, validation_marks_errors)
 	g_autofree char *path = g_build_filename(dir, "v.png", NULL);
 	GError *e = NULL;
 	cr_assert(lh_viz_validation(path, r.g, r.hw, r.plan, r.t, m, &e), "%s",
-		  e ? e->message : "");
+	          e ? e->message : "");
 	Png p = png_read(path);
 	cr_assert_eq(p.w, 1600);
 	/* Two blocks of 4 lanes and two 110 px error panels: over 2 * 96 + 2 * 110 px. */
@@ -539,19 +541,19 @@ Test(pictures, validation_marks_errors)
 Test(pictures, sweep_plot_draws_each_series)
 {
 	LhSweepPoint pts[] = {
-		{"a", "1", TRUE, 1000000, 1 << 30, 500000},
-		{"a", "2", TRUE, 800000, 3 << 29, 500000},
-		{"a", "4", TRUE, 700000, (gint64)1 << 31, 500000},
-		{"b", "1", TRUE, 900000, 1 << 30, 500000},
-		{"b", "2", FALSE, 0, 0, 0},
-		{"b", "4", TRUE, 600000, 1 << 30, 500000},
+	    {"a", "1", TRUE, 1000000, 1 << 30, 500000},
+	    {"a", "2", TRUE, 800000, 3 << 29, 500000},
+	    {"a", "4", TRUE, 700000, (gint64)1 << 31, 500000},
+	    {"b", "1", TRUE, 900000, 1 << 30, 500000},
+	    {"b", "2", FALSE, 0, 0, 0},
+	    {"b", "4", TRUE, 600000, 1 << 30, 500000},
 	};
 	g_autofree char *dir = t_tmpdir();
 	g_autofree char *path = g_build_filename(dir, "s.png", NULL);
 	GError *e = NULL;
-	cr_assert(lh_viz_sweep(path, "test sweep", "limit", pts, G_N_ELEMENTS(pts), 8.0 * (1 << 30),
-			       &e),
-		  "%s", e ? e->message : "");
+	cr_assert(
+	    lh_viz_sweep(path, "test sweep", "limit", pts, G_N_ELEMENTS(pts), 8.0 * (1 << 30), &e),
+	    "%s", e ? e->message : "");
 	Png p = png_read(path);
 	cr_assert_eq(p.w, 1200);
 	/* Series colours: the first scheduler blue, the second red. */
@@ -563,7 +565,7 @@ Test(pictures, sweep_plot_draws_each_series)
 	g_clear_error(&e);
 	/* Values that are not numbers are categories. */
 	LhSweepPoint cat[] = {{"a", "min-peak-memory", TRUE, 100, 10, 50},
-			      {"a", "max-concurrency", TRUE, 90, 20, 50}};
+	                      {"a", "max-concurrency", TRUE, 90, 20, 50}};
 	cr_assert(lh_viz_sweep(path, "t", "favor", cat, 2, 0, &e));
 }
 
@@ -575,7 +577,7 @@ Test(pictures, sweep_failed_point_is_off_the_data)
 	 * above the bottom edge of the lower panel (its frame, the lowest long run of the frame
 	 * colour). */
 	LhSweepPoint pts[] = {{"a", "1", TRUE, 1000000, 1 << 30, 500000},
-			      {"a", "2", FALSE, 0, 0, 0}};
+	                      {"a", "2", FALSE, 0, 0, 0}};
 	g_autofree char *dir = t_tmpdir();
 	g_autofree char *path = g_build_filename(dir, "s.png", NULL);
 	GError *e = NULL;
@@ -591,7 +593,7 @@ Test(pictures, sweep_failed_point_is_off_the_data)
 	cairo_surface_destroy(p.s);
 	cr_assert(frame > 0 && lowest > 0);
 	cr_assert_lt(lowest, frame - 60, "series colour at row %d, the panel ends at %d", lowest,
-		     frame);
+	             frame);
 }
 
 Test(pictures, lhsim_run_draws_and_rejects_bad_names)
@@ -619,11 +621,11 @@ Test(pictures, lhsim_compare_draws_one_block_per_scheduler)
 	g_autofree char *two = g_build_filename(dir, "two.png", NULL);
 	g_autofree char *err = NULL;
 	cr_assert_eq(t_lhsim(NULL, &err, "compare", "--sched", "serial", "-o", one, NULL), 0, "%s",
-		     err);
+	             err);
 	g_free(err);
 	err = NULL;
 	cr_assert_eq(t_lhsim(NULL, &err, "compare", "--sched", "serial,serial", "-o", two, NULL), 0,
-		     "%s", err);
+	             "%s", err);
 	Png p1 = png_read(one), p2 = png_read(two);
 	cr_assert_eq(p1.w, 1600);
 	/* The second block repeats the first: header, marks, lanes and memory panel, more than
@@ -646,7 +648,7 @@ Test(pictures, timeline_size_dpi_and_window)
 	GError *e = NULL;
 	LhVizOptions o = {800, 0, 192, 0, 0};
 	cr_assert(lh_viz_timeline_opt(path, r.g, r.hw, r.plan, r.t, &r.m, &o, &e), "%s",
-		  e ? e->message : "");
+	          e ? e->message : "");
 	Png p = png_read(path);
 	cr_assert_eq(p.w, 1600, "800 px at 192 dpi is 1600 pixels wide, not %d", p.w);
 	int h2 = p.h;

@@ -12,17 +12,18 @@
  * and 'dot'. XLA's sequence issues the copy after 'a' and waits for it after 'dot', so the
  * copy overlaps the dot. Program order (the ops array) is the same, without the overlap. */
 static const char *const graph_json =
-	"{\"format\": \"lhsim-graph\", \"version\": 1, \"name\": \"sched\",\n"
-	" \"ops\": [\n"
-	"  {\"name\": \"p0\", \"kind\": \"input\", \"out_bytes\": 1000},\n"
-	"  {\"name\": \"a\", \"kind\": \"kernel\", \"deps\": [\"p0\"], \"duration_ns\": 100},\n"
-	"  {\"name\": \"cp\", \"kind\": \"copy-h2d\", \"size\": 2000, \"out_bytes\": 2000},\n"
-	"  {\"name\": \"dot\", \"kind\": \"kernel\", \"deps\": [\"a\"], \"flops\": 300000},\n"
-	"  {\"name\": \"use\", \"kind\": \"kernel\", \"deps\": [\"cp\", \"dot\"], \"duration_ns\": 50}\n"
-	" ]%s}\n";
+    "{\"format\": \"lhsim-graph\", \"version\": 1, \"name\": \"sched\",\n"
+    " \"ops\": [\n"
+    "  {\"name\": \"p0\", \"kind\": \"input\", \"out_bytes\": 1000},\n"
+    "  {\"name\": \"a\", \"kind\": \"kernel\", \"deps\": [\"p0\"], \"duration_ns\": 100},\n"
+    "  {\"name\": \"cp\", \"kind\": \"copy-h2d\", \"size\": 2000, \"out_bytes\": 2000},\n"
+    "  {\"name\": \"dot\", \"kind\": \"kernel\", \"deps\": [\"a\"], \"flops\": 300000},\n"
+    "  {\"name\": \"use\", \"kind\": \"kernel\", \"deps\": [\"cp\", \"dot\"], \"duration_ns\": "
+    "50}\n"
+    " ]%s}\n";
 
 static const char *const good_schedule =
-	",\n \"schedule\": [\"p0\", \"a\", \"cp\", \"dot\", {\"done\": \"cp\"}, \"use\"]";
+    ",\n \"schedule\": [\"p0\", \"a\", \"cp\", \"dot\", {\"done\": \"cp\"}, \"use\"]";
 
 static LhGraph *load(const char *schedule)
 {
@@ -42,7 +43,7 @@ static char *write_graph(const char *dir, const char *schedule)
 }
 
 static LhPlan *plan_of(const char *name, const LhGraph *g, const LhHw *hw, FILE *explain,
-		       GError **error)
+                       GError **error)
 {
 	const LhScheduler *s = lh_scheduler_find(name);
 	cr_assert(s, "no scheduler '%s'", name);
@@ -131,7 +132,8 @@ static GArray *sequence_of_plan(const LhPlan *p)
 		} else if (c->kind == LH_CMD_SIGNAL && c->stream != 0) {
 			event_op[c->arg] = last_run[c->stream];
 		} else if (c->kind == LH_CMD_WAIT && c->stream == 0) {
-			cr_assert_neq(event_op[c->arg], G_MAXUINT32, "main waits for an unknown event");
+			cr_assert_neq(event_op[c->arg], G_MAXUINT32,
+			              "main waits for an unknown event");
 			guint32 e = (event_op[c->arg] << 1) | LH_SCHED_DONE;
 			g_array_append_val(seq, e);
 		}
@@ -143,18 +145,18 @@ Test(xla, plan_order_is_the_schedule)
 {
 	/* Two copies in flight at once and a collective, so every pool is used. */
 	const char *json =
-		"{\"format\": \"lhsim-graph\", \"version\": 1, \"name\": \"s2\", \"ops\": [\n"
-		"  {\"name\": \"w\", \"kind\": \"input\", \"out_bytes\": 64},\n"
-		"  {\"name\": \"ag\", \"kind\": \"all-gather\", \"deps\": [\"w\"], \"size\": 800, "
-		"\"group\": 8},\n"
-		"  {\"name\": \"c1\", \"kind\": \"copy-h2d\", \"size\": 100},\n"
-		"  {\"name\": \"c2\", \"kind\": \"copy-d2h\", \"deps\": [\"k1\"], \"size\": 100},\n"
-		"  {\"name\": \"k1\", \"kind\": \"kernel\", \"duration_ns\": 10},\n"
-		"  {\"name\": \"k2\", \"kind\": \"kernel\", \"deps\": [\"ag\", \"c1\"], "
-		"\"duration_ns\": 10}\n"
-		" ],\n"
-		" \"schedule\": [\"k1\", \"c2\", \"ag\", \"w\", \"c1\", {\"done\": \"c1\"}, "
-		"{\"done\": \"ag\"}, \"k2\", {\"done\": \"c2\"}]}\n";
+	    "{\"format\": \"lhsim-graph\", \"version\": 1, \"name\": \"s2\", \"ops\": [\n"
+	    "  {\"name\": \"w\", \"kind\": \"input\", \"out_bytes\": 64},\n"
+	    "  {\"name\": \"ag\", \"kind\": \"all-gather\", \"deps\": [\"w\"], \"size\": 800, "
+	    "\"group\": 8},\n"
+	    "  {\"name\": \"c1\", \"kind\": \"copy-h2d\", \"size\": 100},\n"
+	    "  {\"name\": \"c2\", \"kind\": \"copy-d2h\", \"deps\": [\"k1\"], \"size\": 100},\n"
+	    "  {\"name\": \"k1\", \"kind\": \"kernel\", \"duration_ns\": 10},\n"
+	    "  {\"name\": \"k2\", \"kind\": \"kernel\", \"deps\": [\"ag\", \"c1\"], "
+	    "\"duration_ns\": 10}\n"
+	    " ],\n"
+	    " \"schedule\": [\"k1\", \"c2\", \"ag\", \"w\", \"c1\", {\"done\": \"c1\"}, "
+	    "{\"done\": \"ag\"}, \"k2\", {\"done\": \"c2\"}]}\n";
 	GError *e = NULL;
 	g_autoptr(LhGraph) g = lh_graph_new_from_json_data(json, -1, "s2.json", &e);
 	cr_assert(g, "%s", e ? e->message : "?");
@@ -172,10 +174,10 @@ Test(xla, plan_order_is_the_schedule)
 			continue;
 		cr_assert_lt(k, got->len);
 		cr_assert_eq(g_array_index(got, guint32, k), want[i],
-			     "plan entry %u is %s%s, the schedule's is %s%s", k,
-			     lh_graph_op(g, g_array_index(got, guint32, k) >> 1)->name,
-			     g_array_index(got, guint32, k) & 1 ? " (done)" : "",
-			     lh_graph_op(g, want[i] >> 1)->name, want[i] & 1 ? " (done)" : "");
+		             "plan entry %u is %s%s, the schedule's is %s%s", k,
+		             lh_graph_op(g, g_array_index(got, guint32, k) >> 1)->name,
+		             g_array_index(got, guint32, k) & 1 ? " (done)" : "",
+		             lh_graph_op(g, want[i] >> 1)->name, want[i] & 1 ? " (done)" : "");
 		k++;
 	}
 	cr_assert_eq(k, got->len);
@@ -220,12 +222,12 @@ Test(xla, a_schedule_that_breaks_a_dep_is_an_error)
 	struct {
 		const char *schedule, *want;
 	} cases[] = {
-		/* 'use' needs the copy, whose done comes after it. */
-		{",\"schedule\": [\"p0\", \"a\", \"cp\", \"dot\", \"use\", {\"done\": \"cp\"}]",
-		 "it issues kernel 'use' before the done of async copy-h2d 'cp', which 'use' needs"},
-		/* 'dot' needs 'a', issued after it. */
-		{",\"schedule\": [\"p0\", \"cp\", \"dot\", \"a\", {\"done\": \"cp\"}, \"use\"]",
-		 "it issues kernel 'dot' before kernel 'a', which 'dot' needs"},
+	    /* 'use' needs the copy, whose done comes after it. */
+	    {",\"schedule\": [\"p0\", \"a\", \"cp\", \"dot\", \"use\", {\"done\": \"cp\"}]",
+	     "it issues kernel 'use' before the done of async copy-h2d 'cp', which 'use' needs"},
+	    /* 'dot' needs 'a', issued after it. */
+	    {",\"schedule\": [\"p0\", \"cp\", \"dot\", \"a\", {\"done\": \"cp\"}, \"use\"]",
+	     "it issues kernel 'dot' before kernel 'a', which 'dot' needs"},
 	};
 	for (gsize i = 0; i < G_N_ELEMENTS(cases); i++) {
 		g_autoptr(LhGraph) g = load(cases[i].schedule);
@@ -255,11 +257,11 @@ Test(xla, explain_names_every_position)
 		lines += *c == '\n';
 	cr_assert_eq(lines, 7, "%s", buf);
 	cr_assert(strstr(buf, "xla: sequence position 0: input 'p0' is live from t = 0"), "%s",
-		  buf);
+	          buf);
 	cr_assert(strstr(buf, "xla: sequence position 2: copy-h2d 'cp' starts on compute0"), "%s",
-		  buf);
+	          buf);
 	cr_assert(strstr(buf, "xla: sequence position 4: main waits for the done of copy-h2d 'cp'"),
-		  "%s", buf);
+	          "%s", buf);
 	free(buf);
 }
 
@@ -269,15 +271,16 @@ Test(xla, command_line_compare_save_plan_and_replan)
 	g_autofree char *path = write_graph(dir, good_schedule);
 	g_autofree char *plan = g_build_filename(dir, "x.plan", NULL);
 	g_autofree char *out = NULL, *err = NULL;
-	int st = t_lhsim(&out, &err, "compare", path, "--sched", "xla,lhs,lhs:async-compute-limit=4",
-			 "--hw", "h100-sxm", NULL);
+	int st = t_lhsim(&out, &err, "compare", path, "--sched",
+	                 "xla,lhs,lhs:async-compute-limit=4", "--hw", "h100-sxm", NULL);
 	cr_assert_eq(st, 0, "exit %d: %s", st, err);
 	cr_assert(strstr(out, "\n  xla "), "%s", out);
 	cr_assert(strstr(out, "lhs:async-compute-limit=4"), "%s", out);
 
 	g_free(out);
 	g_free(err);
-	st = t_lhsim(&out, &err, "run", path, "--sched", "xla", "--save-plan", plan, "--json", NULL);
+	st =
+	    t_lhsim(&out, &err, "run", path, "--sched", "xla", "--save-plan", plan, "--json", NULL);
 	cr_assert_eq(st, 0, "exit %d: %s", st, err);
 	g_autofree char *text = NULL;
 	cr_assert(g_file_get_contents(plan, &text, NULL, NULL));
@@ -298,25 +301,25 @@ Test(xla, command_line_compare_save_plan_and_replan)
  * into an S(5) buffer) before the dot and its copy-done after it. The importer records XLA's
  * sequence of a scheduled module (docs/hlo.md); xla replays it. */
 static const char *const offload_hlo =
-	"HloModule offload, is_scheduled=true\n"
-	"\n"
-	"ENTRY %main (p0: f32[1024,1024], p1: f32[1024,1024]) -> (f32[1024,1024], "
-	"f32[1024,1024]) {\n"
-	"  %p0 = f32[1024,1024]{1,0} parameter(0)\n"
-	"  %p1 = f32[1024,1024]{1,0} parameter(1)\n"
-	"  %copy-start = (f32[1024,1024]{1,0:S(5)}, f32[1024,1024]{1,0}, u32[]) "
-	"copy-start(%p0)\n"
-	"  %dot = f32[1024,1024]{1,0} dot(%p1, %p1), lhs_contracting_dims={1}, "
-	"rhs_contracting_dims={0}\n"
-	"  %copy-done = f32[1024,1024]{1,0:S(5)} copy-done(%copy-start)\n"
-	"  ROOT %t = (f32[1024,1024]{1,0}, f32[1024,1024]{1,0:S(5)}) tuple(%dot, %copy-done)\n"
-	"}\n";
+    "HloModule offload, is_scheduled=true\n"
+    "\n"
+    "ENTRY %main (p0: f32[1024,1024], p1: f32[1024,1024]) -> (f32[1024,1024], "
+    "f32[1024,1024]) {\n"
+    "  %p0 = f32[1024,1024]{1,0} parameter(0)\n"
+    "  %p1 = f32[1024,1024]{1,0} parameter(1)\n"
+    "  %copy-start = (f32[1024,1024]{1,0:S(5)}, f32[1024,1024]{1,0}, u32[]) "
+    "copy-start(%p0)\n"
+    "  %dot = f32[1024,1024]{1,0} dot(%p1, %p1), lhs_contracting_dims={1}, "
+    "rhs_contracting_dims={0}\n"
+    "  %copy-done = f32[1024,1024]{1,0:S(5)} copy-done(%copy-start)\n"
+    "  ROOT %t = (f32[1024,1024]{1,0}, f32[1024,1024]{1,0:S(5)}) tuple(%dot, %copy-done)\n"
+    "}\n";
 
 Test(xla, scheduled_hlo_module)
 {
 	GError *e = NULL;
-	g_autoptr(LhGraph) g = lh_hlo_import_data(offload_hlo, strlen(offload_hlo), "offload.hlo",
-						  NULL, &e);
+	g_autoptr(LhGraph) g =
+	    lh_hlo_import_data(offload_hlo, strlen(offload_hlo), "offload.hlo", NULL, &e);
 	cr_assert(g, "%s", e ? e->message : "?");
 	guint32 n;
 	const guint32 *seq = lh_graph_schedule(g, &n);

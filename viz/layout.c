@@ -32,8 +32,8 @@ static gboolean ran(const LhOpTiming *tm)
 }
 
 /* Rows of one level (link or network), first fit in start order. */
-static void link_rows(GArray *lanes, LhLaneMap *m, const LhTrace *t, GArray *ops,
-		      LhLaneKind kind, const char *name)
+static void link_rows(GArray *lanes, LhLaneMap *m, const LhTrace *t, GArray *ops, LhLaneKind kind,
+                      const char *name)
 {
 	char buf[64];
 	guint32 at = lanes->len;
@@ -78,7 +78,7 @@ static guint32 op_device(const LhPlan *plan, const LhOpTiming *tm)
 /* The lanes of device @d: its streams, its copy engines, its link and network rows. With one
  * device, every stream and op is its. */
 static void device_block(GArray *lanes, LhLaneMap *m, const LhPlan *plan, const LhTrace *t,
-			 guint32 d, guint32 n_streams, gboolean several)
+                         guint32 d, guint32 n_streams, gboolean several)
 {
 	guint32 n_h2d = 0, n_d2h = 0;
 	g_autoptr(GArray) link = g_array_new(FALSE, FALSE, sizeof(LinkOp));
@@ -110,7 +110,8 @@ static void device_block(GArray *lanes, LhLaneMap *m, const LhPlan *plan, const 
 			const LhStream *st = lh_plan_stream(plan, s);
 			if (st->device != d)
 				continue;
-			g_snprintf(buf, sizeof buf, "%s (%s)", st->name, lh_stream_role_name(st->role));
+			g_snprintf(buf, sizeof buf, "%s (%s)", st->name,
+			           lh_stream_role_name(st->role));
 		} else {
 			if (d != 0)
 				continue;
@@ -263,7 +264,7 @@ static guint tick_count(double lo, double hi, double s)
 }
 
 void lh_ticks(double lo, double hi, guint max_ticks, LhTickUnit unit, gboolean integers,
-	      LhTicks *out)
+              LhTicks *out)
 {
 	g_return_if_fail(out != NULL && lo < hi && max_ticks >= 2);
 	double m = MAX(fabs(lo), fabs(hi));
@@ -367,7 +368,7 @@ guint lh_bars_merge(const LhBar *bars, guint n, double min_px, LhBar *out)
 /* ---- Labels ---- */
 
 gsize lh_label_fit(const char *text, double avail, guint min_chars, LhMeasureFunc measure,
-		   gpointer data, gboolean *ellipsis)
+                   gpointer data, gboolean *ellipsis)
 {
 	if (ellipsis)
 		*ellipsis = FALSE;

@@ -23,7 +23,8 @@ typedef enum {
 	LH_LANE_D2H,    /* one per device-to-host copy engine that ran a copy */
 	LH_LANE_LINK,   /* the link; one row per concurrent collective (see below) */
 	LH_LANE_NET,    /* the network: collectives that leave the node, rows as the link's */
-	LH_LANE_DEVICE, /* several devices: the empty lane that heads a device's block, "device K" */
+	LH_LANE_DEVICE, /* several devices: the empty lane that heads a device's block, "device K"
+	                 */
 } LhLaneKind;
 
 typedef struct {
@@ -51,10 +52,11 @@ typedef struct {
 	gint32 *engine_lane; /* n_ops: lane of the op's engine, -1 for kernels and ops not run */
 	/* Appended. Several devices (streams of a plan for a placed graph): one block of lanes per
 	 * device, in device order, each a heading lane (LH_LANE_DEVICE) then laid out as above
-	 * (its streams, its engines, its link and network rows); n_stream_lanes is then 0. One device: n_devices 1, one block. */
+	 * (its streams, its engines, its link and network rows); n_stream_lanes is then 0. One
+	 * device: n_devices 1, one block. */
 	guint32 n_devices;
-	guint32 *dev_first;   /* n_devices + 1: the first lane of each block, then n_lanes */
-	guint32 *dev_streams; /* n_devices: the stream lanes that open each block */
+	guint32 *dev_first;     /* n_devices + 1: the first lane of each block, then n_lanes */
+	guint32 *dev_streams;   /* n_devices: the stream lanes that open each block */
 	gint32 *stream_lane_of; /* per stream: its lane */
 } LhLaneMap;
 
@@ -87,12 +89,12 @@ double lh_nice_step(double raw);
 /* LhTickUnit is in viz/viz.h: the heat map takes one. */
 
 typedef struct {
-	double first;      /* the first tick, >= lo (in the input's unit: ns, bytes) */
-	double step;       /* distance between ticks, > 0 */
-	guint n;           /* ticks: first + i * step for i < n, all <= hi */
-	double scale;      /* the display unit in input units: 1e6 for ms, 2^30 for GiB */
-	const char *unit;  /* "ms", "GiB", "" */
-	int decimals;      /* digits after the point so that every tick label differs */
+	double first;     /* the first tick, >= lo (in the input's unit: ns, bytes) */
+	double step;      /* distance between ticks, > 0 */
+	guint n;          /* ticks: first + i * step for i < n, all <= hi */
+	double scale;     /* the display unit in input units: 1e6 for ms, 2^30 for GiB */
+	const char *unit; /* "ms", "GiB", "" */
+	int decimals;     /* digits after the point so that every tick label differs */
 } LhTicks;
 
 /* Round ticks over [lo, hi] (lo < hi), at most @max_ticks (>= 2) of them, as many as that
@@ -100,7 +102,7 @@ typedef struct {
  * keeps the count within @max_ticks. The display unit is chosen from max(|lo|, |hi|). With
  * @integers, the step is at least 1 (for integer-valued axes). */
 void lh_ticks(double lo, double hi, guint max_ticks, LhTickUnit unit, gboolean integers,
-	      LhTicks *out);
+              LhTicks *out);
 /* Label of tick @i: "20 ms", "1.5 GiB", "4". Returns @buf. */
 char *lh_tick_label(const LhTicks *tk, guint i, char *buf, gsize len);
 
@@ -114,7 +116,7 @@ typedef struct {
 	guint8 mixed;  /* merged bar whose ops are of more than one kind */
 	guint8 _pad[2];
 	float density; /* merged bars: the pixels its ops cover over its width, at most 1 (a lane
-			  of bars narrower than a pixel shows how busy it is); 1 otherwise */
+	                  of bars narrower than a pixel shows how busy it is); 1 otherwise */
 } LhBar;
 
 /* Merges bars narrower than @min_px so that a lane of 10^5 ops draws as a few hundred
@@ -134,7 +136,7 @@ typedef double (*LhMeasureFunc)(const char *text, gsize len, gpointer data);
  * longest prefix (whole UTF-8 characters, at least @min_chars of them) whose width plus the
  * width of "…" fits, with *@ellipsis set; else 0 (draw nothing). @ellipsis may be NULL. */
 gsize lh_label_fit(const char *text, double avail, guint min_chars, LhMeasureFunc measure,
-		   gpointer data, gboolean *ellipsis);
+                   gpointer data, gboolean *ellipsis);
 
 /* ---- Curves --------------------------------------------------------------------------- */
 

@@ -20,11 +20,9 @@ static const struct {
 	double px;
 	gboolean bold;
 } font_spec[LH__FONT_N] = {
-	[LH__FONT_TITLE] = {20, TRUE},
-	[LH__FONT_SUBTITLE] = {14, FALSE},
-	[LH__FONT_HEADER] = {15, TRUE},
-	[LH__FONT_LABEL] = {13, FALSE},
-	[LH__FONT_SMALL] = {11.5, FALSE},
+    [LH__FONT_TITLE] = {20, TRUE},    [LH__FONT_SUBTITLE] = {14, FALSE},
+    [LH__FONT_HEADER] = {15, TRUE},   [LH__FONT_LABEL] = {13, FALSE},
+    [LH__FONT_SMALL] = {11.5, FALSE},
 };
 
 void lh__pen_init(LhPen *p, cairo_t *cr)
@@ -97,7 +95,7 @@ double lh__text_w(LhPen *p, LhFont f, const char *s, gssize len)
 }
 
 void lh__text(LhPen *p, LhFont f, double x, double y, double align, const char *s, gssize len,
-	      LhRgb c)
+              LhRgb c)
 {
 	set_text(p, f, s, len);
 	PangoRectangle log;
@@ -120,7 +118,7 @@ static double measure_cb(const char *text, gsize len, gpointer data)
 }
 
 double lh__text_fit(LhPen *p, LhFont f, double x, double y, double avail, guint min_chars,
-		    const char *s, LhRgb c)
+                    const char *s, LhRgb c)
 {
 	Measure m = {p, f};
 	gboolean ell;
@@ -154,18 +152,12 @@ LhRgb lh__rgb_hex(guint32 hex)
 LhRgb lh__kind_rgb(LhOpKind k)
 {
 	static const guint32 hex[LH_OP_N_KINDS] = {
-		[LH_OP_INPUT] = 0xbab0ac,
-		[LH_OP_KERNEL] = 0x4e79a7,
-		[LH_OP_COPY_H2D] = 0x59a14f,
-		[LH_OP_COPY_D2H] = 0xf28e2b,
-		[LH_OP_COPY_D2D] = 0x76b7b2,
-		[LH_OP_ALL_REDUCE] = 0xb07aa1,
-		[LH_OP_ALL_GATHER] = 0xe15759,
-		[LH_OP_REDUCE_SCATTER] = 0xff9da7,
-		[LH_OP_ALL_TO_ALL] = 0x9c755f,
-		[LH_OP_COLLECTIVE_PERMUTE] = 0xedc948,
-		[LH_OP_SEND] = 0x79706e,
-		[LH_OP_RECV] = 0xd4a6c8,
+	    [LH_OP_INPUT] = 0xbab0ac,      [LH_OP_KERNEL] = 0x4e79a7,
+	    [LH_OP_COPY_H2D] = 0x59a14f,   [LH_OP_COPY_D2H] = 0xf28e2b,
+	    [LH_OP_COPY_D2D] = 0x76b7b2,   [LH_OP_ALL_REDUCE] = 0xb07aa1,
+	    [LH_OP_ALL_GATHER] = 0xe15759, [LH_OP_REDUCE_SCATTER] = 0xff9da7,
+	    [LH_OP_ALL_TO_ALL] = 0x9c755f, [LH_OP_COLLECTIVE_PERMUTE] = 0xedc948,
+	    [LH_OP_SEND] = 0x79706e,       [LH_OP_RECV] = 0xd4a6c8,
 	};
 	return lh__rgb_hex(k < LH_OP_N_KINDS ? hex[k] : 0x999999);
 }
@@ -179,7 +171,7 @@ LhRgb lh__text_on(LhRgb bg)
 LhRgb lh__series_rgb(guint i)
 {
 	static const guint32 hex[] = {0x4e79a7, 0xe15759, 0x59a14f, 0xf28e2b, 0xb07aa1,
-				      0x76b7b2, 0x9c755f, 0xedc948, 0xff9da7, 0x79706e};
+	                              0x76b7b2, 0x9c755f, 0xedc948, 0xff9da7, 0x79706e};
 	return lh__rgb_hex(hex[i % G_N_ELEMENTS(hex)]);
 }
 
@@ -210,7 +202,7 @@ void lh__marker(cairo_t *cr, guint shape, double x, double y, double r)
 }
 
 double lh__legend(LhPen *p, double x, double y, double x_max, const char *const *names,
-		  const LhRgb *colors, guint n, gboolean lines)
+                  const LhRgb *colors, guint n, gboolean lines)
 {
 	const double sw = lines ? 26 : 13, gap = 6, item_gap = 20;
 	double line_h = MAX(p->font_h[LH__FONT_LABEL], 14) + 4;
@@ -235,7 +227,7 @@ double lh__legend(LhPen *p, double x, double y, double x_max, const char *const 
 			cairo_fill(p->cr);
 		}
 		lh__text(p, LH__FONT_LABEL, cx + sw + gap, cy, 0, names[i], -1,
-			 lh__rgb_hex(0x222222));
+		         lh__rgb_hex(0x222222));
 		cx += w + item_gap;
 	}
 	return n ? cy - y + line_h : 0;
@@ -283,17 +275,17 @@ static gboolean check_format(const char *path, Format *fmt, const char **file, G
 {
 	if (!format_of(path, fmt, file)) {
 		g_set_error(error, LH_VIZ_ERROR, LH_VIZ_ERROR_FORMAT,
-			    "%s: unknown picture format (the name must end in .png, .svg or .pdf, "
-			    "or start with png:, svg: or pdf:)",
-			    path);
+		            "%s: unknown picture format (the name must end in .png, .svg or .pdf, "
+		            "or start with png:, svg: or pdf:)",
+		            path);
 		return FALSE;
 	}
 	/* A binary picture on a terminal is only noise. */
 	if (lh_path_is_std(*file) && *fmt != FMT_SVG && isatty(1)) {
 		g_set_error(error, LH_VIZ_ERROR, LH_VIZ_ERROR_FORMAT,
-			    "%s: will not write a %s picture to a terminal; redirect standard "
-			    "output, or write svg:-",
-			    path, *fmt == FMT_PNG ? "PNG" : "PDF");
+		            "%s: will not write a %s picture to a terminal; redirect standard "
+		            "output, or write svg:-",
+		            path, *fmt == FMT_PNG ? "PNG" : "PDF");
 		return FALSE;
 	}
 	return TRUE;
@@ -317,17 +309,17 @@ gboolean lh_viz_check_path(const char *path, GError **error)
 static cairo_status_t stream_write(void *closure, const unsigned char *data, unsigned int len)
 {
 	return lh_output_write(closure, data, len) ? CAIRO_STATUS_SUCCESS
-						   : CAIRO_STATUS_WRITE_ERROR;
+	                                           : CAIRO_STATUS_WRITE_ERROR;
 }
 
 gboolean lh__viz_write(const char *path, double w, double h, LhDrawFunc draw, gpointer data,
-		       GError **error)
+                       GError **error)
 {
 	return lh__viz_write_scaled(path, w, h, 1, draw, data, error);
 }
 
-gboolean lh__viz_write_scaled(const char *path, double w, double h, double scale,
-			      LhDrawFunc draw, gpointer data, GError **error)
+gboolean lh__viz_write_scaled(const char *path, double w, double h, double scale, LhDrawFunc draw,
+                              gpointer data, GError **error)
 {
 	Format fmt;
 	const char *file;
@@ -340,9 +332,9 @@ gboolean lh__viz_write_scaled(const char *path, double w, double h, double scale
 	/* cairo's image surfaces stop at 32767 pixels a side. */
 	if (w < 1 || h < 1 || w > 32767 || h > 32767) {
 		g_set_error(error, LH_VIZ_ERROR, LH_VIZ_ERROR_INVALID,
-			    "%s: the picture would be %.0f x %.0f pixels, beyond what can be drawn "
-			    "(at most 32767 a side)",
-			    path, w, h);
+		            "%s: the picture would be %.0f x %.0f pixels, beyond what can be drawn "
+		            "(at most 32767 a side)",
+		            path, w, h);
 		return FALSE;
 	}
 	/* Every format writes through our own stream: cairo's file output does not report a
@@ -387,8 +379,8 @@ gboolean lh__viz_write_scaled(const char *path, double w, double h, double scale
 	}
 	cairo_surface_destroy(s);
 	if (st != CAIRO_STATUS_SUCCESS && st != CAIRO_STATUS_WRITE_ERROR) {
-		g_set_error(error, LH_VIZ_ERROR, LH_VIZ_ERROR_DRAW, "%s: cannot draw the picture: %s",
-			    path, cairo_status_to_string(st));
+		g_set_error(error, LH_VIZ_ERROR, LH_VIZ_ERROR_DRAW,
+		            "%s: cannot draw the picture: %s", path, cairo_status_to_string(st));
 		lh_output_close(out, FALSE, NULL);
 		return FALSE;
 	}

@@ -15,7 +15,7 @@ enum {
 };
 
 static const guint32 INK = 0x222222, INK_SOFT = 0x666666, GRID = 0xe3e3e3, FRAME = 0xbdbdbd,
-		     CAPACITY = 0xd62728;
+                     CAPACITY = 0xd62728;
 
 typedef struct {
 	const LhSweepPoint *pts;
@@ -24,19 +24,19 @@ typedef struct {
 	const char *title, *param;
 	double capacity;
 	/* Series and x positions. */
-	GPtrArray *scheds;  /* of const char *, first-seen order */
-	GPtrArray *values;  /* of const char *: first-seen, or numeric order */
+	GPtrArray *scheds; /* of const char *, first-seen order */
+	GPtrArray *values; /* of const char *: first-seen, or numeric order */
 	gboolean numeric, integers;
-	double *vx;         /* values->len: x in data units (numeric) or the index */
+	double *vx; /* values->len: x in data units (numeric) or the index */
 	/* Geometry. */
 	double w, h, x0, x1, y_legend, y_panel[2], y_axis;
 	LhAxis ax;
 	LhTicks xt;
 	double lo[2], hi[2]; /* panel data ranges */
 	gboolean cap_on_scale;
-	double bound;        /* > 0: one bound shared by every point */
-	guint n_failed;      /* points that failed: drawn as a cross on the panel's top edge */
-	double y_failed;     /* the line that explains the crosses, under the legend */
+	double bound;    /* > 0: one bound shared by every point */
+	guint n_failed;  /* points that failed: drawn as a cross on the panel's top edge */
+	double y_failed; /* the line that explains the crosses, under the legend */
 	LhRgb *rgb;
 	const char **names;
 } Plot;
@@ -114,9 +114,9 @@ static void plot_prepare(Plot *P)
 			continue;
 		}
 		for (int k = 0; k < 2; k++) {
-			double sd = P->spread ? (k == 0 ? P->spread[i].makespan_sd
-							: P->spread[i].peak_sd)
-					      : 0;
+			double sd = P->spread
+			                ? (k == 0 ? P->spread[i].makespan_sd : P->spread[i].peak_sd)
+			                : 0;
 			P->lo[k] = MIN(P->lo[k], point_val(p, k) - MAX(sd, 0));
 			P->hi[k] = MAX(P->hi[k], point_val(p, k) + MAX(sd, 0));
 		}
@@ -165,8 +165,8 @@ static void plot_layout(Plot *P, LhPen *p)
 		LhTicks tk;
 		yticks(P, k, &tk);
 		for (guint i = 0; i < tk.n; i++)
-			gw = MAX(gw, lh__text_w(p, LH__FONT_LABEL, lh_tick_label(&tk, i, buf, sizeof buf),
-						-1));
+			gw = MAX(gw, lh__text_w(p, LH__FONT_LABEL,
+			                        lh_tick_label(&tk, i, buf, sizeof buf), -1));
 	}
 	P->w = S_WIDTH;
 	P->x0 = S_MARGIN + gw + 10;
@@ -182,7 +182,8 @@ static void plot_layout(Plot *P, LhPen *p)
 		P->y_panel[k] = y;
 		y += PANEL_H;
 		if (k == 0)
-			y += p->font_h[LH__FONT_LABEL] + 12; /* x labels under the first panel too */
+			y +=
+			    p->font_h[LH__FONT_LABEL] + 12; /* x labels under the first panel too */
 	}
 	P->y_axis = y;
 	y += 6 + p->font_h[LH__FONT_LABEL] + 6 + p->font_h[LH__FONT_HEADER] + S_MARGIN;
@@ -205,7 +206,7 @@ static void plot_layout(Plot *P, LhPen *p)
 	P->ax = (LhAxis){lo, hi, P->x0 + 10, P->x1 - 10};
 	if (P->numeric)
 		lh_ticks(lo, hi, MAX(2, (guint)((P->x1 - P->x0) / 80)), LH_TICKS_PLAIN, P->integers,
-			 &P->xt);
+		         &P->xt);
 }
 
 static void x_labels(Plot *P, LhPen *p, double y)
@@ -221,7 +222,7 @@ static void x_labels(Plot *P, LhPen *p, double y)
 			cairo_line_to(cr, x, y + 5);
 			cairo_stroke(cr);
 			lh__text(p, LH__FONT_LABEL, x, y + 6, 0.5,
-				 lh_tick_label(&P->xt, i, buf, sizeof buf), -1, lh__rgb_hex(INK));
+			         lh_tick_label(&P->xt, i, buf, sizeof buf), -1, lh__rgb_hex(INK));
 		}
 		return;
 	}
@@ -229,7 +230,8 @@ static void x_labels(Plot *P, LhPen *p, double y)
 	guint nv = P->values->len;
 	double wmax = 0;
 	for (guint i = 0; i < nv; i++)
-		wmax = MAX(wmax, lh__text_w(p, LH__FONT_LABEL, g_ptr_array_index(P->values, i), -1));
+		wmax =
+		    MAX(wmax, lh__text_w(p, LH__FONT_LABEL, g_ptr_array_index(P->values, i), -1));
 	double slot = nv > 1 ? (lh_axis_to_px(&P->ax, 1) - lh_axis_to_px(&P->ax, 0)) : 1e9;
 	guint every = MAX(1, (guint)ceil((wmax + 12) / slot));
 	for (guint i = 0; i < nv; i += every) {
@@ -238,7 +240,7 @@ static void x_labels(Plot *P, LhPen *p, double y)
 		cairo_line_to(cr, x, y + 5);
 		cairo_stroke(cr);
 		lh__text(p, LH__FONT_LABEL, x, y + 6, 0.5, g_ptr_array_index(P->values, i), -1,
-			 lh__rgb_hex(INK));
+		         lh__rgb_hex(INK));
 	}
 }
 
@@ -266,7 +268,7 @@ static void draw_panel(Plot *P, LhPen *p, int k)
 	LhAxis ay = {P->lo[k], P->hi[k], y1, y0};
 	static const char *const head[2] = {"makespan", "peak device memory"};
 	lh__text(p, LH__FONT_HEADER, P->x0, y0 - p->font_h[LH__FONT_HEADER] - 6, 0, head[k], -1,
-		 lh__rgb_hex(0x111111));
+	         lh__rgb_hex(0x111111));
 	LhTicks tk;
 	yticks(P, k, &tk);
 	char buf[64];
@@ -279,7 +281,7 @@ static void draw_panel(Plot *P, LhPen *p, int k)
 		cairo_line_to(cr, P->x1, y);
 		cairo_stroke(cr);
 		lh__text(p, LH__FONT_LABEL, P->x0 - 6, y - p->font_h[LH__FONT_LABEL] / 2, 1,
-			 lh_tick_label(&tk, i, buf, sizeof buf), -1, lh__rgb_hex(INK_SOFT));
+		         lh_tick_label(&tk, i, buf, sizeof buf), -1, lh__rgb_hex(INK_SOFT));
 	}
 	if (P->numeric)
 		for (guint i = 0; i < P->xt.n; i++) {
@@ -304,7 +306,8 @@ static void draw_panel(Plot *P, LhPen *p, int k)
 		cairo_stroke(cr);
 		cairo_set_dash(cr, NULL, 0, 0);
 		g_autofree char *v = k == 0 ? lh_format_ns(ref) : lh_format_bytes(ref);
-		g_autofree char *t = g_strdup_printf("%s %s", k == 0 ? "lower bound" : "capacity", v);
+		g_autofree char *t =
+		    g_strdup_printf("%s %s", k == 0 ? "lower bound" : "capacity", v);
 		/* Above the line when there is room, else below it. */
 		double ty = y - p->font_h[LH__FONT_SMALL] - 2;
 		if (ty < y0 + 2)
@@ -315,7 +318,7 @@ static void draw_panel(Plot *P, LhPen *p, int k)
 		g_autofree char *v = lh_format_bytes(P->capacity);
 		g_autofree char *t = g_strdup_printf("capacity %s (off scale)", v);
 		lh__text(p, LH__FONT_SMALL, P->x1, y0 - p->font_h[LH__FONT_SMALL] - 4, 1, t, -1,
-			 lh__rgb_hex(CAPACITY));
+		         lh__rgb_hex(CAPACITY));
 	}
 
 	/* One line per scheduler, broken where a point failed, markers on top. */
@@ -330,7 +333,8 @@ static void draw_panel(Plot *P, LhPen *p, int k)
 			const char *val = g_ptr_array_index(P->values, v);
 			const LhSweepPoint *pt = NULL;
 			for (guint i = 0; i < P->n && !pt; i++)
-				if (!strcmp(P->pts[i].scheduler, name) && !strcmp(P->pts[i].value, val))
+				if (!strcmp(P->pts[i].scheduler, name) &&
+				    !strcmp(P->pts[i].value, val))
 					pt = &P->pts[i];
 			double x = pt ? point_x(P, pt) : NAN;
 			double y = pt && pt->ok ? lh_axis_to_px(&ay, point_val(pt, k)) : NAN;
@@ -360,9 +364,9 @@ static void draw_panel(Plot *P, LhPen *p, int k)
 		for (guint i = 0; i < xs->len; i++) {
 			double x = g_array_index(xs, double, i), y = g_array_index(ys, double, i);
 			if (isnan(y)) {
-				/* A failed point has no value: a cross on the panel's top edge, away
-				 * from the data (the floor would read as a result below the bound),
-				 * explained under the legend. */
+				/* A failed point has no value: a cross on the panel's top edge,
+				 * away from the data (the floor would read as a result below the
+				 * bound), explained under the legend. */
 				draw_cross(cr, P->rgb[s], x, y0 + 8);
 				continue;
 			}
@@ -406,54 +410,60 @@ static void plot_draw(LhPen *p, gpointer data)
 	Plot *P = data;
 	double avail = P->w - 2 * S_MARGIN;
 	lh__text_fit(p, LH__FONT_TITLE, S_MARGIN, S_MARGIN, avail, 1, P->title,
-		     lh__rgb_hex(0x111111));
+	             lh__rgb_hex(0x111111));
 	gboolean spread = FALSE;
 	for (guint i = 0; P->spread && i < P->n; i++)
 		spread = spread || P->spread[i].makespan_sd > 0 || P->spread[i].peak_sd > 0;
 	g_autofree char *sub = g_strdup_printf(
-		"makespan and peak device memory against %s; %u scheduler%s, %u value%s%s%s", P->param,
-		P->scheds->len, P->scheds->len == 1 ? "" : "s", P->values->len,
-		P->values->len == 1 ? "" : "s", P->numeric ? "" : " (categories)",
-		spread ? "; mean over seeds, bars +- one standard deviation" : "");
-	lh__text_fit(p, LH__FONT_SUBTITLE, S_MARGIN, S_MARGIN + p->font_h[LH__FONT_TITLE] + 4, avail,
-		     1, sub, lh__rgb_hex(0x444444));
+	    "makespan and peak device memory against %s; %u scheduler%s, %u value%s%s%s", P->param,
+	    P->scheds->len, P->scheds->len == 1 ? "" : "s", P->values->len,
+	    P->values->len == 1 ? "" : "s", P->numeric ? "" : " (categories)",
+	    spread ? "; mean over seeds, bars +- one standard deviation" : "");
+	lh__text_fit(p, LH__FONT_SUBTITLE, S_MARGIN, S_MARGIN + p->font_h[LH__FONT_TITLE] + 4,
+	             avail, 1, sub, lh__rgb_hex(0x444444));
 	lh__legend(p, S_MARGIN, P->y_legend, P->w - S_MARGIN, P->names, P->rgb, P->scheds->len,
-		   TRUE);
+	           TRUE);
 	if (P->n_failed) {
 		double mid = P->y_failed + p->font_h[LH__FONT_LABEL] / 2;
 		draw_cross(p->cr, lh__rgb_hex(INK_SOFT), S_MARGIN + 13, mid);
 		g_autofree char *t = g_strdup_printf(
-			"%u failed point%s, drawn on the top edge of each panel: no value (the table "
-			"or CSV says why)",
-			P->n_failed, P->n_failed == 1 ? "" : "s");
+		    "%u failed point%s, drawn on the top edge of each panel: no value (the table "
+		    "or CSV says why)",
+		    P->n_failed, P->n_failed == 1 ? "" : "s");
 		lh__text(p, LH__FONT_LABEL, S_MARGIN + 32, P->y_failed, 0, t, -1,
-			 lh__rgb_hex(INK_SOFT));
+		         lh__rgb_hex(INK_SOFT));
 	}
 	for (int k = 0; k < 2; k++)
 		draw_panel(P, p, k);
-	lh__text(p, LH__FONT_HEADER, (P->x0 + P->x1) / 2, P->y_axis + 6 + p->font_h[LH__FONT_LABEL] + 6,
-		 0.5, P->param, -1, lh__rgb_hex(INK));
+	lh__text(p, LH__FONT_HEADER, (P->x0 + P->x1) / 2,
+	         P->y_axis + 6 + p->font_h[LH__FONT_LABEL] + 6, 0.5, P->param, -1,
+	         lh__rgb_hex(INK));
 }
 
 gboolean lh_viz_sweep(const char *path, const char *title, const char *param,
-		      const LhSweepPoint *points, guint n, double capacity_bytes, GError **error)
+                      const LhSweepPoint *points, guint n, double capacity_bytes, GError **error)
 {
 	return lh_viz_sweep_spread(path, title, param, points, NULL, n, capacity_bytes, error);
 }
 
 gboolean lh_viz_sweep_spread(const char *path, const char *title, const char *param,
-			     const LhSweepPoint *points, const LhSweepSpread *spread, guint n,
-			     double capacity_bytes, GError **error)
+                             const LhSweepPoint *points, const LhSweepSpread *spread, guint n,
+                             double capacity_bytes, GError **error)
 {
 	g_return_val_if_fail(path && title && param && (points || !n), FALSE);
 	if (!lh__viz_check_path(path, error))
 		return FALSE;
 	if (n == 0) {
 		g_set_error(error, LH_VIZ_ERROR, LH_VIZ_ERROR_INVALID, "%s: a sweep with no points",
-			    path);
+		            path);
 		return FALSE;
 	}
-	Plot P = {.pts = points, .spread = spread, .n = n, .title = title, .param = param, .capacity = capacity_bytes};
+	Plot P = {.pts = points,
+	          .spread = spread,
+	          .n = n,
+	          .title = title,
+	          .param = param,
+	          .capacity = capacity_bytes};
 	plot_prepare(&P);
 	LhPen pen;
 	lh__pen_init(&pen, NULL);
@@ -549,7 +559,7 @@ static void heat_layout(Heat *H, LhPen *p)
 	if (H->n_failed)
 		H->y_top += p->font_h[LH__FONT_LABEL] + 4;
 	H->panel_h = p->font_h[LH__FONT_HEADER] + 6 + H->ch * H->ny + 6 +
-		     p->font_h[LH__FONT_LABEL] + 4 + p->font_h[LH__FONT_HEADER] + H_PANEL_GAP;
+	             p->font_h[LH__FONT_LABEL] + 4 + p->font_h[LH__FONT_HEADER] + H_PANEL_GAP;
 	H->h = H->y_top + H->panels->len * H->panel_h + S_MARGIN;
 	H->h = MAX(H->h, H->y_top + 260);
 }
@@ -596,8 +606,8 @@ static void heat_panel(Heat *H, LhPen *p, guint pi)
 		g_autofree char *t = heat_format(H, c->value);
 		if (lh__text_w(p, LH__FONT_SMALL, t, -1) + 6 <= H->cw)
 			lh__text(p, LH__FONT_SMALL, cx + H->cw / 2,
-				 cy + (H->ch - p->font_h[LH__FONT_SMALL]) / 2, 0.5, t, -1,
-				 lh__text_on(col));
+			         cy + (H->ch - p->font_h[LH__FONT_SMALL]) / 2, 0.5, t, -1,
+			         lh__text_on(col));
 	}
 	lh__rgb(cr, lh__rgb_hex(FRAME));
 	cairo_set_line_width(cr, 1);
@@ -615,24 +625,24 @@ static void heat_panel(Heat *H, LhPen *p, guint pi)
 		cairo_stroke(cr);
 		g_autofree char *v = heat_format(H, best->value);
 		g_autofree char *t = g_strdup_printf("best: %s = %s, %s = %s: %s", H->x_name,
-						     H->xv[best->x], H->y_name, H->yv[best->y], v);
+		                                     H->xv[best->x], H->y_name, H->yv[best->y], v);
 		double tx = H->x0 + lh__text_w(p, LH__FONT_HEADER, name, -1) + 16;
 		lh__text_fit(p, LH__FONT_LABEL, tx, gy - p->font_h[LH__FONT_HEADER] - 6,
-			     H->bar_x - 20 - tx, 8, t, lh__rgb_hex(INK_SOFT));
+		             H->bar_x - 20 - tx, 8, t, lh__rgb_hex(INK_SOFT));
 	}
 	/* Row labels, column labels, axis names. */
 	for (guint j = 0; j < H->ny; j++)
 		lh__text(p, LH__FONT_LABEL, H->x0 - 6,
-			 gy + j * H->ch + (H->ch - p->font_h[LH__FONT_LABEL]) / 2, 1, H->yv[j], -1,
-			 lh__rgb_hex(INK));
+		         gy + j * H->ch + (H->ch - p->font_h[LH__FONT_LABEL]) / 2, 1, H->yv[j], -1,
+		         lh__rgb_hex(INK));
 	lh__text(p, LH__FONT_LABEL, H->x0 - 6, gy - p->font_h[LH__FONT_LABEL] - 4, 1, H->y_name, -1,
-		 lh__rgb_hex(INK_SOFT));
+	         lh__rgb_hex(INK_SOFT));
 	double ly = gy + H->ch * H->ny + 4;
 	for (guint i = 0; i < H->nx; i += H->x_every)
 		lh__text(p, LH__FONT_LABEL, H->x0 + (i + 0.5) * H->cw, ly, 0.5, H->xv[i], -1,
-			 lh__rgb_hex(INK));
+		         lh__rgb_hex(INK));
 	lh__text(p, LH__FONT_HEADER, H->x0 + H->cw * H->nx / 2, ly + p->font_h[LH__FONT_LABEL] + 2,
-		 0.5, H->x_name, -1, lh__rgb_hex(INK));
+	         0.5, H->x_name, -1, lh__rgb_hex(INK));
 }
 
 static void heat_bar(Heat *H, LhPen *p)
@@ -641,7 +651,7 @@ static void heat_bar(Heat *H, LhPen *p)
 	double y0 = H->y_top + p->font_h[LH__FONT_HEADER] + 6;
 	double bh = MAX(MIN(H->ch * H->ny, 400), 160);
 	lh__text(p, LH__FONT_LABEL, H->bar_x, y0 - p->font_h[LH__FONT_LABEL] - 4, 0, H->metric, -1,
-		 lh__rgb_hex(INK));
+	         lh__rgb_hex(INK));
 	/* Low (best) at the bottom, high at the top. */
 	for (int k = 0; k < (int)bh; k++) {
 		lh__rgb(cr, heat_rgb(1.0 - (k + 0.5) / bh));
@@ -663,15 +673,16 @@ static void heat_bar(Heat *H, LhPen *p)
 		cairo_move_to(cr, H->bar_x + H_BAR_W, y);
 		cairo_line_to(cr, H->bar_x + H_BAR_W + 4, y);
 		cairo_stroke(cr);
-		lh__text(p, LH__FONT_LABEL, H->bar_x + H_BAR_W + 7, y - p->font_h[LH__FONT_LABEL] / 2,
-			 0, lh_tick_label(&tk, i, buf, sizeof buf), -1, lh__rgb_hex(INK_SOFT));
+		lh__text(p, LH__FONT_LABEL, H->bar_x + H_BAR_W + 7,
+		         y - p->font_h[LH__FONT_LABEL] / 2, 0,
+		         lh_tick_label(&tk, i, buf, sizeof buf), -1, lh__rgb_hex(INK_SOFT));
 	}
 	/* The ends, when no tick marks them. */
 	g_autofree char *lo = heat_format(H, H->lo), *hi = heat_format(H, H->hi);
 	g_autofree char *tl = g_strdup_printf("min %s", lo), *th = g_strdup_printf("max %s", hi);
 	lh__text(p, LH__FONT_SMALL, H->bar_x, y0 + bh + 4, 0, tl, -1, lh__rgb_hex(INK_SOFT));
 	lh__text(p, LH__FONT_SMALL, H->bar_x, y0 + bh + 4 + p->font_h[LH__FONT_SMALL], 0, th, -1,
-		 lh__rgb_hex(INK_SOFT));
+	         lh__rgb_hex(INK_SOFT));
 }
 
 static void heat_draw(LhPen *p, gpointer data)
@@ -679,18 +690,18 @@ static void heat_draw(LhPen *p, gpointer data)
 	Heat *H = data;
 	double avail = H->w - 2 * S_MARGIN;
 	lh__text_fit(p, LH__FONT_TITLE, S_MARGIN, S_MARGIN, avail, 1, H->title,
-		     lh__rgb_hex(0x111111));
+	             lh__rgb_hex(0x111111));
 	g_autofree char *sub = g_strdup_printf(
-		"%s over %s (%u) and %s (%u); lower is better, the best cell of each map outlined",
-		H->metric, H->x_name, H->nx, H->y_name, H->ny);
-	lh__text_fit(p, LH__FONT_SUBTITLE, S_MARGIN, S_MARGIN + p->font_h[LH__FONT_TITLE] + 4, avail,
-		     1, sub, lh__rgb_hex(0x444444));
+	    "%s over %s (%u) and %s (%u); lower is better, the best cell of each map outlined",
+	    H->metric, H->x_name, H->nx, H->y_name, H->ny);
+	lh__text_fit(p, LH__FONT_SUBTITLE, S_MARGIN, S_MARGIN + p->font_h[LH__FONT_TITLE] + 4,
+	             avail, 1, sub, lh__rgb_hex(0x444444));
 	if (H->n_failed) {
 		double y = H->y_top - p->font_h[LH__FONT_LABEL] - 4;
 		heat_cross(p->cr, S_MARGIN, y, 16, p->font_h[LH__FONT_LABEL]);
 		g_autofree char *t = g_strdup_printf(
-			"%u failed point%s, grey and crossed: no value (the table or CSV says why)",
-			H->n_failed, H->n_failed == 1 ? "" : "s");
+		    "%u failed point%s, grey and crossed: no value (the table or CSV says why)",
+		    H->n_failed, H->n_failed == 1 ? "" : "s");
 		lh__text(p, LH__FONT_LABEL, S_MARGIN + 22, y, 0, t, -1, lh__rgb_hex(INK_SOFT));
 	}
 	for (guint i = 0; i < H->panels->len; i++)
@@ -698,23 +709,31 @@ static void heat_draw(LhPen *p, gpointer data)
 	heat_bar(H, p);
 }
 
-gboolean lh_viz_heatmap(const char *path, const char *title, const char *metric,
-			LhTickUnit unit, const char *x_name, const char *const *x_values,
-			guint nx, const char *y_name, const char *const *y_values, guint ny,
-			const LhHeatCell *cells, guint n, GError **error)
+gboolean lh_viz_heatmap(const char *path, const char *title, const char *metric, LhTickUnit unit,
+                        const char *x_name, const char *const *x_values, guint nx,
+                        const char *y_name, const char *const *y_values, guint ny,
+                        const LhHeatCell *cells, guint n, GError **error)
 {
 	g_return_val_if_fail(path && title && metric && x_name && y_name, FALSE);
 	g_return_val_if_fail((x_values || !nx) && (y_values || !ny) && (cells || !n), FALSE);
 	if (!lh__viz_check_path(path, error))
 		return FALSE;
 	if (n == 0 || nx == 0 || ny == 0) {
-		g_set_error(error, LH_VIZ_ERROR, LH_VIZ_ERROR_INVALID, "%s: a heat map with no cells",
-			    path);
+		g_set_error(error, LH_VIZ_ERROR, LH_VIZ_ERROR_INVALID,
+		            "%s: a heat map with no cells", path);
 		return FALSE;
 	}
-	Heat H = {.title = title, .metric = metric, .x_name = x_name, .y_name = y_name,
-		  .unit = unit, .xv = x_values, .yv = y_values, .nx = nx, .ny = ny, .cells = cells,
-		  .n = n};
+	Heat H = {.title = title,
+	          .metric = metric,
+	          .x_name = x_name,
+	          .y_name = y_name,
+	          .unit = unit,
+	          .xv = x_values,
+	          .yv = y_values,
+	          .nx = nx,
+	          .ny = ny,
+	          .cells = cells,
+	          .n = n};
 	heat_prepare(&H);
 	LhPen pen;
 	lh__pen_init(&pen, NULL);

@@ -9,39 +9,39 @@
 enum {
 	WIDTH = 1600,
 	MARGIN = 20,
-	RIGHT = 44,     /* room for the last tick label */
+	RIGHT = 44, /* room for the last tick label */
 	LANE_H = 24,
-	BAR_PAD = 3,    /* space above and below a bar inside its lane */
-	MEM_H = 100,    /* memory panel of a single timeline */
+	BAR_PAD = 3, /* space above and below a bar inside its lane */
+	MEM_H = 100, /* memory panel of a single timeline */
 	MEM_H_SMALL = 64,
-	BREAK_H = 16,   /* strip above an axis break that holds a far-off capacity line */
-	ERR_H = 110,    /* error panels of the validation view */
+	BREAK_H = 16, /* strip above an axis break that holds a far-off capacity line */
+	ERR_H = 110,  /* error panels of the validation view */
 	BLOCK_GAP = 18,
 	GUTTER_MIN = 150,
 	GUTTER_MAX = 320,
 };
 
 static const guint32 INK = 0x222222, INK_SOFT = 0x666666, GRID = 0xe3e3e3, FRAME = 0xbdbdbd,
-		     STRIPE = 0xf3f4f6, MEM_FILL = 0xa6cee3, MEM_LINE = 0x1f78b4,
-		     CAPACITY = 0xd62728, DEVICE_BAND = 0xdde3ea;
+                     STRIPE = 0xf3f4f6, MEM_FILL = 0xa6cee3, MEM_LINE = 0x1f78b4,
+                     CAPACITY = 0xd62728, DEVICE_BAND = 0xdde3ea;
 
 typedef struct {
 	const LhGraph *g;
 	const LhTrace *t;
 	LhLaneMap *lanes;
-	char *header;      /* NULL: no header line */
-	double mem_h;      /* 0: no memory panel */
+	char *header; /* NULL: no header line */
+	double mem_h; /* 0: no memory panel */
 	gint64 makespan;
-	double bound;      /* ns, <= 0: none */
+	double bound; /* ns, <= 0: none */
 	double y_header, y_marks, y_lanes, y_mem;
 } Block;
 
 typedef struct {
 	char *label; /* two lines at most, '\n' between */
 	double y, h;
-	double *lo, *hi;  /* per pixel column: the smallest and largest error there */
-	guint8 *kind;     /* per column: kind of the op with the largest |error| */
-	double max_abs;   /* ns */
+	double *lo, *hi; /* per pixel column: the smallest and largest error there */
+	guint8 *kind;    /* per column: kind of the op with the largest |error| */
+	double max_abs;  /* ns */
 } ErrPanel;
 
 typedef struct {
@@ -58,11 +58,11 @@ typedef struct {
 	LhAxis axis;
 	LhTicks ticks;
 	double width, height; /* asked for (0: the defaults) */
-	double scale;     /* PNG pixels per unit (dpi / 96) */
-	gint64 t0, t1;    /* the window drawn; t1 <= t0: from 0 to the latest makespan */
-	double lane_h;    /* LANE_H, or what a given height leaves per lane */
-	double mem_top;   /* bytes at the top of the memory panels */
-	double capacity;  /* bytes */
+	double scale;         /* PNG pixels per unit (dpi / 96) */
+	gint64 t0, t1;        /* the window drawn; t1 <= t0: from 0 to the latest makespan */
+	double lane_h;        /* LANE_H, or what a given height leaves per lane */
+	double mem_top;       /* bytes at the top of the memory panels */
+	double capacity;      /* bytes */
 	char *mem_label[2];
 } Fig;
 
@@ -95,13 +95,13 @@ static gint64 trace_makespan(const LhTrace *t)
 	return m;
 }
 
-static gboolean check_trace(const char *path, const LhGraph *g, const LhTrace *t,
-			    const char *what, GError **error)
+static gboolean check_trace(const char *path, const LhGraph *g, const LhTrace *t, const char *what,
+                            GError **error)
 {
 	if (t->n_ops != lh_graph_n_ops(g)) {
 		g_set_error(error, LH_VIZ_ERROR, LH_VIZ_ERROR_INVALID,
-			    "%s: the %strace has %u ops but the graph '%s' has %u", path, what,
-			    t->n_ops, lh_graph_name(g), lh_graph_n_ops(g));
+		            "%s: the %strace has %u ops but the graph '%s' has %u", path, what,
+		            t->n_ops, lh_graph_name(g), lh_graph_n_ops(g));
 		return FALSE;
 	}
 	return TRUE;
@@ -153,10 +153,11 @@ static void fig_layout(Fig *f, LhPen *p)
 			double tw = 0;
 			char buf[64];
 			for (guint i = 0; i < tk.n; i++)
-				tw = MAX(tw, lh__text_w(p, LH__FONT_SMALL,
-							lh_tick_label(&tk, i, buf, sizeof buf), -1));
+				tw =
+				    MAX(tw, lh__text_w(p, LH__FONT_SMALL,
+				                       lh_tick_label(&tk, i, buf, sizeof buf), -1));
 			double lw = MAX(lh__text_w(p, LH__FONT_LABEL, f->mem_label[0], -1),
-					lh__text_w(p, LH__FONT_SMALL, f->mem_label[1], -1));
+			                lh__text_w(p, LH__FONT_SMALL, f->mem_label[1], -1));
 			gw = MAX(gw, lw + tw + 18);
 		}
 	}
@@ -213,7 +214,7 @@ static void fig_layout(Fig *f, LhPen *p)
 		/* The vertical layout again, from the legend down, with the new lane height. */
 		y = f->y_legend;
 		y += lh__legend(p, MARGIN, y, f->w - MARGIN, f->legend, f->legend_rgb, f->n_legend,
-				FALSE);
+		                FALSE);
 		y += 10;
 		for (guint b = 0; b < f->n_blocks; b++) {
 			Block *k = &f->blocks[b];
@@ -262,7 +263,7 @@ static void rect(cairo_t *cr, double x, double y, double w, double h, LhRgb c)
 }
 
 static void vline(cairo_t *cr, double x, double y0, double y1, double width, LhRgb c,
-		  gboolean dashed)
+                  gboolean dashed)
 {
 	lh__rgb(cr, c);
 	cairo_set_line_width(cr, width);
@@ -309,13 +310,13 @@ static void draw_lanes(Fig *f, LhPen *p, Block *k)
 			/* A device's block opens with its name, left in the gutter, on a band. */
 			rect(cr, MARGIN, y, f->x1 - MARGIN, LH, lh__rgb_hex(DEVICE_BAND));
 			lh__text(p, LH__FONT_LABEL, MARGIN + 2, ty, 0, m->lanes[l].label, -1,
-				 lh__rgb_hex(INK));
+			         lh__rgb_hex(INK));
 		} else if (tw <= avail)
 			lh__text(p, LH__FONT_LABEL, f->x0 - 8, ty, 1, m->lanes[l].label, -1,
-				 lh__rgb_hex(INK));
+			         lh__rgb_hex(INK));
 		else
 			lh__text_fit(p, LH__FONT_LABEL, f->x0 - 8 - avail, ty, avail, 1,
-				     m->lanes[l].label, lh__rgb_hex(INK));
+			             m->lanes[l].label, lh__rgb_hex(INK));
 	}
 	draw_grid(f, p, k->y_lanes, k->y_lanes + lanes_h);
 
@@ -343,8 +344,13 @@ static void draw_lanes(Fig *f, LhPen *p, Block *k)
 			continue;
 		/* Cut at the window's edges. */
 		LhBar b = {MAX(lh_axis_to_px(&f->axis, (double)tm->start), f->x0),
-			   MIN(lh_axis_to_px(&f->axis, (double)tm->end), f->x1), i, 1,
-			   lh_graph_op(k->g, i)->kind, 0, {0}, 1};
+		           MIN(lh_axis_to_px(&f->axis, (double)tm->end), f->x1),
+		           i,
+		           1,
+		           lh_graph_op(k->g, i)->kind,
+		           0,
+		           {0},
+		           1};
 		if (m->stream_lane[i] >= 0 && (guint32)m->stream_lane[i] < m->n_lanes)
 			bars[fill[m->stream_lane[i]]++] = b;
 		if (m->engine_lane[i] >= 0)
@@ -373,8 +379,8 @@ static void draw_lanes(Fig *f, LhPen *p, Block *k)
 			if (b->n == 1 && w >= 36 && h >= p->font_h[LH__FONT_SMALL]) {
 				const char *name = lh_graph_op(k->g, b->op)->name;
 				lh__text_fit(p, LH__FONT_SMALL, b->x0 + 4,
-					     y + (h - p->font_h[LH__FONT_SMALL]) / 2, w - 8, 5, name,
-					     lh__text_on(c));
+				             y + (h - p->font_h[LH__FONT_SMALL]) / 2, w - 8, 5,
+				             name, lh__text_on(c));
 			}
 		}
 	}
@@ -469,23 +475,23 @@ static void draw_memory(Fig *f, LhPen *p, Block *k)
 		cairo_line_to(cr, f->x1, round(y) + 0.5);
 		cairo_stroke(cr);
 		double ty = CLAMP(y - p->font_h[LH__FONT_SMALL] / 2, y1 - hs - 4,
-				  y1 - p->font_h[LH__FONT_SMALL] + 4);
-		lh__text(p, LH__FONT_SMALL, f->x0 - 6, ty, 1, lh_tick_label(&tk, i, buf, sizeof buf),
-			 -1, lh__rgb_hex(INK_SOFT));
+		                  y1 - p->font_h[LH__FONT_SMALL] + 4);
+		lh__text(p, LH__FONT_SMALL, f->x0 - 6, ty, 1,
+		         lh_tick_label(&tk, i, buf, sizeof buf), -1, lh__rgb_hex(INK_SOFT));
 	}
 	draw_grid(f, p, y0, y1);
 	double ly = y0 + h / 2 - p->font_h[LH__FONT_LABEL];
 	lh__text(p, LH__FONT_LABEL, MARGIN, ly, 0, f->mem_label[0], -1, lh__rgb_hex(INK));
 	lh__text(p, LH__FONT_SMALL, MARGIN, ly + p->font_h[LH__FONT_LABEL] + 1, 0, f->mem_label[1],
-		 -1, lh__rgb_hex(INK_SOFT));
+	         -1, lh__rgb_hex(INK_SOFT));
 
 	/* The curve, as its per-column upper envelope up to the makespan. */
 	double xe = MIN(lh_axis_to_px(&f->axis, (double)k->makespan), f->x1);
 	guint n_cols = (guint)MAX(0, ceil(xe - f->x0));
 	if (n_cols && k->t->mem->len) {
 		double *env = g_new(double, n_cols);
-		lh_mem_envelope((const LhMemPoint *)k->t->mem->data, k->t->mem->len, &f->axis, n_cols,
-				env);
+		lh_mem_envelope((const LhMemPoint *)k->t->mem->data, k->t->mem->len, &f->axis,
+		                n_cols, env);
 		cairo_move_to(cr, f->x0, y1);
 		for (guint c = 0; c < n_cols; c++) {
 			double y = y1 - env[c] / f->mem_top * hs;
@@ -592,7 +598,7 @@ static void draw_err(Fig *f, LhPen *p, ErrPanel *e)
 		cairo_line_to(cr, f->x1, round(y) + 0.5);
 		cairo_stroke(cr);
 		lh__text(p, LH__FONT_SMALL, f->x0 - 6, y - p->font_h[LH__FONT_SMALL] / 2, 1,
-			 lh_tick_label(&tk, i, buf, sizeof buf), -1, lh__rgb_hex(INK_SOFT));
+		         lh_tick_label(&tk, i, buf, sizeof buf), -1, lh__rgb_hex(INK_SOFT));
 	}
 	draw_grid(f, p, y0, y0 + h);
 	g_auto(GStrv) lines = g_strsplit(e->label, "\n", -1);
@@ -600,8 +606,8 @@ static void draw_err(Fig *f, LhPen *p, ErrPanel *e)
 	double ly = mid - nl * p->font_h[LH__FONT_LABEL] / 2;
 	for (guint i = 0; i < nl; i++)
 		lh__text(p, i ? LH__FONT_SMALL : LH__FONT_LABEL, MARGIN,
-			 ly + i * p->font_h[LH__FONT_LABEL], 0, lines[i], -1,
-			 lh__rgb_hex(i ? INK_SOFT : INK));
+		         ly + i * p->font_h[LH__FONT_LABEL], 0, lines[i], -1,
+		         lh__rgb_hex(i ? INK_SOFT : INK));
 	guint n_cols = (guint)ceil(f->x1 - f->x0);
 	for (guint c = 0; c < n_cols; c++) {
 		if (e->lo[c] > e->hi[c])
@@ -633,16 +639,16 @@ static void fig_draw(LhPen *p, gpointer data)
 	for (int i = 0; i < 2; i++)
 		if (f->subtitle[i]) {
 			lh__text_fit(p, LH__FONT_SUBTITLE, MARGIN, y, avail, 1, f->subtitle[i],
-				     lh__rgb_hex(0x444444));
+			             lh__rgb_hex(0x444444));
 			y += p->font_h[LH__FONT_SUBTITLE] + 2;
 		}
 	lh__legend(p, MARGIN, f->y_legend, f->w - MARGIN, f->legend, f->legend_rgb, f->n_legend,
-		   FALSE);
+	           FALSE);
 	for (guint b = 0; b < f->n_blocks; b++) {
 		Block *k = &f->blocks[b];
 		if (k->header)
 			lh__text_fit(p, LH__FONT_HEADER, MARGIN, k->y_header, avail, 1, k->header,
-				     lh__rgb_hex(0x111111));
+			             lh__rgb_hex(0x111111));
 		draw_lanes(f, p, k);
 		draw_marks(f, p, k);
 		if (k->mem_h > 0)
@@ -665,7 +671,7 @@ static void fig_draw(LhPen *p, gpointer data)
 		cairo_line_to(cr, x, ya + 5);
 		cairo_stroke(cr);
 		lh__text(p, LH__FONT_LABEL, x, ya + 6, 0.5,
-			 lh_tick_label(&f->ticks, i, buf, sizeof buf), -1, lh__rgb_hex(INK));
+		         lh_tick_label(&f->ticks, i, buf, sizeof buf), -1, lh__rgb_hex(INK));
 	}
 }
 
@@ -689,9 +695,9 @@ static void set_memory(Fig *f, const LhHw *hw)
 	if (f->capacity > 0 && f->capacity <= 2 * (double)peak)
 		f->mem_top = MAX(f->mem_top, f->capacity * 1.08);
 	f->mem_label[0] = g_strdup("device memory");
-	f->mem_label[1] = n_dev > 1 ? g_strdup_printf("the sum of %u devices", n_dev)
-				    : g_strdup(f->capacity > f->mem_top ? "axis broken below capacity"
-									 : "");
+	f->mem_label[1] =
+	    n_dev > 1 ? g_strdup_printf("the sum of %u devices", n_dev)
+	              : g_strdup(f->capacity > f->mem_top ? "axis broken below capacity" : "");
 }
 
 static void fig_measure(Fig *f)
@@ -706,7 +712,7 @@ static gboolean fig_write(const char *path, Fig *f, GError **error)
 {
 	fig_measure(f);
 	return lh__viz_write_scaled(path, f->w, f->h, f->scale > 0 ? f->scale : 1, fig_draw, f,
-				    error);
+	                            error);
 }
 
 static char *plan_desc(const LhPlan *plan)
@@ -720,14 +726,14 @@ static char *plan_desc(const LhPlan *plan)
 /* ---- Public ---- */
 
 gboolean lh_viz_timeline(const char *path, const LhGraph *g, const LhHw *hw, const LhPlan *plan,
-			 const LhTrace *trace, const LhMetrics *metrics, GError **error)
+                         const LhTrace *trace, const LhMetrics *metrics, GError **error)
 {
 	return lh_viz_timeline_opt(path, g, hw, plan, trace, metrics, NULL, error);
 }
 
-gboolean lh_viz_timeline_opt(const char *path, const LhGraph *g, const LhHw *hw,
-			     const LhPlan *plan, const LhTrace *trace, const LhMetrics *metrics,
-			     const LhVizOptions *opt, GError **error)
+gboolean lh_viz_timeline_opt(const char *path, const LhGraph *g, const LhHw *hw, const LhPlan *plan,
+                             const LhTrace *trace, const LhMetrics *metrics,
+                             const LhVizOptions *opt, GError **error)
 {
 	g_return_val_if_fail(path && g && hw && trace, FALSE);
 	LhVizOptions dflt = {0};
@@ -735,19 +741,20 @@ gboolean lh_viz_timeline_opt(const char *path, const LhGraph *g, const LhHw *hw,
 		opt = &dflt;
 	if (opt->width && (opt->width < 400 || opt->width > 32767)) {
 		g_set_error(error, LH_VIZ_ERROR, LH_VIZ_ERROR_INVALID,
-			    "%s: width %u is out of range (400 to 32767 pixels)", path, opt->width);
+		            "%s: width %u is out of range (400 to 32767 pixels)", path, opt->width);
 		return FALSE;
 	}
 	if (opt->height > 32767 || (opt->dpi != 0 && !(opt->dpi >= 10 && opt->dpi <= 2400))) {
 		g_set_error(error, LH_VIZ_ERROR, LH_VIZ_ERROR_INVALID,
-			    "%s: height must be at most 32767 pixels and dpi from 10 to 2400", path);
+		            "%s: height must be at most 32767 pixels and dpi from 10 to 2400",
+		            path);
 		return FALSE;
 	}
 	if (opt->t1 > opt->t0 && (opt->t0 < 0 || opt->t0 >= trace_makespan(trace))) {
 		g_autofree char *a = lh_format_ns((double)opt->t0);
 		g_autofree char *m = lh_format_ns((double)trace_makespan(trace));
 		g_set_error(error, LH_VIZ_ERROR, LH_VIZ_ERROR_INVALID,
-			    "%s: the window starts at %s, outside the run (0 to %s)", path, a, m);
+		            "%s: the window starts at %s, outside the run (0 to %s)", path, a, m);
 		return FALSE;
 	}
 	if (!lh__viz_check_path(path, error) || !check_trace(path, g, trace, "", error))
@@ -780,10 +787,10 @@ gboolean lh_viz_timeline_opt(const char *path, const LhGraph *g, const LhHw *hw,
 	g_autofree char *lb = lh_format_ns(metrics->bounds.bound);
 	g_autofree char *pk = lh_format_bytes((double)metrics->peak_device);
 	f.subtitle[0] = g_strdup_printf(
-		"%u ops  \u00b7  makespan %s  \u00b7  lower bound %s (%s)  \u00b7  %.2f\u00d7 the "
-		"bound  \u00b7  peak device memory %s  \u00b7  overlap %.0f %%",
-		lh_graph_n_ops(g), ms, lb, metrics->bounds.binding ? metrics->bounds.binding : "?",
-		metrics->ratio, pk, 100 * metrics->overlap);
+	    "%u ops  \u00b7  makespan %s  \u00b7  lower bound %s (%s)  \u00b7  %.2f\u00d7 the "
+	    "bound  \u00b7  peak device memory %s  \u00b7  overlap %.0f %%",
+	    lh_graph_n_ops(g), ms, lb, metrics->bounds.binding ? metrics->bounds.binding : "?",
+	    metrics->ratio, pk, 100 * metrics->overlap);
 	gboolean ok = fig_write(path, &f, error);
 	fig_clear(&f);
 	if (metrics == &own)
@@ -792,8 +799,8 @@ gboolean lh_viz_timeline_opt(const char *path, const LhGraph *g, const LhHw *hw,
 }
 
 gboolean lh_viz_comparison(const char *path, const LhGraph *g, const LhHw *hw, guint n,
-			   const LhPlan *const *plans, const LhTrace *const *traces,
-			   const LhMetrics *const *metrics, GError **error)
+                           const LhPlan *const *plans, const LhTrace *const *traces,
+                           const LhMetrics *const *metrics, GError **error)
 {
 	g_return_val_if_fail(path && g && hw && n >= 1 && plans && traces, FALSE);
 	if (!lh__viz_check_path(path, error))
@@ -828,18 +835,18 @@ gboolean lh_viz_comparison(const char *path, const LhGraph *g, const LhHw *hw, g
 		g_autofree char *ms = lh_format_ns((double)m->makespan);
 		g_autofree char *pk = lh_format_bytes((double)m->peak_device);
 		k->header = g_strdup_printf("%s  \u2014  makespan %s, %.2f\u00d7 the lower bound, "
-					    "peak memory %s",
-					    who, ms, m->ratio, pk);
+		                            "peak memory %s",
+		                            who, ms, m->ratio, pk);
 		if (m == &own)
 			lh_metrics_clear(&own);
 	}
 	set_memory(&f, hw);
 	legend_from_traces(&f, g);
 	f.title = g_strdup_printf("%s on %s: %u schedule%s on one time axis", lh_graph_name(g),
-				  hw->name, n, n == 1 ? "" : "s");
+	                          hw->name, n, n == 1 ? "" : "s");
 	g_autofree char *lb = lh_format_ns(bound);
 	f.subtitle[0] = g_strdup_printf("%u ops  \u00b7  lower bound %s (%s)", lh_graph_n_ops(g),
-					lb, binding ? binding : "?");
+	                                lb, binding ? binding : "?");
 	gboolean ok = fig_write(path, &f, error);
 	fig_clear(&f);
 	return ok;
@@ -851,8 +858,8 @@ static int dcmp(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-static void err_panel(Fig *f, ErrPanel *e, const LhGraph *g, const LhTrace *pr,
-		      const LhTrace *me, gboolean shift)
+static void err_panel(Fig *f, ErrPanel *e, const LhGraph *g, const LhTrace *pr, const LhTrace *me,
+                      gboolean shift)
 {
 	guint n_cols = (guint)ceil(f->x1 - f->x0);
 	e->lo = g_new(double, n_cols);
@@ -868,7 +875,7 @@ static void err_panel(Fig *f, ErrPanel *e, const LhGraph *g, const LhTrace *pr,
 		if (a->start < 0 || b->start < 0)
 			continue;
 		double v = shift ? (double)(b->start - a->start)
-				 : (double)((b->end - b->start) - (a->end - a->start));
+		                 : (double)((b->end - b->start) - (a->end - a->start));
 		double x = lh_axis_to_px(&f->axis, (double)b->start) - f->x0;
 		guint c = (guint)CLAMP(floor(x), 0, (double)n_cols - 1);
 		e->lo[c] = MIN(e->lo[c], v);
@@ -883,7 +890,7 @@ static void err_panel(Fig *f, ErrPanel *e, const LhGraph *g, const LhTrace *pr,
 }
 
 gboolean lh_viz_validation(const char *path, const LhGraph *g, const LhHw *hw, const LhPlan *plan,
-			   const LhTrace *predicted, const LhTrace *measured, GError **error)
+                           const LhTrace *predicted, const LhTrace *measured, GError **error)
 {
 	g_return_val_if_fail(path && g && hw && predicted && measured, FALSE);
 	if (!lh__viz_check_path(path, error) ||
@@ -905,8 +912,8 @@ gboolean lh_viz_validation(const char *path, const LhGraph *g, const LhHw *hw, c
 		k->bound = i == 0 ? bounds.bound : 0;
 		g_autofree char *ms = lh_format_ns((double)k->makespan);
 		const char *src = tr[i]->source ? tr[i]->source : (i ? "measured" : "simulated");
-		k->header = g_strdup_printf("%s (%s)  \u2014  makespan %s", i ? "measured" : "predicted",
-					    src, ms);
+		k->header = g_strdup_printf("%s (%s)  \u2014  makespan %s",
+		                            i ? "measured" : "predicted", src, ms);
 	}
 	legend_from_traces(&f, g);
 
@@ -947,24 +954,24 @@ gboolean lh_viz_validation(const char *path, const LhGraph *g, const LhHw *hw, c
 	g_autofree char *wds = lh_format_ns(worst_d);
 	g_autofree char *wss = lh_format_ns(worst_s);
 	double mk_err = f.blocks[0].makespan > 0
-				? 100.0 * (double)(f.blocks[1].makespan - f.blocks[0].makespan) /
-					  (double)f.blocks[0].makespan
-				: 0;
+	                    ? 100.0 * (double)(f.blocks[1].makespan - f.blocks[0].makespan) /
+	                          (double)f.blocks[0].makespan
+	                    : 0;
 	f.subtitle[0] = g_strdup_printf("makespan predicted %s, measured %s (%+.1f %%)  \u00b7  "
-					"%u ops in both",
-					pm, mm, mk_err, n_both);
+	                                "%u ops in both",
+	                                pm, mm, mk_err, n_both);
 	if (n_both)
 		f.subtitle[1] = g_strdup_printf(
-			"op duration error: median %.1f %%, worst '%s' %s%s  \u00b7  start shift: "
-			"worst '%s' %s%s",
-			100 * median, lh_graph_op(g, wd)->name, worst_d > 0 ? "+" : "", wds,
-			lh_graph_op(g, ws)->name, worst_s > 0 ? "+" : "", wss);
+		    "op duration error: median %.1f %%, worst '%s' %s%s  \u00b7  start shift: "
+		    "worst '%s' %s%s",
+		    100 * median, lh_graph_op(g, wd)->name, worst_d > 0 ? "+" : "", wds,
+		    lh_graph_op(g, ws)->name, worst_s > 0 ? "+" : "", wss);
 	f.n_err = 2;
 	f.err[0].label = g_strdup("duration error\nmeasured \u2212 predicted");
 	f.err[1].label = g_strdup("start shift\nmeasured \u2212 predicted");
 	g_autofree char *who = plan_desc(plan);
 	f.title = g_strdup_printf("%s on %s, scheduler %s: predicted vs measured", lh_graph_name(g),
-				  hw->name, who);
+	                          hw->name, who);
 	fig_measure(&f);
 	err_panel(&f, &f.err[0], g, predicted, measured, FALSE);
 	err_panel(&f, &f.err[1], g, predicted, measured, TRUE);

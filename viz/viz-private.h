@@ -36,11 +36,11 @@ void lh__pen_clear(LhPen *p);
 double lh__text_w(LhPen *p, LhFont f, const char *s, gssize len);
 /* Draws @s with its top at @y; @align: 0 left of x, 0.5 centred on x, 1 right of x. */
 void lh__text(LhPen *p, LhFont f, double x, double y, double align, const char *s, gssize len,
-	      LhRgb c);
+              LhRgb c);
 /* Draws (left-aligned at x) as much of @s as fits in @avail, cut with "…" and keeping at least
  * @min_chars characters, else nothing; returns the width drawn. */
 double lh__text_fit(LhPen *p, LhFont f, double x, double y, double avail, guint min_chars,
-		    const char *s, LhRgb c);
+                    const char *s, LhRgb c);
 
 void lh__rgb(cairo_t *cr, LhRgb c);
 LhRgb lh__rgb_hex(guint32 hex);
@@ -57,7 +57,7 @@ void lh__marker(cairo_t *cr, guint shape, double x, double y, double r);
  * With @lines, item i is a line with marker shape i, as the sweep plot draws its series.
  * On a measuring pen (lh__pen_init with NULL) the same call only sizes it. */
 double lh__legend(LhPen *p, double x, double y, double x_max, const char *const *names,
-		  const LhRgb *colors, guint n, gboolean lines);
+                  const LhRgb *colors, guint n, gboolean lines);
 
 typedef void (*LhDrawFunc)(LhPen *p, gpointer data);
 
@@ -65,9 +65,9 @@ typedef void (*LhDrawFunc)(LhPen *p, gpointer data);
  * calls @draw on a white page, checks cairo's status, renames. Nothing is left on failure. */
 /* As lh__viz_write, with a PNG drawn at @scale pixels per unit (dpi / 96); SVG and PDF keep
  * their size in points. */
-gboolean lh__viz_write_scaled(const char *path, double w, double h, double scale,
-			      LhDrawFunc draw, gpointer data, GError **error);
+gboolean lh__viz_write_scaled(const char *path, double w, double h, double scale, LhDrawFunc draw,
+                              gpointer data, GError **error);
 gboolean lh__viz_write(const char *path, double w, double h, LhDrawFunc draw, gpointer data,
-		       GError **error);
+                       GError **error);
 /* Checks the extension; error LH_VIZ_ERROR_FORMAT otherwise. */
 gboolean lh__viz_check_path(const char *path, GError **error);

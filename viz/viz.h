@@ -25,10 +25,10 @@ G_BEGIN_DECLS
 GQuark lh_viz_error_quark(void);
 
 typedef enum {
-	LH_VIZ_ERROR_FORMAT, /* the path's extension names no supported format */
+	LH_VIZ_ERROR_FORMAT,  /* the path's extension names no supported format */
 	LH_VIZ_ERROR_INVALID, /* inputs that do not fit together (trace vs graph, empty sweep) */
-	LH_VIZ_ERROR_DRAW,   /* cairo failed (the message is cairo's status string) */
-	LH_VIZ_ERROR_IO,     /* unused: a file that cannot be written is an LH_IO_ERROR_WRITE */
+	LH_VIZ_ERROR_DRAW,    /* cairo failed (the message is cairo's status string) */
+	LH_VIZ_ERROR_IO,      /* unused: a file that cannot be written is an LH_IO_ERROR_WRITE */
 } LhVizError;
 
 /* Checks before any work is done that @path names a supported format and that it can be
@@ -42,39 +42,39 @@ gboolean lh_viz_check_path(const char *path, GError **error);
  * title with the workload, hardware, scheduler, makespan and lower bound. @metrics may be NULL
  * (it is then computed). Bars narrower than a pixel are merged, so 10^5 ops stay fast. */
 gboolean lh_viz_timeline(const char *path, const LhGraph *g, const LhHw *hw, const LhPlan *plan,
-			 const LhTrace *trace, const LhMetrics *metrics, GError **error);
+                         const LhTrace *trace, const LhMetrics *metrics, GError **error);
 
 /* The size and time range of a timeline (lh_viz_timeline_opt). Zero fields take the defaults. */
 typedef struct {
 	guint width;   /* pixels (at 96 dpi); 0: 1600. At least 400. */
 	guint height;  /* pixels (at 96 dpi); 0: as the lanes need. The lanes take what is left
-			  after the title, legend, memory panel and axis (at least 8 px a lane). */
+	                  after the title, legend, memory panel and axis (at least 8 px a lane). */
 	double dpi;    /* PNG resolution; 0: 96. A PNG is width * dpi / 96 pixels wide; SVG and
-			  PDF are vector pictures and ignore it. */
+	                  PDF are vector pictures and ignore it. */
 	gint64 t0, t1; /* the window drawn, ns; t1 <= t0: the whole run. Only ops overlapping
-			  it are drawn, cut at its edges; the cost of drawing grows with the
-			  pixels, not the ops outside it. */
+	                  it are drawn, cut at its edges; the cost of drawing grows with the
+	                  pixels, not the ops outside it. */
 } LhVizOptions;
 
 /* lh_viz_timeline() with a size and a time window; @opt may be NULL (the defaults). An invalid
  * option (width below 400, dpi outside 10..2400, a window outside the run) is an
  * LH_VIZ_ERROR_INVALID. */
-gboolean lh_viz_timeline_opt(const char *path, const LhGraph *g, const LhHw *hw,
-			     const LhPlan *plan, const LhTrace *trace, const LhMetrics *metrics,
-			     const LhVizOptions *opt, GError **error);
+gboolean lh_viz_timeline_opt(const char *path, const LhGraph *g, const LhHw *hw, const LhPlan *plan,
+                             const LhTrace *trace, const LhMetrics *metrics,
+                             const LhVizOptions *opt, GError **error);
 
 /* Several schedules of one graph stacked on one shared time axis; each block is labelled with
  * its scheduler, parameters, makespan and ratio to the lower bound. @n >= 1; @metrics may be
  * NULL (computed), or an array of @n. */
 gboolean lh_viz_comparison(const char *path, const LhGraph *g, const LhHw *hw, guint n,
-			   const LhPlan *const *plans, const LhTrace *const *traces,
-			   const LhMetrics *const *metrics, GError **error);
+                           const LhPlan *const *plans, const LhTrace *const *traces,
+                           const LhMetrics *const *metrics, GError **error);
 
 /* One point of a parameter sweep. */
 typedef struct {
 	const char *scheduler; /* one line per distinct scheduler, in first-seen order */
 	const char *value;     /* the parameter's value as text; numeric values give a numeric
-				  x axis, otherwise the values are categories in first-seen order */
+	                          x axis, otherwise the values are categories in first-seen order */
 	gboolean ok;           /* FALSE: the point failed (plan or simulation); not drawn */
 	gint64 makespan;       /* ns */
 	gint64 peak_device;    /* bytes */
@@ -91,12 +91,12 @@ typedef struct {
  * two panels sharing the x axis. @title names the graph and hardware; @param the parameter.
  * @capacity_bytes (> 0) draws the device-memory capacity on the memory panel. */
 gboolean lh_viz_sweep(const char *path, const char *title, const char *param,
-		      const LhSweepPoint *points, guint n, double capacity_bytes, GError **error);
+                      const LhSweepPoint *points, guint n, double capacity_bytes, GError **error);
 /* The same with error bars: @spread is NULL or has one entry per point (the spread over
  * seeds, drawn as +- bars around the mean the point holds). */
 gboolean lh_viz_sweep_spread(const char *path, const char *title, const char *param,
-			     const LhSweepPoint *points, const LhSweepSpread *spread, guint n,
-			     double capacity_bytes, GError **error);
+                             const LhSweepPoint *points, const LhSweepSpread *spread, guint n,
+                             double capacity_bytes, GError **error);
 
 /* The unit of an axis's numbers, which picks how ticks are labelled. */
 typedef enum {
@@ -117,10 +117,10 @@ typedef struct {
  * bar with ticks in the metric's unit); lower is better and the lowest cell of each map is
  * outlined and labelled "best". Cells wide enough show their value. A cell that no entry of
  * @cells fills stays white. */
-gboolean lh_viz_heatmap(const char *path, const char *title, const char *metric,
-			LhTickUnit unit, const char *x_name, const char *const *x_values,
-			guint nx, const char *y_name, const char *const *y_values, guint ny,
-			const LhHeatCell *cells, guint n, GError **error);
+gboolean lh_viz_heatmap(const char *path, const char *title, const char *metric, LhTickUnit unit,
+                        const char *x_name, const char *const *x_values, guint nx,
+                        const char *y_name, const char *const *y_values, guint ny,
+                        const LhHeatCell *cells, guint n, GError **error);
 
 /* Draws the predicted and the measured timeline of one plan on one time axis, and marks each
  * op's error (measured - predicted duration, and start shift). PNG/SVG/PDF by extension,

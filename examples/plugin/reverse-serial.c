@@ -11,7 +11,7 @@
 #include <lhsim.h>
 
 static LhPlan *reverse_serial_plan(const LhGraph *g, const LhHw *hw, const LhParams *p,
-				   GError **error)
+                                   GError **error)
 {
 	(void)hw;
 	(void)error;
@@ -36,7 +36,7 @@ static LhPlan *reverse_serial_plan(const LhGraph *g, const LhHw *hw, const LhPar
 		const LhOp *op = lh_graph_op(g, v); /* read through sim/op.h, not its fields */
 		if (lh_op_kind(op) != LH_OP_INPUT) {
 			lh_params_explain(p, "reverse-serial: '%s' is the latest ready op",
-					  lh_op_name(op));
+			                  lh_op_name(op));
 			lh_plan_run(plan, s, v);
 		}
 		guint32 ns;
@@ -55,11 +55,11 @@ static LhPlan *reverse_serial_plan(const LhGraph *g, const LhHw *hw, const LhPar
 #endif
 
 static const LhScheduler reverse_serial = {
-	.version = EXAMPLE_ABI,
-	.name = "reverse-serial",
-	.summary = "example plugin: one stream, the latest ready op in program order first",
-	.params = NULL,
-	.plan = reverse_serial_plan,
+    .version = EXAMPLE_ABI,
+    .name = "reverse-serial",
+    .summary = "example plugin: one stream, the latest ready op in program order first",
+    .params = NULL,
+    .plan = reverse_serial_plan,
 };
 
 G_MODULE_EXPORT const LhScheduler *lh_scheduler_plugin(void);

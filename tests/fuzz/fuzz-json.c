@@ -1,6 +1,6 @@
 /* libFuzzer harness for the graph JSON reader (models/graph-json.c). Build and run:
- * tests/fuzz/run.sh. Every input must give a graph or a GError whose message starts with "fuzz.json:";
- * a graph that loads must write back to JSON that loads again. */
+ * tests/fuzz/run.sh. Every input must give a graph or a GError whose message starts with
+ * "fuzz.json:"; a graph that loads must write back to JSON that loads again. */
 #include "models/graph-json.h"
 
 #include <stdint.h>

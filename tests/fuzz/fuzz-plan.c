@@ -13,12 +13,12 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static const char hw_ini[] = "[hw]\nname = fuzz\nsm_count = 4\npeak_tflops = 1\n"
-			     "compute_eff = 1\nhbm_gbs = 100\nhbm_eff = 1\nmemory_gib = 1\n"
-			     "kernel_overhead_ns = 1\nlaunch_ns = 2\nevent_ns = 1\nhw_queues = 2\n"
-			     "max_resident_kernels = 3\ncopy_engines_h2d = 1\n"
-			     "copy_engines_d2h = 1\npcie_gbs = 10\npcie_duplex_gbs = 8\n"
-			     "copy_latency_ns = 5\nlink_gbs = 10\nlink_latency_ns = 5\n"
-			     "collective_sm = 0.1\nsm_sharing = fifo\n";
+                             "compute_eff = 1\nhbm_gbs = 100\nhbm_eff = 1\nmemory_gib = 1\n"
+                             "kernel_overhead_ns = 1\nlaunch_ns = 2\nevent_ns = 1\nhw_queues = 2\n"
+                             "max_resident_kernels = 3\ncopy_engines_h2d = 1\n"
+                             "copy_engines_d2h = 1\npcie_gbs = 10\npcie_duplex_gbs = 8\n"
+                             "copy_latency_ns = 5\nlink_gbs = 10\nlink_latency_ns = 5\n"
+                             "collective_sm = 0.1\nsm_sharing = fifo\n";
 
 /* A small graph with every engine: in -> a -> b -> c, a copy each way and a collective. */
 static LhGraph *fuzz_graph(void)

@@ -13,8 +13,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	GError *e = NULL;
-	LhGraph *g = lh_stg_import_data((const char *)data, size, "fuzz.stg", 3, LH_STG_UNIT_NS,
-					&e);
+	LhGraph *g =
+	    lh_stg_import_data((const char *)data, size, "fuzz.stg", 3, LH_STG_UNIT_NS, &e);
 	if (!g) {
 		if (!e || !g_str_has_prefix(e->message, "fuzz.stg:"))
 			abort(); /* every failure must say where */
