@@ -408,6 +408,22 @@ static void device_metrics(const LhTrace *t, const LhGraph *g, LhMetrics *m)
 {
 	guint32 nd = m->n_devices;
 	m->dev = g_new0(LhDeviceMetrics, nd);
+	if (!m->placed) {
+		/* One device: its figures are the whole run's, from sweep_engines' one sort (the
+		 * same unions as below, over every op). */
+		LhDeviceMetrics *D = &m->dev[0];
+		D->end = m->makespan;
+		D->compute_busy = m->engine_busy[LH_ENGINE_SM];
+		D->transfer_time = m->transfer_time;
+		D->exposed_transfer = m->exposed_transfer;
+		D->bubble =
+		    m->makespan > 0 ? 1.0 - (double)D->compute_busy / (double)m->makespan : 0.0;
+		D->peak_device = t->peak_device;
+		D->peak_device_t = t->peak_device_t;
+		D->host_end = t->host_end;
+		m->bubble = D->bubble;
+		return;
+	}
 	g_autofree guint32 *at = g_new0(guint32, (gsize)nd + 1);
 	for (guint32 i = 0; i < t->n_ops; i++)
 		at[MIN(lh_graph_op(g, i)->device, nd - 1) + 1]++;
