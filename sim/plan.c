@@ -231,7 +231,7 @@ static gboolean list_schedule_check(const LhPlan *p, const LhGraph *g, const gui
 gboolean lh_plan_add_list_schedule(LhPlan *p, const LhGraph *g, const guint32 *stream,
                                    const guint32 *order, guint32 n, GError **error)
 {
-	g_return_val_if_fail(p && g && stream && (order || n == 0), FALSE);
+	g_return_val_if_fail(p && g && ((stream && order) || n == 0), FALSE);
 	g_return_val_if_fail(lh_graph_is_finished(g), FALSE);
 	guint32 n_ops = lh_graph_n_ops(g), ns = lh_plan_n_streams(p);
 	/* pos[i]: first the op's place in @order (the check), then its position in its stream;

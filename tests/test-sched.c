@@ -645,3 +645,23 @@ Test(params, repeated_parameter_is_an_error)
 	cr_assert_not_null(p2);
 	cr_expect_eq(lh_params_get_int(p2, "async-compute-limit"), 3);
 }
+
+/* An empty graph (0 ops) gets an empty plan from every built-in, without a critical warning
+ * on the way (heft and cpath once handed the plan builder a NULL stream array for 0 ops):
+ * criticals are made fatal, so one aborts the test. */
+Test(sched, empty_graph_gets_an_empty_plan_from_every_builtin)
+{
+	g_log_set_always_fatal(G_LOG_LEVEL_CRITICAL | G_LOG_LEVEL_WARNING);
+	g_autoptr(LhGraph) g = lh_graph_new("empty");
+	cr_assert(lh_graph_finish(g, NULL, NULL));
+	g_autoptr(LhHw) hw = t_hw(LH_SHARING_FAIR);
+	const char *names[] = {"serial", "lhs", "iree", "iree-cost", "heft", "cpath", "search"};
+	for (gsize k = 0; k < G_N_ELEMENTS(names); k++) {
+		const char *kv[] = {strcmp(names[k], "search") == 0 ? "evals=10" : NULL, NULL};
+		g_autoptr(LhPlan) p = plan_with(names[k], g, hw, kv, NULL);
+		guint32 runs = 0;
+		for (guint32 c = 0; c < lh_plan_n_cmds(p); c++)
+			runs += lh_plan_cmd(p, c)->kind == LH_CMD_RUN;
+		cr_expect_eq(runs, 0, "%s", names[k]);
+	}
+}
