@@ -384,7 +384,7 @@ static void mem_model(Lhs *s)
 			s->usage += s->buf_bytes[b];
 		}
 	/* Per node, the buffers it uses, each once; then the same the other way round. */
-	g_autofree guint32 *seen = g_new(guint32, n);
+	g_autofree guint32 *seen = g_new(guint32, MAX(n, 1));
 	memset(seen, 0xff, sizeof(guint32) * n);
 	guint64 most = m;
 	for (guint32 v = 0; v < m; v++)
