@@ -320,20 +320,23 @@ static void radix_sort(void *v, gsize n, gsize size)
 		memcpy(a, src, n * size);
 }
 
-/* One sweep over every op's [start, end) gives each engine's busy time, the transfer time
- * (copies and collectives), the exposed part of it (no kernel running) and the time anything
- * runs before @host_end: the lengths of the unions, without a sort per quantity. */
-static void sweep_engines(const LhTrace *t, LhMetrics *m, gint64 host_end, gint64 *busy_before)
+/* An op's [start, end) as two edges in @e, if it ran on an engine for some time. */
+static void push_edges(GArray *e, const LhOpTiming *tm)
 {
-	g_autoptr(GArray) e = g_array_sized_new(FALSE, FALSE, sizeof(Edge), 2 * t->n_ops);
-	for (guint32 i = 0; i < t->n_ops; i++) {
-		const LhOpTiming *tm = &t->ops[i];
-		if (tm->start < 0 || tm->end <= tm->start || tm->engine == LH_ENGINE_NONE)
-			continue;
-		Edge a = {tm->start, 1, tm->engine}, b = {tm->end, -1, tm->engine};
-		g_array_append_val(e, a);
-		g_array_append_val(e, b);
-	}
+	if (tm->start < 0 || tm->end <= tm->start || tm->engine == LH_ENGINE_NONE)
+		return;
+	Edge a = {tm->start, 1, tm->engine}, b = {tm->end, -1, tm->engine};
+	g_array_append_val(e, a);
+	g_array_append_val(e, b);
+}
+
+/* One sweep over the edges @e (sorted here) gives each engine's busy time, the transfer time
+ * (copies and collectives), the exposed part of it (no kernel running) and the time anything
+ * runs before @host_end: the lengths of the unions, without a sort per quantity. Adds them to
+ * @busy, *@transfer and *@exposed, and sets *@busy_before. */
+static void sweep_edges(GArray *e, gint64 host_end, gint64 *busy, gint64 *transfer, gint64 *exposed,
+                        gint64 *busy_before)
+{
 	radix_sort(e->data, e->len, sizeof(Edge));
 	int depth[LH_ENGINE_N] = {0};
 	gint64 last = 0;
@@ -342,22 +345,32 @@ static void sweep_engines(const LhTrace *t, LhMetrics *m, gint64 host_end, gint6
 		const Edge *x = &g_array_index(e, Edge, i);
 		gint64 dt = x->t - last;
 		if (dt > 0) {
-			gboolean transfer = depth[LH_ENGINE_H2D] || depth[LH_ENGINE_D2H] ||
-			                    depth[LH_ENGINE_LINK] || depth[LH_ENGINE_NET];
+			gboolean tr = depth[LH_ENGINE_H2D] || depth[LH_ENGINE_D2H] ||
+			              depth[LH_ENGINE_LINK] || depth[LH_ENGINE_NET];
 			for (int k = LH_ENGINE_SM; k < LH_ENGINE_N; k++)
 				if (depth[k])
-					m->engine_busy[k] += dt;
-			if (transfer) {
-				m->transfer_time += dt;
+					busy[k] += dt;
+			if (tr) {
+				*transfer += dt;
 				if (!depth[LH_ENGINE_SM])
-					m->exposed_transfer += dt;
+					*exposed += dt;
 			}
-			if ((transfer || depth[LH_ENGINE_SM]) && last < host_end)
+			if ((tr || depth[LH_ENGINE_SM]) && last < host_end)
 				*busy_before += MIN(x->t, host_end) - last;
 		}
 		last = x->t;
 		depth[x->engine] += x->delta;
 	}
+}
+
+/* The whole run's sweep, over every op. */
+static void sweep_engines(const LhTrace *t, LhMetrics *m, gint64 host_end, gint64 *busy_before)
+{
+	g_autoptr(GArray) e = g_array_sized_new(FALSE, FALSE, sizeof(Edge), 2 * t->n_ops);
+	for (guint32 i = 0; i < t->n_ops; i++)
+		push_edges(e, &t->ops[i]);
+	sweep_edges(e, host_end, m->engine_busy, &m->transfer_time, &m->exposed_transfer,
+	            busy_before);
 }
 
 typedef struct {
@@ -440,32 +453,11 @@ static void device_metrics(const LhTrace *t, const LhGraph *g, LhMetrics *m)
 		for (; k < at[d]; k++) {
 			const LhOpTiming *tm = &t->ops[ord[k]];
 			D->end = MAX(D->end, tm->end);
-			if (tm->start < 0 || tm->end <= tm->start || tm->engine == LH_ENGINE_NONE)
-				continue;
-			Edge a = {tm->start, 1, tm->engine}, b = {tm->end, -1, tm->engine};
-			g_array_append_val(e, a);
-			g_array_append_val(e, b);
+			push_edges(e, tm);
 		}
-		radix_sort(e->data, e->len, sizeof(Edge));
-		int depth[LH_ENGINE_N] = {0};
-		gint64 last = 0;
-		for (guint i = 0; i < e->len; i++) {
-			const Edge *x = &g_array_index(e, Edge, i);
-			gint64 dt = x->t - last;
-			if (dt > 0) {
-				gboolean transfer = depth[LH_ENGINE_H2D] || depth[LH_ENGINE_D2H] ||
-				                    depth[LH_ENGINE_LINK] || depth[LH_ENGINE_NET];
-				if (depth[LH_ENGINE_SM])
-					D->compute_busy += dt;
-				if (transfer) {
-					D->transfer_time += dt;
-					if (!depth[LH_ENGINE_SM])
-						D->exposed_transfer += dt;
-				}
-			}
-			last = x->t;
-			depth[x->engine] += x->delta;
-		}
+		gint64 eb[LH_ENGINE_N] = {0}, before;
+		sweep_edges(e, 0, eb, &D->transfer_time, &D->exposed_transfer, &before);
+		D->compute_busy = eb[LH_ENGINE_SM];
 		D->bubble =
 		    m->makespan > 0 ? 1.0 - (double)D->compute_busy / (double)m->makespan : 0.0;
 		gboolean own = t->n_devices == nd && t->dev_peak;
