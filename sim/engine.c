@@ -23,6 +23,7 @@
 #include "sim/engine.h"
 #include "sim/cost.h"
 #include "sim/graph-private.h"
+#include "sim/plan-private.h"
 
 #include <math.h>
 #include <string.h>
@@ -1674,25 +1675,14 @@ LhTrace *lh_simulate(const LhGraph *g, const LhHw *hw, const LhPlan *plan, const
 	/* Each device's host issues its own commands in plan order. */
 	if (w.multi) {
 		dnext = g_new(guint32, MAX(n_cmds, 1));
+		g_autofree guint32 *first = g_new(guint32, w.D);
 		g_autofree guint32 *last = g_new(guint32, w.D);
+		lh__plan_device_lists(plan, w.D, first, dnext, last);
 		for (guint32 d = 0; d < w.D; d++) {
-			last[d] = NONE;
-			w.dev[d].hc = n_cmds;
+			w.dev[d].hc = first[d];
 			w.dev[d].dnext = dnext;
-		}
-		for (guint32 c = 0; c < n_cmds; c++) {
-			guint32 d = cmds[c].kind == LH_CMD_HOST
-			                ? cmds[c].stream
-			                : lh_plan_stream(plan, cmds[c].stream)->device;
-			dnext[c] = n_cmds;
-			if (last[d] == NONE)
-				w.dev[d].hc = c;
-			else
-				dnext[last[d]] = c;
-			last[d] = c;
-		}
-		for (guint32 d = 0; d < w.D; d++)
 			w.dev[d].last_cmd = last[d];
+		}
 	}
 	for (guint32 c = 0; c < n_cmds; c++) {
 		const LhCmd *cmd = &cmds[c];

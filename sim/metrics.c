@@ -1,5 +1,6 @@
 /* lhsim — lower bounds (docs/design.md#lower-bounds) and metrics (#metrics), with their table and
  * JSON writers. */
+#include "sim/plan-private.h"
 #include "sim/trace.h"
 #include "sim/util.h"
 #include "sim/cost.h"
@@ -186,9 +187,7 @@ static void bounds_impl(const LhGraph *g, const LhHw *hw, const LhHw *const *dhw
 	if (plan) {
 		for (guint32 c = 0; c < lh_plan_n_cmds(plan); c++) {
 			const LhCmd *cmd = lh_plan_cmd(plan, c);
-			guint32 d = cmd->kind == LH_CMD_HOST
-			                ? cmd->stream
-			                : lh_plan_stream(plan, cmd->stream)->device;
+			guint32 d = lh__plan_cmd_device(plan, cmd);
 			d = d < nd ? d : 0;
 			const LhHw *h = DEV_HW(d);
 			ds[d].host += cmd->kind == LH_CMD_RUN ? h->launch_ns

@@ -21,4 +21,15 @@ struct _LhPlan {
 	    *event_names; /* of char *: the names a plan file gave its events, by id; or NULL */
 };
 
+/* The device command @cmd runs on (docs/plan-format.md, "Several devices"): its stream's, or a
+ * host command's own. */
+guint32 lh__plan_cmd_device(const LhPlan *p, const LhCmd *cmd);
+
+/* Each of @D devices' commands in plan order, as lists: @first[d] is device d's first command,
+ * @dnext[c] the next command of c's device, @last[d] device d's last; the number of commands
+ * ends a list (and is first[d] for a device without commands, whose last[d] is G_MAXUINT32).
+ * Every command's device must be below @D. */
+void lh__plan_device_lists(const LhPlan *p, guint32 D, guint32 *first, guint32 *dnext,
+                           guint32 *last);
+
 G_END_DECLS

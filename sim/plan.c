@@ -277,6 +277,30 @@ gboolean lh_plan_add_list_schedule(LhPlan *p, const LhGraph *g, const guint32 *s
 	return TRUE;
 }
 
+guint32 lh__plan_cmd_device(const LhPlan *p, const LhCmd *cmd)
+{
+	return cmd->kind == LH_CMD_HOST ? cmd->stream : lh_plan_stream(p, cmd->stream)->device;
+}
+
+void lh__plan_device_lists(const LhPlan *p, guint32 D, guint32 *first, guint32 *dnext,
+                           guint32 *last)
+{
+	guint32 n = p->cmds->len;
+	for (guint32 d = 0; d < D; d++) {
+		first[d] = n;
+		last[d] = G_MAXUINT32;
+	}
+	for (guint32 c = 0; c < n; c++) {
+		guint32 d = lh__plan_cmd_device(p, lh_plan_cmd(p, c));
+		dnext[c] = n;
+		if (last[d] == G_MAXUINT32)
+			first[d] = c;
+		else
+			dnext[last[d]] = c;
+		last[d] = c;
+	}
+}
+
 const char *lh_plan_event_name(const LhPlan *p, guint64 e, char buf[32])
 {
 	if (p->event_names && e < p->event_names->len)

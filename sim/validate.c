@@ -151,15 +151,6 @@ static gboolean check_counts(const Ctx *x, guint32 *run_cmd, guint32 *sig_cmd, g
 	return TRUE;
 }
 
-/* The device a command runs on (docs/plan-format.md, "Several devices"): its stream's, or a host
- * command's own. */
-static guint32 cmd_device(const Ctx *x, const LhCmd *cmd)
-{
-	if (cmd->kind == LH_CMD_HOST)
-		return cmd->stream;
-	return lh_plan_stream(x->p, cmd->stream)->device;
-}
-
 /* Placement: streams and host commands on the graph's devices, each op run on a stream of its
  * own device, each event signaled and waited on one device. Devices meet only at rendezvous
  * (sim/graph.h): a wait across devices would be a dependency the graph cannot state. */
@@ -192,7 +183,7 @@ static gboolean check_devices(const Ctx *x, const guint32 *sig_cmd, GError **err
 	}
 	for (guint32 c = 0; c < n; c++) {
 		const LhCmd *cmd = lh_plan_cmd(p, c);
-		guint32 d = cmd_device(x, cmd);
+		guint32 d = lh__plan_cmd_device(p, cmd);
 		if (cmd->kind == LH_CMD_HOST && d >= D)
 			return bad(x, error, c, "the host of device %u: the graph %s", d,
 			           placed ? "has fewer devices" : "is not placed on devices");
@@ -206,7 +197,7 @@ static gboolean check_devices(const Ctx *x, const guint32 *sig_cmd, GError **err
 		}
 		if (cmd->kind == LH_CMD_WAIT) {
 			const LhCmd *sg = lh_plan_cmd(p, sig_cmd[cmd->arg]);
-			guint32 ds = cmd_device(x, sg);
+			guint32 ds = lh__plan_cmd_device(p, sg);
 			if (ds != d) {
 				g_autofree char *ps = cmd_pos(x, sig_cmd[cmd->arg]);
 				return bad(
@@ -250,20 +241,8 @@ gboolean lh_plan_validate(const LhPlan *p, const LhGraph *g, const char *where, 
 	guint32 D = lh_graph_placed(g) ? lh_graph_devices(g) : 1;
 	g_autofree guint32 *dnext = g_new(guint32, n);
 	g_autofree guint32 *hc = g_new(guint32, D);
-	{
-		g_autofree guint32 *last = g_new(guint32, D);
-		for (guint32 d = 0; d < D; d++)
-			hc[d] = n, last[d] = NONE;
-		for (guint32 c = 0; c < n; c++) {
-			guint32 d = D > 1 ? cmd_device(&x, lh_plan_cmd(p, c)) : 0;
-			dnext[c] = n;
-			if (last[d] == NONE)
-				hc[d] = c;
-			else
-				dnext[last[d]] = c;
-			last[d] = c;
-		}
-	}
+	g_autofree guint32 *last = g_new(guint32, D);
+	lh__plan_device_lists(p, D, hc, dnext, last);
 	/* Rendezvous: a part's run leaves its stream once every part has reached the head of its
 	 * own stream (sim/graph.h); arrived counts them. */
 	guint32 n_rv = lh_graph_n_syncs(g);
