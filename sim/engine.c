@@ -596,6 +596,26 @@ static Act *rdv_part(World *w, guint32 op, Sim **y)
 	return &(*y)->acts[w->op_slot[op]];
 }
 
+/* Rendezvous @rv enters @phase at w->t (its work there is the caller's): every part takes it,
+ * and every part's device rates it again. */
+static void rdv_set_phase(World *w, guint32 rv, guint8 phase)
+{
+	Rdv *r = &w->rdv[rv];
+	r->phase = phase;
+	r->t_upd = w->t;
+	r->rate = -1;
+	r->eta = NEVER;
+	for (guint32 j = 0; j < r->k; j++) {
+		Sim *y;
+		Act *a = rdv_part(w, r->parts[j], &y);
+		a->phase = phase;
+		a->rate = -1;
+		a->eta = NEVER;
+		y->dirty |= DIRTY_SM | DIRTY_SM_FULL;
+	}
+	rdv_touch(w, rv);
+}
+
 /* Every part is resident: the rendezvous' phases begin. Each phase has the longest standalone
  * work among its parts (parts on different hardware cost differently); every part's device
  * rates it again, since its phase changed. */
@@ -616,21 +636,9 @@ static void rdv_begin(World *w, guint32 rv)
 			main = MAX(main, k->first);
 		}
 	}
-	r->phase = has_lat ? PH_LATENCY : PH_MAIN;
 	r->rem = has_lat ? lat : main;
 	r->main_work = has_lat ? main : 0;
-	r->rate = -1;
-	r->t_upd = w->t;
-	r->eta = NEVER;
-	for (guint32 j = 0; j < r->k; j++) {
-		Sim *y;
-		Act *a = rdv_part(w, r->parts[j], &y);
-		a->phase = r->phase;
-		a->rate = -1;
-		a->eta = NEVER;
-		y->dirty |= DIRTY_SM | DIRTY_SM_FULL;
-	}
-	rdv_touch(w, rv);
+	rdv_set_phase(w, rv, has_lat ? PH_LATENCY : PH_MAIN);
 }
 
 /* A part becomes resident: it waits, holding its SM share, until the last part arrives. */
@@ -804,6 +812,16 @@ G_ALWAYS_INLINE static inline void set_rate(Sim *x, Act *a, double r)
 #define FOR_RUNNING(x, a)                                                                          \
 	for (Act *a = (x)->run_head == NONE ? NULL : &(x)->acts[(x)->run_head]; a;                 \
 	     a = a->next == NONE ? NULL : &(x)->acts[a->next])
+
+/* The earliest eta of the running set. */
+G_ALWAYS_INLINE static inline gint64 earliest_eta(const Sim *x)
+{
+	gint64 first = NEVER;
+	FOR_RUNNING(x, a)
+	if (a->eta < first)
+		first = a->eta;
+	return first;
+}
 
 /* fifo: one activity's rate from the capacity the earlier ones left; *m and *mn the
  * wire-phase collectives on the link and on the network not yet served. */
@@ -994,13 +1012,7 @@ G_ALWAYS_INLINE static inline void recompute_rates(Sim *x)
 	}
 	x->dirty = 0;
 	x->append_from = NONE;
-	if (!scanned) {
-		first = NEVER;
-		FOR_RUNNING(x, a)
-		if (a->eta < first)
-			first = a->eta;
-	}
-	x->next_eta = first;
+	x->next_eta = scanned ? first : earliest_eta(x);
 }
 
 /* ---- ends ---- */
@@ -1085,11 +1097,7 @@ static void rdv_rates(World *w)
 		if (!w->eta_stale[d])
 			continue;
 		w->eta_stale[d] = 0;
-		Sim *y = &w->dev[d];
-		y->next_eta = NEVER;
-		for (guint32 i = y->run_head; i != NONE; i = y->acts[i].next)
-			if (y->acts[i].eta < y->next_eta)
-				y->next_eta = y->acts[i].eta;
+		w->dev[d].next_eta = earliest_eta(&w->dev[d]);
 	}
 }
 
@@ -1101,20 +1109,8 @@ static void rdv_due(World *w, guint32 rv)
 	if (r->eta != w->t || r->phase == PH_DONE)
 		return;
 	if (r->phase == PH_LATENCY) {
-		r->phase = PH_MAIN;
 		r->rem = r->main_work;
-		r->t_upd = w->t;
-		r->rate = -1;
-		r->eta = NEVER;
-		for (guint32 j = 0; j < r->k; j++) {
-			Sim *y;
-			Act *a = rdv_part(w, r->parts[j], &y);
-			a->phase = PH_MAIN;
-			a->rate = -1;
-			a->eta = NEVER;
-			y->dirty |= DIRTY_SM | DIRTY_SM_FULL;
-		}
-		rdv_touch(w, rv);
+		rdv_set_phase(w, rv, PH_MAIN);
 		if (r->rem > 0)
 			return;
 	}
@@ -1219,6 +1215,20 @@ G_ALWAYS_INLINE static inline gboolean host_issue(Sim *x, const gboolean multi)
 		host_schedule(x);
 	}
 	return any;
+}
+
+/* A device's issues, dispatches and admissions at its instant (@multi as host_issue). Issues and
+ * dispatches feed each other (a dispatched signal can release a host sync); admissions start
+ * ops and feed neither, so they come once, after. */
+G_ALWAYS_INLINE static inline void issue_and_admit(World *w, Sim *x, guint32 n_cmds,
+                                                   const gboolean multi)
+{
+	gboolean changed;
+	do {
+		changed = host_issue(x, multi);
+		changed |= dispatch(x);
+	} while (changed && !w->failed && x->host_next == NEVER && x->hc < n_cmds);
+	admit(x);
 }
 
 /* ---- deadlock ---- */
@@ -1452,14 +1462,7 @@ static void run_one(World *w)
 	while (!w->failed) {
 		if (x->t == x->next_eta)
 			process_due(x, FALSE);
-		gboolean changed;
-		/* Issues and dispatches feed each other (a dispatched signal can release a host
-		 * sync); admissions start ops and feed neither, so they come once, after. */
-		do {
-			changed = host_issue(x, FALSE);
-			changed |= dispatch(x);
-		} while (changed && !w->failed && x->host_next == NEVER && x->hc < n_cmds);
-		admit(x);
+		issue_and_admit(w, x, n_cmds, FALSE);
 		if (w->failed)
 			break;
 		if (x->dirty)
@@ -1517,18 +1520,8 @@ static void run_many(World *w)
 			if (x->t == x->next_eta)
 				process_due(x, TRUE);
 		}
-		for (guint32 d = 0; d < w->D; d++) {
-			Sim *x = &w->dev[d];
-			gboolean changed;
-			/* Issues and dispatches feed each other (a dispatched signal can release a
-			 * host sync); admissions start ops and feed neither, so they come once,
-			 * after. */
-			do {
-				changed = host_issue(x, TRUE);
-				changed |= dispatch(x);
-			} while (changed && !w->failed && x->host_next == NEVER && x->hc < n_cmds);
-			admit(x);
-		}
+		for (guint32 d = 0; d < w->D; d++)
+			issue_and_admit(w, &w->dev[d], n_cmds, TRUE);
 		if (w->failed)
 			break;
 		gint64 next = NEVER;
