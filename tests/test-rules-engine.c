@@ -148,12 +148,13 @@ Test(rules_engine, copy_duration_takes_the_duplex_rate)
 	T_SPAN(t, g, "d", 0, 1250);
 }
 
-/* fair: "Max-min fairness over four capacities of 1 each (SMs, HBM, link, network)". */
-Test(rules_engine, fair_sharing_saturates_the_link)
+/* A kernel k (1000 ns, @sm of the SMs) on stream main, then two all-gathers c1 and c2 on
+ * streams of their own, under @sharing. */
+static LhTrace *kernel_and_two_gathers(LhSmSharing sharing, double sm, LhGraph **gout)
 {
-	g_autoptr(LhHw) hw = t_hw(LH_SHARING_FAIR);
-	g_autoptr(LhGraph) g = lh_graph_new("g");
-	t_kernel(g, "k", 1000, 1.0);
+	g_autoptr(LhHw) hw = t_hw(sharing);
+	LhGraph *g = lh_graph_new("g");
+	t_kernel(g, "k", 1000, sm);
 	/* All-gathers over 2 GPUs of 20000 B: wire (2-1)/2 * 20000 = 10000 B at 100 B/ns = 100 ns,
 	 * no latency phase (link_latency_ns 0). */
 	t_op(g, "c1", LH_OP_ALL_GATHER, 20000);
@@ -163,7 +164,15 @@ Test(rules_engine, fair_sharing_saturates_the_link)
 	lh_plan_run(p, lh_plan_add_stream(p, "main", LH_ROLE_COMPUTE), t_id(g, "k"));
 	lh_plan_run(p, lh_plan_add_stream(p, "c1", LH_ROLE_COLLECTIVE), t_id(g, "c1"));
 	lh_plan_run(p, lh_plan_add_stream(p, "c2", LH_ROLE_COLLECTIVE), t_id(g, "c2"));
-	g_autoptr(LhTrace) t = t_sim(g, hw, p);
+	*gout = g;
+	return t_sim(g, hw, p);
+}
+
+/* fair: "Max-min fairness over four capacities of 1 each (SMs, HBM, link, network)". */
+Test(rules_engine, fair_sharing_saturates_the_link)
+{
+	g_autoptr(LhGraph) g = NULL;
+	g_autoptr(LhTrace) t = kernel_and_two_gathers(LH_SHARING_FAIR, 1.0, &g);
 	/* Progressive filling from 0: SM demand 1 + 0.1 + 0.1 = 1.2 per unit of level, link
 	 * demand 1 + 1 = 2. The link saturates first, at level min(1/1.2, 1/2) = 0.5: c1 and c2
 	 * freeze at 0.5 (SMs used 0.6). k rises alone until the SMs fill: 0.5 + 0.4 / 1 = 0.9.
@@ -276,17 +285,8 @@ Test(rules_engine, copy_d2d_takes_a_tenth_of_the_sms)
  * SMs is started first; then two collectives in their wire phase. */
 Test(rules_engine, fifo_collective_starved_of_sms_takes_only_its_share_of_the_link)
 {
-	g_autoptr(LhHw) hw = t_hw(LH_SHARING_FIFO);
-	g_autoptr(LhGraph) g = lh_graph_new("g");
-	t_kernel(g, "k", 1000, 0.97);
-	t_op(g, "c1", LH_OP_ALL_GATHER, 20000);
-	t_op(g, "c2", LH_OP_ALL_GATHER, 20000);
-	t_finish(g);
-	g_autoptr(LhPlan) p = lh_plan_new();
-	lh_plan_run(p, lh_plan_add_stream(p, "main", LH_ROLE_COMPUTE), t_id(g, "k"));
-	lh_plan_run(p, lh_plan_add_stream(p, "c1", LH_ROLE_COLLECTIVE), t_id(g, "c1"));
-	lh_plan_run(p, lh_plan_add_stream(p, "c2", LH_ROLE_COLLECTIVE), t_id(g, "c2"));
-	g_autoptr(LhTrace) t = t_sim(g, hw, p);
+	g_autoptr(LhGraph) g = NULL;
+	g_autoptr(LhTrace) t = kernel_and_two_gathers(LH_SHARING_FIFO, 0.97, &g);
 	/* Start order k, c1, c2. k: rate 1, SMs left 0.03. c1 (wire 100 ns, 2 on the link): min(1,
 	 * 0.03 / 0.1 = 0.3, link 1 / 2) = 0.3; it leaves 0.7 of the link and no SMs. c2: no SMs:
 	 * 0. c1 ends at ceil(100 / 0.3) = 334. Then c2 alone on the link, still behind k: min(0.3,
