@@ -716,6 +716,9 @@ static const GenOpt pipeline_opts[] = {
 
 enum { SCHED_GPIPE, SCHED_1F1B, SCHED_INTERLEAVED };
 
+/* The schedules' names, by index (as in the `schedule` choices). */
+static const char *const sched_names[] = {"gpipe", "1f1b", "interleaved"};
+
 /* One compute step of a device: the forward or backward of micro-batch `mb` through virtual
  * stage `vs` (device vs % P, chunk vs / P). */
 typedef struct {
@@ -806,8 +809,7 @@ static LhGraph *build_pipeline(int sched, guint32 P, guint32 V, guint32 M, guint
 	Gen b = {lh_graph_new("pipeline"), ""};
 	lh_graph_set_placed(b.g, TRUE);
 	lh_graph_set_devices(b.g, P);
-	const char *sname[] = {"gpipe", "1f1b", "interleaved"};
-	g_autofree char *gname = g_strdup_printf("pipeline-%s", sname[sched]);
+	g_autofree char *gname = g_strdup_printf("pipeline-%s", sched_names[sched]);
 	lh_graph_set_name(b.g, gname);
 	/* Op names: "d<K>." then "c<C>." when V > 1. */
 	char pre[32];
@@ -874,7 +876,7 @@ static LhGraph *build_pipeline(int sched, guint32 P, guint32 V, guint32 M, guint
 		}
 		if (best == P)
 			g_error("pipeline generator: the %s schedule is stuck",
-			        sname[sched]); /* a bug */
+			        sched_names[sched]); /* a bug */
 		guint32 d = best;
 		Step st = seq[d][at[d]];
 		gsize i = IX(st.vs, st.mb);
@@ -955,7 +957,6 @@ static LhGraph *gen_pipeline(const double *v, guint64 given, GError **error)
 	guint32 P = (guint32)v[0], s = (guint32)v[1], M = (guint32)v[2], L = (guint32)v[3];
 	double H = v[4], S = v[5], B = v[6];
 	int sched = (int)v[7];
-	static const char *const sname[] = {"gpipe", "1f1b", "interleaved"};
 	if (sched < 0 && given & (1u << 8)) {
 		g_set_error(error, LH_GEN_ERROR, LH_GEN_ERROR_OPTION,
 		            "pipeline: chunks goes with schedule=interleaved");
@@ -966,14 +967,14 @@ static LhGraph *gen_pipeline(const double *v, guint64 given, GError **error)
 			g_set_error(error, LH_GEN_ERROR, LH_GEN_ERROR_OPTION,
 			            "pipeline: stage picks one stage of a graph without schedule; "
 			            "with schedule=%s every stage is built",
-			            sname[sched]);
+			            sched_names[sched]);
 			return NULL;
 		}
 		if (sched != SCHED_INTERLEAVED && given & (1u << 8)) {
 			g_set_error(
 			    error, LH_GEN_ERROR, LH_GEN_ERROR_OPTION,
 			    "pipeline: chunks goes with schedule=interleaved, not schedule=%s",
-			    sname[sched]);
+			    sched_names[sched]);
 			return NULL;
 		}
 		return build_pipeline(sched, P, sched == SCHED_INTERLEAVED ? (guint32)v[8] : 1, M,
@@ -991,14 +992,12 @@ static LhGraph *gen_pipeline(const double *v, guint64 given, GError **error)
 	Gen b = {lh_graph_new("pipeline"), ""};
 	guint32 weights = input(&b, "weights", w);
 	guint32 *fwd = g_new(guint32, M);
-	guint32 warm = MIN(P - s - 1, M);
-	guint32 nf = 0, nb = 0;
 	guint32 last_bwd = G_MAXUINT32;
-	/* 1F1B: warm forwards, then forward/backward pairs, then the remaining backwards. */
-	while (nb < M) {
-		gboolean do_fwd = nf < M && (nf < warm || nf == nb + warm);
-		if (do_fwd) {
-			guint32 m = nf++;
+	guint32 n_steps; /* the 1F1B order, as device s of a placed 1F1B pipeline */
+	g_autofree Step *steps = device_steps(SCHED_1F1B, P, 1, M, s, &n_steps);
+	for (guint32 j = 0; j < n_steps; j++) {
+		guint32 m = steps[j].mb;
+		if (!steps[j].bwd) {
 			guint32 src;
 			if (s == 0) {
 				src = input(&b, nm(&b, "mb%u.input", m), act);
@@ -1017,7 +1016,6 @@ static LhGraph *gen_pipeline(const double *v, guint64 given, GError **error)
 			fwd[m] = k;
 			continue;
 		}
-		guint32 m = nb++;
 		guint32 src;
 		if (s + 1 == P) {
 			src = kernel(&b, nm(&b, "mb%u.loss", m), 10 * T * H, 2 * act, act, FALSE);
