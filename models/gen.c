@@ -719,6 +719,39 @@ enum { SCHED_GPIPE, SCHED_1F1B, SCHED_INTERLEAVED };
 /* The schedules' names, by index (as in the `schedule` choices). */
 static const char *const sched_names[] = {"gpipe", "1f1b", "interleaved"};
 
+/* The kernels of a pipeline stage, or of one chunk of it: @layers dense layers as in
+ * `transformer`, T = batch * seq tokens of hidden H. */
+typedef struct {
+	double T, H, act, layers, w, f_fwd;
+} StageCost;
+
+static StageCost stage_cost(double layers, double H, double S, double B)
+{
+	StageCost c = {.T = B * S, .H = H, .layers = layers};
+	c.act = c.T * H * BF16;
+	/* One layer as in `transformer`: 24*T*H^2 + 2*b*s^2*H flops forward. */
+	c.f_fwd = layers * (24 * c.T * H * H + 2 * B * S * S * H);
+	c.w = layers * 12 * H * H * BF16;
+	return c;
+}
+
+static guint32 stage_fwd(Gen *b, const StageCost *c, const char *name)
+{
+	return kernel(b, name, c->f_fwd, 2 * c->act + c->w + 20 * c->layers * c->act, c->act,
+	              FALSE);
+}
+
+static guint32 stage_bwd(Gen *b, const StageCost *c, const char *name)
+{
+	return kernel(b, name, 2 * c->f_fwd, 4 * c->act + 2 * c->w + 40 * c->layers * c->act,
+	              c->act, FALSE);
+}
+
+static guint32 stage_loss(Gen *b, const StageCost *c, const char *name)
+{
+	return kernel(b, name, 10 * c->T * c->H, 2 * c->act, c->act, FALSE);
+}
+
 /* One compute step of a device: the forward or backward of micro-batch `mb` through virtual
  * stage `vs` (device vs % P, chunk vs / P). */
 typedef struct {
@@ -800,11 +833,8 @@ static LhGraph *build_pipeline(int sched, guint32 P, guint32 V, guint32 M, guint
 		            (guint64)P * V * M);
 		return NULL;
 	}
-	double T = B * S, act = T * H * BF16;
-	double Lc = (double)L / V; /* layers per chunk */
-	/* One layer as in `transformer`: 24*T*H^2 + 2*b*s^2*H flops forward. */
-	double f_fwd = Lc * (24 * T * H * H + 2 * B * S * S * H);
-	double w = Lc * 12 * H * H * BF16;
+	StageCost c = stage_cost((double)L / V, H, S, B); /* one chunk */
+	double act = c.act;
 	guint32 NV = P * V;
 	Gen b = {lh_graph_new("pipeline"), ""};
 	lh_graph_set_placed(b.g, TRUE);
@@ -819,7 +849,7 @@ static LhGraph *build_pipeline(int sched, guint32 P, guint32 V, guint32 M, guint
 	 pre)
 	g_autofree guint32 *weights = g_new(guint32, NV);
 	for (guint32 vs = 0; vs < NV; vs++)
-		weights[vs] = on(&b, input(&b, nm(&b, "%sweights", PRE(vs)), w), vs % P);
+		weights[vs] = on(&b, input(&b, nm(&b, "%sweights", PRE(vs)), c.w), vs % P);
 	/* Per (vs, mb): the forward and backward kernels once run, and the ops that hold the
 	 * forward's input and the backward's gradient on vs's device once they exist. */
 	gsize nvm = (gsize)NV * M;
@@ -909,29 +939,24 @@ static LhGraph *build_pipeline(int sched, guint32 P, guint32 V, guint32 M, guint
 				    d);
 			else if ((st.vs - 1) % P == d)
 				fin[i] = fwd[IX(st.vs - 1, st.mb)];
-			guint32 k = on(&b,
-			               kernel(&b, nm(&b, "%smb%u.fwd", PRE(st.vs), st.mb), f_fwd,
-			                      2 * act + w + 20 * Lc * act, act, FALSE),
-			               d);
+			guint32 k =
+			    on(&b, stage_fwd(&b, &c, nm(&b, "%smb%u.fwd", PRE(st.vs), st.mb)), d);
 			dep(&b, k, fin[i]);
 			dep(&b, k, weights[st.vs]);
 			fwd[i] = k;
 			clock[d] = f_end[i] = best_t + 1;
 			if (st.vs + 1 == NV) {
-				gin[i] = on(&b,
-				            kernel(&b, nm(&b, "%smb%u.loss", PRE(st.vs), st.mb),
-				                   10 * T * H, 2 * act, act, FALSE),
-				            d);
+				gin[i] =
+				    on(&b,
+				       stage_loss(&b, &c, nm(&b, "%smb%u.loss", PRE(st.vs), st.mb)),
+				       d);
 				dep(&b, gin[i], k);
 			}
 		} else {
 			if (st.vs + 1 < NV && (st.vs + 1) % P == d)
 				gin[i] = bwd[IX(st.vs + 1, st.mb)];
 			guint32 k =
-			    on(&b,
-			       kernel(&b, nm(&b, "%smb%u.bwd", PRE(st.vs), st.mb), 2 * f_fwd,
-			              4 * act + 2 * w + 40 * Lc * act, act, FALSE),
-			       d);
+			    on(&b, stage_bwd(&b, &c, nm(&b, "%smb%u.bwd", PRE(st.vs), st.mb)), d);
 			dep(&b, k, gin[i]);
 			dep(&b, k, fwd[i]);
 			if (last_bwd[st.vs] != LH_NO_OP)
@@ -985,12 +1010,10 @@ static LhGraph *gen_pipeline(const double *v, guint64 given, GError **error)
 		            "pipeline: stage=%u must be below stages=%u", s, P);
 		return NULL;
 	}
-	double T = B * S, act = T * H * BF16;
-	/* One layer as in `transformer`: 24*T*H^2 + 2*b*s^2*H flops forward. */
-	double f_fwd = L * (24 * T * H * H + 2 * B * S * S * H);
-	double w = L * 12 * H * H * BF16;
+	StageCost c = stage_cost(L, H, S, B);
+	double act = c.act;
 	Gen b = {lh_graph_new("pipeline"), ""};
-	guint32 weights = input(&b, "weights", w);
+	guint32 weights = input(&b, "weights", c.w);
 	guint32 *fwd = g_new(guint32, M);
 	guint32 last_bwd = G_MAXUINT32;
 	guint32 n_steps; /* the 1F1B order, as device s of a placed 1F1B pipeline */
@@ -1004,8 +1027,7 @@ static LhGraph *gen_pipeline(const double *v, guint64 given, GError **error)
 			} else {
 				src = xfer(&b, nm(&b, "mb%u.fwd.recv", m), LH_OP_RECV, act, 2);
 			}
-			guint32 k = kernel(&b, nm(&b, "mb%u.fwd", m), f_fwd,
-			                   2 * act + w + 20 * L * act, act, FALSE);
+			guint32 k = stage_fwd(&b, &c, nm(&b, "mb%u.fwd", m));
 			dep(&b, k, src);
 			dep(&b, k, weights);
 			if (s + 1 < P) {
@@ -1018,13 +1040,12 @@ static LhGraph *gen_pipeline(const double *v, guint64 given, GError **error)
 		}
 		guint32 src;
 		if (s + 1 == P) {
-			src = kernel(&b, nm(&b, "mb%u.loss", m), 10 * T * H, 2 * act, act, FALSE);
+			src = stage_loss(&b, &c, nm(&b, "mb%u.loss", m));
 			dep(&b, src, fwd[m]);
 		} else {
 			src = xfer(&b, nm(&b, "mb%u.bwd.recv", m), LH_OP_RECV, act, 2);
 		}
-		guint32 k = kernel(&b, nm(&b, "mb%u.bwd", m), 2 * f_fwd,
-		                   4 * act + 2 * w + 40 * L * act, act, FALSE);
+		guint32 k = stage_bwd(&b, &c, nm(&b, "mb%u.bwd", m));
 		dep(&b, k, src);
 		dep(&b, k, fwd[m]);
 		if (last_bwd != G_MAXUINT32)
