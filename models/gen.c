@@ -910,8 +910,7 @@ static LhGraph *build_pipeline(int sched, guint32 P, guint32 V, guint32 M, guint
 		guint32 d = best;
 		Step st = seq[d][at[d]];
 		gsize i = IX(st.vs, st.mb);
-		gboolean edge = st.bwd ? st.vs + 1 == NV : st.vs == 0;
-		if (!edge && from % P != d && (st.bwd ? gin : fin)[i] == LH_NO_OP) {
+		if (best_meets) {
 			/* The rendezvous: the send joins the sender's program and the recv the
 			 * receiver's at once, so both follow one global order. */
 			const char *dir = st.bwd ? "bwd" : "fwd";
