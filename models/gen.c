@@ -327,6 +327,13 @@ static LhGraph *spmd_group(LhGraph *one, guint32 n, const char *wl, GError **err
 	return finish(&b, wl);
 }
 
+/* The help of option `devices` of a one-GPU generator, whose graph spmd_group can repeat
+ * (lh_gen_workload does it when the option is above 0); @groups: the collective groups N must
+ * be a multiple of. */
+#define DEVICES_HELP(groups)                                                                       \
+	"0: one GPU of the group; N: all N GPUs of the SPMD group as a graph placed on N devices " \
+	"(a multiple of " groups ")"
+
 /* ---- transformer: a dense decoder stack with FSDP ---- */
 
 /* Per layer and this GPU's T = batch * seq tokens, with hidden H and 4H MLP: the attention
@@ -343,10 +350,7 @@ static const GenOpt transformer_opts[] = {
     {"batch", 1, 1, 1024, "micro-batch per GPU", NULL},
     {"heads", 32, 1, 1024, "attention heads (sizes the attention kernels' outputs)", NULL},
     {"fsdp", 8, 1, 1024, "FSDP group size", NULL},
-    {"devices", 0, 0, 1024,
-     "0: one GPU of the group; N: all N GPUs of the SPMD group as a "
-     "graph placed on N devices (a multiple of fsdp)",
-     NULL},
+    {"devices", 0, 0, 1024, DEVICES_HELP("fsdp"), NULL},
     {NULL, 0, 0, 0, NULL, NULL},
 };
 
@@ -465,10 +469,7 @@ static const GenOpt moe_opts[] = {
      "1: the forward layers are one scan loop, so each layer's offloads "
      "finish before the next layer starts (the host buffer is loop state)",
      NULL},
-    {"devices", 0, 0, 1024,
-     "0: one GPU of the group; N: all N GPUs of the SPMD group as a "
-     "graph placed on N devices (a multiple of ep and fsdp)",
-     NULL},
+    {"devices", 0, 0, 1024, DEVICES_HELP("ep and fsdp"), NULL},
     {NULL, 0, 0, 0, NULL, NULL},
 };
 
@@ -1061,6 +1062,15 @@ static LhGraph *gen_pipeline(const double *v, guint64 given, GError **error)
 
 /* ---- registry ---- */
 
+/* The index of option @name in @spec, or -1. */
+static int opt_index(const GenOpt *spec, const char *name)
+{
+	for (int i = 0; spec[i].name; i++)
+		if (!strcmp(spec[i].name, name))
+			return i;
+	return -1;
+}
+
 typedef struct {
 	const char *name;
 	const GenOpt *opts;
@@ -1078,15 +1088,15 @@ static LhGraph *gen_random_w(const double *v, guint64 given, GError **error)
 static LhGraph *gen_transformer_w(const double *v, guint64 given, GError **error)
 {
 	(void)given;
-	LhGraph *g = gen_transformer(v);
-	return v[6] > 0 ? spmd_group(g, (guint32)v[6], "transformer", error) : g;
+	(void)error;
+	return gen_transformer(v);
 }
 
 static LhGraph *gen_moe_w(const double *v, guint64 given, GError **error)
 {
 	(void)given;
-	LhGraph *g = gen_moe(v);
-	return v[12] > 0 ? spmd_group(g, (guint32)v[12], "moe-offload", error) : g;
+	(void)error;
+	return gen_moe(v);
 }
 
 static const Workload workloads[] = {
@@ -1142,7 +1152,11 @@ LhGraph *lh_gen_workload(const char *name, const char *const *kv, GError **error
 		guint64 given;
 		if (!parse_opts(name, workloads[i].opts, kv, v, &given, error))
 			return NULL;
-		return workloads[i].gen(v, given, error);
+		LhGraph *g = workloads[i].gen(v, given, error);
+		int dv = opt_index(workloads[i].opts, "devices");
+		if (g && dv >= 0 && v[dv] > 0)
+			g = spmd_group(g, (guint32)v[dv], name, error);
+		return g;
 	}
 	GString *l = g_string_new(NULL);
 	for (gsize i = 0; i < G_N_ELEMENTS(workloads); i++)
@@ -1157,8 +1171,6 @@ gboolean lh_gen_workload_has_option(const char *name, const char *option)
 {
 	for (gsize i = 0; i < G_N_ELEMENTS(workloads); i++)
 		if (!strcmp(workloads[i].name, name))
-			for (const GenOpt *o = workloads[i].opts; o->name; o++)
-				if (!strcmp(o->name, option))
-					return TRUE;
+			return opt_index(workloads[i].opts, option) >= 0;
 	return FALSE;
 }
