@@ -304,19 +304,11 @@ static LhGraph *spmd_group(LhGraph *one, guint32 n, const char *wl, GError **err
 				    g_strdup_printf("%s.g%u", op->name, d / op->group);
 				sync = 1 + lh_graph_sync_add(g, key);
 			}
-			guint32 id = lh_graph_add_op(g, name, op->kind);
+			guint32 id = lh_graph_add_op_copy(
+			    g, one, i, name, op->alias == LH_NO_OP ? LH_NO_OP : d * no + op->alias);
 			LhOp *o = lh_graph_op_mut(g, id);
-			const char *own = o->name;
-			*o = *op;
-			o->name = own;
-			o->opcode = NULL;
-			o->n_deps = o->deps_at = 0;
-			o->members = 0; /* the generators give none */
-			o->alias = op->alias == LH_NO_OP ? LH_NO_OP : d * no + op->alias;
 			o->device = d;
 			o->sync = sync;
-			if (op->opcode)
-				lh_graph_set_opcode(g, id, op->opcode);
 			guint32 nd;
 			const guint32 *deps = lh_graph_deps(one, i, &nd);
 			for (guint32 k = 0; k < nd; k++)
