@@ -56,6 +56,16 @@ static gboolean by_ready(const void *p, guint32 a, guint32 b)
 	return by_blevel(cx, a, b);
 }
 
+/* The stream of the @n whose free time comes first (the lowest index on ties). */
+static guint32 first_free(const double *free_at, guint32 n)
+{
+	guint32 best = 0;
+	for (guint32 s = 1; s < n; s++)
+		if (free_at[s] < free_at[best])
+			best = s;
+	return best;
+}
+
 /* Op @v's deps are all placed: it joins the input heap, or its pool's B (data ready by the
  * time the pool frees) or A. */
 static void make_ready(const LhGraph *g, guint32 v, const guint8 *pool, const double *pool_free,
@@ -135,8 +145,7 @@ static LhPlan *cpath_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, G
 				continue;
 			guint32 u = h->v[0];
 			double t = h == &hb[c] ? pool_free[c] : MAX(ready[u], pool_free[c]);
-			if (!from || t < best_t ||
-			    (t == best_t && (bl[u] > bl[v] || (bl[u] == bl[v] && u < v)))) {
+			if (!from || t < best_t || (t == best_t && by_blevel(&cx, u, v))) {
 				from = h;
 				best_t = t;
 				v = u;
@@ -147,13 +156,7 @@ static LhPlan *cpath_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, G
 		lh__heap_pop(from);
 		double fin = best_t;
 		if (lh_graph_op(g, v)->kind != LH_OP_INPUT) {
-			guint32 c = pool[v], best_s = 0;
-			double f = free_at[c][0];
-			for (guint32 s = 1; s < limit[c]; s++)
-				if (free_at[c][s] < f) {
-					f = free_at[c][s];
-					best_s = s;
-				}
+			guint32 c = pool[v], best_s = first_free(free_at[c], limit[c]);
 			start[v] = best_t;
 			fin = best_t + cost[v];
 			free_at[c][best_s] = fin;
@@ -164,9 +167,7 @@ static LhPlan *cpath_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, G
 			                  lh_graph_op(g, v)->name, pool_prefix[c], best_s, bl[v]);
 			/* The pool's earliest free time only grows: ops now ready by it move to B.
 			 */
-			f = free_at[c][0];
-			for (guint32 s = 1; s < limit[c]; s++)
-				f = MIN(f, free_at[c][s]);
+			double f = free_at[c][first_free(free_at[c], limit[c])];
 			pool_free[c] = f;
 			while (ha[c].n && ready[ha[c].v[0]] <= f)
 				lh__heap_push(&hb[c], lh__heap_pop(&ha[c]));
