@@ -13,7 +13,7 @@
  *
  * usage: bench-engine [--serial] [N ...]
  */
-#include "lhsim.h"
+#include "bench-common.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,8 +21,6 @@
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-#define STREAMS 8
 
 static long rss_kib(void)
 {
@@ -45,50 +43,12 @@ static long peak_kib(void)
 
 static LhPlan *eight_streams(const LhGraph *g)
 {
-	guint32 n = lh_graph_n_ops(g);
 	LhPlan *p = lh_plan_new();
-	static const char *names[STREAMS] = {"s0", "s1", "s2", "s3", "s4", "s5", "s6", "s7"};
-	for (int s = 0; s < STREAMS; s++)
-		lh_plan_add_stream(p, names[s], LH_ROLE_COMPUTE);
-	guint32 *stream = g_new(guint32, n), *pos = g_new(guint32, n), *event = g_new(guint32, n);
-	guint32 count[STREAMS] = {0};
-	/* waited[s][t]: stream s is already ordered after the first waited[s][t] ops of stream t */
-	guint32 waited[STREAMS][STREAMS] = {{0}};
-	const guint32 *topo = lh_graph_topo(g);
-	guint32 rr = 0;
-	for (guint32 k = 0; k < n; k++) {
-		guint32 v = topo[k];
-		stream[v] = lh_graph_op(g, v)->kind == LH_OP_INPUT ? G_MAXUINT32 : rr++ % STREAMS;
-	}
-	for (guint32 k = 0; k < n; k++) {
-		guint32 v = topo[k];
-		event[v] = G_MAXUINT32;
-		guint32 s = stream[v];
-		if (s == G_MAXUINT32)
-			continue;
-		guint32 nd;
-		const guint32 *deps = lh_graph_deps(g, v, &nd);
-		for (guint32 d = 0; d < nd; d++) {
-			guint32 u = deps[d], t = stream[u];
-			if (t == G_MAXUINT32 || t == s || waited[s][t] > pos[u])
-				continue;
-			lh_plan_wait(p, s, event[u]);
-			waited[s][t] = pos[u] + 1;
-		}
-		lh_plan_run(p, s, v);
-		pos[v] = count[s]++;
-		guint32 ns;
-		const guint32 *succ = lh_graph_succs(g, v, &ns);
-		for (guint32 j = 0; j < ns; j++)
-			if (stream[succ[j]] != s) {
-				event[v] = lh_plan_new_event(p);
-				lh_plan_signal(p, s, event[v]);
-				break;
-			}
-	}
-	g_free(stream);
-	g_free(pos);
-	g_free(event);
+	static const char *names[BENCH_STREAMS] = {"s0", "s1", "s2", "s3", "s4", "s5", "s6", "s7"};
+	guint32 sid[BENCH_STREAMS];
+	for (int s = 0; s < BENCH_STREAMS; s++)
+		sid[s] = lh_plan_add_stream(p, names[s], LH_ROLE_COMPUTE);
+	bench_eight_streams(g, p, sid, 0);
 	return p;
 }
 
@@ -110,13 +70,8 @@ static void one_size(guint32 n, gboolean one_stream)
 	lh_models_init();
 	LhHw *hw = lh_hw_lookup("h100-sxm", NULL);
 	long base = rss_kib();
-	LhRandomDagOptions o;
-	lh_random_dag_options_init(&o);
-	o.n_ops = n;
-	o.width = 64;
-	o.seed = 42;
 	gint64 t0 = g_get_monotonic_time();
-	LhGraph *g = lh_gen_random_dag(&o);
+	LhGraph *g = bench_random_dag(n);
 	LhPlan *p = one_stream ? serial(g) : eight_streams(g);
 	gint64 t1 = g_get_monotonic_time();
 	GError *e = NULL;
@@ -137,8 +92,7 @@ static void one_size(guint32 n, gboolean one_stream)
 			fprintf(stderr, "bench-engine: %s\n", e->message);
 			exit(1);
 		}
-		for (guint32 i = 0; i < t->n_ops; i++)
-			makespan = MAX(makespan, t->ops[i].end);
+		makespan = MAX(makespan, bench_makespan(t));
 		if (r + 1 < reps)
 			lh_trace_free(t);
 		best = MIN(best, (double)(b - a) / 1e6);

@@ -14,7 +14,7 @@
  *   --only=D simulates only the D-device case (for callgrind: valgrind --tool=callgrind
  *   --trace-children=yes --toggle-collect=lh_simulate bench-mdev --only=8 100000).
  */
-#include "lhsim.h"
+#include "bench-common.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,59 +22,19 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define STREAMS 8
 #define DEVICES 8
 
 /* Runs base graph @b's ops (offset by @off in the plan's graph) on 8 new streams of device
- * @dev: round robin in topological order, a signal after an op with a consumer on another
- * stream, a wait only where no earlier wait orders the dep (bench-engine's mapping). */
+ * @dev, as bench-engine does (bench_eight_streams). */
 static void eight_streams(const LhGraph *b, LhPlan *p, guint32 dev, guint32 off)
 {
-	guint32 n = lh_graph_n_ops(b);
-	guint32 sid[STREAMS];
-	for (int s = 0; s < STREAMS; s++) {
+	guint32 sid[BENCH_STREAMS];
+	for (int s = 0; s < BENCH_STREAMS; s++) {
 		char name[32];
 		g_snprintf(name, sizeof name, "d%u.s%d", dev, s);
 		sid[s] = lh_plan_add_stream_on(p, name, LH_ROLE_COMPUTE, dev);
 	}
-	guint32 *stream = g_new(guint32, n), *pos = g_new(guint32, n), *event = g_new(guint32, n);
-	guint32 count[STREAMS] = {0};
-	guint32 waited[STREAMS][STREAMS] = {{0}};
-	const guint32 *topo = lh_graph_topo(b);
-	guint32 rr = 0;
-	for (guint32 k = 0; k < n; k++) {
-		guint32 v = topo[k];
-		stream[v] = lh_graph_op(b, v)->kind == LH_OP_INPUT ? G_MAXUINT32 : rr++ % STREAMS;
-	}
-	for (guint32 k = 0; k < n; k++) {
-		guint32 v = topo[k];
-		event[v] = G_MAXUINT32;
-		guint32 s = stream[v];
-		if (s == G_MAXUINT32)
-			continue;
-		guint32 nd;
-		const guint32 *deps = lh_graph_deps(b, v, &nd);
-		for (guint32 d = 0; d < nd; d++) {
-			guint32 u = deps[d], t = stream[u];
-			if (t == G_MAXUINT32 || t == s || waited[s][t] > pos[u])
-				continue;
-			lh_plan_wait(p, sid[s], event[u]);
-			waited[s][t] = pos[u] + 1;
-		}
-		lh_plan_run(p, sid[s], off + v);
-		pos[v] = count[s]++;
-		guint32 ns;
-		const guint32 *succ = lh_graph_succs(b, v, &ns);
-		for (guint32 j = 0; j < ns; j++)
-			if (stream[succ[j]] != s) {
-				event[v] = lh_plan_new_event(p);
-				lh_plan_signal(p, sid[s], event[v]);
-				break;
-			}
-	}
-	g_free(stream);
-	g_free(pos);
-	g_free(event);
+	bench_eight_streams(b, p, sid, off);
 }
 
 /* @D copies of @b, copy d on device d; the copies of each collective share a sync. */
@@ -131,16 +91,6 @@ static LhGraph *replicate(const LhGraph *b, guint32 D)
 	return g;
 }
 
-static LhGraph *random_dag(guint32 n)
-{
-	LhRandomDagOptions o;
-	lh_random_dag_options_init(&o);
-	o.n_ops = n;
-	o.width = 64;
-	o.seed = 42;
-	return lh_gen_random_dag(&o);
-}
-
 /* Best simulation time of a few runs, s; *@makespan the trace's. */
 static double best_sim(const LhGraph *g, const LhHw *hw, const LhPlan *p, int reps,
                        gint64 *makespan)
@@ -160,9 +110,7 @@ static double best_sim(const LhGraph *g, const LhHw *hw, const LhPlan *p, int re
 			fprintf(stderr, "bench-mdev: %s\n", e->message);
 			exit(1);
 		}
-		*makespan = 0;
-		for (guint32 i = 0; i < t->n_ops; i++)
-			*makespan = MAX(*makespan, t->ops[i].end);
+		*makespan = bench_makespan(t);
 		lh_trace_free(t);
 		best = MIN(best, (double)(b - a) / 1e6);
 	}
@@ -177,13 +125,13 @@ static void one_size(guint32 n)
 	LhHw *hw = lh_hw_lookup("h100-sxm", NULL);
 	int reps = n <= 100000 ? 5 : 2;
 	/* One device, N ops. */
-	LhGraph *g1 = random_dag(n);
+	LhGraph *g1 = bench_random_dag(n);
 	LhPlan *p1 = lh_plan_new();
 	eight_streams(g1, p1, 0, 0);
 	gint64 m1 = 0;
 	double t1 = only == DEVICES ? 1 : best_sim(g1, hw, p1, reps, &m1);
 	/* 8 devices, N / 8 ops each. */
-	LhGraph *b = random_dag(n / DEVICES);
+	LhGraph *b = bench_random_dag(n / DEVICES);
 	LhGraph *g8 = replicate(b, DEVICES);
 	LhPlan *p8 = lh_plan_new();
 	for (guint32 d = 0; d < DEVICES; d++)

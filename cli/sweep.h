@@ -31,7 +31,6 @@ SweepRows *sweep_rows_parse(const char *text, gsize len, const char *where, GErr
 /* Number of coordinate columns of @header: those before `status`. */
 guint sweep_n_coords(char **header);
 
-/* Appends @f to @s as a CSV field (quoted when it holds a comma, quote or newline). */
 /* Appends one CSV line: @point (1-based, 0 for none) of @total, then @fields. */
 void sweep_csv_line(GString *s, guint point, guint total, char **fields);
 /* The JSON of @header and @rows: {"points": [{column: value, ...}, ...]}, metrics as

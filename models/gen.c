@@ -304,19 +304,11 @@ static LhGraph *spmd_group(LhGraph *one, guint32 n, const char *wl, GError **err
 				    g_strdup_printf("%s.g%u", op->name, d / op->group);
 				sync = 1 + lh_graph_sync_add(g, key);
 			}
-			guint32 id = lh_graph_add_op(g, name, op->kind);
+			guint32 id = lh_graph_add_op_copy(
+			    g, one, i, name, op->alias == LH_NO_OP ? LH_NO_OP : d * no + op->alias);
 			LhOp *o = lh_graph_op_mut(g, id);
-			const char *own = o->name;
-			*o = *op;
-			o->name = own;
-			o->opcode = NULL;
-			o->n_deps = o->deps_at = 0;
-			o->members = 0; /* the generators give none */
-			o->alias = op->alias == LH_NO_OP ? LH_NO_OP : d * no + op->alias;
 			o->device = d;
 			o->sync = sync;
-			if (op->opcode)
-				lh_graph_set_opcode(g, id, op->opcode);
 			guint32 nd;
 			const guint32 *deps = lh_graph_deps(one, i, &nd);
 			for (guint32 k = 0; k < nd; k++)
@@ -326,6 +318,13 @@ static LhGraph *spmd_group(LhGraph *one, guint32 n, const char *wl, GError **err
 	Gen b = {g, ""};
 	return finish(&b, wl);
 }
+
+/* The help of option `devices` of a one-GPU generator, whose graph spmd_group can repeat
+ * (lh_gen_workload does it when the option is above 0); @groups: the collective groups N must
+ * be a multiple of. */
+#define DEVICES_HELP(groups)                                                                       \
+	"0: one GPU of the group; N: all N GPUs of the SPMD group as a graph placed on N devices " \
+	"(a multiple of " groups ")"
 
 /* ---- transformer: a dense decoder stack with FSDP ---- */
 
@@ -343,10 +342,7 @@ static const GenOpt transformer_opts[] = {
     {"batch", 1, 1, 1024, "micro-batch per GPU", NULL},
     {"heads", 32, 1, 1024, "attention heads (sizes the attention kernels' outputs)", NULL},
     {"fsdp", 8, 1, 1024, "FSDP group size", NULL},
-    {"devices", 0, 0, 1024,
-     "0: one GPU of the group; N: all N GPUs of the SPMD group as a "
-     "graph placed on N devices (a multiple of fsdp)",
-     NULL},
+    {"devices", 0, 0, 1024, DEVICES_HELP("fsdp"), NULL},
     {NULL, 0, 0, 0, NULL, NULL},
 };
 
@@ -465,10 +461,7 @@ static const GenOpt moe_opts[] = {
      "1: the forward layers are one scan loop, so each layer's offloads "
      "finish before the next layer starts (the host buffer is loop state)",
      NULL},
-    {"devices", 0, 0, 1024,
-     "0: one GPU of the group; N: all N GPUs of the SPMD group as a "
-     "graph placed on N devices (a multiple of ep and fsdp)",
-     NULL},
+    {"devices", 0, 0, 1024, DEVICES_HELP("ep and fsdp"), NULL},
     {NULL, 0, 0, 0, NULL, NULL},
 };
 
@@ -716,6 +709,42 @@ static const GenOpt pipeline_opts[] = {
 
 enum { SCHED_GPIPE, SCHED_1F1B, SCHED_INTERLEAVED };
 
+/* The schedules' names, by index (as in the `schedule` choices). */
+static const char *const sched_names[] = {"gpipe", "1f1b", "interleaved"};
+
+/* The kernels of a pipeline stage, or of one chunk of it: @layers dense layers as in
+ * `transformer`, T = batch * seq tokens of hidden H. */
+typedef struct {
+	double T, H, act, layers, w, f_fwd;
+} StageCost;
+
+static StageCost stage_cost(double layers, double H, double S, double B)
+{
+	StageCost c = {.T = B * S, .H = H, .layers = layers};
+	c.act = c.T * H * BF16;
+	/* One layer as in `transformer`: 24*T*H^2 + 2*b*s^2*H flops forward. */
+	c.f_fwd = layers * (24 * c.T * H * H + 2 * B * S * S * H);
+	c.w = layers * 12 * H * H * BF16;
+	return c;
+}
+
+static guint32 stage_fwd(Gen *b, const StageCost *c, const char *name)
+{
+	return kernel(b, name, c->f_fwd, 2 * c->act + c->w + 20 * c->layers * c->act, c->act,
+	              FALSE);
+}
+
+static guint32 stage_bwd(Gen *b, const StageCost *c, const char *name)
+{
+	return kernel(b, name, 2 * c->f_fwd, 4 * c->act + 2 * c->w + 40 * c->layers * c->act,
+	              c->act, FALSE);
+}
+
+static guint32 stage_loss(Gen *b, const StageCost *c, const char *name)
+{
+	return kernel(b, name, 10 * c->T * c->H, 2 * c->act, c->act, FALSE);
+}
+
 /* One compute step of a device: the forward or backward of micro-batch `mb` through virtual
  * stage `vs` (device vs % P, chunk vs / P). */
 typedef struct {
@@ -797,17 +826,13 @@ static LhGraph *build_pipeline(int sched, guint32 P, guint32 V, guint32 M, guint
 		            (guint64)P * V * M);
 		return NULL;
 	}
-	double T = B * S, act = T * H * BF16;
-	double Lc = (double)L / V; /* layers per chunk */
-	/* One layer as in `transformer`: 24*T*H^2 + 2*b*s^2*H flops forward. */
-	double f_fwd = Lc * (24 * T * H * H + 2 * B * S * S * H);
-	double w = Lc * 12 * H * H * BF16;
+	StageCost c = stage_cost((double)L / V, H, S, B); /* one chunk */
+	double act = c.act;
 	guint32 NV = P * V;
 	Gen b = {lh_graph_new("pipeline"), ""};
 	lh_graph_set_placed(b.g, TRUE);
 	lh_graph_set_devices(b.g, P);
-	const char *sname[] = {"gpipe", "1f1b", "interleaved"};
-	g_autofree char *gname = g_strdup_printf("pipeline-%s", sname[sched]);
+	g_autofree char *gname = g_strdup_printf("pipeline-%s", sched_names[sched]);
 	lh_graph_set_name(b.g, gname);
 	/* Op names: "d<K>." then "c<C>." when V > 1. */
 	char pre[32];
@@ -817,7 +842,7 @@ static LhGraph *build_pipeline(int sched, guint32 P, guint32 V, guint32 M, guint
 	 pre)
 	g_autofree guint32 *weights = g_new(guint32, NV);
 	for (guint32 vs = 0; vs < NV; vs++)
-		weights[vs] = on(&b, input(&b, nm(&b, "%sweights", PRE(vs)), w), vs % P);
+		weights[vs] = on(&b, input(&b, nm(&b, "%sweights", PRE(vs)), c.w), vs % P);
 	/* Per (vs, mb): the forward and backward kernels once run, and the ops that hold the
 	 * forward's input and the backward's gradient on vs's device once they exist. */
 	gsize nvm = (gsize)NV * M;
@@ -874,12 +899,11 @@ static LhGraph *build_pipeline(int sched, guint32 P, guint32 V, guint32 M, guint
 		}
 		if (best == P)
 			g_error("pipeline generator: the %s schedule is stuck",
-			        sname[sched]); /* a bug */
+			        sched_names[sched]); /* a bug */
 		guint32 d = best;
 		Step st = seq[d][at[d]];
 		gsize i = IX(st.vs, st.mb);
-		gboolean edge = st.bwd ? st.vs + 1 == NV : st.vs == 0;
-		if (!edge && from % P != d && (st.bwd ? gin : fin)[i] == LH_NO_OP) {
+		if (best_meets) {
 			/* The rendezvous: the send joins the sender's program and the recv the
 			 * receiver's at once, so both follow one global order. */
 			const char *dir = st.bwd ? "bwd" : "fwd";
@@ -907,29 +931,24 @@ static LhGraph *build_pipeline(int sched, guint32 P, guint32 V, guint32 M, guint
 				    d);
 			else if ((st.vs - 1) % P == d)
 				fin[i] = fwd[IX(st.vs - 1, st.mb)];
-			guint32 k = on(&b,
-			               kernel(&b, nm(&b, "%smb%u.fwd", PRE(st.vs), st.mb), f_fwd,
-			                      2 * act + w + 20 * Lc * act, act, FALSE),
-			               d);
+			guint32 k =
+			    on(&b, stage_fwd(&b, &c, nm(&b, "%smb%u.fwd", PRE(st.vs), st.mb)), d);
 			dep(&b, k, fin[i]);
 			dep(&b, k, weights[st.vs]);
 			fwd[i] = k;
 			clock[d] = f_end[i] = best_t + 1;
 			if (st.vs + 1 == NV) {
-				gin[i] = on(&b,
-				            kernel(&b, nm(&b, "%smb%u.loss", PRE(st.vs), st.mb),
-				                   10 * T * H, 2 * act, act, FALSE),
-				            d);
+				gin[i] =
+				    on(&b,
+				       stage_loss(&b, &c, nm(&b, "%smb%u.loss", PRE(st.vs), st.mb)),
+				       d);
 				dep(&b, gin[i], k);
 			}
 		} else {
 			if (st.vs + 1 < NV && (st.vs + 1) % P == d)
 				gin[i] = bwd[IX(st.vs + 1, st.mb)];
 			guint32 k =
-			    on(&b,
-			       kernel(&b, nm(&b, "%smb%u.bwd", PRE(st.vs), st.mb), 2 * f_fwd,
-			              4 * act + 2 * w + 40 * Lc * act, act, FALSE),
-			       d);
+			    on(&b, stage_bwd(&b, &c, nm(&b, "%smb%u.bwd", PRE(st.vs), st.mb)), d);
 			dep(&b, k, gin[i]);
 			dep(&b, k, fwd[i]);
 			if (last_bwd[st.vs] != LH_NO_OP)
@@ -955,7 +974,6 @@ static LhGraph *gen_pipeline(const double *v, guint64 given, GError **error)
 	guint32 P = (guint32)v[0], s = (guint32)v[1], M = (guint32)v[2], L = (guint32)v[3];
 	double H = v[4], S = v[5], B = v[6];
 	int sched = (int)v[7];
-	static const char *const sname[] = {"gpipe", "1f1b", "interleaved"};
 	if (sched < 0 && given & (1u << 8)) {
 		g_set_error(error, LH_GEN_ERROR, LH_GEN_ERROR_OPTION,
 		            "pipeline: chunks goes with schedule=interleaved");
@@ -966,14 +984,14 @@ static LhGraph *gen_pipeline(const double *v, guint64 given, GError **error)
 			g_set_error(error, LH_GEN_ERROR, LH_GEN_ERROR_OPTION,
 			            "pipeline: stage picks one stage of a graph without schedule; "
 			            "with schedule=%s every stage is built",
-			            sname[sched]);
+			            sched_names[sched]);
 			return NULL;
 		}
 		if (sched != SCHED_INTERLEAVED && given & (1u << 8)) {
 			g_set_error(
 			    error, LH_GEN_ERROR, LH_GEN_ERROR_OPTION,
 			    "pipeline: chunks goes with schedule=interleaved, not schedule=%s",
-			    sname[sched]);
+			    sched_names[sched]);
 			return NULL;
 		}
 		return build_pipeline(sched, P, sched == SCHED_INTERLEAVED ? (guint32)v[8] : 1, M,
@@ -984,29 +1002,24 @@ static LhGraph *gen_pipeline(const double *v, guint64 given, GError **error)
 		            "pipeline: stage=%u must be below stages=%u", s, P);
 		return NULL;
 	}
-	double T = B * S, act = T * H * BF16;
-	/* One layer as in `transformer`: 24*T*H^2 + 2*b*s^2*H flops forward. */
-	double f_fwd = L * (24 * T * H * H + 2 * B * S * S * H);
-	double w = L * 12 * H * H * BF16;
+	StageCost c = stage_cost(L, H, S, B);
+	double act = c.act;
 	Gen b = {lh_graph_new("pipeline"), ""};
-	guint32 weights = input(&b, "weights", w);
+	guint32 weights = input(&b, "weights", c.w);
 	guint32 *fwd = g_new(guint32, M);
-	guint32 warm = MIN(P - s - 1, M);
-	guint32 nf = 0, nb = 0;
 	guint32 last_bwd = G_MAXUINT32;
-	/* 1F1B: warm forwards, then forward/backward pairs, then the remaining backwards. */
-	while (nb < M) {
-		gboolean do_fwd = nf < M && (nf < warm || nf == nb + warm);
-		if (do_fwd) {
-			guint32 m = nf++;
+	guint32 n_steps; /* the 1F1B order, as device s of a placed 1F1B pipeline */
+	g_autofree Step *steps = device_steps(SCHED_1F1B, P, 1, M, s, &n_steps);
+	for (guint32 j = 0; j < n_steps; j++) {
+		guint32 m = steps[j].mb;
+		if (!steps[j].bwd) {
 			guint32 src;
 			if (s == 0) {
 				src = input(&b, nm(&b, "mb%u.input", m), act);
 			} else {
 				src = xfer(&b, nm(&b, "mb%u.fwd.recv", m), LH_OP_RECV, act, 2);
 			}
-			guint32 k = kernel(&b, nm(&b, "mb%u.fwd", m), f_fwd,
-			                   2 * act + w + 20 * L * act, act, FALSE);
+			guint32 k = stage_fwd(&b, &c, nm(&b, "mb%u.fwd", m));
 			dep(&b, k, src);
 			dep(&b, k, weights);
 			if (s + 1 < P) {
@@ -1017,16 +1030,14 @@ static LhGraph *gen_pipeline(const double *v, guint64 given, GError **error)
 			fwd[m] = k;
 			continue;
 		}
-		guint32 m = nb++;
 		guint32 src;
 		if (s + 1 == P) {
-			src = kernel(&b, nm(&b, "mb%u.loss", m), 10 * T * H, 2 * act, act, FALSE);
+			src = stage_loss(&b, &c, nm(&b, "mb%u.loss", m));
 			dep(&b, src, fwd[m]);
 		} else {
 			src = xfer(&b, nm(&b, "mb%u.bwd.recv", m), LH_OP_RECV, act, 2);
 		}
-		guint32 k = kernel(&b, nm(&b, "mb%u.bwd", m), 2 * f_fwd,
-		                   4 * act + 2 * w + 40 * L * act, act, FALSE);
+		guint32 k = stage_bwd(&b, &c, nm(&b, "mb%u.bwd", m));
 		dep(&b, k, src);
 		dep(&b, k, fwd[m]);
 		if (last_bwd != G_MAXUINT32)
@@ -1042,6 +1053,15 @@ static LhGraph *gen_pipeline(const double *v, guint64 given, GError **error)
 }
 
 /* ---- registry ---- */
+
+/* The index of option @name in @spec, or -1. */
+static int opt_index(const GenOpt *spec, const char *name)
+{
+	for (int i = 0; spec[i].name; i++)
+		if (!strcmp(spec[i].name, name))
+			return i;
+	return -1;
+}
 
 typedef struct {
 	const char *name;
@@ -1060,15 +1080,15 @@ static LhGraph *gen_random_w(const double *v, guint64 given, GError **error)
 static LhGraph *gen_transformer_w(const double *v, guint64 given, GError **error)
 {
 	(void)given;
-	LhGraph *g = gen_transformer(v);
-	return v[6] > 0 ? spmd_group(g, (guint32)v[6], "transformer", error) : g;
+	(void)error;
+	return gen_transformer(v);
 }
 
 static LhGraph *gen_moe_w(const double *v, guint64 given, GError **error)
 {
 	(void)given;
-	LhGraph *g = gen_moe(v);
-	return v[12] > 0 ? spmd_group(g, (guint32)v[12], "moe-offload", error) : g;
+	(void)error;
+	return gen_moe(v);
 }
 
 static const Workload workloads[] = {
@@ -1124,7 +1144,11 @@ LhGraph *lh_gen_workload(const char *name, const char *const *kv, GError **error
 		guint64 given;
 		if (!parse_opts(name, workloads[i].opts, kv, v, &given, error))
 			return NULL;
-		return workloads[i].gen(v, given, error);
+		LhGraph *g = workloads[i].gen(v, given, error);
+		int dv = opt_index(workloads[i].opts, "devices");
+		if (g && dv >= 0 && v[dv] > 0)
+			g = spmd_group(g, (guint32)v[dv], name, error);
+		return g;
 	}
 	GString *l = g_string_new(NULL);
 	for (gsize i = 0; i < G_N_ELEMENTS(workloads); i++)
@@ -1139,8 +1163,6 @@ gboolean lh_gen_workload_has_option(const char *name, const char *option)
 {
 	for (gsize i = 0; i < G_N_ELEMENTS(workloads); i++)
 		if (!strcmp(workloads[i].name, name))
-			for (const GenOpt *o = workloads[i].opts; o->name; o++)
-				if (!strcmp(o->name, option))
-					return TRUE;
+			return opt_index(workloads[i].opts, option) >= 0;
 	return FALSE;
 }

@@ -35,83 +35,48 @@ static const char *const pool_prefix[LH_CLASS_N] = {"s", "collective", "p2p", "c
 static const LhStreamRole pool_role[LH_CLASS_N] = {LH_ROLE_COMPUTE, LH_ROLE_COLLECTIVE, LH_ROLE_P2P,
                                                    LH_ROLE_ASYNC_COMPUTE, LH_ROLE_MEMCPY};
 
-/* A binary heap of op indices under an order on them. */
+/* The orders of the ready heaps (LhHeap, sched-util.h). */
 typedef struct {
 	const double *ready, *bl;
 } Cand;
 
-typedef struct {
-	guint32 *v, n, cap;
-	const Cand *cx;
-	gboolean (*less)(const Cand *cx, guint32 a, guint32 b);
-} Heap;
-
 /* Higher b-level first, then program order. */
-static gboolean by_blevel(const Cand *cx, guint32 a, guint32 b)
+static gboolean by_blevel(const void *p, guint32 a, guint32 b)
 {
+	const Cand *cx = p;
 	return cx->bl[a] > cx->bl[b] || (cx->bl[a] == cx->bl[b] && a < b);
 }
 
 /* Earlier data-ready time first, then as by_blevel. */
-static gboolean by_ready(const Cand *cx, guint32 a, guint32 b)
+static gboolean by_ready(const void *p, guint32 a, guint32 b)
 {
+	const Cand *cx = p;
 	if (cx->ready[a] != cx->ready[b])
 		return cx->ready[a] < cx->ready[b];
 	return by_blevel(cx, a, b);
 }
 
-static void heap_init(Heap *h, const Cand *cx, gboolean (*less)(const Cand *, guint32, guint32))
+/* The stream of the @n whose free time comes first (the lowest index on ties). */
+static guint32 first_free(const double *free_at, guint32 n)
 {
-	*h = (Heap){NULL, 0, 0, cx, less};
-}
-
-static void heap_push(Heap *h, guint32 x)
-{
-	if (h->n == h->cap) {
-		h->cap = h->cap ? 2 * h->cap : 64;
-		h->v = g_renew(guint32, h->v, h->cap);
-	}
-	guint32 i = h->n++;
-	while (i > 0 && h->less(h->cx, x, h->v[(i - 1) / 2])) {
-		h->v[i] = h->v[(i - 1) / 2];
-		i = (i - 1) / 2;
-	}
-	h->v[i] = x;
-}
-
-static guint32 heap_pop(Heap *h)
-{
-	guint32 top = h->v[0], x = h->v[--h->n], i = 0;
-	for (;;) {
-		guint32 l = 2 * i + 1, r = l + 1, s = i;
-		guint32 sv = x;
-		if (l < h->n && h->less(h->cx, h->v[l], sv)) {
-			s = l;
-			sv = h->v[l];
-		}
-		if (r < h->n && h->less(h->cx, h->v[r], sv))
-			s = r;
-		if (s == i)
-			break;
-		h->v[i] = h->v[s];
-		i = s;
-	}
-	if (h->n)
-		h->v[i] = x;
-	return top;
+	guint32 best = 0;
+	for (guint32 s = 1; s < n; s++)
+		if (free_at[s] < free_at[best])
+			best = s;
+	return best;
 }
 
 /* Op @v's deps are all placed: it joins the input heap, or its pool's B (data ready by the
  * time the pool frees) or A. */
 static void make_ready(const LhGraph *g, guint32 v, const guint8 *pool, const double *pool_free,
-                       Heap *hin, Heap *ha, Heap *hb)
+                       LhHeap *hin, LhHeap *ha, LhHeap *hb)
 {
 	if (lh_graph_op(g, v)->kind == LH_OP_INPUT)
-		heap_push(hin, v);
+		lh__heap_push(hin, v);
 	else if (((const Cand *)hin->cx)->ready[v] <= pool_free[pool[v]])
-		heap_push(&hb[pool[v]], v);
+		lh__heap_push(&hb[pool[v]], v);
 	else
-		heap_push(&ha[pool[v]], v);
+		lh__heap_push(&ha[pool[v]], v);
 }
 
 static LhPlan *cpath_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GError **error)
@@ -149,12 +114,12 @@ static LhPlan *cpath_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, G
 	 * Inputs start at 0 in a heap of their own. The step's pick is the least (t, -b-level,
 	 * index) over the pools' heads: the same op the scan of every ready op picked. */
 	Cand cx = {ready, bl};
-	Heap ha[LH_CLASS_N], hb[LH_CLASS_N], hin;
+	LhHeap ha[LH_CLASS_N], hb[LH_CLASS_N], hin;
 	for (guint32 c = 0; c < LH_CLASS_N; c++) {
-		heap_init(&ha[c], &cx, by_ready);
-		heap_init(&hb[c], &cx, by_blevel);
+		lh__heap_init(&ha[c], by_ready, &cx);
+		lh__heap_init(&hb[c], by_blevel, &cx);
 	}
-	heap_init(&hin, &cx, by_blevel);
+	lh__heap_init(&hin, by_blevel, &cx);
 	double pool_free[LH_CLASS_N]; /* the earliest free_at of each pool */
 	for (guint32 c = 0; c < LH_CLASS_N; c++)
 		pool_free[c] = 0;
@@ -166,7 +131,7 @@ static LhPlan *cpath_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, G
 	guint32 placed = 0;
 	for (;;) {
 		/* The ready op that can start first; ties: higher b-level, then program order. */
-		Heap *from = NULL;
+		LhHeap *from = NULL;
 		double best_t = G_MAXDOUBLE;
 		guint32 v = G_MAXUINT32;
 		if (hin.n) {
@@ -175,13 +140,12 @@ static LhPlan *cpath_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, G
 			v = hin.v[0];
 		}
 		for (guint32 c = 0; c < LH_CLASS_N; c++) {
-			Heap *h = hb[c].n ? &hb[c] : ha[c].n ? &ha[c] : NULL;
+			LhHeap *h = hb[c].n ? &hb[c] : ha[c].n ? &ha[c] : NULL;
 			if (!h)
 				continue;
 			guint32 u = h->v[0];
 			double t = h == &hb[c] ? pool_free[c] : MAX(ready[u], pool_free[c]);
-			if (!from || t < best_t ||
-			    (t == best_t && (bl[u] > bl[v] || (bl[u] == bl[v] && u < v)))) {
+			if (!from || t < best_t || (t == best_t && by_blevel(&cx, u, v))) {
 				from = h;
 				best_t = t;
 				v = u;
@@ -189,16 +153,10 @@ static LhPlan *cpath_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, G
 		}
 		if (!from)
 			break;
-		heap_pop(from);
+		lh__heap_pop(from);
 		double fin = best_t;
 		if (lh_graph_op(g, v)->kind != LH_OP_INPUT) {
-			guint32 c = pool[v], best_s = 0;
-			double f = free_at[c][0];
-			for (guint32 s = 1; s < limit[c]; s++)
-				if (free_at[c][s] < f) {
-					f = free_at[c][s];
-					best_s = s;
-				}
+			guint32 c = pool[v], best_s = first_free(free_at[c], limit[c]);
 			start[v] = best_t;
 			fin = best_t + cost[v];
 			free_at[c][best_s] = fin;
@@ -209,12 +167,10 @@ static LhPlan *cpath_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, G
 			                  lh_graph_op(g, v)->name, pool_prefix[c], best_s, bl[v]);
 			/* The pool's earliest free time only grows: ops now ready by it move to B.
 			 */
-			f = free_at[c][0];
-			for (guint32 s = 1; s < limit[c]; s++)
-				f = MIN(f, free_at[c][s]);
+			double f = free_at[c][first_free(free_at[c], limit[c])];
 			pool_free[c] = f;
 			while (ha[c].n && ready[ha[c].v[0]] <= f)
-				heap_push(&hb[c], heap_pop(&ha[c]));
+				lh__heap_push(&hb[c], lh__heap_pop(&ha[c]));
 		}
 		guint32 ns;
 		const guint32 *sc = lh_graph_succs(g, v, &ns);
@@ -226,10 +182,10 @@ static LhPlan *cpath_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, G
 		}
 	}
 	for (guint32 c = 0; c < LH_CLASS_N; c++) {
-		g_free(ha[c].v);
-		g_free(hb[c].v);
+		lh__heap_clear(&ha[c]);
+		lh__heap_clear(&hb[c]);
 	}
-	g_free(hin.v);
+	lh__heap_clear(&hin);
 
 	/* Map virtual streams to plan streams in order of first use. */
 	LhPlan *plan = lh_plan_new();

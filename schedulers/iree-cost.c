@@ -480,48 +480,27 @@ static double copy_est(const LhHw *hw, const LhOp *op, double s, double other)
 	return lat + both + (bytes - both * dup) / hw->pcie_gbs;
 }
 
-/* A binary max-heap of ops by (b-level, then earlier program position). */
+/* The orders of the list step's heaps (LhHeap, sched-util.h), on a key per op, then earlier
+ * program position: higher b-level first (ready ops), earlier end first (ops running). */
 typedef struct {
-	guint32 *v;
-	guint32 n;
-	const double *bl;
+	const double *key;
 	const guint32 *pos;
-} Heap;
+} HeapOrd;
 
-static gboolean heap_before(const Heap *h, guint32 x, guint32 y)
+static gboolean by_key_desc(const void *p, guint32 x, guint32 y)
 {
-	if (h->bl[x] != h->bl[y])
-		return h->bl[x] > h->bl[y];
-	return h->pos[x] < h->pos[y];
+	const HeapOrd *o = p;
+	if (o->key[x] != o->key[y])
+		return o->key[x] > o->key[y];
+	return o->pos[x] < o->pos[y];
 }
 
-static void heap_push(Heap *h, guint32 x)
+static gboolean by_key_asc(const void *p, guint32 x, guint32 y)
 {
-	guint32 i = h->n++;
-	while (i > 0 && heap_before(h, x, h->v[(i - 1) / 2])) {
-		h->v[i] = h->v[(i - 1) / 2];
-		i = (i - 1) / 2;
-	}
-	h->v[i] = x;
-}
-
-static guint32 heap_pop(Heap *h)
-{
-	guint32 top = h->v[0], x = h->v[--h->n], i = 0;
-	for (;;) {
-		guint32 l = 2 * i + 1, best = l;
-		if (l >= h->n)
-			break;
-		if (l + 1 < h->n && heap_before(h, h->v[l + 1], h->v[l]))
-			best = l + 1;
-		if (!heap_before(h, h->v[best], x))
-			break;
-		h->v[i] = h->v[best];
-		i = best;
-	}
-	if (h->n)
-		h->v[i] = x;
-	return top;
+	const HeapOrd *o = p;
+	if (o->key[x] != o->key[y])
+		return o->key[x] < o->key[y];
+	return o->pos[x] < o->pos[y];
 }
 
 typedef struct {
@@ -563,12 +542,12 @@ static gboolean regions_list_run(const LhIreeCtx *c, GPtrArray *regions, gboolea
 	for (guint32 k = 0; k < n; k++)
 		pos[topo[k]] = k;
 	/* Ready ops per engine, highest b-level first; ops running, earliest end first. */
-	Heap rh[E_N];
-	for (int e = 0; e < E_N; e++)
-		rh[e] = (Heap){g_new(guint32, MAX(n, 1)), 0, c->blevel, pos};
 	g_autofree double *fin = g_new0(double, MAX(n, 1));
-	g_autofree double *neg = g_new0(double, MAX(n, 1)); /* -end: the max-heap's key */
-	Heap run = {g_new(guint32, MAX(n, 1)), 0, neg, pos};
+	HeapOrd by_bl = {c->blevel, pos}, by_fin = {fin, pos};
+	LhHeap rh[E_N], run;
+	for (int e = 0; e < E_N; e++)
+		lh__heap_init(&rh[e], by_key_desc, &by_bl);
+	lh__heap_init(&run, by_key_asc, &by_fin);
 	guint32 m = 0;
 	for (guint32 v = 0; v < n; v++) {
 		if (lh_graph_op(g, v)->kind == LH_OP_INPUT)
@@ -579,7 +558,7 @@ static gboolean regions_list_run(const LhIreeCtx *c, GPtrArray *regions, gboolea
 		for (guint32 j = 0; j < nd; j++)
 			pending[v] += lh_graph_op(g, d[j])->kind != LH_OP_INPUT;
 		if (!pending[v])
-			heap_push(&rh[engine_of(lh_graph_op(g, v))], v);
+			lh__heap_push(&rh[engine_of(lh_graph_op(g, v))], v);
 	}
 	g_autofree double *free_at = g_new0(double, NT);
 	double eng[E_N] = {0}, mk = 0, t = 0;
@@ -664,20 +643,19 @@ static gboolean regions_list_run(const LhIreeCtx *c, GPtrArray *regions, gboolea
 					tk = freer;
 				force = FALSE;
 				live += a;
-				heap_pop(&rh[e]);
+				lh__heap_pop(&rh[e]);
 				double T = c->cost[v];
 				if ((e == E_H2D || e == E_D2H) && op->duration_ns < 0)
 					T = copy_est(c->hw, op, t, eng[e == E_H2D ? E_D2H : E_H2D]);
 				eng[e] = t + (e == E_SM ? T * lh_op_sm_share(op, c->hw) : T);
 				st[v] = t;
 				fin[v] = t + T;
-				neg[v] = -fin[v];
 				mk = MAX(mk, fin[v]);
 				free_at[tk] = fin[v];
 				trk[v] = tk;
 				pick[v] = placed;
 				seq[placed++] = v;
-				heap_push(&run, v);
+				lh__heap_push(&run, v);
 			}
 		/* The next instant: the earliest end, or the SMs freeing for a ready kernel. */
 		double nt = run.n ? fin[run.v[0]] : G_MAXDOUBLE;
@@ -691,11 +669,11 @@ static gboolean regions_list_run(const LhIreeCtx *c, GPtrArray *regions, gboolea
 		}
 		t = MAX(t, nt);
 		while (run.n && fin[run.v[0]] <= t) {
-			guint32 v = heap_pop(&run), ns, nd;
+			guint32 v = lh__heap_pop(&run), ns, nd;
 			const guint32 *sc = lh_graph_succs(g, v, &ns);
 			for (guint32 j = 0; j < ns; j++)
 				if (--pending[sc[j]] == 0)
-					heap_push(&rh[engine_of(lh_graph_op(g, sc[j]))], sc[j]);
+					lh__heap_push(&rh[engine_of(lh_graph_op(g, sc[j]))], sc[j]);
 			const guint32 *d = lh_graph_deps(g, v, &nd);
 			for (guint32 j = 0; budget > 0 && j < nd; j++) {
 				guint32 r = root[d[j]];
@@ -707,8 +685,8 @@ static gboolean regions_list_run(const LhIreeCtx *c, GPtrArray *regions, gboolea
 		}
 	}
 	for (int e = 0; e < E_N; e++)
-		g_free(rh[e].v);
-	g_free(run.v);
+		lh__heap_clear(&rh[e]);
+	lh__heap_clear(&run);
 	g_assert(placed == m);
 	/* Cut each track's ops (in pick order, which is their order on the track) into regions:
 	 * before an op with a dep on another track, after one with a consumer on another. */

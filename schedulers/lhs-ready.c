@@ -712,7 +712,7 @@ static void collect_bits(const LhsReady *r, const LhsBits *b, GArray *out)
 		g_array_append_val(out, r->rank_node[k]);
 }
 
-void lh__ready_all(const LhsReady *r, const Lhs *s, GArray *out)
+void lh__ready_all(const LhsReady *r, GArray *out)
 {
 	g_array_set_size(out, 0);
 	for (guint c = 0; c < LHS_NCLASS; c++) {
@@ -728,7 +728,6 @@ void lh__ready_all(const LhsReady *r, const Lhs *s, GArray *out)
 	g_array_append_vals(out, r->zero->data, r->zero->len);
 	collect_bits(r, &r->deep, out);
 	g_array_sort(out, u32_cmp);
-	(void)s;
 }
 
 const char *lh__ready_candidates(const LhsReady *r, const Lhs *s, GArray *out)
@@ -761,7 +760,7 @@ const char *lh__ready_candidates(const LhsReady *r, const Lhs *s, GArray *out)
 			 * class (they also pass kStartAtZeroDepth). */
 			rule = r->heap->len ? "kLessStall" : "kFreeBackedupResource";
 			for (guint c = 0; c < LHS_NCLASS; c++)
-				if (s->in_flight[c] >= s->limit[c] && s->waiting_dones[c] > 0)
+				if (lhs_backed_up(s, c))
 					g_array_append_vals(out, r->starts[c]->data,
 					                    r->starts[c]->len);
 			if (!out->len && r->deep.count > 0) {
@@ -996,7 +995,7 @@ const char *lh__ready_fit_candidates(const LhsReady *r, const Lhs *s, GArray *ou
 	if (l.have)
 		goto found;
 	for (guint c = 0; c < LHS_NCLASS; c++) /* 3 */
-		if (s->in_flight[c] >= s->limit[c] && s->waiting_dones[c] > 0)
+		if (lhs_backed_up(s, c))
 			for (guint32 k = 0; k < r->starts[c]->len; k++)
 				lead_add_fit(&l, s, g_array_index(r->starts[c], guint32, k));
 	if (l.have)
@@ -1048,7 +1047,7 @@ void lh__ready_index_build(LhsReady *r, Lhs *s)
 	g->dirty = g_new(guint32, g->n);
 	g->flag = g_new0(guint8, g->n);
 	GArray *all = g_array_new(FALSE, FALSE, sizeof(guint32));
-	lh__ready_all(r, s, all);
+	lh__ready_all(r, all);
 	for (guint32 k = 0; k < all->len; k++)
 		index_add(r, s, g_array_index(all, guint32, k));
 	g_array_free(all, TRUE);

@@ -143,19 +143,21 @@ static inline gboolean lhs_releases(const Lhs *s, guint32 v)
 	return s->node_type[v] == NODE_START;
 }
 
-/* XLA's IsResourceConstrained: the node's resource is fully in use and dones of its class
- * wait in the ready set. */
-static inline gboolean lhs_constrained(const Lhs *s, guint32 v)
-{
-	if (s->node_type[v] == NODE_KERNEL)
-		return FALSE;
-	guint8 c = s->node_class[v];
-	return s->in_flight[c] >= s->limit[c] && s->waiting_dones[c] > 0;
-}
-
 static inline gboolean lhs_class_free(const Lhs *s, guint c)
 {
 	return s->in_flight[c] < s->limit[c];
+}
+
+/* Class @c is backed up: fully in use, and dones of it wait in the ready set. */
+static inline gboolean lhs_backed_up(const Lhs *s, guint c)
+{
+	return !lhs_class_free(s, c) && s->waiting_dones[c] > 0;
+}
+
+/* XLA's IsResourceConstrained: the node's class is backed up. */
+static inline gboolean lhs_constrained(const Lhs *s, guint32 v)
+{
+	return s->node_type[v] != NODE_KERNEL && lhs_backed_up(s, s->node_class[v]);
 }
 
 /* Where a ready node is kept (LhsReady.where). */
@@ -225,7 +227,7 @@ double lh__ready_next_time(LhsReady *r, const Lhs *s);
 /* Whether the ready-now structures hold only nodes ready now (else see lh__ready_scan). */
 gboolean lh__ready_exact(const LhsReady *r, const Lhs *s);
 /* Every ready node a rule could pick (the reference scan), ascending. */
-void lh__ready_all(const LhsReady *r, const Lhs *s, GArray *out);
+void lh__ready_all(const LhsReady *r, GArray *out);
 
 /* The candidates, each ascending, each returning the rule that set them apart:
  * without memory rules (and lh__ready_exact()): */

@@ -734,7 +734,7 @@ static guint32 guard_check(Lhs *s, guint32 v, const char **why)
 	v = s->gnode[lh__bits_last(&s->gready)];
 	*why = "memory guard: serial's order";
 	guint8 c = s->node_class[v];
-	if (s->node_type[v] == NODE_DONE && s->in_flight[c] >= s->limit[c]) {
+	if (s->node_type[v] == NODE_DONE && !lhs_class_free(s, c)) {
 		guint32 best = G_MAXUINT32;
 		double best_est = 0;
 		/* Every ready node (in any order: (estimate, position) decides). */
@@ -831,8 +831,7 @@ static guint32 pick(const Lhs *s, const GArray *cand, const char **why)
 	for (guint32 k = 0; k < cand->len; k++) {
 		guint32 v = g_array_index(cand, guint32, k);
 		/* The overlap limit: a done needs a free slot of its class. */
-		if (s->node_type[v] == NODE_DONE &&
-		    s->in_flight[s->node_class[v]] >= s->limit[s->node_class[v]])
+		if (s->node_type[v] == NODE_DONE && !lhs_class_free(s, s->node_class[v]))
 			continue;
 		LhsCand c = {.node = v};
 		if (s->mem_active) {
@@ -948,7 +947,7 @@ static LhPlan *lhs_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GEr
 		n_mem += mem_rules;
 		n_over += mem_rules && s.usage >= s.limit_bytes;
 		if (reference || (!s.mem_index && (mem_rules || !exact))) {
-			lh__ready_all(&r, &s, cand);
+			lh__ready_all(&r, cand);
 		} else if (mem_rules && s.usage >= s.limit_bytes) {
 			why = lh__ready_over_candidates(&r, &s, cand);
 		} else if (!exact) {
@@ -964,7 +963,7 @@ static LhPlan *lhs_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GEr
 		 * device with one in flight waits; the start of the one in flight is always
 		 * ready, so some node is left. */
 		if (s.coll_in_flight->len && !drop_shared(&s, cand)) {
-			lh__ready_all(&r, &s, cand);
+			lh__ready_all(&r, cand);
 			drop_shared(&s, cand);
 			why = "a collective sharing devices is in flight";
 		}

@@ -41,24 +41,8 @@ static LhGraph *device_program(const LhGraph *g, guint32 d, const guint32 *rank,
 	for (guint32 k = 0; k < map->len; k++) {
 		guint32 i = g_array_index(map, guint32, k);
 		const LhOp *op = lh_graph_op(g, i);
-		guint32 id = lh_graph_add_op(sub, op->name, op->kind);
-		LhOp *o = lh_graph_op_mut(sub, id);
-		const char *own = o->name;
-		*o = *op;
-		o->name = own;
-		o->opcode = NULL;
-		o->n_deps = o->deps_at = 0;
-		o->device = o->sync = 0;
-		o->alias = op->alias == LH_NO_OP ? LH_NO_OP : sub_of[op->alias];
-		o->members = 0;
-		const LhMemberSet *ms = lh_graph_op_members(g, op);
-		if (ms) {
-			guint32 m = lh_graph_add_member_set(sub, ms->n_groups, ms->group_size,
-			                                    ms->pairs, ms->dev);
-			lh_graph_op_mut(sub, id)->members = 1 + m;
-		}
-		if (op->opcode)
-			lh_graph_set_opcode(sub, id, op->opcode);
+		guint32 id = lh_graph_add_op_copy(
+		    sub, g, i, op->name, op->alias == LH_NO_OP ? LH_NO_OP : sub_of[op->alias]);
 		guint32 ndep;
 		const guint32 *deps = lh_graph_deps(g, i, &ndep);
 		for (guint32 j = 0; j < ndep; j++)

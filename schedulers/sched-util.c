@@ -150,3 +150,48 @@ double *lh__blevel(const LhGraph *g, const double *cost)
 	}
 	return bl;
 }
+
+void lh__heap_init(LhHeap *h, LhHeapLess less, const void *cx)
+{
+	*h = (LhHeap){NULL, 0, 0, less, cx};
+}
+
+void lh__heap_clear(LhHeap *h)
+{
+	g_free(h->v);
+	h->v = NULL;
+	h->n = h->cap = 0;
+}
+
+void lh__heap_push(LhHeap *h, guint32 x)
+{
+	if (h->n == h->cap) {
+		h->cap = h->cap ? 2 * h->cap : 64;
+		h->v = g_renew(guint32, h->v, h->cap);
+	}
+	guint32 i = h->n++;
+	while (i > 0 && h->less(h->cx, x, h->v[(i - 1) / 2])) {
+		h->v[i] = h->v[(i - 1) / 2];
+		i = (i - 1) / 2;
+	}
+	h->v[i] = x;
+}
+
+guint32 lh__heap_pop(LhHeap *h)
+{
+	guint32 top = h->v[0], x = h->v[--h->n], i = 0;
+	for (;;) {
+		guint32 l = 2 * i + 1, best = l;
+		if (l >= h->n)
+			break;
+		if (l + 1 < h->n && h->less(h->cx, h->v[l + 1], h->v[l]))
+			best = l + 1;
+		if (!h->less(h->cx, h->v[best], x))
+			break;
+		h->v[i] = h->v[best];
+		i = best;
+	}
+	if (h->n)
+		h->v[i] = x;
+	return top;
+}

@@ -52,4 +52,19 @@ void lh__sort_f64_u32(LhSortRec *r, guint32 n, gboolean desc);
  * @cost[i] per op. Caller frees. */
 double *lh__blevel(const LhGraph *g, const double *cost);
 
+/* A binary min-heap of op indices under @less (TRUE when @a comes before @b; @cx is its
+ * context). @less must be a strict total order on the ops pushed (no two tie), so that the
+ * pops come in the same order whatever the heap's layout. v[0] is the least when n > 0. */
+typedef gboolean (*LhHeapLess)(const void *cx, guint32 a, guint32 b);
+typedef struct {
+	guint32 *v, n, cap;
+	LhHeapLess less;
+	const void *cx;
+} LhHeap;
+
+void lh__heap_init(LhHeap *h, LhHeapLess less, const void *cx);
+void lh__heap_clear(LhHeap *h);
+void lh__heap_push(LhHeap *h, guint32 x);
+guint32 lh__heap_pop(LhHeap *h); /* the least; the heap must not be empty */
+
 G_END_DECLS

@@ -119,6 +119,31 @@ void lh_graph_set_opcode(LhGraph *g, guint32 i, const char *opcode)
 	    opcode ? g_string_chunk_insert_const(g->strings, opcode) : NULL;
 }
 
+guint32 lh_graph_add_op_copy(LhGraph *g, const LhGraph *src, guint32 i, const char *name,
+                             guint32 alias)
+{
+	g_return_val_if_fail(g && src && i < lh_graph_n_ops(src) && name, 0);
+	const LhOp *op = lh_graph_op(src, i);
+	guint32 id = lh_graph_add_op(g, name, op->kind);
+	LhOp *o = lh_graph_op_mut(g, id);
+	const char *own = o->name;
+	*o = *op;
+	o->name = own;
+	o->opcode = NULL; /* a string of @src: copied below */
+	o->n_deps = o->deps_at = 0;
+	o->device = o->sync = 0;
+	o->alias = alias;
+	o->members = 0;
+	const LhMemberSet *ms = lh_graph_op_members(src, op);
+	if (ms)
+		lh_graph_op_mut(g, id)->members =
+		    1 +
+		    lh_graph_add_member_set(g, ms->n_groups, ms->group_size, ms->pairs, ms->dev);
+	if (op->opcode)
+		lh_graph_set_opcode(g, id, op->opcode);
+	return id;
+}
+
 void lh_graph_add_dep(LhGraph *g, guint32 op, guint32 dep)
 {
 	g_return_if_fail(g && !g->finished);

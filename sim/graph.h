@@ -119,6 +119,11 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(LhGraph, lh_graph_free)
 guint32 lh_graph_add_op(LhGraph *g, const char *name, LhOpKind kind);
 LhOp *lh_graph_op_mut(LhGraph *g, guint32 i); /* valid until the next add; not after finish */
 void lh_graph_set_opcode(LhGraph *g, guint32 i, const char *opcode);
+/* Adds a copy of op @i of finished graph @src named @name: every field, the opcode and the
+ * member set (added to @g's table) copied; no deps (the caller adds them); device and sync 0;
+ * alias @alias (an index in @g, or LH_NO_OP). Returns the new op's index. */
+guint32 lh_graph_add_op_copy(LhGraph *g, const LhGraph *src, guint32 i, const char *name,
+                             guint32 alias);
 void lh_graph_add_dep(LhGraph *g, guint32 op, guint32 dep);
 /* Sets op @i's duration_ns (-1 unsets it), also on a finished graph: a measured cost (a PGLE
  * profile) replaces the model's without changing the graph's structure. */

@@ -30,22 +30,13 @@ static const struct {
 	const char *unit;
 	KeyNeed need;
 } keys[] = {
-#define D(k, lo, hi, open, unit)                                                                   \
-	{                                                                                          \
-#k, K_DOUBLE, G_STRUCT_OFFSET(LhHw, k), lo, hi, open, unit, KEY_REQ                \
-	}
-#define U(k, lo, hi, unit)                                                                         \
-	{                                                                                          \
-#k, K_UINT, G_STRUCT_OFFSET(LhHw, k), lo, hi, FALSE, unit, KEY_REQ                 \
-	}
-#define DO(k, lo, hi, unit, need)                                                                  \
-	{                                                                                          \
-#k, K_DOUBLE, G_STRUCT_OFFSET(LhHw, k), lo, hi, FALSE, unit, need                  \
-	}
-#define UO(k, lo, hi, unit)                                                                        \
-	{                                                                                          \
-#k, K_UINT, G_STRUCT_OFFSET(LhHw, k), lo, hi, FALSE, unit, KEY_OPT                 \
-	}
+/* One line per entry, which clang-format would split round the stringized key. */
+/* clang-format off */
+#define D(k, lo, hi, open, unit) {#k, K_DOUBLE, G_STRUCT_OFFSET(LhHw, k), lo, hi, open, unit, KEY_REQ}
+#define U(k, lo, hi, unit) {#k, K_UINT, G_STRUCT_OFFSET(LhHw, k), lo, hi, FALSE, unit, KEY_REQ}
+#define DO(k, lo, hi, unit, need) {#k, K_DOUBLE, G_STRUCT_OFFSET(LhHw, k), lo, hi, FALSE, unit, need}
+#define UO(k, lo, hi, unit) {#k, K_UINT, G_STRUCT_OFFSET(LhHw, k), lo, hi, FALSE, unit, KEY_OPT}
+    /* clang-format on */
     U(sm_count, 1, 100000, "SMs"),
     D(peak_tflops, 1e-6, 1e6, FALSE, "TFLOP/s"),
     DO(peak_f64_tflops, 1e-6, 1e6, "TFLOP/s", KEY_OPT),
@@ -81,8 +72,7 @@ static const struct {
     /* The cluster. The network's upper bound, 10 TB/s per GPU, is ten times the fastest NIC
      * bandwidth any GPU has (8 x 800 Gb/s ConnectX-8 per 8-GPU node is 100 GB/s per GPU):
      * more is a unit mistake (Gb/s for GB/s, or a node's total given per GPU many times). */
-    {"gpus_per_node", K_UINT, G_STRUCT_OFFSET(LhHw, gpus_per_node), 1, 1000000, FALSE, "GPUs",
-     KEY_OPT},
+    UO(gpus_per_node, 1, 1000000, "GPUs"),
     {"nvlink_busbw_gbs", K_DOUBLE, G_STRUCT_OFFSET(LhHw, nvlink_busbw_gbs), 1e-3, 1e5, TRUE, "GB/s",
      KEY_OPT},
     {"net_gbs", K_DOUBLE, G_STRUCT_OFFSET(LhHw, net_gbs), 1e-3, 1e4, TRUE, "GB/s", KEY_OPT},

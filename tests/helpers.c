@@ -90,6 +90,19 @@ LhTrace *t_sim(const LhGraph *g, const LhHw *hw, const LhPlan *p)
 	return t;
 }
 
+const LhOpTiming *t_timing(const LhTrace *t, const LhGraph *g, const char *name)
+{
+	return &t->ops[t_id(g, name)];
+}
+
+gint64 t_makespan(const LhTrace *t)
+{
+	gint64 m = 0;
+	for (guint32 i = 0; i < t->n_ops; i++)
+		m = MAX(m, t->ops[i].end);
+	return m;
+}
+
 int t_lhsim(char **out, char **err, const char *first, ...)
 {
 	GPtrArray *argv = g_ptr_array_new();

@@ -24,6 +24,19 @@ gboolean t_has_dep(const LhGraph *g, const char *op, const char *dep);
 void t_finish(LhGraph *g);
 /* Simulates or fails the test. */
 LhTrace *t_sim(const LhGraph *g, const LhHw *hw, const LhPlan *p);
+/* The timing in @t of the op named @name (fails the test if unknown). */
+const LhOpTiming *t_timing(const LhTrace *t, const LhGraph *g, const char *name);
+/* The latest op end of @t. */
+gint64 t_makespan(const LhTrace *t);
+/* Expects the op named @n to run from @s to @e in @t (needs <criterion/criterion.h>). */
+#define T_SPAN(t, g, n, s, e)                                                                      \
+	do {                                                                                       \
+		const LhOpTiming *_x = t_timing(t, g, n);                                          \
+		cr_expect_eq(_x->start, (gint64)(s), "%s start: %" G_GINT64_FORMAT " != %lld", n,  \
+		             _x->start, (long long)(s));                                           \
+		cr_expect_eq(_x->end, (gint64)(e), "%s end: %" G_GINT64_FORMAT " != %lld", n,      \
+		             _x->end, (long long)(e));                                             \
+	} while (0)
 /* Runs `lhsim ARGS...` (NULL-terminated); returns exit status, captures stdout/stderr. */
 int t_lhsim(char **out, char **err, const char *first, ...) G_GNUC_NULL_TERMINATED;
 /* Like t_lhsim, with @in (may be NULL: empty) on stdin and @setup (may be NULL) run in the

@@ -95,14 +95,6 @@ static guint32 check_order(const LhGraph *g, const LhPlan *p, const LhTrace *t, 
 
 #define SCALE 20
 
-static gint64 makespan(const LhTrace *t)
-{
-	gint64 m = 0;
-	for (guint32 i = 0; i < t->n_ops; i++)
-		m = MAX(m, t->ops[i].end);
-	return m;
-}
-
 static LhTrace *replay_cpu(const LhGraph *g, const LhPlan *p, const LhHw *hw, double scale,
                            guint32 repeats)
 {
@@ -173,13 +165,13 @@ Test(backend, cpu_replays_cross_stream_events_in_order)
 	lh_graph_find(g, "d", &d);
 	cr_assert_eq(pred->ops[b].start, 1000000);
 	cr_assert_eq(pred->ops[d].start, 3000000);
-	cr_assert_eq(makespan(pred), 4000000);
+	cr_assert_eq(t_makespan(pred), 4000000);
 	g_autoptr(LhTrace) t = replay_cpu(g, p, hw, SCALE, 3);
 	cr_assert_gt(check_order(g, p, t, 0), 0, "the plan's waits were checked");
 	cr_assert_eq(t->ops[d].stream, 1);
 	cr_assert_eq(t->ops[d].engine, LH_ENGINE_SM);
 	/* Within 10 % of the prediction: 4 ms +- 0.4 ms (in predicted ns). */
-	gint64 m = makespan(t);
+	gint64 m = t_makespan(t);
 	cr_assert(m >= 3600000 && m <= 4400000, "measured makespan %" G_GINT64_FORMAT " ns", m);
 	cr_assert(t->host_end >= 0 && t->host_end <= m, "host issue ends at %" G_GINT64_FORMAT,
 	          t->host_end);
@@ -221,7 +213,7 @@ Test(backend, cpu_replays_a_scheduler_plan_within_ten_percent)
 	/* Every level hands events across threads, each hand-off a wake-up: the median of 5. */
 	g_autoptr(LhTrace) t = replay_cpu(g, p, hw, SCALE, 5);
 	cr_assert_gt(check_order(g, p, t, 0), 0, "the plan's waits were checked");
-	double mp = (double)makespan(pred), mm = (double)makespan(t);
+	double mp = (double)t_makespan(pred), mm = (double)t_makespan(t);
 	cr_assert(fabs(mm - mp) <= 0.10 * mp, "predicted %.0f ns, measured %.0f ns", mp, mm);
 }
 
@@ -278,7 +270,7 @@ Test(backend, cpu_copy_engines_are_fifo)
 	cr_assert_geq(t->ops[y].start, t->ops[x].end);
 	cr_assert_eq(t->ops[x].engine, LH_ENGINE_H2D);
 	cr_assert_eq(t->ops[y].engine_index, 0);
-	gint64 m = makespan(t);
+	gint64 m = t_makespan(t);
 	cr_assert(m >= 1800000 && m <= 2200000, "makespan %" G_GINT64_FORMAT, m); /* 2 ms +- 10 % */
 }
 
@@ -301,11 +293,11 @@ Test(backend, cpu_sync_blocks_the_host)
 	 * 2.1 + 1 + 0.1 = 3.2 ms, ends at 4.2 ms. */
 	g_autoptr(LhTrace) pred = t_sim(g, hw, p);
 	cr_assert_eq(pred->ops[b].issue, 3200000);
-	cr_assert_eq(makespan(pred), 4200000);
+	cr_assert_eq(t_makespan(pred), 4200000);
 	g_autoptr(LhTrace) t = replay_cpu(g, p, hw, SCALE, 3);
 	check_order(g, p, t, 0);
 	cr_assert_geq(t->ops[b].issue, t->ops[a].end + 1000000);
-	gint64 m = makespan(t);
+	gint64 m = t_makespan(t);
 	cr_assert(m >= 3780000 && m <= 4620000, "makespan %" G_GINT64_FORMAT, m); /* 4.2 +- 10 % */
 }
 
@@ -322,10 +314,10 @@ Test(backend, cpu_pays_the_step_overhead_first)
 	/* Issued after the 2 ms step overhead, a runs 2-3 ms. */
 	g_autoptr(LhTrace) pred = t_sim(g, hw, p);
 	cr_assert_eq(pred->ops[a].issue, 2000000);
-	cr_assert_eq(makespan(pred), 3000000);
+	cr_assert_eq(t_makespan(pred), 3000000);
 	g_autoptr(LhTrace) t = replay_cpu(g, p, hw, SCALE, 3);
 	cr_assert_geq(t->ops[a].issue, 2000000);
-	gint64 m = makespan(t);
+	gint64 m = t_makespan(t);
 	cr_assert(m >= 2700000 && m <= 3300000, "makespan %" G_GINT64_FORMAT, m); /* 3 +- 10 % */
 }
 

@@ -62,14 +62,6 @@ static LhHw *h200(void)
 	return hw;
 }
 
-static gint64 makespan(const LhTrace *t)
-{
-	gint64 m = 0;
-	for (guint32 i = 0; i < t->n_ops; i++)
-		m = MAX(m, t->ops[i].end);
-	return m;
-}
-
 /* up (H2D 64 MiB) -> k1 (FMA) -> k2 (streaming) -> down (D2H 64 MiB) on s0/s1/s2 with
  * events, an all-reduce on a collective stream in parallel, and a 2 ms spin kernel. */
 static void pipeline(const LhHw *hw, LhGraph **gp, LhPlan **pp)
@@ -210,7 +202,7 @@ Test(cuda, calibrated_model_predicts_a_kernel_chain)
 	g_autoptr(LhTrace) t = lh_backend_cuda.replay(g, p, hw, &o, &e);
 	cr_assert(t, "%s", e ? e->message : "");
 	check_order(g, p, t, 20000);
-	double mp = (double)makespan(pred), mm = (double)makespan(t);
+	double mp = (double)t_makespan(pred), mm = (double)t_makespan(t);
 	/* The prediction is 4 x (2 ms + overhead) plus a launch; measured within 10 %. */
 	cr_assert(fabs(mm - mp) <= 0.10 * mp, "predicted %.0f ns, measured %.0f ns", mp, mm);
 }

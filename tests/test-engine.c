@@ -10,20 +10,6 @@
 
 #include "helpers.h"
 
-static const LhOpTiming *tm(const LhTrace *t, const LhGraph *g, const char *name)
-{
-	return &t->ops[t_id(g, name)];
-}
-
-#define SPAN(t, g, n, s, e)                                                                        \
-	do {                                                                                       \
-		const LhOpTiming *_x = tm(t, g, n);                                                \
-		cr_expect_eq(_x->start, (gint64)(s), "%s start: %" G_GINT64_FORMAT " != %d", n,    \
-		             _x->start, (int)(s));                                                 \
-		cr_expect_eq(_x->end, (gint64)(e), "%s end: %" G_GINT64_FORMAT " != %d", n,        \
-		             _x->end, (int)(e));                                                   \
-	} while (0)
-
 /* Two kernels, each on its own stream, issued in plan order a then b. */
 static void two_streams(LhGraph *g, LhPlan *p, const char *a, const char *b)
 {
@@ -45,8 +31,8 @@ Test(engine, two_full_sm_kernels_fifo)
 	g_autoptr(LhTrace) t = t_sim(g, hw, p);
 	/* fifo: a started first and takes every SM (rate 1); b has started (it is resident) but
 	 * gets no SM until a ends at 1000, then runs alone for 1000: ends at 2000. */
-	SPAN(t, g, "a", 0, 1000);
-	SPAN(t, g, "b", 0, 2000);
+	T_SPAN(t, g, "a", 0, 1000);
+	T_SPAN(t, g, "b", 0, 2000);
 }
 
 Test(engine, two_full_sm_kernels_fair)
@@ -60,8 +46,8 @@ Test(engine, two_full_sm_kernels_fair)
 	two_streams(g, p, "a", "b");
 	g_autoptr(LhTrace) t = t_sim(g, hw, p);
 	/* fair: both rise together until SMs saturate: r + r = 1, r = 0.5; 1000 / 0.5 = 2000. */
-	SPAN(t, g, "a", 0, 2000);
-	SPAN(t, g, "b", 0, 2000);
+	T_SPAN(t, g, "a", 0, 2000);
+	T_SPAN(t, g, "b", 0, 2000);
 }
 
 Test(engine, half_sm_beside_full_sm)
@@ -78,8 +64,8 @@ Test(engine, half_sm_beside_full_sm)
 		/* fair: 0.5 r + 1.0 r = 1 gives r = 2/3 for both. half ends after 1000 / (2/3) =
 		 * 1500; by then full did 1500 * 2/3 = 1000 of 2000, the other 1000 at rate 1:
 		 * ends at 2500. */
-		SPAN(t, g, "half", 0, 1500);
-		SPAN(t, g, "full", 0, 2500);
+		T_SPAN(t, g, "half", 0, 1500);
+		T_SPAN(t, g, "full", 0, 2500);
 	}
 	{
 		g_autoptr(LhHw) hw = t_hw(LH_SHARING_FIFO);
@@ -87,8 +73,8 @@ Test(engine, half_sm_beside_full_sm)
 		two_streams(g, p, "full", "half");
 		g_autoptr(LhTrace) t = t_sim(g, hw, p);
 		/* fifo, full first: it takes all SMs for 2000; half waits, then runs 1000. */
-		SPAN(t, g, "full", 0, 2000);
-		SPAN(t, g, "half", 0, 3000);
+		T_SPAN(t, g, "full", 0, 2000);
+		T_SPAN(t, g, "half", 0, 3000);
 	}
 	{
 		g_autoptr(LhHw) hw = t_hw(LH_SHARING_FIFO);
@@ -97,8 +83,8 @@ Test(engine, half_sm_beside_full_sm)
 		g_autoptr(LhTrace) t = t_sim(g, hw, p);
 		/* fifo, half first: half at rate 1 uses 0.5; full gets 0.5 / 1.0 = rate 0.5 and
 		 * does 500 by t=1000, then the other 1500 at rate 1: ends at 2500. */
-		SPAN(t, g, "half", 0, 1000);
-		SPAN(t, g, "full", 0, 2500);
+		T_SPAN(t, g, "half", 0, 1000);
+		T_SPAN(t, g, "full", 0, 2500);
 	}
 }
 
@@ -119,8 +105,8 @@ Test(engine, two_hbm_bound_kernels)
 		two_streams(g, p, "m0", "m1");
 		g_autoptr(LhTrace) t = t_sim(g, hw, p);
 		/* fair: HBM saturates at r + r = 1, r = 0.5: both end at 2000. */
-		SPAN(t, g, "m0", 0, 2000);
-		SPAN(t, g, "m1", 0, 2000);
+		T_SPAN(t, g, "m0", 0, 2000);
+		T_SPAN(t, g, "m1", 0, 2000);
 	}
 	{
 		g_autoptr(LhHw) hw = t_hw(LH_SHARING_FIFO);
@@ -128,8 +114,8 @@ Test(engine, two_hbm_bound_kernels)
 		two_streams(g, p, "m0", "m1");
 		g_autoptr(LhTrace) t = t_sim(g, hw, p);
 		/* fifo: m0 takes all the HBM bandwidth (rate 1), m1 none until 1000. */
-		SPAN(t, g, "m0", 0, 1000);
-		SPAN(t, g, "m1", 0, 2000);
+		T_SPAN(t, g, "m0", 0, 1000);
+		T_SPAN(t, g, "m1", 0, 2000);
 	}
 }
 
@@ -145,7 +131,7 @@ Test(engine, hbm_use_above_one_runs_slower_alone)
 	g_autoptr(LhPlan) p = lh_plan_new();
 	lh_plan_run(p, lh_plan_add_stream(p, "s", LH_ROLE_COMPUTE), k);
 	g_autoptr(LhTrace) t = t_sim(g, hw, p);
-	SPAN(t, g, "k", 0, 2000);
+	T_SPAN(t, g, "k", 0, 2000);
 }
 
 Test(engine, copies_fifo_engine_and_duplex)
@@ -172,11 +158,11 @@ Test(engine, copies_fifo_engine_and_duplex)
 	 * 1350-1450: d2's latency; h alone at 10 B/ns moves 1000 (5000 left).
 	 * 1450: both byte phases again at 8 B/ns: h ends at 1450 + 5000 / 8 = 2075; d2 has moved
 	 *      625 * 8 = 5000 by then, the other 5000 alone at 10 B/ns: ends 2075 + 500 = 2575. */
-	SPAN(t, g, "d1", 0, 1350);
-	SPAN(t, g, "d2", 1350, 2575);
-	SPAN(t, g, "h", 0, 2075);
-	cr_expect_eq(tm(t, g, "d2")->engine, LH_ENGINE_D2H);
-	cr_expect_eq(tm(t, g, "h")->engine, LH_ENGINE_H2D);
+	T_SPAN(t, g, "d1", 0, 1350);
+	T_SPAN(t, g, "d2", 1350, 2575);
+	T_SPAN(t, g, "h", 0, 2075);
+	cr_expect_eq(t_timing(t, g, "d2")->engine, LH_ENGINE_D2H);
+	cr_expect_eq(t_timing(t, g, "h")->engine, LH_ENGINE_H2D);
 }
 
 /* s0: k1 then k2; s1: k3. Plan order k1, k2, k3. Half-SM kernels so SMs never limit. */
@@ -205,18 +191,18 @@ Test(engine, false_dependency_one_queue_vs_two)
 	{
 		g_autoptr(LhTrace) t = false_dep(2, &g);
 		/* Two queues: k3 has a queue of its own and starts at 0 beside k1. */
-		SPAN(t, g, "k1", 0, 1000);
-		SPAN(t, g, "k2", 1000, 2000);
-		SPAN(t, g, "k3", 0, 1000);
+		T_SPAN(t, g, "k1", 0, 1000);
+		T_SPAN(t, g, "k2", 1000, 2000);
+		T_SPAN(t, g, "k3", 0, 1000);
 		lh_graph_free(g);
 	}
 	{
 		g_autoptr(LhTrace) t = false_dep(1, &g);
 		/* One queue holds k1, k2, k3 in issue order. k2 cannot leave before k1 ends, and k3
 		 * waits behind it although its own stream is idle: it starts at 1000 with k2. */
-		SPAN(t, g, "k1", 0, 1000);
-		SPAN(t, g, "k2", 1000, 2000);
-		SPAN(t, g, "k3", 1000, 2000);
+		T_SPAN(t, g, "k1", 0, 1000);
+		T_SPAN(t, g, "k2", 1000, 2000);
+		T_SPAN(t, g, "k3", 1000, 2000);
 		lh_graph_free(g);
 	}
 }
@@ -245,9 +231,9 @@ Test(engine, event_wait_across_streams)
 	/* Host: run c issued at 100, run a at 200, signal at 210, wait at 220, run b at 320.
 	 * c: 100-400. a: 200-1200. The signal fires when a ends (1200); b's stream waits for it,
 	 * b is issued by then: b 1200-1700. */
-	SPAN(t, g, "c", 100, 400);
-	SPAN(t, g, "a", 200, 1200);
-	SPAN(t, g, "b", 1200, 1700);
+	T_SPAN(t, g, "c", 100, 400);
+	T_SPAN(t, g, "a", 200, 1200);
+	T_SPAN(t, g, "b", 1200, 1700);
 	cr_expect_eq(t->cmd_issue[4], 320);
 	cr_expect_eq(t->host_end, 320);
 }
@@ -272,8 +258,8 @@ Test(engine, launch_bound_chain)
 	g_autoptr(LhTrace) t = t_sim(g, hw, p);
 	/* The host issues k_i at 4000 * (i + 1); each kernel (1000 ns) is done long before the next
 	 * one arrives: k4 runs 20000-21000. The device is busy 5000 of 21000 ns. */
-	SPAN(t, g, "k0", 4000, 5000);
-	SPAN(t, g, "k4", 20000, 21000);
+	T_SPAN(t, g, "k0", 4000, 5000);
+	T_SPAN(t, g, "k4", 20000, 21000);
 	LhMetrics m;
 	lh_metrics_compute(t, g, hw, p, &m);
 	cr_expect_eq(m.makespan, 21000);
@@ -341,8 +327,8 @@ Test(engine, collectives_split_the_link_evenly)
 	lh_plan_run(p, lh_plan_add_stream(p, "c0", LH_ROLE_COLLECTIVE), a);
 	lh_plan_run(p, lh_plan_add_stream(p, "c1", LH_ROLE_COLLECTIVE), b);
 	g_autoptr(LhTrace) t = t_sim(g, hw, p);
-	SPAN(t, g, "a", 0, 200);
-	SPAN(t, g, "b", 0, 200);
+	T_SPAN(t, g, "a", 0, 200);
+	T_SPAN(t, g, "b", 0, 200);
 }
 
 Test(engine, resident_kernel_cap)
@@ -357,8 +343,8 @@ Test(engine, resident_kernel_cap)
 	two_streams(g, p, "a", "b");
 	g_autoptr(LhTrace) t = t_sim(g, hw, p);
 	/* Only one kernel may be resident: b waits in the SM line and starts when a ends. */
-	SPAN(t, g, "a", 0, 1000);
-	SPAN(t, g, "b", 1000, 2000);
+	T_SPAN(t, g, "a", 0, 1000);
+	T_SPAN(t, g, "b", 1000, 2000);
 }
 
 /* Memory: an input activation (1000 B, device) offloaded by a D2H copy (1000 B at 10 B/ns =
@@ -398,8 +384,8 @@ Test(engine, peak_memory_with_offload)
 		g_autoptr(LhTrace) t = offload_plan(TRUE, &g);
 		/* act lives from 0; the copy ends at 100 and frees it (its last consumer); then k
 		 * starts and allocates 500. Peak: 1000 B at t=0. Host: the copy's 1000 B. */
-		SPAN(t, g, "off", 0, 100);
-		SPAN(t, g, "k", 100, 1100);
+		T_SPAN(t, g, "off", 0, 100);
+		T_SPAN(t, g, "k", 100, 1100);
 		cr_expect_eq(t->peak_device, 1000);
 		cr_expect_eq(t->peak_device_t, 0);
 		cr_expect_eq(t->peak_host, 1000);
@@ -506,9 +492,9 @@ Test(engine, host_sync_blocks_the_host)
 	g_autoptr(LhTrace) t = t_sim(g, hw, p);
 	/* a issued at 100, runs 100-1100. The sync releases the host at 1100; host 500 brings it
 	 * to 1600; run b is issued at 1700 and runs 1700-2700. */
-	SPAN(t, g, "a", 100, 1100);
+	T_SPAN(t, g, "a", 100, 1100);
 	cr_expect_eq(t->cmd_issue[1], 1100);
-	SPAN(t, g, "b", 1700, 2700);
+	T_SPAN(t, g, "b", 1700, 2700);
 }
 
 Test(engine, roofline_duration_from_flops_and_bytes)
@@ -530,8 +516,8 @@ Test(engine, roofline_duration_from_flops_and_bytes)
 	lh_plan_run(p, s, k);
 	lh_plan_run(p, s, d);
 	g_autoptr(LhTrace) t = t_sim(g, hw, p);
-	SPAN(t, g, "k", 0, 7000);
-	SPAN(t, g, "d", 7000, 11000);
+	T_SPAN(t, g, "k", 0, 7000);
+	T_SPAN(t, g, "d", 7000, 11000);
 	cr_expect_eq(t->ops[d].engine, LH_ENGINE_SM);
 }
 
@@ -616,9 +602,9 @@ Test(engine, same_instant_dispatches_in_plan_order_across_queues)
 	lh_plan_run(p, s2, t_id(g, "c"));
 	g_autoptr(LhTrace) t = t_sim(g, hw, p);
 	/* All three are resident from 0 (dispatched then); they end in plan order. */
-	SPAN(t, g, "a", 0, 1000);
-	SPAN(t, g, "b", 0, 2000);
-	SPAN(t, g, "c", 0, 3000);
+	T_SPAN(t, g, "a", 0, 1000);
+	T_SPAN(t, g, "b", 0, 2000);
+	T_SPAN(t, g, "c", 0, 3000);
 }
 
 /* The tie order on random plans, against a reference written from docs/engine.md alone. With

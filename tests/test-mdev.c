@@ -15,20 +15,6 @@
 #include "helpers.h"
 #include "models/graph-json-private.h"
 
-static const LhOpTiming *tm(const LhTrace *t, const LhGraph *g, const char *name)
-{
-	return &t->ops[t_id(g, name)];
-}
-
-#define SPAN(t, g, n, s, e)                                                                        \
-	do {                                                                                       \
-		const LhOpTiming *_x = tm(t, g, n);                                                \
-		cr_expect_eq(_x->start, (gint64)(s), "%s start: %" G_GINT64_FORMAT " != %d", n,    \
-		             _x->start, (int)(s));                                                 \
-		cr_expect_eq(_x->end, (gint64)(e), "%s end: %" G_GINT64_FORMAT " != %d", n,        \
-		             _x->end, (int)(e));                                                   \
-	} while (0)
-
 /* An op on device @dev; @sync names its rendezvous (or NULL). */
 static guint32 on(LhGraph *g, guint32 op, guint32 dev, const char *sync)
 {
@@ -88,12 +74,12 @@ Test(mdev, collective_waits_for_its_last_part)
 	/* Kernel d runs 0 .. 1000 (d + 1). Each part is resident (starts) when its kernel ends
 	 * and waits; the last arrives at 3000. Wire: 2 * (3 - 1) / 3 * 30000 = 40000 B at
 	 * 100 B/ns = 400 ns, no latency: every part ends at 3000 + 400 = 3400. */
-	SPAN(t, g, "k0", 0, 1000);
-	SPAN(t, g, "k1", 0, 2000);
-	SPAN(t, g, "k2", 0, 3000);
-	SPAN(t, g, "ar0", 1000, 3400);
-	SPAN(t, g, "ar1", 2000, 3400);
-	SPAN(t, g, "ar2", 3000, 3400);
+	T_SPAN(t, g, "k0", 0, 1000);
+	T_SPAN(t, g, "k1", 0, 2000);
+	T_SPAN(t, g, "k2", 0, 3000);
+	T_SPAN(t, g, "ar0", 1000, 3400);
+	T_SPAN(t, g, "ar1", 2000, 3400);
+	T_SPAN(t, g, "ar2", 3000, 3400);
 	cr_expect_eq(t->n_devices, 3);
 }
 
@@ -123,15 +109,15 @@ Test(mdev, send_and_recv_move_together)
 	g_autoptr(LhTrace) t = t_sim(g, hw, p);
 	/* a 0 .. 500; the recv is resident from 0 and waits; the send arrives at 500; wire
 	 * 10000 B / 100 B/ns = 100 ns: both end at 600. */
-	SPAN(t, g, "a", 0, 500);
-	SPAN(t, g, "send", 500, 600);
-	SPAN(t, g, "recv", 0, 600);
+	T_SPAN(t, g, "a", 0, 500);
+	T_SPAN(t, g, "send", 500, 600);
+	T_SPAN(t, g, "recv", 0, 600);
 	/* side (sm 1, 900 ns) started after the recv (fifo): it gets 1 - 0.1 = 0.9 while the
 	 * recv is resident (waiting 0 .. 500, moving 500 .. 600): 600 * 0.9 = 540 ns of work;
 	 * then it has every SM (b, resident at 600 after the recv, comes after it in fifo
 	 * order): 360 ns left, ends at 960. b (sm 1, 200 ns) then runs alone: 960 .. 1160. */
-	SPAN(t, g, "side", 0, 960);
-	SPAN(t, g, "b", 600, 1160);
+	T_SPAN(t, g, "side", 0, 960);
+	T_SPAN(t, g, "b", 600, 1160);
 }
 
 /* Data parallel on 4 devices: each a 1000 ns kernel then its part of an all-reduce. Device 3
@@ -158,16 +144,16 @@ Test(mdev, straggler_stretches_the_step)
 	/* Wire: 2 * 3 / 4 * 40000 = 60000 B at 100 B/ns = 600 ns. Alike: 1000 + 600 = 1600. */
 	g_autoptr(LhTrace) even = t_sim(g, hw, p);
 	for (guint32 d = 0; d < 4; d++)
-		SPAN(even, g, an[d], 1000, 1600);
+		T_SPAN(even, g, an[d], 1000, 1600);
 	/* Device 3's kernel takes 1000 * 1.5 = 1500; the all-reduce waits for it: 1500 + 600 =
 	 * 2100, 500 ns longer. The others wait from 1000. */
 	const double slow[] = {1, 1, 1, 1.5};
 	LhSimOptions o = {.slow = slow};
 	g_autoptr(LhTrace) t = sim_opts(g, hw, p, &o);
-	SPAN(t, g, "k0", 0, 1000);
-	SPAN(t, g, "k3", 0, 1500);
-	SPAN(t, g, "ar0", 1000, 2100);
-	SPAN(t, g, "ar3", 1500, 2100);
+	T_SPAN(t, g, "k0", 0, 1000);
+	T_SPAN(t, g, "k3", 0, 1500);
+	T_SPAN(t, g, "ar0", 1000, 2100);
+	T_SPAN(t, g, "ar3", 1500, 2100);
 }
 
 /* Device 1 computes twice as fast and has half the link bandwidth: its kernel ends first, and
@@ -199,10 +185,10 @@ Test(mdev, hardware_per_device)
 	/* k0: 1e6 FLOP / (1 TFLOP/s = 1000 FLOP/ns) = 1000 ns; k1: 1e6 / 2000 = 500 ns. Wire:
 	 * 2 * 1 / 2 * 10000 = 10000 B: 100 ns at 100 B/ns on device 0, 200 ns at 50 B/ns on
 	 * device 1; the rendezvous takes the longer, from the last arrival at 1000: 1200. */
-	SPAN(t, g, "k0", 0, 1000);
-	SPAN(t, g, "k1", 0, 500);
-	SPAN(t, g, "ar0", 1000, 1200);
-	SPAN(t, g, "ar1", 500, 1200);
+	T_SPAN(t, g, "k0", 0, 1000);
+	T_SPAN(t, g, "k1", 0, 500);
+	T_SPAN(t, g, "ar0", 1000, 1200);
+	T_SPAN(t, g, "ar1", 500, 1200);
 }
 
 /* Memory and hosts per device; the trace's memory series is the sum over devices. */
@@ -234,10 +220,10 @@ Test(mdev, memory_and_hosts_per_device)
 	 * 20; device 1 recv at 10, b at 20, then host 100: 120. a 10 .. 110; the recv is
 	 * resident from 10; the send starts at 110: 1000 B / 100 B/ns = 10 ns, both end at 120;
 	 * b 120 .. 220. */
-	SPAN(t, g, "a", 10, 110);
-	SPAN(t, g, "send", 110, 120);
-	SPAN(t, g, "recv", 10, 120);
-	SPAN(t, g, "b", 120, 220);
+	T_SPAN(t, g, "a", 10, 110);
+	T_SPAN(t, g, "send", 110, 120);
+	T_SPAN(t, g, "recv", 10, 120);
+	T_SPAN(t, g, "b", 120, 220);
 	cr_expect_eq(lh_trace_dev_host_end(t, 0), 20);
 	cr_expect_eq(lh_trace_dev_host_end(t, 1), 120);
 	cr_expect_eq(t->host_end, 120);
@@ -355,10 +341,10 @@ Test(mdev, slot_deadlock_is_named)
 	 * follows b1 on c1 and arrives at 10: A ends at 20. */
 	hw0->max_resident_kernels = 2;
 	g_autoptr(LhTrace) t2 = sim_opts(g, hw0, p, &o);
-	SPAN(t2, g, "b0", 0, 10);
-	SPAN(t2, g, "b1", 0, 10);
-	SPAN(t2, g, "a0", 0, 20);
-	SPAN(t2, g, "a1", 10, 20);
+	T_SPAN(t2, g, "b0", 0, 10);
+	T_SPAN(t2, g, "b1", 0, 10);
+	T_SPAN(t2, g, "a0", 0, 20);
+	T_SPAN(t2, g, "a1", 10, 20);
 }
 
 /* Devices do not share hosts: device 0's host blocked in a sync on a part waiting for device
@@ -379,8 +365,8 @@ Test(mdev, hosts_are_independent)
 	lh_plan_run(p, c1, t_id(g, "a1"));
 	g_autoptr(LhTrace) t = t_sim(g, hw, p);
 	/* a1 is issued at 50 by device 1's host; wire 2 * 1 / 2 * 1000 = 1000 B: 10 ns. */
-	SPAN(t, g, "a0", 0, 60);
-	SPAN(t, g, "a1", 50, 60);
+	T_SPAN(t, g, "a0", 0, 60);
+	T_SPAN(t, g, "a1", 50, 60);
 }
 
 /* ---- the graph JSON: placement, its errors with positions, round trip ---- */
@@ -632,9 +618,9 @@ Test(mdev, straggler_factor_rules)
 	/* k: 1000 * 2 = 2000. copy-d2d: a kernel of 2 * 100000 B at 1000 B/ns = 200 ns, times 2:
 	 * 400, 2000 .. 2400. copy-h2d: 1000 B at 10 B/ns = 100 ns, no latency, not slowed:
 	 * 2400 .. 2500. */
-	SPAN(t, g, "k", 0, 2000);
-	SPAN(t, g, "d2d", 2000, 2400);
-	SPAN(t, g, "h2d", 2400, 2500);
+	T_SPAN(t, g, "k", 0, 2000);
+	T_SPAN(t, g, "d2d", 2000, 2400);
+	T_SPAN(t, g, "h2d", 2400, 2500);
 	const double bad[] = {0, -1, NAN};
 	for (guint i = 0; i < G_N_ELEMENTS(bad); i++) {
 		LhSimOptions ob = {.slow = &bad[i]};

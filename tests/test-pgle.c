@@ -229,10 +229,7 @@ static gint64 makespan_of(const char *sched, const LhGraph *g, const LhHw *hw)
 	g_autoptr(LhPlan) p = lh_scheduler_run(lh_scheduler_find(sched), g, hw, NULL, NULL, &e);
 	cr_assert(p, "%s", e ? e->message : "?");
 	g_autoptr(LhTrace) t = t_sim(g, hw, p);
-	gint64 m = 0;
-	for (guint32 i = 0; i < t->n_ops; i++)
-		m = MAX(m, t->ops[i].end);
-	return m;
+	return t_makespan(t);
 }
 
 Test(pgle, export_then_import_gives_the_same_prediction)

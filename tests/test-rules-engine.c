@@ -12,20 +12,6 @@
 
 #include "helpers.h"
 
-static const LhOpTiming *tm(const LhTrace *t, const LhGraph *g, const char *name)
-{
-	return &t->ops[t_id(g, name)];
-}
-
-#define SPAN(t, g, n, s, e)                                                                        \
-	do {                                                                                       \
-		const LhOpTiming *_x = tm(t, g, n);                                                \
-		cr_expect_eq(_x->start, (gint64)(s), "%s start: %" G_GINT64_FORMAT " != %lld", n,  \
-		             _x->start, (long long)(s));                                           \
-		cr_expect_eq(_x->end, (gint64)(e), "%s end: %" G_GINT64_FORMAT " != %lld", n,      \
-		             _x->end, (long long)(e));                                             \
-	} while (0)
-
 /* "Host costs step_overhead_ns, launch_ns, event_ns are rounded to the nearest nanosecond
  * once, when the run starts." */
 Test(rules_engine, host_costs_round_to_the_nearest_ns)
@@ -56,8 +42,8 @@ Test(rules_engine, host_costs_round_to_the_nearest_ns)
 	cr_expect_eq(t->cmd_issue[1], 132);
 	cr_expect_eq(t->cmd_issue[2], 143);
 	cr_expect_eq(t->cmd_issue[3], 243);
-	SPAN(t, g, "a", 121, 131);
-	SPAN(t, g, "b", 243, 253);
+	T_SPAN(t, g, "a", 121, 131);
+	T_SPAN(t, g, "b", 243, 253);
 	cr_expect_eq(t->host_end, 243);
 }
 
@@ -87,14 +73,14 @@ Test(rules_engine, lowest_free_copy_engine_first)
 	 * lowest free one (not 2, the engine its stream's last copy used). a and d at 5 B/ns: d
 	 * ends 900 + 3000 / 5 = 1500; a has 27000 - 3000 = 24000 left, alone at 10 B/ns: 1500 +
 	 * 2400 = 3900. */
-	cr_expect_eq(tm(t, g, "a")->engine_index, 0);
-	cr_expect_eq(tm(t, g, "b")->engine_index, 1);
-	cr_expect_eq(tm(t, g, "c")->engine_index, 2);
-	cr_expect_eq(tm(t, g, "d")->engine_index, 1);
-	SPAN(t, g, "a", 0, 3900);
-	SPAN(t, g, "b", 0, 900);
-	SPAN(t, g, "c", 0, 900);
-	SPAN(t, g, "d", 900, 1500);
+	cr_expect_eq(t_timing(t, g, "a")->engine_index, 0);
+	cr_expect_eq(t_timing(t, g, "b")->engine_index, 1);
+	cr_expect_eq(t_timing(t, g, "c")->engine_index, 2);
+	cr_expect_eq(t_timing(t, g, "d")->engine_index, 1);
+	T_SPAN(t, g, "a", 0, 3900);
+	T_SPAN(t, g, "b", 0, 900);
+	T_SPAN(t, g, "c", 0, 900);
+	T_SPAN(t, g, "d", 900, 1500);
 }
 
 /* "duration_ns on a copy or collective replaces latency plus transfer with one phase of that
@@ -136,10 +122,10 @@ Test(rules_engine, copy_duration_replaces_latency_and_is_slowed_like_the_transfe
 	 * the 500 ns latency added).
 	 * 2000: z (D2H) alone: 1000 ns -> 3000.
 	 * 3000: alone, H2D, nothing else: 1000 ns -> 4000. */
-	SPAN(t, g, "x", 0, 2000);
-	SPAN(t, g, "y", 0, 2000);
-	SPAN(t, g, "z", 2000, 3000);
-	SPAN(t, g, "alone", 3000, 4000);
+	T_SPAN(t, g, "x", 0, 2000);
+	T_SPAN(t, g, "y", 0, 2000);
+	T_SPAN(t, g, "z", 2000, 3000);
+	T_SPAN(t, g, "alone", 3000, 4000);
 }
 
 Test(rules_engine, copy_duration_takes_the_duplex_rate)
@@ -158,16 +144,17 @@ Test(rules_engine, copy_duration_takes_the_duplex_rate)
 	g_autoptr(LhTrace) t = t_sim(g, hw, p);
 	/* Both directions at once: each at its duplex rate 8 / 10 = 0.8 of alone: 1000 / 0.8 =
 	 * 1250. */
-	SPAN(t, g, "h", 0, 1250);
-	SPAN(t, g, "d", 0, 1250);
+	T_SPAN(t, g, "h", 0, 1250);
+	T_SPAN(t, g, "d", 0, 1250);
 }
 
-/* fair: "Max-min fairness over four capacities of 1 each (SMs, HBM, link, network)". */
-Test(rules_engine, fair_sharing_saturates_the_link)
+/* A kernel k (1000 ns, @sm of the SMs) on stream main, then two all-gathers c1 and c2 on
+ * streams of their own, under @sharing. */
+static LhTrace *kernel_and_two_gathers(LhSmSharing sharing, double sm, LhGraph **gout)
 {
-	g_autoptr(LhHw) hw = t_hw(LH_SHARING_FAIR);
-	g_autoptr(LhGraph) g = lh_graph_new("g");
-	t_kernel(g, "k", 1000, 1.0);
+	g_autoptr(LhHw) hw = t_hw(sharing);
+	LhGraph *g = lh_graph_new("g");
+	t_kernel(g, "k", 1000, sm);
 	/* All-gathers over 2 GPUs of 20000 B: wire (2-1)/2 * 20000 = 10000 B at 100 B/ns = 100 ns,
 	 * no latency phase (link_latency_ns 0). */
 	t_op(g, "c1", LH_OP_ALL_GATHER, 20000);
@@ -177,16 +164,24 @@ Test(rules_engine, fair_sharing_saturates_the_link)
 	lh_plan_run(p, lh_plan_add_stream(p, "main", LH_ROLE_COMPUTE), t_id(g, "k"));
 	lh_plan_run(p, lh_plan_add_stream(p, "c1", LH_ROLE_COLLECTIVE), t_id(g, "c1"));
 	lh_plan_run(p, lh_plan_add_stream(p, "c2", LH_ROLE_COLLECTIVE), t_id(g, "c2"));
-	g_autoptr(LhTrace) t = t_sim(g, hw, p);
+	*gout = g;
+	return t_sim(g, hw, p);
+}
+
+/* fair: "Max-min fairness over four capacities of 1 each (SMs, HBM, link, network)". */
+Test(rules_engine, fair_sharing_saturates_the_link)
+{
+	g_autoptr(LhGraph) g = NULL;
+	g_autoptr(LhTrace) t = kernel_and_two_gathers(LH_SHARING_FAIR, 1.0, &g);
 	/* Progressive filling from 0: SM demand 1 + 0.1 + 0.1 = 1.2 per unit of level, link
 	 * demand 1 + 1 = 2. The link saturates first, at level min(1/1.2, 1/2) = 0.5: c1 and c2
 	 * freeze at 0.5 (SMs used 0.6). k rises alone until the SMs fill: 0.5 + 0.4 / 1 = 0.9.
 	 * c1, c2: 100 / 0.5 = 200. k: 200 * 0.9 = 180 done by 200, 820 left alone: 1020.
 	 * (Without the link in the filling all three would freeze on the SMs at 1/1.2: the
 	 * collectives would end at 120.) */
-	SPAN(t, g, "c1", 0, 200);
-	SPAN(t, g, "c2", 0, 200);
-	SPAN(t, g, "k", 0, 1020);
+	T_SPAN(t, g, "c1", 0, 200);
+	T_SPAN(t, g, "c2", 0, 200);
+	T_SPAN(t, g, "k", 0, 1020);
 }
 
 /* "Stream s feeds hardware queue s mod hw_queues." More streams than queues: stream 2 shares
@@ -222,17 +217,17 @@ Test(rules_engine, streams_map_to_queues_modulo_hw_queues)
 		 * = stream 1: k3. k1 leaves at 0; k2 waits for k1 (its stream) until 1000, and k4
 		 * waits behind k2 although stream 2 is idle: k4 1000-2000. k3 0-1000. SMs never
 		 * limit (at most 3 x 0.25). */
-		SPAN(t, g, "k1", 0, 1000);
-		SPAN(t, g, "k2", 1000, 2000);
-		SPAN(t, g, "k3", 0, 1000);
-		SPAN(t, g, "k4", 1000, 2000);
+		T_SPAN(t, g, "k1", 0, 1000);
+		T_SPAN(t, g, "k2", 1000, 2000);
+		T_SPAN(t, g, "k3", 0, 1000);
+		T_SPAN(t, g, "k4", 1000, 2000);
 		lh_graph_free(g);
 	}
 	{
 		g_autoptr(LhTrace) t = three_streams(3, &g);
 		/* Three queues, one per stream: k4 starts at 0. */
-		SPAN(t, g, "k2", 1000, 2000);
-		SPAN(t, g, "k4", 0, 1000);
+		T_SPAN(t, g, "k2", 1000, 2000);
+		T_SPAN(t, g, "k4", 0, 1000);
 		lh_graph_free(g);
 	}
 }
@@ -281,33 +276,24 @@ Test(rules_engine, copy_d2d_takes_a_tenth_of_the_sms)
 	 * 100 * 18/19 = 94.74 of 1000; the other 905.26 alone: ceil -> 906: ends 1006. (With sm
 	 * 0.2 for the copy, k would get 0.8 / 0.95 and end at 100 + ceil(915.8) = 1016; with 0,
 	 * at 1000; with 1, at 1100.) */
-	cr_expect_eq(tm(t, g, "d2d")->engine, LH_ENGINE_SM);
-	SPAN(t, g, "d2d", 0, 100);
-	SPAN(t, g, "k", 0, 1006);
+	cr_expect_eq(t_timing(t, g, "d2d")->engine, LH_ENGINE_SM);
+	T_SPAN(t, g, "d2d", 0, 100);
+	T_SPAN(t, g, "k", 0, 1006);
 }
 
 /* fifo: "what an SM-starved one leaves goes to later ones". A kernel that leaves 0.03 of the
  * SMs is started first; then two collectives in their wire phase. */
 Test(rules_engine, fifo_collective_starved_of_sms_takes_only_its_share_of_the_link)
 {
-	g_autoptr(LhHw) hw = t_hw(LH_SHARING_FIFO);
-	g_autoptr(LhGraph) g = lh_graph_new("g");
-	t_kernel(g, "k", 1000, 0.97);
-	t_op(g, "c1", LH_OP_ALL_GATHER, 20000);
-	t_op(g, "c2", LH_OP_ALL_GATHER, 20000);
-	t_finish(g);
-	g_autoptr(LhPlan) p = lh_plan_new();
-	lh_plan_run(p, lh_plan_add_stream(p, "main", LH_ROLE_COMPUTE), t_id(g, "k"));
-	lh_plan_run(p, lh_plan_add_stream(p, "c1", LH_ROLE_COLLECTIVE), t_id(g, "c1"));
-	lh_plan_run(p, lh_plan_add_stream(p, "c2", LH_ROLE_COLLECTIVE), t_id(g, "c2"));
-	g_autoptr(LhTrace) t = t_sim(g, hw, p);
+	g_autoptr(LhGraph) g = NULL;
+	g_autoptr(LhTrace) t = kernel_and_two_gathers(LH_SHARING_FIFO, 0.97, &g);
 	/* Start order k, c1, c2. k: rate 1, SMs left 0.03. c1 (wire 100 ns, 2 on the link): min(1,
 	 * 0.03 / 0.1 = 0.3, link 1 / 2) = 0.3; it leaves 0.7 of the link and no SMs. c2: no SMs:
 	 * 0. c1 ends at ceil(100 / 0.3) = 334. Then c2 alone on the link, still behind k: min(0.3,
 	 * 1 / 1) = 0.3: 334 + 334 = 668. k ends 1000. */
-	SPAN(t, g, "k", 0, 1000);
-	SPAN(t, g, "c1", 0, 334);
-	SPAN(t, g, "c2", 0, 668);
+	T_SPAN(t, g, "k", 0, 1000);
+	T_SPAN(t, g, "c1", 0, 334);
+	T_SPAN(t, g, "c2", 0, 668);
 }
 
 /* The engine's own deadlock report (validation skipped) names the streams that wait behind

@@ -42,14 +42,6 @@ static LhTrace *sim_valid(const LhGraph *g, const LhHw *hw, const LhPlan *p, con
 	return t;
 }
 
-static gint64 makespan(const LhTrace *t)
-{
-	gint64 m = 0;
-	for (guint32 i = 0; i < t->n_ops; i++)
-		m = MAX(m, t->ops[i].end);
-	return m;
-}
-
 /* Most async ops of class @c running at once in @t. */
 static guint32 max_in_flight(const LhGraph *g, const LhTrace *t, LhOpClass c)
 {
@@ -208,7 +200,7 @@ Test(iree_cost, hand_case_and_class_bound)
 	g_autoptr(LhPlan) p = plan_of("iree-cost", g, hw, NULL, &e);
 	cr_assert(p, "%s", e ? e->message : "?");
 	g_autoptr(LhTrace) t = sim_valid(g, hw, p, "hand", 0);
-	cr_assert_eq(makespan(t), 2300);
+	cr_assert_eq(t_makespan(t), 2300);
 }
 
 Test(search, random_dags_valid_limits_kept_never_worse, .timeout = 240)
@@ -225,7 +217,7 @@ Test(search, random_dags_valid_limits_kept_never_worse, .timeout = 240)
 		g_autoptr(LhPlan) p = plan_of("search", g, hw, kv, &e);
 		cr_assert(p, "seed %lu: %s", (unsigned long)seed, e ? e->message : "?");
 		g_autoptr(LhTrace) t = sim_valid(g, hw, p, "search", seed);
-		cr_assert_leq(makespan(t), makespan(t0), "seed %lu: worse than its start",
+		cr_assert_leq(t_makespan(t), t_makespan(t0), "seed %lu: worse than its start",
 		              (unsigned long)seed);
 		cr_assert_leq(max_in_flight(g, t, LH_CLASS_ASYNC_COMPUTE), 1, "seed %lu",
 		              (unsigned long)seed);
@@ -351,7 +343,7 @@ Test(search, starts_from_a_plugin)
 		g_autoptr(LhPlan) p = plan_of("search", g, hw, kv, &e);
 		cr_assert(p, "seed %lu: %s", (unsigned long)seed, e ? e->message : "?");
 		g_autoptr(LhTrace) t = sim_valid(g, hw, p, "search from a plugin", seed);
-		cr_assert_leq(makespan(t), makespan(t0), "seed %lu", (unsigned long)seed);
+		cr_assert_leq(t_makespan(t), t_makespan(t0), "seed %lu", (unsigned long)seed);
 	}
 }
 
@@ -418,9 +410,9 @@ Test(search, stg_against_the_optima, .timeout = 300)
 			g_autoptr(LhTrace) ht = t_sim(g, hw, hp);
 			g_autoptr(LhTrace) st = t_sim(g, hw, sp);
 			g_autoptr(LhTrace) ct = t_sim(g, hw, cp);
-			double h = (double)makespan(ht) / LH_STG_UNIT_NS;
-			double s = (double)makespan(st) / LH_STG_UNIT_NS;
-			double co = (double)makespan(ct) / LH_STG_UNIT_NS;
+			double h = (double)t_makespan(ht) / LH_STG_UNIT_NS;
+			double s = (double)t_makespan(st) / LH_STG_UNIT_NS;
+			double co = (double)t_makespan(ct) / LH_STG_UNIT_NS;
 			cr_assert_geq(s, lower);
 			cr_assert_leq(s, h, "%s P=%u: search %.1f worse than heft %.1f", rel, Ps[k],
 			              s, h);
@@ -455,5 +447,5 @@ Test(search, ends_when_no_move_is_left, .timeout = 20)
 	g_autoptr(LhPlan) p = plan_of("search", g, hw, kv, &e);
 	cr_assert(p, "%s", e ? e->message : "?");
 	g_autoptr(LhTrace) t = sim_valid(g, hw, p, "chain", 0);
-	cr_assert_eq(makespan(t), 300);
+	cr_assert_eq(t_makespan(t), 300);
 }

@@ -55,14 +55,6 @@ static gboolean overlaps(const LhTrace *t, guint32 i, guint32 j)
 	return t->ops[i].start < t->ops[j].end && t->ops[j].start < t->ops[i].end;
 }
 
-static gint64 makespan(const LhTrace *t)
-{
-	gint64 m = 0;
-	for (guint32 i = 0; i < t->n_ops; i++)
-		m = MAX(m, t->ops[i].end);
-	return m;
-}
-
 Test(xla, overlaps_the_copy_where_xla_put_it)
 {
 	g_autoptr(LhGraph) g = load(good_schedule);
@@ -84,7 +76,7 @@ Test(xla, overlaps_the_copy_where_xla_put_it)
 	cr_assert_eq(t->ops[dot].end, 400);
 	cr_assert_eq(t->ops[use].start, 400);
 	cr_assert_eq(t->ops[use].end, 450);
-	cr_assert_eq(makespan(t), 450);
+	cr_assert_eq(t_makespan(t), 450);
 	cr_assert(overlaps(t, cp, dot), "the copy must overlap the dot under xla");
 	cr_assert_neq(t->ops[cp].stream, t->ops[dot].stream);
 	cr_assert_str_eq(lh_plan_stream(p, (guint32)t->ops[cp].stream)->name, "compute0");
@@ -107,7 +99,7 @@ Test(xla, serial_does_not_overlap)
 	cr_assert_eq(t->ops[dot].start, 300);
 	cr_assert_eq(t->ops[dot].end, 600);
 	cr_assert_eq(t->ops[use].end, 650);
-	cr_assert_eq(makespan(t), 650);
+	cr_assert_eq(t_makespan(t), 650);
 	cr_assert_not(overlaps(t, cp, dot));
 }
 
@@ -348,7 +340,7 @@ Test(xla, scheduled_hlo_module)
 	 * serial; so xla's step is shorter. */
 	cr_assert(overlaps(tx, cp, dot));
 	cr_assert_not(overlaps(ts, cp, dot));
-	cr_assert_lt(makespan(tx), makespan(ts));
+	cr_assert_lt(t_makespan(tx), t_makespan(ts));
 }
 
 Test(xla, sweep_takes_xla_only_on_a_scheduled_graph)

@@ -139,6 +139,39 @@ static void mem_ticks(const Fig *f, double h, LhTicks *tk)
 	lh_ticks(0, f->mem_top, MAX(2, (guint)(h / 20)), LH_TICKS_BYTES, FALSE, tk);
 }
 
+/* The vertical layout from the legend (at f->y_legend) down, with lanes f->lane_h high: the
+ * blocks, the error panels, the axis and the figure's height. */
+static void fig_layout_lanes(Fig *f, LhPen *p)
+{
+	double y = f->y_legend;
+	y += lh__legend(p, MARGIN, y, f->w - MARGIN, f->legend, f->legend_rgb, f->n_legend, FALSE);
+	y += 10;
+	for (guint b = 0; b < f->n_blocks; b++) {
+		Block *k = &f->blocks[b];
+		if (k->header) {
+			k->y_header = y;
+			y += p->font_h[LH__FONT_HEADER] + 4;
+		}
+		k->y_marks = y;
+		y += p->font_h[LH__FONT_SMALL] + 4;
+		k->y_lanes = y;
+		y += (double)k->lanes->n_lanes * f->lane_h;
+		if (k->mem_h > 0) {
+			y += 8;
+			k->y_mem = y;
+			y += k->mem_h;
+		}
+		y += BLOCK_GAP;
+	}
+	for (guint e = 0; e < f->n_err; e++) {
+		f->err[e].y = y;
+		f->err[e].h = ERR_H;
+		y += ERR_H + BLOCK_GAP;
+	}
+	f->y_axis = y - BLOCK_GAP + 6;
+	f->h = f->y_axis + 6 + p->font_h[LH__FONT_LABEL] + MARGIN;
+}
+
 static void fig_layout(Fig *f, LhPen *p)
 {
 	/* Gutter: the widest lane name, or memory label plus tick labels. */
@@ -176,69 +209,15 @@ static void fig_layout(Fig *f, LhPen *p)
 			y += p->font_h[LH__FONT_SUBTITLE] + 2;
 	y += 8;
 	f->y_legend = y;
-	y += lh__legend(p, MARGIN, y, f->w - MARGIN, f->legend, f->legend_rgb, f->n_legend, FALSE);
-	y += 10;
-	for (guint b = 0; b < f->n_blocks; b++) {
-		Block *k = &f->blocks[b];
-		if (k->header) {
-			k->y_header = y;
-			y += p->font_h[LH__FONT_HEADER] + 4;
-		}
-		k->y_marks = y;
-		y += p->font_h[LH__FONT_SMALL] + 4;
-		k->y_lanes = y;
-		y += (double)k->lanes->n_lanes * f->lane_h;
-		if (k->mem_h > 0) {
-			y += 8;
-			k->y_mem = y;
-			y += k->mem_h;
-		}
-		y += BLOCK_GAP;
-	}
-	for (guint e = 0; e < f->n_err; e++) {
-		f->err[e].y = y;
-		f->err[e].h = ERR_H;
-		y += ERR_H + BLOCK_GAP;
-	}
-	f->y_axis = y - BLOCK_GAP + 6;
-	y = f->y_axis + 6 + p->font_h[LH__FONT_LABEL] + MARGIN;
-	f->h = y;
+	fig_layout_lanes(f, p);
 	if (f->height > 0 && f->lane_h == LANE_H) {
 		/* The lanes take what a given height leaves (at least 8 px each): lay out again. */
 		guint32 nl = 0;
 		for (guint b = 0; b < f->n_blocks; b++)
 			nl += f->blocks[b].lanes->n_lanes;
 		double fixed = f->h - (double)nl * LANE_H;
-		double lh = nl ? MAX(8.0, (f->height - fixed) / nl) : LANE_H;
-		f->lane_h = lh;
-		/* The vertical layout again, from the legend down, with the new lane height. */
-		y = f->y_legend;
-		y += lh__legend(p, MARGIN, y, f->w - MARGIN, f->legend, f->legend_rgb, f->n_legend,
-		                FALSE);
-		y += 10;
-		for (guint b = 0; b < f->n_blocks; b++) {
-			Block *k = &f->blocks[b];
-			if (k->header) {
-				k->y_header = y;
-				y += p->font_h[LH__FONT_HEADER] + 4;
-			}
-			k->y_marks = y;
-			y += p->font_h[LH__FONT_SMALL] + 4;
-			k->y_lanes = y;
-			y += (double)k->lanes->n_lanes * f->lane_h;
-			if (k->mem_h > 0) {
-				y += 8;
-				k->y_mem = y;
-				y += k->mem_h;
-			}
-			y += BLOCK_GAP;
-		}
-		for (guint e = 0; e < f->n_err; e++) {
-			f->err[e].y = y;
-			y += ERR_H + BLOCK_GAP;
-		}
-		f->y_axis = y - BLOCK_GAP + 6;
-		f->h = f->y_axis + 6 + p->font_h[LH__FONT_LABEL] + MARGIN;
+		f->lane_h = nl ? MAX(8.0, (f->height - fixed) / nl) : LANE_H;
+		fig_layout_lanes(f, p);
 	}
 
 	gint64 t_end = 1;
