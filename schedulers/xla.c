@@ -80,21 +80,37 @@ static gboolean check_deps(const LhGraph *g, const guint32 *start, const guint32
 	return TRUE;
 }
 
+/* XLA's sequence is the whole plan: a graph without one cannot be replayed. */
+static gboolean has_schedule(const LhGraph *g, GError **error)
+{
+	guint32 n_seq;
+	if (lh_graph_schedule(g, &n_seq))
+		return TRUE;
+	g_set_error(error, LH_GRAPH_ERROR, LH_GRAPH_ERROR_INVALID,
+	            "xla: graph '%s' has no schedule: import a scheduled module "
+	            "(is_scheduled=true, e.g. XLA's *.after_optimizations.txt dump), or give "
+	            "the graph JSON a \"schedule\" (docs/graph-format.md); the other "
+	            "schedulers need none",
+	            lh_graph_name(g));
+	return FALSE;
+}
+
+/* The `supports` slot: lh_scheduler_supports() and lh_scheduler_run() learn that a graph
+ * without a schedule cannot be planned before any parameter is parsed. */
+static gboolean xla_supports(const LhGraph *g, const LhHw *hw, GError **error)
+{
+	(void)hw;
+	return has_schedule(g, error);
+}
+
 static LhPlan *xla_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GError **error)
 {
 	(void)hw;
+	/* Also here: a caller may call the plan slot without asking supports first. */
+	if (!has_schedule(g, error))
+		return NULL;
 	guint32 n_seq, n = lh_graph_n_ops(g);
 	const guint32 *seq = lh_graph_schedule(g, &n_seq);
-	if (!seq) {
-		g_set_error(
-		    error, LH_GRAPH_ERROR, LH_GRAPH_ERROR_INVALID,
-		    "xla: graph '%s' has no schedule: import a scheduled module "
-		    "(is_scheduled=true, e.g. XLA's *.after_optimizations.txt dump), or give "
-		    "the graph JSON a \"schedule\" (docs/graph-format.md); the other "
-		    "schedulers need none",
-		    lh_graph_name(g));
-		return NULL;
-	}
 	/* lh_graph_finish() checked the sequence: every op once, every async op's done once
 	 * after its start. */
 	g_autofree guint32 *start = g_new(guint32, n ? n : 1);
@@ -179,4 +195,5 @@ const LhScheduler lh_sched_xla = {
                "ops on side streams, dones wait where XLA put them",
     .params = xla_params,
     .plan = xla_plan,
+    .supports = xla_supports,
 };

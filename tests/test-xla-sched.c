@@ -197,6 +197,18 @@ Test(xla, unscheduled_graph_is_an_error)
 	cr_assert(strstr(e->message, "is_scheduled=true"), "%s", e->message);
 	g_error_free(e);
 
+	/* The supports slot says the same before any parameter is parsed, and says yes to a
+	 * graph that has a schedule. */
+	const LhScheduler *xla = lh_scheduler_find("xla");
+	cr_assert_not_null(xla->supports, "xla fills the supports slot");
+	e = NULL;
+	cr_assert_not(lh_scheduler_supports(xla, g, hw, &e));
+	cr_assert(g_error_matches(e, LH_GRAPH_ERROR, LH_GRAPH_ERROR_INVALID));
+	cr_assert(strstr(e->message, "'sched' has no schedule"), "%s", e->message);
+	g_error_free(e);
+	g_autoptr(LhGraph) scheduled = load(good_schedule);
+	cr_assert(lh_scheduler_supports(xla, scheduled, hw, NULL));
+
 	/* The command line: bad input, exit 2, no plan file written. */
 	g_autofree char *dir = t_tmpdir();
 	g_autofree char *path = write_graph(dir, NULL);
