@@ -241,6 +241,7 @@ struct World {
 /* Checkpoints (the block "checkpoints" at the end): one is taken at the start of an instant of
  * a graph without placement, before anything due then is done. */
 typedef struct CkCtl CkCtl;
+typedef struct CkStatic CkStatic;
 static void ck_at_instant(World *w, const Sim *x, gint64 t);
 
 /* ceil(@v), up to the sign of a zero (ceil gives -0 in (-1, 0), this +0; callers only compare
@@ -1573,6 +1574,9 @@ static void run_many(World *w)
 }
 
 static void ck_restore(World *w, CkCtl *ckc);
+static void ck_costs(CkCtl *c, OpCost *cost, guint8 *cflags, GHashTable *use_at, GArray *use,
+                     guint32 *buf, guint32 *consumers, guint32 n_ops);
+static gboolean ck_have_costs(const CkCtl *c);
 
 /* lh_simulate(), taking or restoring checkpoints as @ckc says (NULL: none). */
 static LhTrace *simulate(const LhGraph *g, const LhHw *hw, const LhPlan *plan,
@@ -1708,7 +1712,9 @@ static LhTrace *simulate(const LhGraph *g, const LhHw *hw, const LhPlan *plan,
 		x->n_stream_cmds++;
 	}
 	double slow0 = opt->slow ? opt->slow[0] : 1;
-	for (guint32 i = 0; i < n_ops; i++) {
+	/* A run of the same graph, hardware and options computed the costs (checkpoints). */
+	guint32 n_cost = ckc && ck_have_costs(ckc) ? 0 : n_ops;
+	for (guint32 i = 0; i < n_cost; i++) {
 		OpUse u;
 		if (!w.multi) {
 			cflags[i] = op_cost(g, &ops[i], hw, slow0, &cost[i], &u.lk, &u.nt);
@@ -1755,7 +1761,7 @@ static LhTrace *simulate(const LhGraph *g, const LhHw *hw, const LhPlan *plan,
 	 * it and of every op aliasing it (docs/engine.md, Memory). An alias is a dep, so in
 	 * topological order it has its buffer before the op that aliases it. */
 	const guint32 *topo = lh_graph_topo(g);
-	for (guint32 t = 0; t < n_ops; t++) {
+	for (guint32 t = 0; t < n_cost; t++) {
 		guint32 i = topo[t];
 		const LhOp *o = &ops[i];
 		buf[i] = o->alias == LH_NO_OP ? i : buf[o->alias];
@@ -1766,6 +1772,8 @@ static LhTrace *simulate(const LhGraph *g, const LhHw *hw, const LhPlan *plan,
 		else if (*c != G_MAXUINT32)
 			*c += ns;
 	}
+	if (ckc)
+		ck_costs(ckc, cost, cflags, use_at, use, buf, consumers, n_ops);
 	for (guint32 i = 0; i < n_ops; i++)
 		if (ops[i].kind == LH_OP_INPUT)
 			mem_alloc(&w.dev[w.multi ? ops[i].device : 0], i);
@@ -1873,12 +1881,25 @@ typedef struct {
 	Sim x; /* every scalar at t; its pointers are the run's, never followed */
 	guint32 *qhead, *q_blocked_next, *ev_blocked, *s_inflight, *s_outstanding, *consumers;
 	guint8 *q_reg, *fired, *h2d_busy, *d2h_busy;
-	Act *acts;
+	Act *acts;        /* the start of one block that holds every array */
 	guint32 *line[3]; /* the SM, H2D and D2H lines, from their heads */
 	gint64 pk, pk_t, pk_host;
 } Ck;
 
+/* What a run computes before its loop that depends only on the graph, hardware and options:
+ * the per-op costs and buffers (as lh_simulate computes them, copied). Shared by the runs of
+ * one search. */
+struct CkStatic {
+	guint ref;
+	guint32 n_ops, n_use;
+	OpCost *cost;
+	guint8 *cflags;
+	OpUse *use;
+	guint32 *buf, *consumers; /* consumers before the run */
+};
+
 struct CkCtl {
+	CkStatic *st; /* NULL: the run computes the costs, and keeps them here */
 	/* taking, every `every` instants */
 	guint32 every, count;
 	guint64 instants;
@@ -1888,15 +1909,18 @@ struct CkCtl {
 	const Ck *from;
 	guint32 c0, hc;
 	gint64 host_next;
-	gint64 *iss;     /* per command of the new plan in [c0, hc): its issue time */
-	guint32 *head;   /* per queue: its head */
-	guint32 *ofirst; /* per queue: scratch (the old plan's first command >= c0 in it) */
+	gint64 *iss;              /* per command of the new plan in [c0, sync): its issue time */
+	guint32 sync;             /* the new plan's first sync from c0 on, or its length */
+	Sim *cost_of;             /* issue costs (launch and event) */
+	guint32 *head;            /* per queue: its head */
+	guint32 *ofirst, *nfirst; /* per queue: the old and new plans' first command >= c0 */
 	guint8 *unreg; /* per queue: its head, an old command >= c0, is registered waiting: drop */
 	guint32 *reg;  /* per queue: the event its new head waits on, registered; or NONE */
 };
 
 struct LhSimRun {
 	CkRun *run;
+	CkStatic *st;
 	const LhGraph *g;
 	const LhHw *hw;
 	gboolean strict;
@@ -1917,33 +1941,59 @@ static void ckrun_unref(CkRun *r)
 	g_free(r);
 }
 
+static void st_unref(CkStatic *st)
+{
+	if (!st || --st->ref)
+		return;
+	g_free(st->cost);
+	g_free(st->cflags);
+	g_free(st->use);
+	g_free(st->buf);
+	g_free(st->consumers);
+	g_free(st);
+}
+
+static gboolean ck_have_costs(const CkCtl *c)
+{
+	return c->st != NULL;
+}
+
+/* Copies the costs computed by an earlier run into the arrays of this one, or keeps this
+ * run's (simulate() computed them) for later runs. */
+static void ck_costs(CkCtl *c, OpCost *cost, guint8 *cflags, GHashTable *use_at, GArray *use,
+                     guint32 *buf, guint32 *consumers, guint32 n_ops)
+{
+	CkStatic *st = c->st;
+	if (!st) {
+		st = c->st = g_new0(CkStatic, 1);
+		st->ref = 1;
+		st->n_ops = n_ops;
+		st->cost = g_memdup2(cost, MAX(n_ops, 1) * sizeof(OpCost));
+		st->cflags = g_memdup2(cflags, MAX(n_ops, 1));
+		st->n_use = use->len;
+		st->use = g_memdup2(use->data, MAX(use->len, 1) * sizeof(OpUse));
+		st->buf = g_memdup2(buf, MAX(n_ops, 1) * sizeof(guint32));
+		st->consumers = g_memdup2(consumers, MAX(n_ops, 1) * sizeof(guint32));
+		return;
+	}
+	memcpy(cost, st->cost, n_ops * sizeof(OpCost));
+	memcpy(cflags, st->cflags, n_ops);
+	memcpy(buf, st->buf, n_ops * sizeof(guint32));
+	memcpy(consumers, st->consumers, n_ops * sizeof(guint32));
+	g_array_append_vals(use, st->use, st->n_use);
+	/* use_at as simulate() fills it: ops in index order. */
+	for (guint32 i = 0, k = 0; i < n_ops; i++)
+		if (cflags[i] & COST_USE)
+			g_hash_table_insert(use_at, GUINT_TO_POINTER(i), GUINT_TO_POINTER(++k));
+}
+
 static void ck_unref(Ck *k)
 {
 	if (--k->ref)
 		return;
-	g_free(k->qhead);
-	g_free(k->q_blocked_next);
-	g_free(k->ev_blocked);
-	g_free(k->s_inflight);
-	g_free(k->s_outstanding);
-	g_free(k->consumers);
-	g_free(k->q_reg);
-	g_free(k->fired);
-	g_free(k->h2d_busy);
-	g_free(k->d2h_busy);
-	g_free(k->acts);
-	for (int i = 0; i < 3; i++)
-		g_free(k->line[i]);
+	g_free(k->acts); /* the block of every array */
 	ckrun_unref(k->run);
 	g_free(k);
-}
-
-static guint32 *fifo_copy(const Fifo *f)
-{
-	guint32 *v = g_new(guint32, MAX(f->len, 1));
-	for (guint32 i = 0; i < f->len; i++)
-		v[i] = f->v[(f->head + i) & (f->cap - 1)];
-	return v;
 }
 
 /* Called at the end of every step of run_one whose next instant @t is later: x is then the
@@ -1965,63 +2015,52 @@ static void ck_at_instant(World *w, const Sim *x, gint64 t)
 	k->x = *x;
 	k->x.t = t;
 	guint32 Q = x->Q, S = x->S, E = x->E, n = c->run->n_ops;
-	k->qhead = g_memdup2(x->qhead, Q * sizeof(guint32));
-	k->q_blocked_next = g_memdup2(x->q_blocked_next, Q * sizeof(guint32));
-	k->q_reg = g_memdup2(x->q_reg, Q);
-	k->ev_blocked = g_memdup2(x->ev_blocked, MAX(E, 1) * sizeof(guint32));
-	k->fired = g_memdup2(x->fired, MAX(E, 1));
-	k->s_inflight = g_memdup2(x->s_inflight, MAX(S, 1) * sizeof(guint32));
-	k->s_outstanding = g_memdup2(x->s_outstanding, MAX(S, 1) * sizeof(guint32));
-	k->consumers = g_memdup2(x->consumers, MAX(n, 1) * sizeof(guint32));
-	k->h2d_busy = g_memdup2(x->h2d_busy, MAX(x->hw->copy_engines_h2d, 1));
-	k->d2h_busy = g_memdup2(x->d2h_busy, MAX(x->hw->copy_engines_d2h, 1));
-	k->acts = g_memdup2(x->acts, MAX(x->n_slots, 1) * sizeof(Act));
-	k->line[0] = fifo_copy(&x->sm_line);
-	k->line[1] = fifo_copy(&x->h2d_line);
-	k->line[2] = fifo_copy(&x->d2h_line);
+	guint32 nh = x->hw->copy_engines_h2d, nd = x->hw->copy_engines_d2h;
+	const Fifo *ln[3] = {&x->sm_line, &x->h2d_line, &x->d2h_line};
+	/* One block: the activities (8-byte fields) first, then the 4-byte arrays, the bytes. */
+	gsize na = x->n_slots * sizeof(Act);
+	gsize n4 = 2 * (gsize)Q + E + 2 * (gsize)S + n + ln[0]->len + ln[1]->len + ln[2]->len;
+	char *blk = g_malloc(na + 4 * n4 + Q + E + nh + nd + 1);
+	guint32 *p4 = (guint32 *)(void *)(blk + na);
+	k->acts = (Act *)(void *)blk;
+	memcpy(k->acts, x->acts, na);
+#define TAKE4(f, len)                                                                              \
+	k->f = p4;                                                                                 \
+	memcpy(p4, x->f, (gsize)(len) * sizeof(guint32));                                          \
+	p4 += (len)
+	TAKE4(qhead, Q);
+	TAKE4(q_blocked_next, Q);
+	TAKE4(ev_blocked, E);
+	TAKE4(s_inflight, S);
+	TAKE4(s_outstanding, S);
+	TAKE4(consumers, n);
+#undef TAKE4
+	for (int i = 0; i < 3; i++) {
+		k->line[i] = p4;
+		for (guint32 j = 0; j < ln[i]->len; j++)
+			*p4++ = ln[i]->v[(ln[i]->head + j) & (ln[i]->cap - 1)];
+	}
+	guint8 *p1 = (guint8 *)p4;
+	k->q_reg = memcpy(p1, x->q_reg, Q);
+	k->fired = memcpy(p1 += Q, x->fired, E);
+	k->h2d_busy = memcpy(p1 += E, x->h2d_busy, nh);
+	k->d2h_busy = memcpy(p1 += nh, x->d2h_busy, nd);
 	k->pk = *x->pk;
 	k->pk_t = *x->pk_t;
 	k->pk_host = *x->pk_host;
 	g_ptr_array_add(c->taken, k);
 }
 
-/* Whether checkpoint @k (of plan P, taken at t) is valid for the new plan @nc (@nn commands),
- * which equals P on its commands below @c0 (>= 1); if so, the new plan's host and queue heads
- * at t go into @c (docs/engine.md, "Checkpoints and incremental runs"). */
-static gboolean ck_check(CkCtl *c, const Ck *k, guint32 c0, const LhCmd *nc, guint32 nn)
+/* What the checks of the checkpoints of run @r (plan P) need of the new plan @nc (@nn commands),
+ * which equals P on its commands below @c0 (>= 1): each queue's first command >= c0 in both
+ * plans, and the new plan's issue times from c0 on, as if the host issued c0 - 1 when it did in
+ * P, up to its first sync (whose issue time depends on the new plan's run). */
+static void ck_prep(CkCtl *c, const CkRun *r, guint32 c0, const LhCmd *nc, guint32 nn, guint32 Q)
 {
-	const CkRun *r = k->run;
-	const Sim *x = &k->x;
-	guint32 Q = x->Q;
-	gint64 t = x->t;
-	/* The host: the old run's below c0; from c0 on the new plan's commands, each issued its
-	 * cost after the previous one, up to the first that would be issued at t or later. */
 	c->c0 = c0;
-	if (x->hc < c0) {
-		c->hc = x->hc;
-		c->host_next = x->host_next;
-	} else {
-		gint64 at = r->tr->cmd_issue[c0 - 1];
-		guint32 h = c0;
-		for (; h < nn; h++) {
-			/* The host reached a sync before t: whether it blocked, and until when,
-			 * depends on the new plan's run. */
-			if (nc[h].kind == LH_CMD_SYNC)
-				return FALSE;
-			gint64 T = at + issue_cost((Sim *)x, &nc[h]);
-			if (T >= t)
-				break;
-			c->iss[h] = at = T;
-		}
-		c->hc = h;
-		c->host_next = h < nn ? at + issue_cost((Sim *)x, &nc[h]) : NEVER;
-	}
-	/* Each queue's first command >= c0, in the old plan and in the new one (streams feed
-	 * queue s mod Q in both: the same stream table). */
-	for (guint32 q = 0; q < Q; q++) {
-		c->ofirst[q] = c->head[q] = c->reg[q] = NONE;
-		c->unreg[q] = 0;
-	}
+	for (guint32 q = 0; q < Q; q++)
+		c->ofirst[q] = c->nfirst[q] = NONE;
+	/* Streams feed queue s mod Q in both plans (one stream table). */
 	for (guint32 i = c0, left = Q; i < r->n_cmds && left; i++) {
 		const LhCmd *cmd = &r->cmds[i];
 		if (cmd->kind == LH_CMD_HOST || cmd->kind == LH_CMD_SYNC)
@@ -2036,12 +2075,52 @@ static gboolean ck_check(CkCtl *c, const Ck *k, guint32 c0, const LhCmd *nc, gui
 		if (nc[i].kind == LH_CMD_HOST || nc[i].kind == LH_CMD_SYNC)
 			continue;
 		guint32 q = nc[i].stream % Q;
-		if (c->head[q] == NONE) {
-			c->head[q] = i;
+		if (c->nfirst[q] == NONE) {
+			c->nfirst[q] = i;
 			left--;
 		}
 	}
+	gint64 at = r->tr->cmd_issue[c0 - 1];
+	guint32 h = c0;
+	for (; h < nn && nc[h].kind != LH_CMD_SYNC; h++)
+		c->iss[h] = at = at + issue_cost(c->cost_of, &nc[h]);
+	c->sync = h;
+}
+
+/* Whether checkpoint @k (of a run ck_prep prepared), taken at t, is valid for the new plan @nc;
+ * if so, the new plan's host and queue heads at t go into @c (docs/engine.md, "Checkpoints and
+ * incremental runs"). */
+static gboolean ck_check(CkCtl *c, const Ck *k, const LhCmd *nc, guint32 nn)
+{
+	const CkRun *r = k->run;
+	const Sim *x = &k->x;
+	guint32 Q = x->Q, c0 = c->c0;
+	gint64 t = x->t;
+	/* The host: the old run's below c0; from c0 on the new plan's commands, each issued its
+	 * cost after the previous one, up to the first that would be issued at t or later. */
+	if (x->hc < c0) {
+		c->hc = x->hc;
+		c->host_next = x->host_next;
+	} else {
+		/* The first command from c0 on issued at t or later (issue times only grow). */
+		guint32 lo = c0, hi = c->sync;
+		while (lo < hi) {
+			guint32 mid = lo + (hi - lo) / 2;
+			if (c->iss[mid] >= t)
+				hi = mid;
+			else
+				lo = mid + 1;
+		}
+		/* The host reached a sync before t: whether it blocked, and until when, depends
+		 * on the new plan's run. */
+		if (lo == c->sync && lo < nn)
+			return FALSE;
+		c->hc = lo;
+		c->host_next = lo < nn ? c->iss[lo] : NEVER;
+	}
 	for (guint32 q = 0; q < Q; q++) {
+		c->reg[q] = NONE;
+		c->unreg[q] = 0;
 		guint32 qh = k->qhead[q];
 		if (qh != NONE && qh < c0) {
 			/* Commands below c0 wait in it: those from c0 on sit behind them. */
@@ -2056,7 +2135,7 @@ static gboolean ck_check(CkCtl *c, const Ck *k, guint32 c0, const LhCmd *nc, gui
 		/* The new head: not issued before t, or its stream still runs the command below
 		 * c0 that it follows, it has not been looked at; a wait on an event not fired by
 		 * t was looked at and registered; anything else would have left. */
-		guint32 h = c->head[q];
+		guint32 h = c->head[q] = c->nfirst[q];
 		if (h == NONE || h >= c->hc || k->s_inflight[nc[h].stream] != NONE)
 			continue;
 		if (nc[h].kind == LH_CMD_WAIT && !(nc[h].arg < r->E && k->fired[nc[h].arg])) {
@@ -2252,12 +2331,18 @@ LhSimRun *lh__sim_run(const LhGraph *g, const LhHw *hw, const LhPlan *plan, cons
 	res->info.t_from = -1;
 	/* The latest valid checkpoint of @from: only one of the same inputs. */
 	guint32 upto = 0; /* from's checkpoints kept: those up to the one restored */
-	if (from && !placed && from->g == g && from->hw == hw && from->strict == res->strict &&
-	    from->slow0 == slow0 && from->n_ck) {
+	gboolean same = from && !placed && from->g == g && from->hw == hw &&
+	                from->strict == res->strict && from->slow0 == slow0 && from->st;
+	if (same) {
+		c.st = from->st;
+		c.st->ref++;
+	}
+	if (same && from->n_ck) {
 		guint32 Q = MIN(hw->hw_queues, MAX(S, 1));
 		c.iss = g_new(gint64, MAX(nn, 1));
 		c.head = g_new(guint32, Q);
 		c.ofirst = g_new(guint32, Q);
+		c.nfirst = g_new(guint32, Q);
 		c.unreg = g_new(guint8, Q);
 		c.reg = g_new(guint32, Q);
 		const CkRun *seen = NULL; /* checkpoints come in runs: c0 once per run */
@@ -2270,8 +2355,11 @@ LhSimRun *lh__sim_run(const LhGraph *g, const LhHw *hw, const LhPlan *plan, cons
 			if (k->run != seen) {
 				seen = k->run;
 				c0 = first_diff(k->run->cmds, k->run->n_cmds, nc, nn);
+				c.cost_of = (Sim *)&k->x;
+				if (c0)
+					ck_prep(&c, k->run, c0, nc, nn, Q);
 			}
-			if (c0 == 0 || !ck_check(&c, k, c0, nc, nn))
+			if (c0 == 0 || !ck_check(&c, k, nc, nn))
 				continue;
 			c.from = k;
 			upto = i + 1;
@@ -2283,6 +2371,7 @@ LhSimRun *lh__sim_run(const LhGraph *g, const LhHw *hw, const LhPlan *plan, cons
 	g_free(c.iss);
 	g_free(c.head);
 	g_free(c.ofirst);
+	g_free(c.nfirst);
 	g_free(c.unreg);
 	g_free(c.reg);
 	if (!tr) {
@@ -2290,11 +2379,13 @@ LhSimRun *lh__sim_run(const LhGraph *g, const LhHw *hw, const LhPlan *plan, cons
 			ck_unref(c.taken->pdata[i]);
 		g_ptr_array_free(c.taken, TRUE);
 		ckrun_unref(run);
+		st_unref(c.st);
 		g_free(res);
 		return NULL;
 	}
 	run->tr = tr;
 	res->run = run;
+	res->st = c.st;
 	res->n_ck = upto + c.taken->len;
 	res->ck = g_new(Ck *, MAX(res->n_ck, 1));
 	for (guint32 i = 0; i < upto; i++) {
@@ -2331,5 +2422,6 @@ void lh__sim_run_free(LhSimRun *r)
 		ck_unref(r->ck[i]);
 	g_free(r->ck);
 	ckrun_unref(r->run);
+	st_unref(r->st);
 	g_free(r);
 }

@@ -482,3 +482,49 @@ Test(ckpt, hand_case_without_a_valid_checkpoint)
 	lh__sim_run_free(r1);
 	lh__sim_run_free(r0);
 }
+
+static void same_plan(const LhPlan *a, const LhPlan *b, const char *what)
+{
+	cr_assert_eq(lh_plan_n_cmds(a), lh_plan_n_cmds(b), "%s", what);
+	cr_assert_eq(lh_plan_n_streams(a), lh_plan_n_streams(b), "%s", what);
+	for (guint32 i = 0; i < lh_plan_n_cmds(a); i++) {
+		const LhCmd *x = lh_plan_cmd(a, i), *y = lh_plan_cmd(b, i);
+		cr_assert(x->kind == y->kind && x->stream == y->stream && x->arg == y->arg,
+		          "%s: command %u differs", what, i);
+	}
+}
+
+/* Only the evaluation changes: the same candidates, accepted moves and final plan with
+ * incremental=on (at several checkpoint spacings) and off. */
+Test(ckpt, search_gives_the_same_plan_incremental_or_not)
+{
+	lh_models_init();
+	g_autoptr(LhHw) hw = lh_hw_lookup("h100-sxm", NULL);
+	static const char *const starts[] = {"lhs", "heft", "serial"};
+	for (guint64 seed = 1; seed <= 6; seed++) {
+		LhRandomDagOptions o;
+		lh_random_dag_options_init(&o);
+		o.seed = seed;
+		o.n_ops = 60 + (guint32)seed * 30;
+		o.width = 2 + (guint32)(seed % 5);
+		o.p_copy = 0.2;
+		o.p_collective = 0.15;
+		o.p_async = 0.3;
+		g_autoptr(LhGraph) g = lh_gen_random_dag(&o);
+		const char *st = starts[seed % 3];
+		char s_start[32], s_every[40];
+		g_snprintf(s_start, sizeof s_start, "start=%s", st);
+		g_snprintf(s_every, sizeof s_every, "checkpoint-every=%u", (guint)(seed % 3) * 4);
+		const char *off[] = {"evals=400", s_start, "incremental=off", NULL};
+		const char *on[] = {"evals=400", s_start, "incremental=on", s_every, NULL};
+		g_autoptr(GError) e1 = NULL, e2 = NULL;
+		const LhScheduler *s = lh_scheduler_find("search");
+		g_autoptr(LhPlan) a = lh_scheduler_run(s, g, hw, off, NULL, &e1);
+		g_autoptr(LhPlan) b = lh_scheduler_run(s, g, hw, on, NULL, &e2);
+		cr_assert(a && b, "seed %lu: %s %s", (unsigned long)seed, e1 ? e1->message : "",
+		          e2 ? e2->message : "");
+		char what[64];
+		g_snprintf(what, sizeof what, "seed %lu, start=%s", (unsigned long)seed, st);
+		same_plan(a, b, what);
+	}
+}
