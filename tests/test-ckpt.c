@@ -528,3 +528,43 @@ Test(ckpt, search_gives_the_same_plan_incremental_or_not)
 		same_plan(a, b, what);
 	}
 }
+
+/* A graph placed on two devices is simulated in full, with no checkpoint: two kernels per
+ * device, one stream each, and a new plan that swaps device 1's two. */
+Test(ckpt, placed_graphs_run_in_full)
+{
+	g_autoptr(LhHw) hw = t_hw(LH_SHARING_FIFO);
+	g_autoptr(LhGraph) g = lh_graph_new("placed");
+	lh_graph_set_devices(g, 2);
+	lh_graph_set_placed(g, TRUE);
+	guint32 k[4];
+	const char *names[] = {"a0", "b0", "a1", "b1"};
+	for (guint32 i = 0; i < 4; i++) {
+		k[i] = t_kernel(g, names[i], 1000, 1.0);
+		lh_graph_op_mut(g, k[i])->device = i / 2;
+	}
+	t_finish(g);
+	LhPlan *p[2];
+	for (int v = 0; v < 2; v++) {
+		p[v] = lh_plan_new();
+		guint32 s0 = lh_plan_add_stream_on(p[v], "s0", LH_ROLE_COMPUTE, 0);
+		guint32 s1 = lh_plan_add_stream_on(p[v], "s1", LH_ROLE_COMPUTE, 1);
+		lh_plan_run(p[v], s0, k[0]);
+		lh_plan_run(p[v], s0, k[1]);
+		lh_plan_run(p[v], s1, k[v ? 3 : 2]);
+		lh_plan_run(p[v], s1, k[v ? 2 : 3]);
+	}
+	LhSimRun *r0 = check_run(g, hw, p[0], FALSE, NULL, 1, "placed, old plan");
+	LhSimRun *r1 = check_run(g, hw, p[1], FALSE, r0, 1, "placed, new plan");
+	LhSimRunInfo info;
+	lh__sim_run_info(r1, &info);
+	cr_expect_eq(info.t_from, -1);
+	cr_expect_eq(info.n_ckpt, 0);
+	/* Device 1 runs b1 then a1, 1000 ns each (one kernel fills the device). */
+	T_SPAN(lh__sim_run_trace(r1), g, "b1", 0, 1000);
+	T_SPAN(lh__sim_run_trace(r1), g, "a1", 1000, 2000);
+	lh__sim_run_free(r1);
+	lh__sim_run_free(r0);
+	lh_plan_free(p[0]);
+	lh_plan_free(p[1]);
+}
