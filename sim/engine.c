@@ -1871,7 +1871,7 @@ typedef struct {
 	guint ref;
 	LhCmd *cmds;
 	guint32 n_cmds, S, E, n_ops;
-	guint32 *op_cmd; /* per op: the command that runs it, or NONE */
+	guint32 *op_cmd; /* per op: the command that runs it, or NONE; NULL until needed */
 	LhTrace *tr;     /* NULL until the run ends */
 } CkRun;
 
@@ -2156,7 +2156,15 @@ static void ck_restore(World *w, CkCtl *c)
 	const Ck *k = c->from;
 	if (!k)
 		return;
-	const CkRun *r = k->run;
+	CkRun *r = k->run;
+	if (!r->op_cmd) { /* made once, when a checkpoint of the run is first restored */
+		r->op_cmd = g_new(guint32, MAX(r->n_ops, 1));
+		for (guint32 i = 0; i < r->n_ops; i++)
+			r->op_cmd[i] = NONE;
+		for (guint32 i = 0; i < r->n_cmds; i++)
+			if (r->cmds[i].kind == LH_CMD_RUN && r->cmds[i].arg < r->n_ops)
+				r->op_cmd[r->cmds[i].arg] = i;
+	}
 	Sim *x = &w->dev[0];
 	Sim fresh = *x;
 	*x = k->x;
@@ -2313,12 +2321,6 @@ LhSimRun *lh__sim_run(const LhGraph *g, const LhHw *hw, const LhPlan *plan, cons
 	run->S = S;
 	run->E = lh_plan_n_events(plan);
 	run->n_ops = n_ops;
-	run->op_cmd = g_new(guint32, MAX(n_ops, 1));
-	for (guint32 i = 0; i < n_ops; i++)
-		run->op_cmd[i] = NONE;
-	for (guint32 i = 0; i < nn; i++)
-		if (nc[i].kind == LH_CMD_RUN && nc[i].arg < n_ops)
-			run->op_cmd[nc[i].arg] = i;
 	CkCtl c = {0};
 	c.every = every ? every : 64;
 	c.run = run;
