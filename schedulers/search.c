@@ -20,6 +20,7 @@
  * inputs, `seed` and `evals`.
  */
 #include "schedulers/sched-util.h"
+#include "sim/engine-private.h"
 #include "sim/engine.h"
 #include "sim/trace.h"
 
@@ -39,6 +40,11 @@ static const LhParamSpec search_params[] = {
     {"window", LH_PARAM_INT, "16", 1, 100000, NULL, "farthest a priority move shifts an op"},
     {"memory-limit", LH_PARAM_DOUBLE, NULL, 0, 1e9, NULL,
      "peak device memory a plan may reach, GiB (default: none)"},
+    {"incremental", LH_PARAM_CHOICE, "on", 0, 0, "on|off",
+     "on: simulate a candidate from the current plan's latest valid checkpoint; off: in full "
+     "(the same result, slower)"},
+    {"checkpoint-every", LH_PARAM_INT, "0", 0, 1000000000, NULL,
+     "instants between two checkpoints (0: about 16 per run)"},
     /* Passed to the start scheduler when set and when it has them. */
     {"streams", LH_PARAM_INT, NULL, 1, 1024, NULL, "for the start scheduler"},
     {"collective-limit", LH_PARAM_INT, NULL, 1, 1024, NULL, "for the start scheduler"},
@@ -69,6 +75,10 @@ typedef struct {
 	guint32 limit[LH_CLASS_N];
 	guint8 *cls;      /* class of each op whose in-flight count is limited, else NONE */
 	double mem_limit; /* bytes; 0 = none */
+	/* incremental=on */
+	guint32 every;                   /* instants between checkpoints; 0 until the first run */
+	guint64 instants, full_instants; /* simulated by candidates; of a full run */
+	guint32 restored;                /* candidates restored from a checkpoint */
 	/* scratch for emission */
 	guint32 *spos, *event, *len, *covered, *cseq, *cidx;
 	guint8 *need;
@@ -141,12 +151,10 @@ static LhPlan *emit(Ctx *c, const guint32 *order, const guint32 *stream)
 	return plan;
 }
 
-/* Simulates @plan: its makespan, or G_MAXINT64 when it fails or breaks the memory limit
- * (*peak is set when it simulated). */
-static gint64 evaluate(Ctx *c, const LhPlan *plan, gboolean validated, gint64 *peak)
+/* @t's makespan, or G_MAXINT64 when there is no trace or it breaks the memory limit (*peak is
+ * set when there is one). */
+static gint64 score(Ctx *c, const LhTrace *t, gint64 *peak)
 {
-	LhSimOptions opt = {.skip_validate = validated};
-	g_autoptr(LhTrace) t = lh_simulate(c->g, c->hw, plan, &opt, NULL, NULL);
 	if (!t)
 		return G_MAXINT64;
 	*peak = t->peak_device;
@@ -156,6 +164,37 @@ static gint64 evaluate(Ctx *c, const LhPlan *plan, gboolean validated, gint64 *p
 	for (guint32 i = 0; i < t->n_ops; i++)
 		mk = MAX(mk, t->ops[i].end);
 	return mk;
+}
+
+/* Simulates @plan in full: its score. */
+static gint64 evaluate(Ctx *c, const LhPlan *plan, gboolean validated, gint64 *peak)
+{
+	LhSimOptions opt = {.skip_validate = validated};
+	g_autoptr(LhTrace) t = lh_simulate(c->g, c->hw, plan, &opt, NULL, NULL);
+	return score(c, t, peak);
+}
+
+/* Simulates @plan, incremental: from the latest valid checkpoint of @from (NULL: in full),
+ * keeping checkpoints in *@run (NULL when it failed). The score is evaluate()'s: the engine
+ * gives the same trace bit for bit (docs/engine.md, "Checkpoints and incremental runs"). */
+static gint64 evaluate_from(Ctx *c, const LhPlan *plan, const LhSimRun *from, LhSimRun **run,
+                            gint64 *peak)
+{
+	LhSimOptions opt = {.skip_validate = TRUE};
+	*run = lh__sim_run(c->g, c->hw, plan, &opt, from, c->every, NULL, NULL);
+	if (!*run)
+		return G_MAXINT64;
+	LhSimRunInfo info;
+	lh__sim_run_info(*run, &info);
+	c->instants += info.instants;
+	c->restored += info.t_from >= 0;
+	if (!c->full_instants) {
+		/* The first run is a full one. Auto: about 16 checkpoints over a full run. */
+		c->full_instants = MAX(info.instants, 1);
+		if (!c->every)
+			c->every = (guint32)MAX(info.instants / 16, 1);
+	}
+	return score(c, lh__sim_run_trace(*run), peak);
 }
 
 static LhPlan *search_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GError **error)
@@ -319,8 +358,13 @@ static LhPlan *search_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, 
 	if (peak)
 		best_peak = peak;
 	gint64 n_evals = 0;
+	gboolean incr = strcmp(lh_params_get_choice(p, "incremental"), "on") == 0;
+	c.every = (guint32)lh_params_get_int(p, "checkpoint-every");
+	LhSimRun *cur_run = NULL, *cand_run = NULL; /* incremental: the current plan's run */
 	LhPlan *cur_plan = emit(&c, order, stream);
-	gint64 cur = evaluate(&c, cur_plan, TRUE, &peak);
+	gint64 cur = incr ? evaluate_from(&c, cur_plan, NULL, &cur_run, &peak)
+	                  : evaluate(&c, cur_plan, TRUE, &peak);
+	guint64 first_instants = c.instants;
 	n_evals++;
 	best_peak = MIN(best_peak, peak);
 	if (cur < best_mk) {
@@ -385,13 +429,17 @@ static LhPlan *search_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, 
 		}
 		idle = 0;
 		LhPlan *cand = emit(&c, order, stream);
-		gint64 mk = evaluate(&c, cand, TRUE, &peak);
+		gint64 mk = incr ? evaluate_from(&c, cand, cur_run, &cand_run, &peak)
+		                 : evaluate(&c, cand, TRUE, &peak);
 		n_evals++;
 		if (peak)
 			best_peak = MIN(best_peak, peak);
 		if (mk != G_MAXINT64 && mk <= cur) {
 			accepted++;
 			cur = mk;
+			lh__sim_run_free(cur_run);
+			cur_run = cand_run;
+			cand_run = NULL;
 			if (mk < best_mk) {
 				improved++;
 				if (best != start)
@@ -415,9 +463,20 @@ static LhPlan *search_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, 
 					pos[order[k]] = k;
 			}
 		}
+		lh__sim_run_free(cand_run);
+		cand_run = NULL;
 		lh_plan_free(cand);
 	}
 	g_rand_free(rng);
+	lh__sim_run_free(cur_run);
+	if (incr && c.full_instants && n_evals > 1)
+		lh_params_explain(p,
+		                  "search: incremental: %u of %" G_GINT64_FORMAT
+		                  " candidates restored from a checkpoint (every %u instants); "
+		                  "%.1f %% of a full run's instants simulated per candidate",
+		                  c.restored, n_evals - 1, c.every,
+		                  100.0 * (double)(c.instants - first_instants) /
+		                      ((double)(n_evals - 1) * (double)c.full_instants));
 	double secs = use_clock ? (double)(g_get_monotonic_time() - t0) / 1e6 : 0;
 	if (use_clock)
 		lh_params_explain(p,

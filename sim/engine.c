@@ -22,6 +22,7 @@
  */
 #include "sim/engine.h"
 #include "sim/cost.h"
+#include "sim/engine-private.h"
 #include "sim/graph-private.h"
 #include "sim/plan-private.h"
 
@@ -234,7 +235,14 @@ struct World {
 	guint32 *touched; /* rendezvous whose parts' rates changed at this instant */
 	guint32 n_touched;
 	guint8 *eta_stale; /* per device: a part's eta moved, rescan its next_eta */
+	struct CkCtl *ckc; /* checkpoints to take or restore (engine-private.h), or NULL */
 };
+
+/* Checkpoints (the block "checkpoints" at the end): one is taken at the start of an instant of
+ * a graph without placement, before anything due then is done. */
+typedef struct CkCtl CkCtl;
+typedef struct CkStatic CkStatic;
+static void ck_at_instant(World *w, const Sim *x, gint64 t);
 
 /* ceil(@v), up to the sign of a zero (ceil gives -0 in (-1, 0), this +0; callers only compare
  * it and convert it to an integer): without SSE4.1 (the baseline x86-64 target) ceil is a
@@ -1485,6 +1493,10 @@ static void run_one(World *w)
 			report_time_range(x, next);
 			break;
 		}
+		/* An instant can take more than one step (an op started at it that ends at it):
+		 * a checkpoint is taken only before the first. */
+		if (G_UNLIKELY(w->ckc != NULL) && next > x->t)
+			ck_at_instant(w, x, next);
 		x->t = next;
 		/* Instants before the next end or phase change where the host issues and no
 		 * queue becomes ready (heap_push left the heap empty) change nothing else: nothing
@@ -1561,8 +1573,14 @@ static void run_many(World *w)
 	}
 }
 
-LhTrace *lh_simulate(const LhGraph *g, const LhHw *hw, const LhPlan *plan, const LhSimOptions *opt,
-                     gboolean *over_memory, GError **error)
+static void ck_restore(World *w, CkCtl *ckc);
+static void ck_costs(CkCtl *c, OpCost *cost, guint8 *cflags, GHashTable *use_at, GArray *use,
+                     guint32 *buf, guint32 *consumers, guint32 n_ops);
+static gboolean ck_have_costs(const CkCtl *c);
+
+/* lh_simulate(), taking or restoring checkpoints as @ckc says (NULL: none). */
+static LhTrace *simulate(const LhGraph *g, const LhHw *hw, const LhPlan *plan,
+                         const LhSimOptions *opt, gboolean *over_memory, GError **error, CkCtl *ckc)
 {
 	g_return_val_if_fail(g && hw && plan && lh_graph_is_finished(g), NULL);
 	LhSimOptions defaults = {0};
@@ -1694,7 +1712,9 @@ LhTrace *lh_simulate(const LhGraph *g, const LhHw *hw, const LhPlan *plan, const
 		x->n_stream_cmds++;
 	}
 	double slow0 = opt->slow ? opt->slow[0] : 1;
-	for (guint32 i = 0; i < n_ops; i++) {
+	/* A run of the same graph, hardware and options computed the costs (checkpoints). */
+	guint32 n_cost = ckc && ck_have_costs(ckc) ? 0 : n_ops;
+	for (guint32 i = 0; i < n_cost; i++) {
 		OpUse u;
 		if (!w.multi) {
 			cflags[i] = op_cost(g, &ops[i], hw, slow0, &cost[i], &u.lk, &u.nt);
@@ -1741,7 +1761,7 @@ LhTrace *lh_simulate(const LhGraph *g, const LhHw *hw, const LhPlan *plan, const
 	 * it and of every op aliasing it (docs/engine.md, Memory). An alias is a dep, so in
 	 * topological order it has its buffer before the op that aliases it. */
 	const guint32 *topo = lh_graph_topo(g);
-	for (guint32 t = 0; t < n_ops; t++) {
+	for (guint32 t = 0; t < n_cost; t++) {
 		guint32 i = topo[t];
 		const LhOp *o = &ops[i];
 		buf[i] = o->alias == LH_NO_OP ? i : buf[o->alias];
@@ -1752,6 +1772,8 @@ LhTrace *lh_simulate(const LhGraph *g, const LhHw *hw, const LhPlan *plan, const
 		else if (*c != G_MAXUINT32)
 			*c += ns;
 	}
+	if (ckc)
+		ck_costs(ckc, cost, cflags, use_at, use, buf, consumers, n_ops);
 	for (guint32 i = 0; i < n_ops; i++)
 		if (ops[i].kind == LH_OP_INPUT)
 			mem_alloc(&w.dev[w.multi ? ops[i].device : 0], i);
@@ -1765,6 +1787,10 @@ LhTrace *lh_simulate(const LhGraph *g, const LhHw *hw, const LhPlan *plan, const
 			x->host_next += round_cost(x->hw->step_overhead_ns);
 	}
 
+	if (ckc && !w.multi) {
+		w.ckc = ckc;
+		ck_restore(&w, ckc); /* when ckc names a checkpoint */
+	}
 	if (!w.multi)
 		run_one(&w);
 	else
@@ -1814,4 +1840,590 @@ LhTrace *lh_simulate(const LhGraph *g, const LhHw *hw, const LhPlan *plan, const
 	if (over_memory)
 		*over_memory = over;
 	return tr;
+}
+
+LhTrace *lh_simulate(const LhGraph *g, const LhHw *hw, const LhPlan *plan, const LhSimOptions *opt,
+                     gboolean *over_memory, GError **error)
+{
+	return simulate(g, hw, plan, opt, over_memory, error, NULL);
+}
+
+/* ---- checkpoints (sim/engine-private.h; docs/engine.md, "Checkpoints and incremental runs") ----
+ *
+ * A checkpoint is the state of one device at the start of an instant t, before anything due at
+ * t is done: the Sim's scalars and a copy of every array the loop writes. What the trace holds
+ * before t is not copied: it is the run's final trace with every time from t on taken back
+ * (times only grow, so a value set before t is below t and never set again), which the
+ * checkpoint reads from its run (CkRun) when it is restored.
+ *
+ * A run of a new plan P' restores a checkpoint of plan P taken at t when nothing of P' from its
+ * first differing command c0 on could have acted before t: then everything done before t in the
+ * run of P was done by commands below c0, the same in both plans, at the same times. A command
+ * acts (leaves its queue, fires or waits on an event, blocks the host) only once it is its
+ * queue's head, issued, with its stream idle, or, for a sync, once the host reaches it; until
+ * then it only sits in its queue. ck_check proves it per queue from the checkpoint's state (the
+ * same proof for P's commands from c0 on), and rebuilds the host, queues and counts for P'.
+ * Reference counts are plain integers: runs and checkpoints belong to one thread. */
+
+/* What a checkpoint needs of its run: its plan's commands and, once the run has ended, its
+ * trace. Shared by the run's checkpoints and those that inherit them. */
+typedef struct {
+	guint ref;
+	LhCmd *cmds;
+	guint32 n_cmds, S, E, n_ops;
+	guint32 *op_cmd; /* per op: the command that runs it, or NONE; NULL until needed */
+	LhTrace *tr;     /* NULL until the run ends */
+} CkRun;
+
+typedef struct {
+	guint ref;
+	CkRun *run;
+	Sim x; /* every scalar at t; its pointers are the run's, never followed */
+	guint32 *qhead, *q_blocked_next, *ev_blocked, *s_inflight, *s_outstanding, *consumers;
+	guint8 *q_reg, *fired, *h2d_busy, *d2h_busy;
+	Act *acts;        /* the start of one block that holds every array */
+	guint32 *line[3]; /* the SM, H2D and D2H lines, from their heads */
+	gint64 pk, pk_t, pk_host;
+} Ck;
+
+/* What a run computes before its loop that depends only on the graph, hardware and options:
+ * the per-op costs and buffers (as lh_simulate computes them, copied). Shared by the runs of
+ * one search. */
+struct CkStatic {
+	guint ref;
+	guint32 n_ops, n_use;
+	OpCost *cost;
+	guint8 *cflags;
+	OpUse *use;
+	guint32 *buf, *consumers; /* consumers before the run */
+};
+
+struct CkCtl {
+	CkStatic *st; /* NULL: the run computes the costs, and keeps them here */
+	/* taking, every `every` instants */
+	guint32 every, count;
+	guint64 instants;
+	CkRun *run;       /* this run's */
+	GPtrArray *taken; /* of Ck *, in time order */
+	/* restoring: the checkpoint, and the new plan's state at its instant (ck_check) */
+	const Ck *from;
+	guint32 c0, hc;
+	gint64 host_next;
+	gint64 *iss;              /* per command of the new plan in [c0, sync): its issue time */
+	guint32 sync;             /* the new plan's first sync from c0 on, or its length */
+	Sim *cost_of;             /* issue costs (launch and event) */
+	guint32 *head;            /* per queue: its head */
+	guint32 *ofirst, *nfirst; /* per queue: the old and new plans' first command >= c0 */
+	guint8 *unreg; /* per queue: its head, an old command >= c0, is registered waiting: drop */
+	guint32 *reg;  /* per queue: the event its new head waits on, registered; or NONE */
+};
+
+struct LhSimRun {
+	CkRun *run;
+	CkStatic *st;
+	const LhGraph *g;
+	const LhHw *hw;
+	gboolean strict;
+	double slow0;
+	Ck **ck; /* in time order */
+	guint32 n_ck;
+	LhSimRunInfo info;
+};
+
+static void ckrun_unref(CkRun *r)
+{
+	if (!r || --r->ref)
+		return;
+	g_free(r->cmds);
+	g_free(r->op_cmd);
+	if (r->tr)
+		lh_trace_free(r->tr);
+	g_free(r);
+}
+
+static void st_unref(CkStatic *st)
+{
+	if (!st || --st->ref)
+		return;
+	g_free(st->cost);
+	g_free(st->cflags);
+	g_free(st->use);
+	g_free(st->buf);
+	g_free(st->consumers);
+	g_free(st);
+}
+
+static gboolean ck_have_costs(const CkCtl *c)
+{
+	return c->st != NULL;
+}
+
+/* Copies the costs computed by an earlier run into the arrays of this one, or keeps this
+ * run's (simulate() computed them) for later runs. */
+static void ck_costs(CkCtl *c, OpCost *cost, guint8 *cflags, GHashTable *use_at, GArray *use,
+                     guint32 *buf, guint32 *consumers, guint32 n_ops)
+{
+	CkStatic *st = c->st;
+	if (!st) {
+		st = c->st = g_new0(CkStatic, 1);
+		st->ref = 1;
+		st->n_ops = n_ops;
+		st->cost = g_memdup2(cost, MAX(n_ops, 1) * sizeof(OpCost));
+		st->cflags = g_memdup2(cflags, MAX(n_ops, 1));
+		st->n_use = use->len;
+		st->use = g_memdup2(use->data, MAX(use->len, 1) * sizeof(OpUse));
+		st->buf = g_memdup2(buf, MAX(n_ops, 1) * sizeof(guint32));
+		st->consumers = g_memdup2(consumers, MAX(n_ops, 1) * sizeof(guint32));
+		return;
+	}
+	memcpy(cost, st->cost, n_ops * sizeof(OpCost));
+	memcpy(cflags, st->cflags, n_ops);
+	memcpy(buf, st->buf, n_ops * sizeof(guint32));
+	memcpy(consumers, st->consumers, n_ops * sizeof(guint32));
+	g_array_append_vals(use, st->use, st->n_use);
+	/* use_at as simulate() fills it: ops in index order. */
+	for (guint32 i = 0, k = 0; i < n_ops; i++)
+		if (cflags[i] & COST_USE)
+			g_hash_table_insert(use_at, GUINT_TO_POINTER(i), GUINT_TO_POINTER(++k));
+}
+
+static void ck_unref(Ck *k)
+{
+	if (--k->ref)
+		return;
+	g_free(k->acts); /* the block of every array */
+	ckrun_unref(k->run);
+	g_free(k);
+}
+
+/* Called at the end of every step of run_one whose next instant @t is later: x is then the
+ * state at the start of t. */
+static void ck_at_instant(World *w, const Sim *x, gint64 t)
+{
+	CkCtl *c = w->ckc;
+	c->instants++;
+	if (++c->count < c->every || w->failed)
+		return;
+	c->count = 0;
+	/* Dispatch empties the heap before an instant ends, and rates are fresh: nothing of an
+	 * instant is left half done. */
+	g_assert(x->heap_n == 0 && !x->dirty && !x->mem_changed);
+	Ck *k = g_new0(Ck, 1);
+	k->ref = 1;
+	k->run = c->run;
+	c->run->ref++;
+	k->x = *x;
+	k->x.t = t;
+	guint32 Q = x->Q, S = x->S, E = x->E, n = c->run->n_ops;
+	guint32 nh = x->hw->copy_engines_h2d, nd = x->hw->copy_engines_d2h;
+	const Fifo *ln[3] = {&x->sm_line, &x->h2d_line, &x->d2h_line};
+	/* One block: the activities (8-byte fields) first, then the 4-byte arrays, the bytes. */
+	gsize na = x->n_slots * sizeof(Act);
+	gsize n4 = 2 * (gsize)Q + E + 2 * (gsize)S + n + ln[0]->len + ln[1]->len + ln[2]->len;
+	char *blk = g_malloc(na + 4 * n4 + Q + E + nh + nd + 1);
+	guint32 *p4 = (guint32 *)(void *)(blk + na);
+	k->acts = (Act *)(void *)blk;
+	memcpy(k->acts, x->acts, na);
+#define TAKE4(f, len)                                                                              \
+	k->f = p4;                                                                                 \
+	memcpy(p4, x->f, (gsize)(len) * sizeof(guint32));                                          \
+	p4 += (len)
+	TAKE4(qhead, Q);
+	TAKE4(q_blocked_next, Q);
+	TAKE4(ev_blocked, E);
+	TAKE4(s_inflight, S);
+	TAKE4(s_outstanding, S);
+	TAKE4(consumers, n);
+#undef TAKE4
+	for (int i = 0; i < 3; i++) {
+		k->line[i] = p4;
+		for (guint32 j = 0; j < ln[i]->len; j++)
+			*p4++ = ln[i]->v[(ln[i]->head + j) & (ln[i]->cap - 1)];
+	}
+	guint8 *p1 = (guint8 *)p4;
+	k->q_reg = memcpy(p1, x->q_reg, Q);
+	k->fired = memcpy(p1 += Q, x->fired, E);
+	k->h2d_busy = memcpy(p1 += E, x->h2d_busy, nh);
+	k->d2h_busy = memcpy(p1 += nh, x->d2h_busy, nd);
+	k->pk = *x->pk;
+	k->pk_t = *x->pk_t;
+	k->pk_host = *x->pk_host;
+	g_ptr_array_add(c->taken, k);
+}
+
+/* What the checks of the checkpoints of run @r (plan P) need of the new plan @nc (@nn commands),
+ * which equals P on its commands below @c0 (>= 1): each queue's first command >= c0 in both
+ * plans, and the new plan's issue times from c0 on, as if the host issued c0 - 1 when it did in
+ * P, up to its first sync (whose issue time depends on the new plan's run). */
+static void ck_prep(CkCtl *c, const CkRun *r, guint32 c0, const LhCmd *nc, guint32 nn, guint32 Q)
+{
+	c->c0 = c0;
+	for (guint32 q = 0; q < Q; q++)
+		c->ofirst[q] = c->nfirst[q] = NONE;
+	/* Streams feed queue s mod Q in both plans (one stream table). */
+	for (guint32 i = c0, left = Q; i < r->n_cmds && left; i++) {
+		const LhCmd *cmd = &r->cmds[i];
+		if (cmd->kind == LH_CMD_HOST || cmd->kind == LH_CMD_SYNC)
+			continue;
+		guint32 q = cmd->stream % Q;
+		if (c->ofirst[q] == NONE) {
+			c->ofirst[q] = i;
+			left--;
+		}
+	}
+	for (guint32 i = c0, left = Q; i < nn && left; i++) {
+		if (nc[i].kind == LH_CMD_HOST || nc[i].kind == LH_CMD_SYNC)
+			continue;
+		guint32 q = nc[i].stream % Q;
+		if (c->nfirst[q] == NONE) {
+			c->nfirst[q] = i;
+			left--;
+		}
+	}
+	gint64 at = r->tr->cmd_issue[c0 - 1];
+	guint32 h = c0;
+	for (; h < nn && nc[h].kind != LH_CMD_SYNC; h++)
+		c->iss[h] = at = at + issue_cost(c->cost_of, &nc[h]);
+	c->sync = h;
+}
+
+/* Whether checkpoint @k (of a run ck_prep prepared), taken at t, is valid for the new plan @nc;
+ * if so, the new plan's host and queue heads at t go into @c (docs/engine.md, "Checkpoints and
+ * incremental runs"). */
+static gboolean ck_check(CkCtl *c, const Ck *k, const LhCmd *nc, guint32 nn)
+{
+	const CkRun *r = k->run;
+	const Sim *x = &k->x;
+	guint32 Q = x->Q, c0 = c->c0;
+	gint64 t = x->t;
+	/* The host: the old run's below c0; from c0 on the new plan's commands, each issued its
+	 * cost after the previous one, up to the first that would be issued at t or later. */
+	if (x->hc < c0) {
+		c->hc = x->hc;
+		c->host_next = x->host_next;
+	} else {
+		/* The first command from c0 on issued at t or later (issue times only grow). */
+		guint32 lo = c0, hi = c->sync;
+		while (lo < hi) {
+			guint32 mid = lo + (hi - lo) / 2;
+			if (c->iss[mid] >= t)
+				hi = mid;
+			else
+				lo = mid + 1;
+		}
+		/* The host reached a sync before t: whether it blocked, and until when, depends
+		 * on the new plan's run. */
+		if (lo == c->sync && lo < nn)
+			return FALSE;
+		c->hc = lo;
+		c->host_next = lo < nn ? c->iss[lo] : NEVER;
+	}
+	for (guint32 q = 0; q < Q; q++) {
+		c->reg[q] = NONE;
+		c->unreg[q] = 0;
+		guint32 qh = k->qhead[q];
+		if (qh != NONE && qh < c0) {
+			/* Commands below c0 wait in it: those from c0 on sit behind them. */
+			c->head[q] = qh;
+			continue;
+		}
+		/* Every command below c0 of the queue has left it. The old plan's first from c0
+		 * on must not have (it is the head, or there is none). */
+		if (qh != c->ofirst[q])
+			return FALSE;
+		c->unreg[q] = qh != NONE && k->q_reg[q];
+		/* The new head: not issued before t, or its stream still runs the command below
+		 * c0 that it follows, it has not been looked at; a wait on an event not fired by
+		 * t was looked at and registered; anything else would have left. */
+		guint32 h = c->head[q] = c->nfirst[q];
+		if (h == NONE || h >= c->hc || k->s_inflight[nc[h].stream] != NONE)
+			continue;
+		if (nc[h].kind == LH_CMD_WAIT && !(nc[h].arg < r->E && k->fired[nc[h].arg])) {
+			c->reg[q] = (guint32)nc[h].arg;
+			continue;
+		}
+		return FALSE;
+	}
+	return TRUE;
+}
+
+/* Replaces the state lh_simulate set up for the new plan with checkpoint c->from, rebuilt for
+ * it as ck_check found. The Sim is copied whole and then given back the new run's arrays and
+ * plan: an array the loop writes that is missing below is left pointing into the checkpoint's
+ * run, which the property test catches (tests/test-ckpt.c). */
+static void ck_restore(World *w, CkCtl *c)
+{
+	const Ck *k = c->from;
+	if (!k)
+		return;
+	CkRun *r = k->run;
+	if (!r->op_cmd) { /* made once, when a checkpoint of the run is first restored */
+		r->op_cmd = g_new(guint32, MAX(r->n_ops, 1));
+		for (guint32 i = 0; i < r->n_ops; i++)
+			r->op_cmd[i] = NONE;
+		for (guint32 i = 0; i < r->n_cmds; i++)
+			if (r->cmds[i].kind == LH_CMD_RUN && r->cmds[i].arg < r->n_ops)
+				r->op_cmd[r->cmds[i].arg] = i;
+	}
+	Sim *x = &w->dev[0];
+	Sim fresh = *x;
+	*x = k->x;
+#define KEEP(f) x->f = fresh.f
+	KEEP(w);
+	KEEP(g);
+	KEEP(ops);
+	KEEP(deps);
+	KEEP(hw);
+	KEEP(p);
+	KEEP(cmds);
+	KEEP(tr);
+	KEEP(n_cmds);
+	KEEP(E);
+	KEEP(dnext);
+	KEEP(sq);
+	KEEP(qnext);
+	KEEP(qhead);
+	KEEP(qtail);
+	KEEP(q_blocked_next);
+	KEEP(ev_blocked);
+	KEEP(fired);
+	KEEP(s_inflight);
+	KEEP(s_outstanding);
+	KEEP(q_reg);
+	KEEP(heap);
+	KEEP(in_heap);
+	KEEP(n_stream_cmds);
+	KEEP(cost);
+	KEEP(cflags);
+	KEEP(use_at);
+	KEEP(use);
+	KEEP(h2d_busy);
+	KEEP(d2h_busy);
+	KEEP(buf);
+	KEEP(consumers);
+	KEEP(pk);
+	KEEP(pk_t);
+	KEEP(pk_host);
+	KEEP(last_cmd);
+	KEEP(error);
+#undef KEEP
+	g_assert(fresh.acts == NULL && fresh.sm_line.v == NULL && fresh.h2d_line.v == NULL &&
+	         fresh.d2h_line.v == NULL);
+	x->acts = g_memdup2(k->acts, MAX(x->n_slots, 1) * sizeof(Act));
+	Fifo *ln[3] = {&x->sm_line, &x->h2d_line, &x->d2h_line};
+	for (int i = 0; i < 3; i++) {
+		ln[i]->v = ln[i]->cap ? g_new(guint32, ln[i]->cap) : NULL;
+		if (ln[i]->len)
+			memcpy(ln[i]->v, k->line[i], ln[i]->len * sizeof(guint32));
+		ln[i]->head = 0;
+	}
+	guint32 Q = x->Q, S = x->S, nE = x->E, oE = r->E, c0 = c->c0, ohc = k->x.hc;
+	x->hc = c->hc;
+	x->host_next = c->host_next;
+	/* Queues, and the waits registered on events. */
+	memcpy(x->q_blocked_next, k->q_blocked_next, Q * sizeof(guint32));
+	for (guint32 q = 0; q < Q; q++) {
+		x->qhead[q] = c->head[q];
+		x->q_reg[q] = k->q_reg[q] && !c->unreg[q];
+	}
+	memcpy(x->fired, k->fired, MIN(oE, nE));
+	for (guint32 e = 0; e < nE; e++) {
+		guint32 *tail = &x->ev_blocked[e];
+		if (e < oE)
+			for (guint32 q = k->ev_blocked[e]; q != NONE; q = k->q_blocked_next[q])
+				if (!c->unreg[q]) {
+					*tail = q;
+					tail = &x->q_blocked_next[q];
+				}
+		*tail = NONE;
+	}
+	for (guint32 q = 0; q < Q; q++)
+		if (c->reg[q] != NONE) {
+			x->q_reg[q] = 1;
+			x->q_blocked_next[q] = x->ev_blocked[c->reg[q]];
+			x->ev_blocked[c->reg[q]] = q;
+		}
+	/* Streams: issued and not completed, the old plan's from c0 on out, the new's in. */
+	memcpy(x->s_inflight, k->s_inflight, S * sizeof(guint32));
+	memcpy(x->s_outstanding, k->s_outstanding, S * sizeof(guint32));
+	for (guint32 i = c0; i < ohc; i++)
+		if (r->cmds[i].kind != LH_CMD_HOST && r->cmds[i].kind != LH_CMD_SYNC)
+			x->s_outstanding[r->cmds[i].stream]--;
+	for (guint32 i = c0; i < c->hc; i++)
+		if (x->cmds[i].kind != LH_CMD_HOST && x->cmds[i].kind != LH_CMD_SYNC)
+			x->s_outstanding[x->cmds[i].stream]++;
+	/* Engines and memory. */
+	memcpy(x->h2d_busy, k->h2d_busy, x->hw->copy_engines_h2d);
+	memcpy(x->d2h_busy, k->d2h_busy, x->hw->copy_engines_d2h);
+	memcpy(x->consumers, k->consumers, r->n_ops * sizeof(guint32));
+	/* The trace before t: the old run's final values below t, for what commands below c0
+	 * did; the new plan's issues from c0 on. */
+	LhTrace *tr = x->tr;
+	const LhTrace *ot = r->tr;
+	gint64 t = x->t;
+	g_array_set_size(tr->mem, k->x.mem_n);
+	memcpy(tr->mem->data, ot->mem->data, k->x.mem_n * sizeof(LhMemPoint));
+	*x->pk = k->pk;
+	*x->pk_t = k->pk_t;
+	*x->pk_host = k->pk_host;
+	for (guint32 i = 0; i < r->n_ops; i++) {
+		const LhOpTiming *o = &ot->ops[i];
+		LhOpTiming *nt = &tr->ops[i];
+		guint32 oc = r->op_cmd[i];
+		if (o->start >= 0 && o->start < t) {
+			nt->start = o->start;
+			nt->engine = o->engine;
+			nt->engine_index = o->engine_index;
+		}
+		if (o->end >= 0 && o->end < t)
+			nt->end = o->end;
+		if (oc == NONE || oc >= c0)
+			continue;
+		if (oc < ohc)
+			nt->issue = o->issue;
+		if (oc < k->qhead[x->sq[r->cmds[oc].stream]]) /* dispatched */
+			nt->stream = o->stream;
+	}
+	for (guint32 i = 0; i < MIN(c0, ohc); i++)
+		tr->cmd_issue[i] = ot->cmd_issue[i];
+	for (guint32 i = c0; i < c->hc; i++) {
+		tr->cmd_issue[i] = c->iss[i];
+		if (x->cmds[i].kind == LH_CMD_RUN)
+			tr->ops[x->cmds[i].arg].issue = c->iss[i];
+	}
+}
+
+/* The first command where @a and @b differ (their common length when none does). */
+static guint32 first_diff(const LhCmd *a, guint32 na, const LhCmd *b, guint32 nb)
+{
+	guint32 i = 0, n = MIN(na, nb);
+	while (i < n && a[i].kind == b[i].kind && a[i].stream == b[i].stream &&
+	       a[i].arg == b[i].arg)
+		i++;
+	return i;
+}
+
+LhSimRun *lh__sim_run(const LhGraph *g, const LhHw *hw, const LhPlan *plan, const LhSimOptions *opt,
+                      const LhSimRun *from, guint32 every, gboolean *over_memory, GError **error)
+{
+	g_return_val_if_fail(g && hw && plan && lh_graph_is_finished(g), NULL);
+	LhSimOptions defaults = {0};
+	if (!opt)
+		opt = &defaults;
+	gboolean placed = lh_graph_placed(g);
+	double slow0 = opt->slow ? opt->slow[0] : 1;
+	guint32 nn = lh_plan_n_cmds(plan), S = lh_plan_n_streams(plan), n_ops = lh_graph_n_ops(g);
+	const LhCmd *nc = lh_plan_cmds(plan, NULL);
+	CkRun *run = g_new0(CkRun, 1);
+	run->ref = 1;
+	run->cmds = g_memdup2(nc, MAX(nn, 1) * sizeof(LhCmd));
+	run->n_cmds = nn;
+	run->S = S;
+	run->E = lh_plan_n_events(plan);
+	run->n_ops = n_ops;
+	CkCtl c = {0};
+	c.every = every ? every : 64;
+	c.run = run;
+	c.taken = g_ptr_array_new();
+	LhSimRun *res = g_new0(LhSimRun, 1);
+	res->g = g;
+	res->hw = hw;
+	res->strict = opt->strict_memory;
+	res->slow0 = slow0;
+	res->info.t_from = -1;
+	/* The latest valid checkpoint of @from: only one of the same inputs. */
+	guint32 upto = 0; /* from's checkpoints kept: those up to the one restored */
+	gboolean same = from && !placed && from->g == g && from->hw == hw &&
+	                from->strict == res->strict && from->slow0 == slow0 && from->st;
+	if (same) {
+		c.st = from->st;
+		c.st->ref++;
+	}
+	if (same && from->n_ck) {
+		guint32 Q = MIN(hw->hw_queues, MAX(S, 1));
+		c.iss = g_new(gint64, MAX(nn, 1));
+		c.head = g_new(guint32, Q);
+		c.ofirst = g_new(guint32, Q);
+		c.nfirst = g_new(guint32, Q);
+		c.unreg = g_new(guint8, Q);
+		c.reg = g_new(guint32, Q);
+		const CkRun *seen = NULL; /* checkpoints come in runs: c0 once per run */
+		guint32 c0 = 0;
+		for (guint32 i = from->n_ck; i-- > 0;) {
+			const Ck *k = from->ck[i];
+			res->info.n_tried++;
+			if (k->run->S != S || k->x.Q != Q)
+				continue;
+			if (k->run != seen) {
+				seen = k->run;
+				c0 = first_diff(k->run->cmds, k->run->n_cmds, nc, nn);
+				c.cost_of = (Sim *)&k->x;
+				if (c0)
+					ck_prep(&c, k->run, c0, nc, nn, Q);
+			}
+			if (c0 == 0 || !ck_check(&c, k, nc, nn))
+				continue;
+			c.from = k;
+			upto = i + 1;
+			res->info.n_tried--;
+			break;
+		}
+	}
+	LhTrace *tr = simulate(g, hw, plan, opt, over_memory, error, placed ? NULL : &c);
+	g_free(c.iss);
+	g_free(c.head);
+	g_free(c.ofirst);
+	g_free(c.nfirst);
+	g_free(c.unreg);
+	g_free(c.reg);
+	if (!tr) {
+		for (guint i = 0; i < c.taken->len; i++)
+			ck_unref(c.taken->pdata[i]);
+		g_ptr_array_free(c.taken, TRUE);
+		ckrun_unref(run);
+		st_unref(c.st);
+		g_free(res);
+		return NULL;
+	}
+	run->tr = tr;
+	res->run = run;
+	res->st = c.st;
+	res->n_ck = upto + c.taken->len;
+	res->ck = g_new(Ck *, MAX(res->n_ck, 1));
+	for (guint32 i = 0; i < upto; i++) {
+		res->ck[i] = from->ck[i];
+		res->ck[i]->ref++;
+	}
+	for (guint i = 0; i < c.taken->len; i++)
+		res->ck[upto + i] = c.taken->pdata[i];
+	g_ptr_array_free(c.taken, TRUE);
+	if (c.from) {
+		res->info.c0 = c.c0;
+		res->info.t_from = c.from->x.t;
+	}
+	res->info.n_ckpt = res->n_ck;
+	res->info.instants = c.instants;
+	return res;
+}
+
+const LhTrace *lh__sim_run_trace(const LhSimRun *r)
+{
+	return r->run->tr;
+}
+
+void lh__sim_run_info(const LhSimRun *r, LhSimRunInfo *info)
+{
+	*info = r->info;
+}
+
+void lh__sim_run_free(LhSimRun *r)
+{
+	if (!r)
+		return;
+	for (guint32 i = 0; i < r->n_ck; i++)
+		ck_unref(r->ck[i]);
+	g_free(r->ck);
+	ckrun_unref(r->run);
+	st_unref(r->st);
+	g_free(r);
 }

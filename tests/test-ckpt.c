@@ -1,0 +1,570 @@
+/* lhsim tests — the engine's checkpoints and incremental runs (sim/engine-private.h,
+ * docs/engine.md "Checkpoints and incremental runs"): on random graphs, hardware and plans,
+ * and chains of random plan changes like the search's (an op moved in the order, put on another
+ * stream, syncs and host commands added or dropped, async limits changed), a run restored from
+ * a checkpoint gives the trace of lh_simulate() bit for bit; a hand case where the checkpoint
+ * chosen is known; search gives the same plan with incremental=on and off. */
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "helpers.h"
+#include "sim/engine-private.h"
+
+/* A random DAG with every kind of op of one device (tests/test-engine-ref.c's, without
+ * placement): kernels of random SM share, FLOPs, bytes, GEMM shapes and fixed durations, copies
+ * both ways, d2d copies, collectives, inputs, aliases; deps to any of the 40 earlier ops. */
+static LhGraph *random_graph(GRand *r, guint n)
+{
+	LhGraph *g = lh_graph_new("r");
+	for (guint i = 0; i < n; i++) {
+		char name[16];
+		g_snprintf(name, sizeof name, "o%u", i);
+		int pick = g_rand_int_range(r, 0, 20);
+		LhOpKind kind =
+		    i < 2 || pick == 0 ? LH_OP_INPUT
+		    : pick < 11        ? LH_OP_KERNEL
+		    : pick < 13        ? LH_OP_COPY_H2D
+		    : pick < 15        ? LH_OP_COPY_D2H
+		    : pick < 16        ? LH_OP_COPY_D2D
+		                : (LhOpKind)g_rand_int_range(r, LH_OP_ALL_REDUCE, LH_OP_RECV + 1);
+		guint32 id = lh_graph_add_op(g, name, kind);
+		LhOp *o = lh_graph_op_mut(g, id);
+		o->out_bytes = (guint64)g_rand_int_range(r, 0, 1 << 20) * 64;
+		o->async = g_rand_int_range(r, 0, 3) == 0;
+		if (kind == LH_OP_KERNEL) {
+			o->flops = g_rand_double_range(r, 0, 2e9);
+			o->bytes = g_rand_double_range(r, 0, 4e6);
+			o->sm = g_rand_int_range(r, 0, 3) ? 1.0 : g_rand_double_range(r, 0.05, 1);
+			o->dtype = (guint8)g_rand_int_range(r, 0, LH_DTYPE_N);
+			o->transpose = g_rand_int_range(r, 0, 6) == 0;
+			if (g_rand_int_range(r, 0, 4) == 0) {
+				o->gemm_batch = 1 + g_rand_int_range(r, 0, 3);
+				o->gemm_m = 1 + g_rand_int_range(r, 0, 4096);
+				o->gemm_n = 1 + g_rand_int_range(r, 0, 4096);
+				o->gemm_k = 1 + g_rand_int_range(r, 0, 4096);
+			}
+		} else if (kind != LH_OP_INPUT) {
+			o->size = (guint64)g_rand_int_range(r, 1, 1 << 24);
+			o->group = 1 + g_rand_int_range(r, 0, 8);
+		}
+		if (kind != LH_OP_INPUT && g_rand_int_range(r, 0, 8) == 0)
+			o->duration_ns = g_rand_int_range(r, 0, 20000);
+		if (kind != LH_OP_INPUT && i > 0) {
+			guint nd = (guint)g_rand_int_range(r, 0, 4);
+			for (guint k = 0; k < nd; k++) {
+				guint32 lo = i > 40 ? i - 40 : 0;
+				guint32 d = (guint32)g_rand_int_range(r, lo, i);
+				lh_graph_add_dep(g, id, d);
+				const LhOp *od = lh_graph_op(g, d);
+				o = lh_graph_op_mut(g, id);
+				if (k == 0 && g_rand_int_range(r, 0, 5) == 0 &&
+				    od->out_space == o->out_space)
+					o->alias = d;
+			}
+		}
+	}
+	g_autoptr(GError) e = NULL;
+	cr_assert(lh_graph_finish(g, NULL, &e), "%s", e ? e->message : "");
+	return g;
+}
+
+static LhHw *random_hw(GRand *r)
+{
+	static const char *const names[] = {"h100-sxm", "a100-sxm", "h200-sxm"};
+	int k = g_rand_int_range(r, 0, 4);
+	LhHw *hw = k == 0   ? t_hw(LH_SHARING_FIFO)
+	           : k == 1 ? t_hw(LH_SHARING_FAIR)
+	                    : lh_hw_lookup(names[g_rand_int_range(r, 0, 3)], NULL);
+	if (k >= 2)
+		hw->sm_sharing = g_rand_int_range(r, 0, 2) ? LH_SHARING_FAIR : LH_SHARING_FIFO;
+	if (k < 2 && g_rand_int_range(r, 0, 2)) {
+		/* Host costs, so that the host is not always done at t = 0. */
+		hw->launch_ns = g_rand_int_range(r, 0, 5000);
+		hw->event_ns = g_rand_int_range(r, 0, 2000);
+		hw->step_overhead_ns = g_rand_int_range(r, 0, 10000);
+	}
+	hw->hw_queues = (guint32)g_rand_int_range(r, 1, 9);
+	if (g_rand_int_range(r, 0, 3) == 0)
+		hw->max_resident_kernels = (guint32)g_rand_int_range(r, 1, 5);
+	hw->copy_engines_h2d = (guint32)g_rand_int_range(r, 1, 3);
+	hw->copy_engines_d2h = (guint32)g_rand_int_range(r, 1, 3);
+	if (g_rand_int_range(r, 0, 2))
+		hw->memory_gib = g_rand_double_range(r, 0.001, 0.05);
+	return hw;
+}
+
+/* A stream program: non-input ops in a topological order, each on a stream, with a sync or a
+ * host command after some, and an async limit: an async op waits for the end of the async op
+ * `limit` places before it (0: none), as search's limits=keep. */
+typedef struct {
+	guint32 n, m, S, limit;
+	guint32 *order, *stream, *host_after;
+	guint8 *sync_after;
+} Prog;
+
+static Prog *prog_new(const LhGraph *g, guint32 S, GRand *r)
+{
+	Prog *p = g_new0(Prog, 1);
+	p->n = lh_graph_n_ops(g);
+	p->S = S;
+	p->order = g_new(guint32, p->n);
+	p->stream = g_new0(guint32, p->n);
+	p->host_after = g_new0(guint32, p->n);
+	p->sync_after = g_new0(guint8, p->n);
+	const guint32 *topo = lh_graph_topo(g);
+	for (guint32 t = 0; t < p->n; t++) {
+		guint32 v = topo[t];
+		if (lh_graph_op(g, v)->kind == LH_OP_INPUT)
+			continue;
+		p->order[p->m++] = v;
+		p->stream[v] = (guint32)g_rand_int_range(r, 0, (gint32)S);
+		if (g_rand_int_range(r, 0, 30) == 0)
+			p->host_after[v] = (guint32)g_rand_int_range(r, 0, 5000);
+		p->sync_after[v] = g_rand_int_range(r, 0, 40) == 0;
+	}
+	p->limit = g_rand_int_range(r, 0, 2) ? (guint32)g_rand_int_range(r, 1, 4) : 0;
+	return p;
+}
+
+static Prog *prog_copy(const Prog *a)
+{
+	Prog *p = g_memdup2(a, sizeof *a);
+	p->order = g_memdup2(a->order, a->n * sizeof(guint32));
+	p->stream = g_memdup2(a->stream, a->n * sizeof(guint32));
+	p->host_after = g_memdup2(a->host_after, a->n * sizeof(guint32));
+	p->sync_after = g_memdup2(a->sync_after, a->n);
+	return p;
+}
+
+static void prog_free(Prog *p)
+{
+	g_free(p->order);
+	g_free(p->stream);
+	g_free(p->host_after);
+	g_free(p->sync_after);
+	g_free(p);
+}
+
+/* Every op signals an event after its run; a consumer on another stream waits for it. */
+static LhPlan *emit(const LhGraph *g, const Prog *p)
+{
+	LhPlan *plan = lh_plan_new();
+	for (guint32 s = 0; s < p->S; s++) {
+		char name[16];
+		g_snprintf(name, sizeof name, "s%u", s);
+		lh_plan_add_stream(plan, name, LH_ROLE_COMPUTE);
+	}
+	g_autofree guint32 *event = g_new(guint32, p->n);
+	g_autofree guint32 *async = g_new(guint32, p->m + 1);
+	guint32 na = 0;
+	for (guint32 k = 0; k < p->m; k++) {
+		guint32 v = p->order[k], nd, s = p->stream[v];
+		const guint32 *d = lh_graph_deps(g, v, &nd);
+		for (guint32 j = 0; j < nd; j++)
+			if (lh_graph_op(g, d[j])->kind != LH_OP_INPUT && p->stream[d[j]] != s)
+				lh_plan_wait(plan, s, event[d[j]]);
+		gboolean as = lh_graph_op(g, v)->async;
+		if (as && p->limit && na >= p->limit) {
+			guint32 u = async[na - p->limit];
+			if (p->stream[u] != s)
+				lh_plan_wait(plan, s, event[u]);
+		}
+		if (as)
+			async[na++] = v;
+		lh_plan_run(plan, s, v);
+		event[v] = lh_plan_new_event(plan);
+		lh_plan_signal(plan, s, event[v]);
+		if (p->host_after[v])
+			lh_plan_host(plan, p->host_after[v]);
+		if (p->sync_after[v])
+			lh_plan_sync(plan, s);
+	}
+	return plan;
+}
+
+/* A random change, as the search makes them and more. */
+static void mutate(const LhGraph *g, Prog *p, GRand *r)
+{
+	if (!p->m)
+		return;
+	guint32 i = (guint32)g_rand_int_range(r, 0, (gint32)p->m), v = p->order[i];
+	switch (g_rand_int_range(r, 0, 8)) {
+	case 0:
+	case 1:
+	case 2: { /* move v between its last dep and its first consumer */
+		g_autofree guint32 *pos = g_new(guint32, p->n);
+		for (guint32 k = 0; k < p->m; k++)
+			pos[p->order[k]] = k;
+		guint32 nd, nsc;
+		const guint32 *d = lh_graph_deps(g, v, &nd);
+		const guint32 *sc = lh_graph_succs(g, v, &nsc);
+		gint64 lo = 0, hi = (gint64)p->m - 1;
+		for (guint32 k = 0; k < nd; k++)
+			if (lh_graph_op(g, d[k])->kind != LH_OP_INPUT)
+				lo = MAX(lo, (gint64)pos[d[k]] + 1);
+		for (guint32 k = 0; k < nsc; k++)
+			hi = MIN(hi, (gint64)pos[sc[k]] - 1);
+		if (hi <= lo)
+			return;
+		guint32 j = (guint32)g_rand_int_range(r, (gint32)lo, (gint32)hi + 1);
+		if (j < i)
+			memmove(p->order + j + 1, p->order + j, (i - j) * sizeof(guint32));
+		else
+			memmove(p->order + i, p->order + i + 1, (j - i) * sizeof(guint32));
+		p->order[j] = v;
+		return;
+	}
+	case 3:
+	case 4:
+		p->stream[v] = (guint32)g_rand_int_range(r, 0, (gint32)p->S);
+		return;
+	case 5:
+		p->sync_after[v] = !p->sync_after[v];
+		return;
+	case 6:
+		p->host_after[v] =
+		    g_rand_int_range(r, 0, 2) ? 0 : (guint32)g_rand_int_range(r, 1, 5000);
+		return;
+	default:
+		if (g_rand_int_range(r, 0, 3) == 0)
+			p->limit = (guint32)g_rand_int_range(r, 0, 4);
+		else
+			p->stream[v] = (guint32)g_rand_int_range(r, 0, (gint32)p->S);
+		return;
+	}
+}
+
+static void same_trace(const LhTrace *a, const LhTrace *b, const char *what)
+{
+	cr_assert_eq(a->n_ops, b->n_ops, "%s", what);
+	cr_assert_eq(a->n_cmds, b->n_cmds, "%s", what);
+	for (guint32 i = 0; i < a->n_ops; i++)
+		cr_assert(memcmp(&a->ops[i], &b->ops[i], sizeof a->ops[i]) == 0,
+		          "%s: op %u: issue %" G_GINT64_FORMAT " start %" G_GINT64_FORMAT
+		          " end %" G_GINT64_FORMAT " stream %d (full run: %" G_GINT64_FORMAT
+		          " %" G_GINT64_FORMAT " %" G_GINT64_FORMAT " %d)",
+		          what, i, a->ops[i].issue, a->ops[i].start, a->ops[i].end,
+		          a->ops[i].stream, b->ops[i].issue, b->ops[i].start, b->ops[i].end,
+		          b->ops[i].stream);
+	for (guint32 c = 0; c < a->n_cmds; c++)
+		cr_assert_eq(a->cmd_issue[c], b->cmd_issue[c],
+		             "%s: command %u issued at %" G_GINT64_FORMAT
+		             " (full run: %" G_GINT64_FORMAT ")",
+		             what, c, a->cmd_issue[c], b->cmd_issue[c]);
+	cr_assert_eq(a->mem->len, b->mem->len, "%s: memory points %u vs %u", what, a->mem->len,
+	             b->mem->len);
+	cr_assert(memcmp(a->mem->data, b->mem->data, sizeof(LhMemPoint) * a->mem->len) == 0, "%s",
+	          what);
+	cr_assert_eq(a->host_end, b->host_end, "%s", what);
+	cr_assert_eq(a->peak_device, b->peak_device, "%s", what);
+	cr_assert_eq(a->peak_device_t, b->peak_device_t, "%s", what);
+	cr_assert_eq(a->peak_host, b->peak_host, "%s", what);
+	cr_assert_str_eq(a->source, b->source, "%s", what);
+}
+
+/* Runs @p from @from and in full; the same outcome, bit for bit. Returns the run (NULL when
+ * both failed). */
+static LhSimRun *check_run(const LhGraph *g, const LhHw *hw, const LhPlan *p, gboolean strict,
+                           const LhSimRun *from, guint32 every, const char *what)
+{
+	LhSimOptions opt = {.strict_memory = strict};
+	g_autoptr(GError) e1 = NULL, e2 = NULL;
+	gboolean o1 = FALSE, o2 = FALSE;
+	LhSimRun *run = lh__sim_run(g, hw, p, &opt, from, every, &o1, &e1);
+	g_autoptr(LhTrace) full = lh_simulate(g, hw, p, &opt, &o2, &e2);
+	cr_assert_eq(run != NULL, full != NULL, "%s: %s / full run %s", what,
+	             e1 ? e1->message : "ok", e2 ? e2->message : "ok");
+	if (!run) {
+		cr_assert_str_eq(e1->message, e2->message, "%s", what);
+		return NULL;
+	}
+	LhSimRunInfo info;
+	lh__sim_run_info(run, &info);
+	char w2[256];
+	g_snprintf(w2, sizeof w2, "%s (restored at %" G_GINT64_FORMAT " ns, c0 %u)", what,
+	           info.t_from, info.c0);
+	cr_assert_eq(o1, o2, "%s: over memory", w2);
+	same_trace(lh__sim_run_trace(run), full, w2);
+	return run;
+}
+
+/* Chains of changes from random plans: each candidate is run from the current run's
+ * checkpoints, and becomes the current run half the time (as a search accepts moves). */
+static void chains(guint32 seed, int trials, guint n_lo, guint n_hi, guint *restored, guint *runs)
+{
+	g_autoptr(GRand) r = g_rand_new_with_seed(seed);
+	for (int trial = 0; trial < trials; trial++) {
+		guint n = (guint)g_rand_int_range(r, (gint32)n_lo, (gint32)n_hi);
+		g_autoptr(LhGraph) g = random_graph(r, n);
+		g_autoptr(LhHw) hw = random_hw(r);
+		gboolean strict = g_rand_int_range(r, 0, 6) == 0;
+		guint32 every = (guint32)g_rand_int_range(r, 1, 9);
+		Prog *cur = prog_new(g, (guint32)g_rand_int_range(r, 1, 7), r);
+		char what[96];
+		g_snprintf(what, sizeof what, "trial %d (%u ops), start", trial, n);
+		g_autoptr(LhPlan) p0 = emit(g, cur);
+		LhSimRun *run = check_run(g, hw, p0, strict, NULL, every, what);
+		for (int step = 0; step < 25; step++) {
+			Prog *cand = prog_copy(cur);
+			for (int k = g_rand_int_range(r, 1, 3); k > 0; k--)
+				mutate(g, cand, r);
+			g_autoptr(LhPlan) p = emit(g, cand);
+			g_snprintf(what, sizeof what, "trial %d (%u ops, every %u), step %d", trial,
+			           n, every, step);
+			LhSimRun *next = check_run(g, hw, p, strict, run, every, what);
+			(*runs)++;
+			if (next) {
+				LhSimRunInfo info;
+				lh__sim_run_info(next, &info);
+				*restored += info.t_from >= 0;
+			}
+			if (next && g_rand_int_range(r, 0, 2)) {
+				lh__sim_run_free(run);
+				run = next;
+				prog_free(cur);
+				cur = cand;
+			} else {
+				lh__sim_run_free(next);
+				prog_free(cand);
+			}
+		}
+		lh__sim_run_free(run);
+		prog_free(cur);
+	}
+}
+
+Test(ckpt, incremental_trace_equals_full_on_random_plans)
+{
+	lh_models_init();
+	guint restored = 0, runs = 0;
+	chains(3, 60, 3, 120, &restored, &runs);
+	/* Not a vacuous test: a good part of the runs restored a checkpoint. */
+	cr_expect(restored * 5 > runs, "only %u of %u runs restored a checkpoint", restored, runs);
+}
+
+Test(ckpt, incremental_trace_equals_full_on_larger_plans)
+{
+	lh_models_init();
+	guint restored = 0, runs = 0;
+	chains(11, 6, 300, 800, &restored, &runs);
+	cr_expect(restored * 5 > runs, "only %u of %u runs restored a checkpoint", restored, runs);
+}
+
+/* The generator's DAGs on a real GPU, with the search's moves only. */
+Test(ckpt, incremental_trace_equals_full_on_generated_dags)
+{
+	lh_models_init();
+	g_autoptr(GRand) r = g_rand_new_with_seed(5);
+	guint restored = 0, runs = 0;
+	for (int trial = 0; trial < 4; trial++) {
+		LhRandomDagOptions o;
+		lh_random_dag_options_init(&o);
+		o.n_ops = 400;
+		o.width = (guint32)g_rand_int_range(r, 2, 16);
+		o.seed = (guint64)trial;
+		o.p_copy = 0.2;
+		o.p_collective = 0.1;
+		o.p_async = 0.3;
+		g_autoptr(LhGraph) g = lh_gen_random_dag(&o);
+		g_autoptr(LhHw) hw = lh_hw_lookup("h100-sxm", NULL);
+		Prog *cur = prog_new(g, 4, r);
+		memset(cur->sync_after, 0, cur->n);
+		memset(cur->host_after, 0, cur->n * sizeof(guint32));
+		g_autoptr(LhPlan) p0 = emit(g, cur);
+		LhSimRun *run = check_run(g, hw, p0, FALSE, NULL, 16, "start");
+		for (int step = 0; step < 30; step++) {
+			Prog *cand = prog_copy(cur);
+			mutate(g, cand, r);
+			memset(cand->sync_after, 0, cand->n);
+			memset(cand->host_after, 0, cand->n * sizeof(guint32));
+			g_autoptr(LhPlan) p = emit(g, cand);
+			char what[64];
+			g_snprintf(what, sizeof what, "dag %d step %d", trial, step);
+			LhSimRun *next = check_run(g, hw, p, FALSE, run, 16, what);
+			LhSimRunInfo info;
+			lh__sim_run_info(next, &info);
+			restored += info.t_from >= 0;
+			runs++;
+			if (g_rand_int_range(r, 0, 2)) {
+				lh__sim_run_free(run);
+				run = next;
+				prog_free(cur);
+				cur = cand;
+			} else {
+				lh__sim_run_free(next);
+				prog_free(cand);
+			}
+		}
+		lh__sim_run_free(run);
+		prog_free(cur);
+	}
+	cr_expect(restored * 5 > runs, "only %u of %u runs restored a checkpoint", restored, runs);
+}
+
+/* One stream runs a, b, c, d (1000 ns each, half the SMs); the new plan runs d before c.
+ * With no host costs every command is issued at t = 0, and with a checkpoint at every instant
+ * the checkpoints are at 1000 (a ends), 2000 (b ends), 3000 (c ends) and 4000 (d ends), each
+ * before what is due then. The plans first differ at command 2 (c0 = 2: run c against run d).
+ *   t = 1000: b (command 1 < c0) still waits in the queue: valid.
+ *   t = 2000: b (command 1) runs; the queue's head is command 2, which cannot leave before b
+ *             ends: nothing from c0 on has acted: valid, and the latest such.
+ *   t = 4000, t = 3000: command 2 (old c) left the queue at 2000: not valid.
+ * So the run restores at 2000, and then runs d 2000-3000 and c 3000-4000. */
+Test(ckpt, hand_case_picks_the_latest_valid_checkpoint)
+{
+	g_autoptr(LhGraph) g = lh_graph_new("hand");
+	guint32 a = t_kernel(g, "a", 1000, 0.5), b = t_kernel(g, "b", 1000, 0.5),
+	        c = t_kernel(g, "c", 1000, 0.5), d = t_kernel(g, "d", 1000, 0.5);
+	t_finish(g);
+	g_autoptr(LhHw) hw = t_hw(LH_SHARING_FIFO);
+	g_autoptr(LhPlan) p = lh_plan_new();
+	guint32 s = lh_plan_add_stream(p, "s", LH_ROLE_COMPUTE);
+	lh_plan_run(p, s, a);
+	lh_plan_run(p, s, b);
+	lh_plan_run(p, s, c);
+	lh_plan_run(p, s, d);
+	g_autoptr(LhPlan) q = lh_plan_new();
+	s = lh_plan_add_stream(q, "s", LH_ROLE_COMPUTE);
+	lh_plan_run(q, s, a);
+	lh_plan_run(q, s, b);
+	lh_plan_run(q, s, d);
+	lh_plan_run(q, s, c);
+	LhSimRun *r0 = check_run(g, hw, p, FALSE, NULL, 1, "old plan");
+	LhSimRunInfo info;
+	lh__sim_run_info(r0, &info);
+	cr_expect_eq(info.n_ckpt, 4);
+	cr_expect_eq(info.t_from, -1);
+	LhSimRun *r1 = check_run(g, hw, q, FALSE, r0, 1, "new plan");
+	lh__sim_run_info(r1, &info);
+	cr_expect_eq(info.c0, 2);
+	cr_expect_eq(info.t_from, 2000);
+	cr_expect_eq(info.n_tried, 2, "the checkpoints at 4000 and 3000 were tried first");
+	const LhTrace *t = lh__sim_run_trace(r1);
+	T_SPAN(t, g, "d", 2000, 3000);
+	T_SPAN(t, g, "c", 3000, 4000);
+	/* Kept: the old run's at 1000 and 2000, and the new run's at 3000 and 4000. */
+	cr_expect_eq(info.n_ckpt, 4);
+	lh__sim_run_free(r1);
+	lh__sim_run_free(r0);
+}
+
+/* The same hand case with d on a second stream: d, issued at 0 on an idle queue, would have
+ * started at 0 in the new plan, so no checkpoint is valid and the run is a full one. */
+Test(ckpt, hand_case_without_a_valid_checkpoint)
+{
+	g_autoptr(LhGraph) g = lh_graph_new("hand");
+	guint32 a = t_kernel(g, "a", 1000, 0.5), b = t_kernel(g, "b", 1000, 0.5),
+	        c = t_kernel(g, "c", 1000, 0.5), d = t_kernel(g, "d", 1000, 0.5);
+	t_finish(g);
+	g_autoptr(LhHw) hw = t_hw(LH_SHARING_FIFO);
+	g_autoptr(LhPlan) p = lh_plan_new();
+	guint32 s = lh_plan_add_stream(p, "s", LH_ROLE_COMPUTE);
+	lh_plan_add_stream(p, "s2", LH_ROLE_COMPUTE);
+	lh_plan_run(p, s, a);
+	lh_plan_run(p, s, b);
+	lh_plan_run(p, s, c);
+	lh_plan_run(p, s, d);
+	g_autoptr(LhPlan) q = lh_plan_new();
+	s = lh_plan_add_stream(q, "s", LH_ROLE_COMPUTE);
+	guint32 s2 = lh_plan_add_stream(q, "s2", LH_ROLE_COMPUTE);
+	lh_plan_run(q, s, a);
+	lh_plan_run(q, s, b);
+	lh_plan_run(q, s, c);
+	lh_plan_run(q, s2, d);
+	LhSimRun *r0 = check_run(g, hw, p, FALSE, NULL, 1, "old plan");
+	LhSimRun *r1 = check_run(g, hw, q, FALSE, r0, 1, "new plan");
+	LhSimRunInfo info;
+	lh__sim_run_info(r1, &info);
+	cr_expect_eq(info.t_from, -1);
+	cr_expect_eq(info.n_tried, 4);
+	/* a, b, c one after the other on s; d beside a from 0 (each takes half the SMs). */
+	T_SPAN(lh__sim_run_trace(r1), g, "d", 0, 1000);
+	lh__sim_run_free(r1);
+	lh__sim_run_free(r0);
+}
+
+static void same_plan(const LhPlan *a, const LhPlan *b, const char *what)
+{
+	cr_assert_eq(lh_plan_n_cmds(a), lh_plan_n_cmds(b), "%s", what);
+	cr_assert_eq(lh_plan_n_streams(a), lh_plan_n_streams(b), "%s", what);
+	for (guint32 i = 0; i < lh_plan_n_cmds(a); i++) {
+		const LhCmd *x = lh_plan_cmd(a, i), *y = lh_plan_cmd(b, i);
+		cr_assert(x->kind == y->kind && x->stream == y->stream && x->arg == y->arg,
+		          "%s: command %u differs", what, i);
+	}
+}
+
+/* Only the evaluation changes: the same candidates, accepted moves and final plan with
+ * incremental=on (at several checkpoint spacings) and off. */
+Test(ckpt, search_gives_the_same_plan_incremental_or_not)
+{
+	lh_models_init();
+	g_autoptr(LhHw) hw = lh_hw_lookup("h100-sxm", NULL);
+	static const char *const starts[] = {"lhs", "heft", "serial"};
+	for (guint64 seed = 1; seed <= 6; seed++) {
+		LhRandomDagOptions o;
+		lh_random_dag_options_init(&o);
+		o.seed = seed;
+		o.n_ops = 60 + (guint32)seed * 30;
+		o.width = 2 + (guint32)(seed % 5);
+		o.p_copy = 0.2;
+		o.p_collective = 0.15;
+		o.p_async = 0.3;
+		g_autoptr(LhGraph) g = lh_gen_random_dag(&o);
+		const char *st = starts[seed % 3];
+		char s_start[32], s_every[40];
+		g_snprintf(s_start, sizeof s_start, "start=%s", st);
+		g_snprintf(s_every, sizeof s_every, "checkpoint-every=%u", (guint)(seed % 3) * 4);
+		const char *off[] = {"evals=400", s_start, "incremental=off", NULL};
+		const char *on[] = {"evals=400", s_start, "incremental=on", s_every, NULL};
+		g_autoptr(GError) e1 = NULL, e2 = NULL;
+		const LhScheduler *s = lh_scheduler_find("search");
+		g_autoptr(LhPlan) a = lh_scheduler_run(s, g, hw, off, NULL, &e1);
+		g_autoptr(LhPlan) b = lh_scheduler_run(s, g, hw, on, NULL, &e2);
+		cr_assert(a && b, "seed %lu: %s %s", (unsigned long)seed, e1 ? e1->message : "",
+		          e2 ? e2->message : "");
+		char what[64];
+		g_snprintf(what, sizeof what, "seed %lu, start=%s", (unsigned long)seed, st);
+		same_plan(a, b, what);
+	}
+}
+
+/* A graph placed on two devices is simulated in full, with no checkpoint: two kernels per
+ * device, one stream each, and a new plan that swaps device 1's two. */
+Test(ckpt, placed_graphs_run_in_full)
+{
+	g_autoptr(LhHw) hw = t_hw(LH_SHARING_FIFO);
+	g_autoptr(LhGraph) g = lh_graph_new("placed");
+	lh_graph_set_devices(g, 2);
+	lh_graph_set_placed(g, TRUE);
+	guint32 k[4];
+	const char *names[] = {"a0", "b0", "a1", "b1"};
+	for (guint32 i = 0; i < 4; i++) {
+		k[i] = t_kernel(g, names[i], 1000, 1.0);
+		lh_graph_op_mut(g, k[i])->device = i / 2;
+	}
+	t_finish(g);
+	LhPlan *p[2];
+	for (int v = 0; v < 2; v++) {
+		p[v] = lh_plan_new();
+		guint32 s0 = lh_plan_add_stream_on(p[v], "s0", LH_ROLE_COMPUTE, 0);
+		guint32 s1 = lh_plan_add_stream_on(p[v], "s1", LH_ROLE_COMPUTE, 1);
+		lh_plan_run(p[v], s0, k[0]);
+		lh_plan_run(p[v], s0, k[1]);
+		lh_plan_run(p[v], s1, k[v ? 3 : 2]);
+		lh_plan_run(p[v], s1, k[v ? 2 : 3]);
+	}
+	LhSimRun *r0 = check_run(g, hw, p[0], FALSE, NULL, 1, "placed, old plan");
+	LhSimRun *r1 = check_run(g, hw, p[1], FALSE, r0, 1, "placed, new plan");
+	LhSimRunInfo info;
+	lh__sim_run_info(r1, &info);
+	cr_expect_eq(info.t_from, -1);
+	cr_expect_eq(info.n_ckpt, 0);
+	/* Device 1 runs b1 then a1, 1000 ns each (one kernel fills the device). */
+	T_SPAN(lh__sim_run_trace(r1), g, "b1", 0, 1000);
+	T_SPAN(lh__sim_run_trace(r1), g, "a1", 1000, 2000);
+	lh__sim_run_free(r1);
+	lh__sim_run_free(r0);
+	lh_plan_free(p[0]);
+	lh_plan_free(p[1]);
+}
