@@ -102,11 +102,10 @@ static gboolean str(Rd *r, Slice *out)
 	return !high || g_utf8_validate(s, out->len, NULL);
 }
 
-static inline gboolean slice_is(Slice v, const char *lit)
-{
-	gsize n = strlen(lit);
-	return v.len == n && memcmp(v.s, lit, n) == 0;
-}
+/* Whether @v is the string literal @lit: a macro, so that the length is a constant and the
+ * compiler inlines the comparison (as a function it was a call to strlen and one to memcmp for
+ * every key of every op). */
+#define slice_is(v, lit) ((v).len == sizeof(lit) - 1 && memcmp((v).s, (lit), sizeof(lit) - 1) == 0)
 
 /* The double nearest to @w * 10^@e10 (ties to even), as strtod rounds, or FALSE when it
  * cannot say cheaply (the caller then calls strtod). @w is not 0. */
@@ -419,15 +418,21 @@ static void name_add(Fast *f, guint32 idx, const char *name, guint32 h)
 /* The kind named @s, as lh_op_kind_from_name() finds it. */
 static gboolean kind_from_slice(Slice s, LhOpKind *out)
 {
-	for (int k = 0; k < LH_OP_N_KINDS; k++) {
+	for (int k = 0; s.len && k < LH_OP_N_KINDS; k++) {
 		const char *nm = lh_op_kind_name(k);
-		if (strlen(nm) == s.len && memcmp(nm, s.s, s.len) == 0) {
+		if (nm[0] == s.s[0] && strlen(nm) == s.len && memcmp(nm, s.s, s.len) == 0) {
 			*out = k;
 			return TRUE;
 		}
 	}
 	return FALSE;
 }
+
+/* In read_op: whether the key at q (after its opening quote, @left bytes to the end) is @key;
+ * if so, reads it and the colon after it. */
+#define KEY(key)                                                                                   \
+	(left >= sizeof(key) && memcmp(q, key "\"", sizeof(key)) == 0 &&                           \
+	 (r->p = q + sizeof(key), lit(r, ':')))
 
 static gboolean read_op(Fast *f, Rd *r, guint32 idx)
 {
@@ -443,22 +448,28 @@ static gboolean read_op(Fast *f, Rd *r, guint32 idx)
 	f->n_deps = 0;
 	if (!lit(r, '}')) {
 		do {
-			Slice k;
-			if (!str(r, &k) || !lit(r, ':'))
+			/* The key, matched in place (with its closing quote and the colon) rather
+			 * than scanned as a string and then compared: any other key, or anything
+			 * that is not a plain string, is one the fast path gives up on either way.
+			 */
+			ws(r);
+			if (r->p >= r->end || *r->p != '"')
 				return FALSE;
+			const char *q = r->p + 1;
+			gsize left = (gsize)(r->end - q);
 			guint32 bit;
 			gboolean ok;
-			switch (k.len ? k.s[0] : 0) {
+			switch (left ? *q : 0) {
 			case 'n':
-				ok = slice_is(k, "name") && str(r, &name);
+				ok = KEY("name") && str(r, &name);
 				bit = F_NAME;
 				break;
 			case 'k':
-				ok = slice_is(k, "kind") && str(r, &kind_s);
+				ok = KEY("kind") && str(r, &kind_s);
 				bit = F_KIND;
 				break;
 			case 'd':
-				if (slice_is(k, "deps")) {
+				if (KEY("deps")) {
 					bit = F_DEPS;
 					ok = lit(r, '[');
 					if (ok && !lit(r, ']')) {
@@ -476,47 +487,46 @@ static gboolean read_op(Fast *f, Rd *r, guint32 idx)
 						} while (lit(r, ','));
 						ok = ok && lit(r, ']');
 					}
-				} else if (slice_is(k, "duration_ns")) {
+				} else if (KEY("duration_ns")) {
 					bit = F_DUR;
 					ok = field_num(r, TRUE, MAX_DURATION, &dur);
-				} else if (slice_is(k, "device")) {
+				} else if (KEY("device")) {
 					bit = F_DEVICE;
 					ok = field_num(r, TRUE, LH_JSON_MAX_DEVICE, &device);
 				} else {
 					bit = F_DTYPE;
-					ok = slice_is(k, "dtype") && str(r, &dtype_s);
+					ok = KEY("dtype") && str(r, &dtype_s);
 				}
 				break;
 			case 'f':
 				bit = F_FLOPS;
-				ok = slice_is(k, "flops") && field_num(r, FALSE, MAX_FLOPS, &flops);
+				ok = KEY("flops") && field_num(r, FALSE, MAX_FLOPS, &flops);
 				break;
 			case 'b':
 				bit = F_BYTES;
-				ok = slice_is(k, "bytes") && field_num(r, FALSE, MAX_BYTES, &bytes);
+				ok = KEY("bytes") && field_num(r, FALSE, MAX_BYTES, &bytes);
 				break;
 			case 's':
-				if (slice_is(k, "sm")) {
+				if (KEY("sm")) {
 					bit = F_SM;
 					ok = field_num(r, FALSE, G_MAXDOUBLE, &sm) && sm > 0 &&
 					     sm <= 1;
-				} else if (slice_is(k, "sync")) {
+				} else if (KEY("sync")) {
 					bit = F_SYNC;
 					ok = str(r, &sync) && sync.len > 0;
 				} else {
 					bit = F_SIZE;
-					ok = slice_is(k, "size") &&
-					     field_num(r, TRUE, MAX_INT, &size);
+					ok = KEY("size") && field_num(r, TRUE, MAX_INT, &size);
 				}
 				break;
 			case 'g':
-				if (slice_is(k, "group")) {
+				if (KEY("group")) {
 					bit = F_GROUP;
 					ok = field_num(r, TRUE, MAX_INT, &group) && group >= 1 &&
 					     group <= 1e6;
 				} else {
 					bit = F_GEMM;
-					ok = slice_is(k, "gemm") && lit(r, '[');
+					ok = KEY("gemm") && lit(r, '[');
 					for (int j = 0; ok && j < 4; j++) {
 						double v;
 						gboolean in;
@@ -530,30 +540,30 @@ static gboolean read_op(Fast *f, Rd *r, guint32 idx)
 				}
 				break;
 			case 'o':
-				if (slice_is(k, "out_bytes")) {
+				if (KEY("out_bytes")) {
 					bit = F_OUT_BYTES;
 					ok = field_num(r, TRUE, MAX_INT, &out_bytes);
-				} else if (slice_is(k, "out_space")) {
+				} else if (KEY("out_space")) {
 					bit = F_OUT_SPACE;
 					ok = str(r, &out_space) && (slice_is(out_space, "device") ||
 					                            slice_is(out_space, "host"));
 				} else {
 					bit = F_OPCODE;
-					ok = slice_is(k, "opcode") && str(r, &opcode);
+					ok = KEY("opcode") && str(r, &opcode);
 				}
 				break;
 			case 'a':
-				if (slice_is(k, "async")) {
+				if (KEY("async")) {
 					bit = F_ASYNC;
 					ok = boolean(r, &async);
 				} else {
 					bit = F_ALIAS;
-					ok = slice_is(k, "alias") && str(r, &alias);
+					ok = KEY("alias") && str(r, &alias);
 				}
 				break;
 			case 't':
 				bit = F_TRANSPOSE;
-				ok = slice_is(k, "transpose") && boolean(r, &transpose);
+				ok = KEY("transpose") && boolean(r, &transpose);
 				break;
 			default:
 				return FALSE;
@@ -565,10 +575,9 @@ static gboolean read_op(Fast *f, Rd *r, guint32 idx)
 		if (!lit(r, '}'))
 			return FALSE;
 	}
-	/* name and kind, as the full reader checks them. */
-	if (!(seen & F_NAME) || !(seen & F_KIND) || name.len == 0 ||
-	    memchr(name.s, ' ', name.len) || memchr(name.s, '\t', name.len) ||
-	    memchr(name.s, '\r', name.len) || memchr(name.s, '\n', name.len))
+	/* name and kind, as the full reader checks them: no white space in a name (str() has
+	 * refused the other white space characters, control characters all). */
+	if (!(seen & F_NAME) || !(seen & F_KIND) || name.len == 0 || memchr(name.s, ' ', name.len))
 		return FALSE;
 	LhOpKind kind;
 	if (!kind_from_slice(kind_s, &kind))
