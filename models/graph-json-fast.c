@@ -130,9 +130,35 @@ static gboolean decimal_to_double(guint64 w, int e10, double *out)
 	if (e10 < -27 || e10 > 27)
 		return FALSE;
 	typedef unsigned __int128 U128;
-	guint64 p5 = 1;
-	for (int k = e10 < 0 ? -e10 : e10; k > 0; k--)
-		p5 *= 5;
+	static const guint64 pow5[28] = {1,
+	                                 5,
+	                                 25,
+	                                 125,
+	                                 625,
+	                                 3125,
+	                                 15625,
+	                                 78125,
+	                                 390625,
+	                                 1953125,
+	                                 9765625,
+	                                 48828125,
+	                                 244140625,
+	                                 1220703125,
+	                                 6103515625,
+	                                 30517578125,
+	                                 152587890625,
+	                                 762939453125,
+	                                 3814697265625,
+	                                 19073486328125,
+	                                 95367431640625,
+	                                 476837158203125,
+	                                 2384185791015625,
+	                                 11920928955078125,
+	                                 59604644775390625,
+	                                 298023223876953125,
+	                                 1490116119384765625,
+	                                 7450580596923828125};
+	guint64 p5 = pow5[e10 < 0 ? -e10 : e10];
 	U128 q;
 	gboolean sticky; /* nonzero bits below q */
 	int e2;          /* the value is (q + sticky fraction) * 2^e2 */
@@ -176,6 +202,9 @@ static gboolean decimal_to_double(guint64 w, int e10, double *out)
 #endif
 }
 
+/* An ASCII digit (one comparison, where g_ascii_isdigit reads a table). */
+#define DIGIT(c) ((guint)((c) - '0') < 10)
+
 /* A JSON number that is not negative: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)? without
  * the sign. An integer (no fraction or exponent) must fit 63 bits and reads as json-glib's
  * int64 does, the rest as a double correctly rounded as json-glib's (g_ascii_strtod, which
@@ -193,34 +222,31 @@ static gboolean num(Rd *r, double *out, gboolean *integer, gint64 *ival)
 	if (*q == '0') {
 		q++;
 	} else {
-		for (; q < e && g_ascii_isdigit(*q); q++) {
-			if (nd < 19) {
-				w = w * 10 + (guint)(*q - '0');
-				nd++;
-			} else {
-				many = TRUE; /* an integer of 20 digits is above 2^63 anyway */
-				e10++;
-			}
+		const char *lim = e - q > 19 ? q + 19 : e;
+		for (; q < lim && DIGIT(*q); q++)
+			w = w * 10 + (guint)(*q - '0');
+		nd = (int)(q - s);
+		for (; q < e && DIGIT(*q); q++) {
+			many = TRUE; /* an integer of 20 digits is above 2^63 anyway */
+			e10++;
 		}
 	}
 	gboolean in = TRUE;
 	if (q < e && *q == '.') {
 		in = FALSE;
 		q++;
-		if (q >= e || !g_ascii_isdigit(*q))
+		if (q >= e || !DIGIT(*q))
 			return FALSE;
-		for (; q < e && g_ascii_isdigit(*q); q++) {
-			guint d = (guint)(*q - '0');
-			if (nd == 0 && d == 0) { /* a leading zero */
+		if (nd == 0) /* leading zeros */
+			for (; q < e && *q == '0'; q++)
 				e10--;
-			} else if (nd < 19) {
-				w = w * 10 + d;
-				nd++;
-				e10--;
-			} else {
-				many |= d != 0;
-			}
-		}
+		const char *f0 = q, *lim = e - q > 19 - nd ? q + (19 - nd) : e;
+		for (; q < lim && DIGIT(*q); q++)
+			w = w * 10 + (guint)(*q - '0');
+		nd += (int)(q - f0);
+		e10 -= (int)(q - f0);
+		for (; q < e && DIGIT(*q); q++)
+			many |= *q != '0';
 	}
 	if (q < e && (*q == 'e' || *q == 'E')) {
 		in = FALSE;
@@ -228,10 +254,10 @@ static gboolean num(Rd *r, double *out, gboolean *integer, gint64 *ival)
 		gboolean neg = FALSE;
 		if (q < e && (*q == '+' || *q == '-'))
 			neg = *q++ == '-';
-		if (q >= e || !g_ascii_isdigit(*q))
+		if (q >= e || !DIGIT(*q))
 			return FALSE;
 		int x = 0;
-		for (; q < e && g_ascii_isdigit(*q); q++)
+		for (; q < e && DIGIT(*q); q++)
 			if (x < 100000)
 				x = x * 10 + (*q - '0');
 		e10 += neg ? -x : x;
@@ -363,9 +389,18 @@ static inline guint32 slice_hash(Slice s)
 	return h;
 }
 
-/* The index + 1 of the op named @s, whose hash is @h, or 0. A slice has no NUL (str() refuses
- * control characters), so the stored name matches when it has the slice's bytes and then its
- * NUL (strncmp stops at the stored name's end). */
+/* Whether the NUL-terminated @nm is the slice @s. A slice has no NUL (str() refuses control
+ * characters), so the loop stops at @nm's end at the latest. Inline: names are short, a call
+ * to strncmp costs more than the comparison. */
+static inline gboolean name_is(const char *nm, Slice s)
+{
+	guint32 j = 0;
+	while (j < s.len && nm[j] == s.s[j])
+		j++;
+	return j == s.len && nm[j] == 0;
+}
+
+/* The index + 1 of the op named @s, whose hash is @h, or 0. */
 static guint32 lookup_h(Fast *f, Slice s, guint32 h)
 {
 	for (guint32 i = h & f->tab_mask;; i = (i + 1) & f->tab_mask) {
@@ -374,7 +409,7 @@ static guint32 lookup_h(Fast *f, Slice s, guint32 h)
 			return 0;
 		if ((guint32)(v >> 32) == h) {
 			const char *nm = f->name[(guint32)v - 1];
-			if (strncmp(nm, s.s, s.len) == 0 && nm[s.len] == 0)
+			if (name_is(nm, s))
 				return (guint32)v;
 		}
 	}
@@ -418,9 +453,8 @@ static void name_add(Fast *f, guint32 idx, const char *name, guint32 h)
 /* The kind named @s, as lh_op_kind_from_name() finds it. */
 static gboolean kind_from_slice(Slice s, LhOpKind *out)
 {
-	for (int k = 0; s.len && k < LH_OP_N_KINDS; k++) {
-		const char *nm = lh_op_kind_name(k);
-		if (nm[0] == s.s[0] && strlen(nm) == s.len && memcmp(nm, s.s, s.len) == 0) {
+	for (int k = 0; k < LH_OP_N_KINDS; k++) {
+		if (name_is(lh_op_kind_name(k), s)) {
 			*out = k;
 			return TRUE;
 		}
