@@ -605,6 +605,58 @@ static gboolean deps_to_csr(LhGraph *g, guint32 *at, guint32 *succ_at, const cha
 	return TRUE;
 }
 
+/* lh_graph_finish's topological order into g->topo (allocated): smallest index first among
+ * ready ops (a binary min-heap); the cycle error when there is one. @at: the CSR offsets. */
+static gboolean topo_sort(LhGraph *g, const guint32 *at, const char *where, GError **error)
+{
+	guint32 n = g->ops->len;
+	g_autofree guint32 *indeg = g_new(guint32, n ? n : 1);
+	g_autofree guint32 *heap = g_new(guint32, n ? n : 1);
+	guint32 hn = 0;
+	for (guint32 i = 0; i < n; i++) {
+		indeg[i] = at[i + 1] - at[i];
+		if (indeg[i] == 0)
+			heap[hn++] = i; /* ascending: already a heap */
+	}
+	guint32 done = 0;
+	while (hn) {
+		guint32 v = heap[0];
+		heap[0] = heap[--hn];
+		for (guint32 i = 0;;) { /* sift down */
+			guint32 l = 2 * i + 1, r = l + 1, s = i;
+			if (l < hn && heap[l] < heap[s])
+				s = l;
+			if (r < hn && heap[r] < heap[s])
+				s = r;
+			if (s == i)
+				break;
+			guint32 t = heap[i];
+			heap[i] = heap[s];
+			heap[s] = t;
+			i = s;
+		}
+		g->topo[done++] = v;
+		for (guint32 k = g->succ_at[v]; k < g->succ_at[v + 1]; k++) {
+			guint32 w = g->succs[k];
+			if (--indeg[w] == 0) {
+				guint32 i = hn++;
+				heap[i] = w;
+				while (i > 0 && heap[(i - 1) / 2] > heap[i]) { /* sift up */
+					guint32 t = heap[i];
+					heap[i] = heap[(i - 1) / 2];
+					heap[(i - 1) / 2] = t;
+					i = (i - 1) / 2;
+				}
+			}
+		}
+	}
+	if (done < n) {
+		g_autofree char *cyc = describe_cycle(g, indeg);
+		return fail(error, LH_GRAPH_ERROR_CYCLE, where, "the deps form a cycle: %s", cyc);
+	}
+	return TRUE;
+}
+
 gboolean lh_graph_finish(LhGraph *g, const char *where, GError **error)
 {
 	g_return_val_if_fail(g && !g->finished, FALSE);
@@ -649,56 +701,24 @@ gboolean lh_graph_finish(LhGraph *g, const char *where, GError **error)
 		g->succ_at[i + 1] += g->succ_at[i];
 	g->succs = g_new(guint32, m ? m : 1);
 	g_autofree guint32 *fill = g_memdup2(g->succ_at, sizeof(guint32) * ((gsize)n + 1));
+	gboolean in_order = TRUE; /* every dep an earlier op */
 	for (guint32 i = 0; i < n; i++)
-		for (guint32 k = at[i]; k < at[i + 1]; k++)
-			g->succs[fill[g->deps[k]]++] = i;
+		for (guint32 k = at[i]; k < at[i + 1]; k++) {
+			guint32 d = g->deps[k];
+			g->succs[fill[d]++] = i;
+			in_order &= d < i;
+		}
 
-	/* Topological order, smallest index first among ready ops (a binary min-heap), so that it
-	 * is program order whenever program order is already topological. */
-	g_autofree guint32 *indeg = g_new(guint32, n ? n : 1);
-	g_autofree guint32 *heap = g_new(guint32, n ? n : 1);
-	guint32 hn = 0;
-	for (guint32 i = 0; i < n; i++) {
-		indeg[i] = at[i + 1] - at[i];
-		if (indeg[i] == 0)
-			heap[hn++] = i; /* ascending: already a heap */
-	}
+	/* Topological order, smallest index first among ready ops, so that it is program order
+	 * whenever program order is already topological. When every dep is an earlier op, that is
+	 * program order itself (once ops 0 .. k-1 are taken, op k is ready and the smallest
+	 * left), without the heap. */
 	g->topo = g_new(guint32, n ? n : 1);
-	guint32 done = 0;
-	while (hn) {
-		guint32 v = heap[0];
-		heap[0] = heap[--hn];
-		for (guint32 i = 0;;) { /* sift down */
-			guint32 l = 2 * i + 1, r = l + 1, s = i;
-			if (l < hn && heap[l] < heap[s])
-				s = l;
-			if (r < hn && heap[r] < heap[s])
-				s = r;
-			if (s == i)
-				break;
-			guint32 t = heap[i];
-			heap[i] = heap[s];
-			heap[s] = t;
-			i = s;
-		}
-		g->topo[done++] = v;
-		for (guint32 k = g->succ_at[v]; k < g->succ_at[v + 1]; k++) {
-			guint32 w = g->succs[k];
-			if (--indeg[w] == 0) {
-				guint32 i = hn++;
-				heap[i] = w;
-				while (i > 0 && heap[(i - 1) / 2] > heap[i]) { /* sift up */
-					guint32 t = heap[i];
-					heap[i] = heap[(i - 1) / 2];
-					heap[(i - 1) / 2] = t;
-					i = (i - 1) / 2;
-				}
-			}
-		}
-	}
-	if (done < n) {
-		g_autofree char *cyc = describe_cycle(g, indeg);
-		return fail(error, LH_GRAPH_ERROR_CYCLE, where, "the deps form a cycle: %s", cyc);
+	if (in_order) {
+		for (guint32 i = 0; i < n; i++)
+			g->topo[i] = i;
+	} else if (!topo_sort(g, at, where, error)) {
+		return FALSE;
 	}
 	/* An alias names one of the op's own deps: the buffer it writes in place. */
 	for (guint32 i = 0; any_alias && i < n; i++) {
