@@ -362,7 +362,8 @@ typedef struct {
 	guint32 name_cap;
 	char *key; /* scratch: a slice with its NUL */
 	gsize key_cap;
-	Slice *deps; /* the current op's deps (n_deps of deps_cap) */
+	Slice *deps;    /* the current op's deps (n_deps of deps_cap) */
+	guint32 *dep_h; /* ... and their hashes */
 	guint32 n_deps, deps_cap;
 	GArray *pending;       /* of Pending */
 	GArray *pending_alias; /* of Pending */
@@ -418,6 +419,19 @@ static guint32 lookup_h(Fast *f, Slice s, guint32 h)
 static guint32 lookup(Fast *f, Slice s)
 {
 	return lookup_h(f, s, slice_hash(s));
+}
+
+/* Starts loading the table slot of hash @h: at 10^6 ops the table (16 MB) is read at random,
+ * and an op's lookups (its name, its deps) wait at its end for slots requested while the rest
+ * of it was read. */
+static inline void prefetch_slot(Fast *f, guint32 h)
+{
+#if defined(__GNUC__) || defined(__clang__)
+	__builtin_prefetch(&f->tab[h & f->tab_mask]);
+#else
+	(void)f;
+	(void)h;
+#endif
 }
 
 static inline void tab_put(Fast *f, guint32 idx, guint32 h)
@@ -479,6 +493,7 @@ static gboolean read_op(Fast *f, Rd *r, guint32 idx)
 	       device = 0;
 	gboolean async = FALSE, transpose = FALSE;
 	gint64 gemm[4] = {0, 0, 0, 0};
+	guint32 nh = 0; /* the name's hash */
 	f->n_deps = 0;
 	if (!lit(r, '}')) {
 		do {
@@ -496,6 +511,8 @@ static gboolean read_op(Fast *f, Rd *r, guint32 idx)
 			switch (left ? *q : 0) {
 			case 'n':
 				ok = KEY("name") && str(r, &name);
+				if (ok) /* the table slot it is looked up in at the end of the op */
+					prefetch_slot(f, nh = slice_hash(name));
 				bit = F_NAME;
 				break;
 			case 'k':
@@ -516,7 +533,11 @@ static gboolean read_op(Fast *f, Rd *r, guint32 idx)
 								    MAX(2 * f->deps_cap, 16);
 								f->deps = g_renew(Slice, f->deps,
 								                  f->deps_cap);
+								f->dep_h = g_renew(
+								    guint32, f->dep_h, f->deps_cap);
 							}
+							f->dep_h[f->n_deps] = slice_hash(d);
+							prefetch_slot(f, f->dep_h[f->n_deps]);
 							f->deps[f->n_deps++] = d;
 						} while (lit(r, ','));
 						ok = ok && lit(r, ']');
@@ -616,7 +637,6 @@ static gboolean read_op(Fast *f, Rd *r, guint32 idx)
 	LhOpKind kind;
 	if (!kind_from_slice(kind_s, &kind))
 		return FALSE;
-	guint32 nh = slice_hash(name);
 	if (lookup_h(f, name, nh))
 		return FALSE; /* a duplicate name */
 	guint32 i = lh__graph_add_op_unique(f->g, name.s, name.len, kind);
@@ -689,9 +709,10 @@ static gboolean read_op(Fast *f, Rd *r, guint32 idx)
 	gboolean alias_in_deps = FALSE;
 	for (guint k = 0; k < f->n_deps; k++) {
 		Slice d = f->deps[k];
+		guint32 dh = f->dep_h[k];
 		if (seen & F_ALIAS)
 			alias_in_deps |= d.len == alias.len && memcmp(d.s, alias.s, d.len) == 0;
-		guint32 di = lookup(f, d);
+		guint32 di = lookup_h(f, d, dh);
 		if (di == idx + 1)
 			return FALSE; /* depends on itself */
 		if (di) {
@@ -851,6 +872,7 @@ out:
 	g_free(f.name);
 	g_free(f.key);
 	g_free(f.deps);
+	g_free(f.dep_h);
 	g_array_unref(f.pending);
 	g_array_unref(f.pending_alias);
 	g_array_unref(sched);
