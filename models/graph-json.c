@@ -869,7 +869,9 @@ LhGraph *lh_graph_new_from_json_file(const char *path, GError **error)
 	/* The fast path reads the file mapped: at 10^6 ops (151 MB) copying it into a buffer of
 	 * our own costs more than a tenth of the whole read. Where it cannot be mapped (not a
 	 * regular file, empty) or the fast path gives up, the file is read as it always was, and
-	 * the full reader reports the error. */
+	 * the full reader reports the error. A mapped file that another process truncates while
+	 * it is read raises SIGBUS; lhsim's own writers replace files by renaming a temporary
+	 * (sim/util.c), never in place. */
 	gboolean fast_tried = FALSE;
 	GMappedFile *mf = g_mapped_file_new(path, FALSE, NULL);
 	if (mf) {
