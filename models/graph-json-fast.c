@@ -125,7 +125,7 @@ static gboolean decimal_to_double(guint64 w, int e10, double *out)
 	 * 2^e10, where 5^27 < 2^63, so that w * 5^e10 (e10 >= 0) or a quotient by 5^-e10 with 64
 	 * or 65 bits (e10 < 0) is computed exactly in 128-bit integers, with the remainder. Its
 	 * first 53 bits, rounded to nearest with ties to even by the bits after them and the
-	 * remainder, are the double's (the value lies between 10^-27 and 2^128: a normal double
+	 * remainder, are the double's (the value lies between 10^-27 and 10^47: a normal double
 	 * whatever the rounding). */
 	if (e10 < -27 || e10 > 27)
 		return FALSE;
