@@ -5,6 +5,7 @@
  * reader's (test-readers, test-graph). */
 #include "helpers.h"
 #include "models/graph-json-private.h"
+#include "sim/graph-private.h"
 
 #include <criterion/criterion.h>
 #include <math.h>
@@ -297,4 +298,25 @@ Test(json_fast, numbers_round_as_strtod)
 		same(s->str, TRUE, s->str);
 		g_string_free(s, TRUE);
 	}
+}
+
+/* Ops added without interning (lh__graph_add_op_unique, the fast path's way) and interned ones
+ * in one graph: lh_graph_finish cannot compare name pointers then, and must still find a name
+ * given both ways. */
+Test(json_fast, duplicate_name_across_both_ways_of_adding)
+{
+	g_autoptr(LhGraph) g = lh_graph_new("g");
+	lh__graph_add_op_unique(g, "a", 1, LH_OP_INPUT);
+	lh__graph_add_op_unique(g, "bx", 1, LH_OP_INPUT); /* "b": the length counts */
+	lh_graph_add_op(g, "c", LH_OP_INPUT);
+	lh_graph_add_op(g, "a", LH_OP_INPUT);
+	g_autoptr(GError) e = NULL;
+	cr_assert_not(lh_graph_finish(g, "t", &e));
+	cr_assert_str_eq(e->message, "t: duplicate op name 'a'");
+	cr_assert_str_eq(lh_graph_op(g, 1)->name, "b");
+
+	g_autoptr(LhGraph) h = lh_graph_new("h");
+	lh__graph_add_op_unique(h, "a", 1, LH_OP_INPUT);
+	lh_graph_add_op(h, "b", LH_OP_INPUT);
+	cr_assert(lh_graph_finish(h, "t", NULL));
 }
