@@ -5,8 +5,10 @@
  * seed=42`) to DIR (default a temporary directory), then in a child process of its own does
  * what `lhsim run` does and times each phase: read the graph JSON, plan (serial), validate the
  * plan, simulate, metrics; it prints each phase's wall time, the total and the child's peak
- * RSS. With DIR the graph stays there, so that the command itself can be timed:
- *   /usr/bin/time -f '%e s %M KiB' lhsim run DIR/graph.json --sched serial > /dev/null
+ * RSS, and on a second line each phase's CPU time (the process's user + system time): on a
+ * machine shared with other work the CPU times move less than the wall times. With DIR the graph
+ * stays there, so that the command itself can be timed: /usr/bin/time -f '%e s %M KiB' lhsim run
+ * DIR/graph.json --sched serial > /dev/null
  *
  * Then, in the same run, a peer: simgrid-peer (bench/simgrid-peer.cpp, built where SimGrid is
  * installed) simulates the same graph file with SimGrid in the same serial order, and bench-run
@@ -24,6 +26,15 @@
 static double now(void)
 {
 	return (double)g_get_monotonic_time() / 1e6;
+}
+
+/* The process's CPU time so far (user + system), in s. */
+static double cpu(void)
+{
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+	       (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
 }
 
 static void die(GError *e)
@@ -46,32 +57,34 @@ static void child(const char *path, int out)
 	LhHw *hw = lh_hw_lookup("h100-sxm", &e);
 	if (!hw)
 		die(e);
-	double t0 = now();
+	double c0 = cpu(), t0 = now();
 	LhGraph *g = lh_graph_load(path, &e);
 	if (!g)
 		die(e);
-	double t1 = now();
+	double t1 = now(), c1 = cpu();
 	LhPlan *p = lh_scheduler_run(lh_scheduler_find("serial"), g, hw, NULL, NULL, &e);
 	if (!p)
 		die(e);
-	double t2 = now();
+	double t2 = now(), c2 = cpu();
 	if (!lh_plan_validate(p, g, NULL, &e))
 		die(e);
-	double t3 = now();
+	double t3 = now(), c3 = cpu();
 	LhSimOptions opt = {.skip_validate = TRUE};
 	LhTrace *t = lh_simulate(g, hw, p, &opt, NULL, &e);
 	if (!t)
 		die(e);
-	double t4 = now();
+	double t4 = now(), c4 = cpu();
 	LhMetrics m;
 	lh_metrics_compute(t, g, hw, p, &m);
-	double t5 = now();
+	double t5 = now(), c5 = cpu();
 	struct rusage ru;
 	getrusage(RUSAGE_SELF, &ru);
 	printf(
 	    "%9u  %7.3f s  %7.3f s  %7.3f s  %7.3f s  %7.3f s  %7.3f s  %6.2f M ops/s  %7.0f MiB\n",
 	    lh_graph_n_ops(g), t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4, t5 - t0,
 	    lh_graph_n_ops(g) / (t4 - t3) / 1e6, ru.ru_maxrss / 1024.0);
+	printf("      cpu  %7.3f s  %7.3f s  %7.3f s  %7.3f s  %7.3f s  %7.3f s\n", c1 - c0,
+	       c2 - c1, c3 - c2, c4 - c3, c5 - c4, c5 - c0);
 	RunResult r = {t1 - t0, t5 - t0, m.makespan};
 	if (write(out, &r, sizeof r) != (ssize_t)sizeof r)
 		perror("bench-run: pipe");

@@ -18,6 +18,7 @@
  */
 #include "models/graph-json-private.h"
 #include "sim/engine.h"
+#include "sim/graph-private.h"
 
 #include <math.h>
 #include <string.h>
@@ -33,7 +34,10 @@ typedef struct {
 
 static inline void ws(Rd *r)
 {
-	while (r->p < r->end && (*r->p == ' ' || *r->p == '\n' || *r->p == '\t' || *r->p == '\r'))
+	/* Every token starts above ' ', white space is at or below it: one test for the common
+	 * case. */
+	while (r->p < r->end && (unsigned char)*r->p <= ' ' &&
+	       (*r->p == ' ' || *r->p == '\n' || *r->p == '\t' || *r->p == '\r'))
 		r->p++;
 }
 
@@ -47,6 +51,29 @@ static inline gboolean lit(Rd *r, char c)
 	return FALSE;
 }
 
+/* Bytes that end the plain run of a string: the quote, a backslash, control characters and
+ * bytes above 0x7f (which need the UTF-8 check). */
+/* clang-format off */
+static const guint8 str_stop[256] = {
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+};
+/* clang-format on */
+
 /* A string without escapes or control characters; UTF-8 checked only when it has a byte
  * above 0x7f. */
 static gboolean str(Rd *r, Slice *out)
@@ -54,131 +81,208 @@ static gboolean str(Rd *r, Slice *out)
 	ws(r);
 	if (r->p >= r->end || *r->p != '"')
 		return FALSE;
-	const char *s = ++r->p;
+	const char *s = ++r->p, *p = s, *end = r->end;
 	gboolean high = FALSE;
-	for (; r->p < r->end; r->p++) {
-		unsigned char c = (unsigned char)*r->p;
+	for (;;) {
+		while (p < end && !str_stop[(unsigned char)*p])
+			p++;
+		if (p >= end)
+			return FALSE;
+		unsigned char c = (unsigned char)*p;
 		if (c == '"')
 			break;
-		if (c < 0x20 || c == '\\')
-			return FALSE;
-		high |= c >= 0x80;
+		if (c < 0x80)
+			return FALSE; /* a control character or a backslash */
+		high = TRUE;
+		p++;
 	}
-	if (r->p >= r->end)
-		return FALSE;
 	out->s = s;
-	out->len = (guint32)(r->p - s);
-	r->p++;
+	out->len = (guint32)(p - s);
+	r->p = p + 1;
 	return !high || g_utf8_validate(s, out->len, NULL);
 }
 
-static inline gboolean slice_is(Slice v, const char *lit)
-{
-	gsize n = strlen(lit);
-	return v.len == n && memcmp(v.s, lit, n) == 0;
-}
+/* Whether @v is the string literal @lit: a macro, so that the length is a constant and the
+ * compiler inlines the comparison (as a function it was a call to strlen and one to memcmp for
+ * every key of every op). */
+#define slice_is(v, lit) ((v).len == sizeof(lit) - 1 && memcmp((v).s, (lit), sizeof(lit) - 1) == 0)
 
-/* A decimal number whose digits, as an integer, are below 2^53 and whose power of ten is at
- * most 22 either way is the exact quotient or product of two doubles: one IEEE operation,
- * correctly rounded, so the same double as strtod's (Clinger's fast path). FALSE otherwise. */
-static gboolean exact_double(const char *s, const char *end, double *out)
+/* The double nearest to @w * 10^@e10 (ties to even), as strtod rounds, or FALSE when it
+ * cannot say cheaply (the caller then calls strtod). @w is not 0. */
+static gboolean decimal_to_double(guint64 w, int e10, double *out)
 {
 	static const double p10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
 	                             1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
 	                             1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
-	guint64 m = 0;
-	int digits = 0, e10 = 0;
-	const char *q = s;
-	for (; q < end && (g_ascii_isdigit(*q) || *q == '.'); q++) {
-		if (*q == '.') {
-			for (q++; q < end && g_ascii_isdigit(*q); q++) {
-				if (++digits > 15 && (m || *q != '0'))
-					return FALSE;
-				m = m * 10 + (guint)(*q - '0');
-				e10--;
-			}
-			break;
-		}
-		if (++digits > 15 && (m || *q != '0'))
-			return FALSE;
-		m = m * 10 + (guint)(*q - '0');
+	/* Digits below 2^53 and a power of ten within 22 either way: both are exact doubles, so
+	 * one IEEE operation, correctly rounded, gives strtod's double (Clinger's fast path). */
+	if (w <= (G_GUINT64_CONSTANT(1) << 53) && e10 >= -22 && e10 <= 22) {
+		*out = e10 < 0 ? (double)w / p10[-e10] : (double)w * p10[e10];
+		return TRUE;
 	}
-	if (q < end && (*q == 'e' || *q == 'E')) {
-		q++;
-		int sign = 1, x = 0;
-		if (*q == '+' || *q == '-')
-			sign = *q++ == '-' ? -1 : 1;
-		for (; q < end && g_ascii_isdigit(*q); q++) {
-			if (x > 1000)
-				return FALSE;
-			x = x * 10 + (*q - '0');
-		}
-		e10 += sign * x;
-	}
-	if (m > (G_GUINT64_CONSTANT(1) << 53) || e10 < -22 || e10 > 22)
+#ifdef __SIZEOF_INT128__
+	/* Up to 19 digits and a power of ten within 27 either way: w * 10^e10 = w * 5^e10 *
+	 * 2^e10, where 5^27 < 2^63, so that w * 5^e10 (e10 >= 0) or a quotient by 5^-e10 with 64
+	 * or 65 bits (e10 < 0) is computed exactly in 128-bit integers, with the remainder. Its
+	 * first 53 bits, rounded to nearest with ties to even by the bits after them and the
+	 * remainder, are the double's (the value lies between 10^-27 and 10^47: a normal double
+	 * whatever the rounding). */
+	if (e10 < -27 || e10 > 27)
 		return FALSE;
-	*out = e10 < 0 ? (double)m / p10[-e10] : (double)m * p10[e10];
+	typedef unsigned __int128 U128;
+	static const guint64 pow5[28] = {1,
+	                                 5,
+	                                 25,
+	                                 125,
+	                                 625,
+	                                 3125,
+	                                 15625,
+	                                 78125,
+	                                 390625,
+	                                 1953125,
+	                                 9765625,
+	                                 48828125,
+	                                 244140625,
+	                                 1220703125,
+	                                 6103515625,
+	                                 30517578125,
+	                                 152587890625,
+	                                 762939453125,
+	                                 3814697265625,
+	                                 19073486328125,
+	                                 95367431640625,
+	                                 476837158203125,
+	                                 2384185791015625,
+	                                 11920928955078125,
+	                                 59604644775390625,
+	                                 298023223876953125,
+	                                 1490116119384765625,
+	                                 7450580596923828125};
+	guint64 p5 = pow5[e10 < 0 ? -e10 : e10];
+	U128 q;
+	gboolean sticky; /* nonzero bits below q */
+	int e2;          /* the value is (q + sticky fraction) * 2^e2 */
+	if (e10 >= 0) {
+		q = (U128)w * p5;
+		sticky = FALSE;
+		e2 = e10;
+	} else {
+		int bw = 64 - __builtin_clzll(w), bd = 64 - __builtin_clzll(p5);
+		int s = 64 + bd - bw; /* q in [2^63, 2^65): w << s < 2^(64 + bd) <= 2^127 */
+		U128 num = (U128)w << s;
+		q = num / p5;
+		sticky = num - q * p5 != 0;
+		e2 = e10 - s;
+	}
+	guint64 hi = (guint64)(q >> 64);
+	int nb = hi ? 128 - __builtin_clzll(hi) : 64 - __builtin_clzll((guint64)q);
+	guint64 m;
+	if (nb <= 53) {
+		m = (guint64)q << (53 - nb);
+		e2 -= 53 - nb;
+	} else {
+		int drop = nb - 53;
+		m = (guint64)(q >> drop);
+		U128 rest = q & (((U128)1 << drop) - 1), half = (U128)1 << (drop - 1);
+		e2 += drop;
+		if (rest > half || (rest == half && (sticky || (m & 1)))) {
+			if (++m == G_GUINT64_CONSTANT(1) << 53) {
+				m >>= 1;
+				e2++;
+			}
+		}
+	}
+	/* m in [2^52, 2^53): the double m * 2^e2, built from its fields. */
+	guint64 bits =
+	    ((guint64)(e2 + 52 + 1023) << 52) | (m & ((G_GUINT64_CONSTANT(1) << 52) - 1));
+	memcpy(out, &bits, sizeof bits);
 	return TRUE;
+#else
+	return FALSE;
+#endif
 }
+
+/* An ASCII digit (one comparison, where g_ascii_isdigit reads a table). */
+#define DIGIT(c) ((guint)((c) - '0') < 10)
 
 /* A JSON number that is not negative: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)? without
  * the sign. An integer (no fraction or exponent) must fit 63 bits and reads as json-glib's
- * int64 does, the rest as a double (g_ascii_strtod, correctly rounded as json-glib's). */
+ * int64 does, the rest as a double correctly rounded as json-glib's (g_ascii_strtod, which
+ * decimal_to_double agrees with where it answers). One pass: the first 19 significant digits
+ * go into @w, and the power of ten they are to be scaled by into @e10. */
 static gboolean num(Rd *r, double *out, gboolean *integer, gint64 *ival)
 {
 	ws(r);
 	const char *s = r->p, *q = s, *e = r->end;
 	if (q >= e || !g_ascii_isdigit(*q))
 		return FALSE;
-	guint64 v = 0;
-	gboolean big = FALSE;
+	guint64 w = 0;
+	int nd = 0, e10 = 0;
+	gboolean many = FALSE; /* a nonzero digit after the first 19 significant ones */
 	if (*q == '0') {
 		q++;
 	} else {
-		for (; q < e && g_ascii_isdigit(*q); q++) {
-			guint d = (guint)(*q - '0');
-			if (v > ((guint64)G_MAXINT64 - d) / 10)
-				big = TRUE;
-			else
-				v = v * 10 + d;
+		const char *lim = e - q > 19 ? q + 19 : e;
+		for (; q < lim && DIGIT(*q); q++)
+			w = w * 10 + (guint)(*q - '0');
+		nd = (int)(q - s);
+		for (; q < e && DIGIT(*q); q++) {
+			many = TRUE; /* an integer of 20 digits is above 2^63 anyway */
+			e10++;
 		}
 	}
 	gboolean in = TRUE;
 	if (q < e && *q == '.') {
 		in = FALSE;
 		q++;
-		if (q >= e || !g_ascii_isdigit(*q))
+		if (q >= e || !DIGIT(*q))
 			return FALSE;
-		while (q < e && g_ascii_isdigit(*q))
-			q++;
+		if (nd == 0) /* leading zeros */
+			for (; q < e && *q == '0'; q++)
+				e10--;
+		const char *f0 = q, *lim = e - q > 19 - nd ? q + (19 - nd) : e;
+		for (; q < lim && DIGIT(*q); q++)
+			w = w * 10 + (guint)(*q - '0');
+		nd += (int)(q - f0);
+		e10 -= (int)(q - f0);
+		for (; q < e && DIGIT(*q); q++)
+			many |= *q != '0';
 	}
 	if (q < e && (*q == 'e' || *q == 'E')) {
 		in = FALSE;
 		q++;
+		gboolean neg = FALSE;
 		if (q < e && (*q == '+' || *q == '-'))
-			q++;
-		if (q >= e || !g_ascii_isdigit(*q))
+			neg = *q++ == '-';
+		if (q >= e || !DIGIT(*q))
 			return FALSE;
-		while (q < e && g_ascii_isdigit(*q))
-			q++;
+		int x = 0;
+		for (; q < e && DIGIT(*q); q++)
+			if (x < 100000)
+				x = x * 10 + (*q - '0');
+		e10 += neg ? -x : x;
 	}
 	/* What follows a number: white space or a delimiter (not "1x", "01", "1.2.3"). */
 	if (q < e && !(*q == ' ' || *q == '\n' || *q == '\t' || *q == '\r' || *q == ',' ||
 	               *q == '}' || *q == ']'))
 		return FALSE;
 	if (in) {
-		if (big)
+		if (many || w > (guint64)G_MAXINT64)
 			return FALSE;
-		*ival = (gint64)v;
-		*out = (double)(gint64)v;
-	} else if (!exact_double(s, q, out)) {
-		char buf[64];
-		if (q - s >= (gssize)sizeof buf)
-			return FALSE;
-		memcpy(buf, s, q - s);
-		buf[q - s] = 0;
-		*out = g_ascii_strtod(buf, NULL);
+		*ival = (gint64)w;
+		*out = (double)(gint64)w;
+	} else {
 		*ival = 0;
+		if (w == 0 && !many) {
+			*out = 0.0;
+		} else if (many || !decimal_to_double(w, e10, out)) {
+			char buf[64];
+			if (q - s >= (gssize)sizeof buf)
+				return FALSE;
+			memcpy(buf, s, q - s);
+			buf[q - s] = 0;
+			*out = g_ascii_strtod(buf, NULL);
+		}
 	}
 	*integer = in;
 	r->p = q;
@@ -248,18 +352,19 @@ typedef struct {
 
 typedef struct {
 	LhGraph *g;
-	/* Op names -> index + 1: open addressing over the graph's own (interned) name strings,
-	 * looked up by slice, without a copy. */
-	guint32 *tab; /* index + 1, 0 for empty */
+	/* Op names -> index: open addressing over the graph's own name strings, looked up by
+	 * slice, without a copy. An entry holds the name's hash (high 32 bits) and index + 1 (low
+	 * 32 bits, 0 for empty), so that a probe reads the op's name only when the hashes agree. */
+	guint64 *tab;
 	guint32 tab_mask;
 	guint32 n_names;
-	const char **name; /* per op: its name in the graph */
-	guint32 *name_len;
-	guint32 *name_hash;
+	const char **name; /* per op: its name in the graph (NUL-terminated) */
 	guint32 name_cap;
 	char *key; /* scratch: a slice with its NUL */
 	gsize key_cap;
-	GArray *deps;          /* of Slice: the current op's deps */
+	Slice *deps;    /* the current op's deps (n_deps of deps_cap) */
+	guint32 *dep_h; /* ... and their hashes */
+	guint32 n_deps, deps_cap;
 	GArray *pending;       /* of Pending */
 	GArray *pending_alias; /* of Pending */
 	guint32 n_placed;      /* ops that name a device */
@@ -285,16 +390,29 @@ static inline guint32 slice_hash(Slice s)
 	return h;
 }
 
-/* The index + 1 of the op named @s, or 0. */
+/* Whether the NUL-terminated @nm is the slice @s. A slice has no NUL (str() refuses control
+ * characters), so the loop stops at @nm's end at the latest. Inline: names are short, a call
+ * to strncmp costs more than the comparison. */
+static inline gboolean name_is(const char *nm, Slice s)
+{
+	guint32 j = 0;
+	while (j < s.len && nm[j] == s.s[j])
+		j++;
+	return j == s.len && nm[j] == 0;
+}
+
+/* The index + 1 of the op named @s, whose hash is @h, or 0. */
 static guint32 lookup_h(Fast *f, Slice s, guint32 h)
 {
 	for (guint32 i = h & f->tab_mask;; i = (i + 1) & f->tab_mask) {
-		guint32 v = f->tab[i];
+		guint64 v = f->tab[i];
 		if (!v)
 			return 0;
-		if (f->name_hash[v - 1] == h && f->name_len[v - 1] == s.len &&
-		    memcmp(f->name[v - 1], s.s, s.len) == 0)
-			return v;
+		if ((guint32)(v >> 32) == h) {
+			const char *nm = f->name[(guint32)v - 1];
+			if (name_is(nm, s))
+				return (guint32)v;
+		}
 	}
 }
 
@@ -303,36 +421,66 @@ static guint32 lookup(Fast *f, Slice s)
 	return lookup_h(f, s, slice_hash(s));
 }
 
+/* Starts loading the table slot of hash @h: at 10^6 ops the table (16 MB) is read at random,
+ * and an op's lookups (its name, its deps) wait at its end for slots requested while the rest
+ * of it was read. */
+static inline void prefetch_slot(Fast *f, guint32 h)
+{
+#if defined(__GNUC__) || defined(__clang__)
+	__builtin_prefetch(&f->tab[h & f->tab_mask]);
+#else
+	(void)f;
+	(void)h;
+#endif
+}
+
+static inline void tab_put(Fast *f, guint32 idx, guint32 h)
+{
+	guint32 i = h & f->tab_mask;
+	while (f->tab[i])
+		i = (i + 1) & f->tab_mask;
+	f->tab[i] = (guint64)h << 32 | (idx + 1);
+}
+
 /* Adds op @idx's name (not there yet) with hash @h. */
-static void name_add(Fast *f, guint32 idx, const char *name, guint32 len, guint32 h)
+static void name_add(Fast *f, guint32 idx, const char *name, guint32 h)
 {
 	if (idx >= f->name_cap) {
 		f->name_cap = MAX(2 * f->name_cap, 1024);
 		f->name = g_renew(const char *, f->name, f->name_cap);
-		f->name_len = g_renew(guint32, f->name_len, f->name_cap);
-		f->name_hash = g_renew(guint32, f->name_hash, f->name_cap);
 	}
 	f->name[idx] = name;
-	f->name_len[idx] = len;
-	f->name_hash[idx] = h;
 	if (2 * (f->n_names + 1) > f->tab_mask + 1) { /* at most half full */
 		guint32 size = 2 * (f->tab_mask + 1);
-		g_free(f->tab);
-		f->tab = g_new0(guint32, size);
+		guint64 *old = f->tab;
+		f->tab = g_new0(guint64, size);
 		f->tab_mask = size - 1;
-		for (guint32 k = 0; k < f->n_names; k++) {
-			guint32 i = f->name_hash[k] & f->tab_mask;
-			while (f->tab[i])
-				i = (i + 1) & f->tab_mask;
-			f->tab[i] = k + 1;
-		}
+		for (guint32 k = 0; k <= f->tab_mask / 2; k++)
+			if (old[k])
+				tab_put(f, (guint32)old[k] - 1, (guint32)(old[k] >> 32));
+		g_free(old);
 	}
-	guint32 i = h & f->tab_mask;
-	while (f->tab[i])
-		i = (i + 1) & f->tab_mask;
-	f->tab[i] = idx + 1;
+	tab_put(f, idx, h);
 	f->n_names++;
 }
+
+/* The kind named @s, as lh_op_kind_from_name() finds it. */
+static gboolean kind_from_slice(Slice s, LhOpKind *out)
+{
+	for (int k = 0; k < LH_OP_N_KINDS; k++) {
+		if (name_is(lh_op_kind_name(k), s)) {
+			*out = k;
+			return TRUE;
+		}
+	}
+	return FALSE;
+}
+
+/* In read_op: whether the key at q (after its opening quote, @left bytes to the end) is @key;
+ * if so, reads it and the colon after it. */
+#define KEY(key)                                                                                   \
+	(left >= sizeof(key) && memcmp(q, key "\"", sizeof(key)) == 0 &&                           \
+	 (r->p = q + sizeof(key), lit(r, ':')))
 
 static gboolean read_op(Fast *f, Rd *r, guint32 idx)
 {
@@ -345,25 +493,34 @@ static gboolean read_op(Fast *f, Rd *r, guint32 idx)
 	       device = 0;
 	gboolean async = FALSE, transpose = FALSE;
 	gint64 gemm[4] = {0, 0, 0, 0};
-	g_array_set_size(f->deps, 0);
+	guint32 nh = 0; /* the name's hash */
+	f->n_deps = 0;
 	if (!lit(r, '}')) {
 		do {
-			Slice k;
-			if (!str(r, &k) || !lit(r, ':'))
+			/* The key, matched in place (with its closing quote and the colon) rather
+			 * than scanned as a string and then compared: any other key, or anything
+			 * that is not a plain string, is one the fast path gives up on either way.
+			 */
+			ws(r);
+			if (r->p >= r->end || *r->p != '"')
 				return FALSE;
+			const char *q = r->p + 1;
+			gsize left = (gsize)(r->end - q);
 			guint32 bit;
 			gboolean ok;
-			switch (k.len ? k.s[0] : 0) {
+			switch (left ? *q : 0) {
 			case 'n':
-				ok = slice_is(k, "name") && str(r, &name);
+				ok = KEY("name") && str(r, &name);
+				if (ok) /* the table slot it is looked up in at the end of the op */
+					prefetch_slot(f, nh = slice_hash(name));
 				bit = F_NAME;
 				break;
 			case 'k':
-				ok = slice_is(k, "kind") && str(r, &kind_s);
+				ok = KEY("kind") && str(r, &kind_s);
 				bit = F_KIND;
 				break;
 			case 'd':
-				if (slice_is(k, "deps")) {
+				if (KEY("deps")) {
 					bit = F_DEPS;
 					ok = lit(r, '[');
 					if (ok && !lit(r, ']')) {
@@ -371,51 +528,60 @@ static gboolean read_op(Fast *f, Rd *r, guint32 idx)
 							Slice d;
 							if (!(ok = str(r, &d)))
 								break;
-							g_array_append_val(f->deps, d);
+							if (f->n_deps == f->deps_cap) {
+								f->deps_cap =
+								    MAX(2 * f->deps_cap, 16);
+								f->deps = g_renew(Slice, f->deps,
+								                  f->deps_cap);
+								f->dep_h = g_renew(
+								    guint32, f->dep_h, f->deps_cap);
+							}
+							f->dep_h[f->n_deps] = slice_hash(d);
+							prefetch_slot(f, f->dep_h[f->n_deps]);
+							f->deps[f->n_deps++] = d;
 						} while (lit(r, ','));
 						ok = ok && lit(r, ']');
 					}
-				} else if (slice_is(k, "duration_ns")) {
+				} else if (KEY("duration_ns")) {
 					bit = F_DUR;
 					ok = field_num(r, TRUE, MAX_DURATION, &dur);
-				} else if (slice_is(k, "device")) {
+				} else if (KEY("device")) {
 					bit = F_DEVICE;
 					ok = field_num(r, TRUE, LH_JSON_MAX_DEVICE, &device);
 				} else {
 					bit = F_DTYPE;
-					ok = slice_is(k, "dtype") && str(r, &dtype_s);
+					ok = KEY("dtype") && str(r, &dtype_s);
 				}
 				break;
 			case 'f':
 				bit = F_FLOPS;
-				ok = slice_is(k, "flops") && field_num(r, FALSE, MAX_FLOPS, &flops);
+				ok = KEY("flops") && field_num(r, FALSE, MAX_FLOPS, &flops);
 				break;
 			case 'b':
 				bit = F_BYTES;
-				ok = slice_is(k, "bytes") && field_num(r, FALSE, MAX_BYTES, &bytes);
+				ok = KEY("bytes") && field_num(r, FALSE, MAX_BYTES, &bytes);
 				break;
 			case 's':
-				if (slice_is(k, "sm")) {
+				if (KEY("sm")) {
 					bit = F_SM;
 					ok = field_num(r, FALSE, G_MAXDOUBLE, &sm) && sm > 0 &&
 					     sm <= 1;
-				} else if (slice_is(k, "sync")) {
+				} else if (KEY("sync")) {
 					bit = F_SYNC;
 					ok = str(r, &sync) && sync.len > 0;
 				} else {
 					bit = F_SIZE;
-					ok = slice_is(k, "size") &&
-					     field_num(r, TRUE, MAX_INT, &size);
+					ok = KEY("size") && field_num(r, TRUE, MAX_INT, &size);
 				}
 				break;
 			case 'g':
-				if (slice_is(k, "group")) {
+				if (KEY("group")) {
 					bit = F_GROUP;
 					ok = field_num(r, TRUE, MAX_INT, &group) && group >= 1 &&
 					     group <= 1e6;
 				} else {
 					bit = F_GEMM;
-					ok = slice_is(k, "gemm") && lit(r, '[');
+					ok = KEY("gemm") && lit(r, '[');
 					for (int j = 0; ok && j < 4; j++) {
 						double v;
 						gboolean in;
@@ -429,30 +595,30 @@ static gboolean read_op(Fast *f, Rd *r, guint32 idx)
 				}
 				break;
 			case 'o':
-				if (slice_is(k, "out_bytes")) {
+				if (KEY("out_bytes")) {
 					bit = F_OUT_BYTES;
 					ok = field_num(r, TRUE, MAX_INT, &out_bytes);
-				} else if (slice_is(k, "out_space")) {
+				} else if (KEY("out_space")) {
 					bit = F_OUT_SPACE;
 					ok = str(r, &out_space) && (slice_is(out_space, "device") ||
 					                            slice_is(out_space, "host"));
 				} else {
 					bit = F_OPCODE;
-					ok = slice_is(k, "opcode") && str(r, &opcode);
+					ok = KEY("opcode") && str(r, &opcode);
 				}
 				break;
 			case 'a':
-				if (slice_is(k, "async")) {
+				if (KEY("async")) {
 					bit = F_ASYNC;
 					ok = boolean(r, &async);
 				} else {
 					bit = F_ALIAS;
-					ok = slice_is(k, "alias") && str(r, &alias);
+					ok = KEY("alias") && str(r, &alias);
 				}
 				break;
 			case 't':
 				bit = F_TRANSPOSE;
-				ok = slice_is(k, "transpose") && boolean(r, &transpose);
+				ok = KEY("transpose") && boolean(r, &transpose);
 				break;
 			default:
 				return FALSE;
@@ -464,22 +630,20 @@ static gboolean read_op(Fast *f, Rd *r, guint32 idx)
 		if (!lit(r, '}'))
 			return FALSE;
 	}
-	/* name and kind, as the full reader checks them. */
-	if (!(seen & F_NAME) || !(seen & F_KIND) || name.len == 0 ||
-	    memchr(name.s, ' ', name.len) || memchr(name.s, '\t', name.len) ||
-	    memchr(name.s, '\r', name.len) || memchr(name.s, '\n', name.len))
+	/* name and kind, as the full reader checks them: no white space in a name (str() has
+	 * refused the other white space characters, control characters all). */
+	if (!(seen & F_NAME) || !(seen & F_KIND) || name.len == 0 || memchr(name.s, ' ', name.len))
 		return FALSE;
 	LhOpKind kind;
-	if (!lh_op_kind_from_name(cstr(f, kind_s), &kind))
+	if (!kind_from_slice(kind_s, &kind))
 		return FALSE;
-	guint32 nh = slice_hash(name);
 	if (lookup_h(f, name, nh))
 		return FALSE; /* a duplicate name */
-	guint32 i = lh_graph_add_op(f->g, cstr(f, name), kind);
+	guint32 i = lh__graph_add_op_unique(f->g, name.s, name.len, kind);
 	if (i != idx)
 		return FALSE;
 	LhOp *op = lh_graph_op_mut(f->g, i);
-	name_add(f, idx, op->name, name.len, nh);
+	name_add(f, idx, op->name, nh);
 	if (seen & F_FLOPS)
 		op->flops = flops;
 	if (seen & F_BYTES)
@@ -540,14 +704,15 @@ static gboolean read_op(Fast *f, Rd *r, guint32 idx)
 	    !(seen & F_GROUP) && !has_dur)
 		return FALSE;
 	/* Deps: names of other ops; an input has none. Those not read yet wait for the end. */
-	if (f->deps->len && kind == LH_OP_INPUT)
+	if (f->n_deps && kind == LH_OP_INPUT)
 		return FALSE;
 	gboolean alias_in_deps = FALSE;
-	for (guint k = 0; k < f->deps->len; k++) {
-		Slice d = g_array_index(f->deps, Slice, k);
+	for (guint k = 0; k < f->n_deps; k++) {
+		Slice d = f->deps[k];
+		guint32 dh = f->dep_h[k];
 		if (seen & F_ALIAS)
 			alias_in_deps |= d.len == alias.len && memcmp(d.s, alias.s, d.len) == 0;
-		guint32 di = lookup(f, d);
+		guint32 di = lookup_h(f, d, dh);
 		if (di == idx + 1)
 			return FALSE; /* depends on itself */
 		if (di) {
@@ -594,9 +759,8 @@ LhGraph *lh__graph_json_fast(const char *data, gsize len)
 	Rd r = {data, data + len};
 	Fast f = {0};
 	f.g = lh_graph_new("graph");
-	f.tab = g_new0(guint32, 1024);
+	f.tab = g_new0(guint64, 1024);
 	f.tab_mask = 1023;
-	f.deps = g_array_new(FALSE, FALSE, sizeof(Slice));
 	f.pending = g_array_new(FALSE, FALSE, sizeof(Pending));
 	f.pending_alias = g_array_new(FALSE, FALSE, sizeof(Pending));
 	GArray *sched = g_array_new(FALSE, FALSE, sizeof(Pending));
@@ -706,10 +870,9 @@ LhGraph *lh__graph_json_fast(const char *data, gsize len)
 out:
 	g_free(f.tab);
 	g_free(f.name);
-	g_free(f.name_len);
-	g_free(f.name_hash);
 	g_free(f.key);
-	g_array_unref(f.deps);
+	g_free(f.deps);
+	g_free(f.dep_h);
 	g_array_unref(f.pending);
 	g_array_unref(f.pending_alias);
 	g_array_unref(sched);

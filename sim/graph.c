@@ -1,5 +1,6 @@
 /* lhsim — the workload graph. */
 #include "sim/graph.h"
+#include "sim/graph-private.h"
 
 #include <math.h>
 #include <string.h>
@@ -17,7 +18,9 @@ struct _LhGraph {
 	char *name;
 	GArray *ops; /* of LhOp */
 	GStringChunk *strings;
-	GArray *pairs;    /* of DepPair while building; freed at finish */
+	DepPair *pairs; /* while building (n_pairs of cap_pairs); freed at finish */
+	guint32 n_pairs, cap_pairs;
+	guint32 n_unique; /* ops added by lh__graph_add_op_unique */
 	guint32 *deps;    /* CSR after finish, by op: deps of op i at ops[i].deps_at */
 	guint32 *succ_at; /* n_ops + 1 offsets into succs */
 	guint32 *succs;
@@ -47,7 +50,6 @@ LhGraph *lh_graph_new(const char *name)
 	g->name = g_strdup(name ? name : "graph");
 	g->ops = g_array_new(FALSE, TRUE, sizeof(LhOp));
 	g->strings = g_string_chunk_new(4096);
-	g->pairs = g_array_new(FALSE, FALSE, sizeof(DepPair));
 	g_mutex_init(&g->index_lock);
 	return g;
 }
@@ -59,8 +61,7 @@ void lh_graph_free(LhGraph *g)
 	g_free(g->name);
 	g_array_unref(g->ops);
 	g_string_chunk_free(g->strings);
-	if (g->pairs)
-		g_array_unref(g->pairs);
+	g_free(g->pairs);
 	g_free(g->deps);
 	g_free(g->succ_at);
 	g_free(g->succs);
@@ -83,11 +84,11 @@ void lh_graph_free(LhGraph *g)
 	g_free(g);
 }
 
-guint32 lh_graph_add_op(LhGraph *g, const char *name, LhOpKind kind)
+/* Appends an op named @name (the graph's own copy) with the defaults of @kind. */
+static guint32 add_op(LhGraph *g, const char *name, LhOpKind kind)
 {
-	g_return_val_if_fail(g && !g->finished && name && kind < LH_OP_N_KINDS, 0);
 	LhOp op = {0};
-	op.name = g_string_chunk_insert_const(g->strings, name);
+	op.name = name;
 	op.kind = kind;
 	op.sm = 1.0;
 	op.group = 1;
@@ -97,6 +98,23 @@ guint32 lh_graph_add_op(LhGraph *g, const char *name, LhOpKind kind)
 	op.async = kind != LH_OP_KERNEL && kind != LH_OP_INPUT;
 	g_array_append_val(g->ops, op);
 	return g->ops->len - 1;
+}
+
+guint32 lh_graph_add_op(LhGraph *g, const char *name, LhOpKind kind)
+{
+	g_return_val_if_fail(g && !g->finished && name && kind < LH_OP_N_KINDS, 0);
+	/* Interned: equal names are one pointer, which is how lh_graph_finish finds duplicates. */
+	return add_op(g, g_string_chunk_insert_const(g->strings, name), kind);
+}
+
+guint32 lh__graph_add_op_unique(LhGraph *g, const char *name, gsize len, LhOpKind kind)
+{
+	g_return_val_if_fail(g && !g->finished && name && kind < LH_OP_N_KINDS, 0);
+	/* Not interned: interning costs a hash table of every name, which the caller (the JSON
+	 * reader) already keeps; lh_graph_finish knows from n_unique not to look for duplicates
+	 * by pointer. */
+	g->n_unique++;
+	return add_op(g, g_string_chunk_insert_len(g->strings, name, (gssize)len), kind);
 }
 
 LhOp *lh_graph_op_mut(LhGraph *g, guint32 i)
@@ -147,8 +165,11 @@ guint32 lh_graph_add_op_copy(LhGraph *g, const LhGraph *src, guint32 i, const ch
 void lh_graph_add_dep(LhGraph *g, guint32 op, guint32 dep)
 {
 	g_return_if_fail(g && !g->finished);
-	DepPair p = {op, dep};
-	g_array_append_val(g->pairs, p);
+	if (G_UNLIKELY(g->n_pairs == g->cap_pairs)) {
+		g->cap_pairs = MAX(2 * g->cap_pairs, 64);
+		g->pairs = g_renew(DepPair, g->pairs, g->cap_pairs);
+	}
+	g->pairs[g->n_pairs++] = (DepPair){op, dep};
 }
 
 static int pair_cmp(const void *a, const void *b)
@@ -157,37 +178,6 @@ static int pair_cmp(const void *a, const void *b)
 	if (x->op != y->op)
 		return x->op < y->op ? -1 : 1;
 	return (x->dep > y->dep) - (x->dep < y->dep);
-}
-
-/* Sorts @pairs by (op, dep) as qsort with pair_cmp does: buckets by op (a counting sort),
- * then each op's few deps by insertion. A pair out of range goes to qsort, whose order the
- * error for it follows. */
-static void sort_pairs(DepPair *pairs, guint32 np, guint32 n)
-{
-	for (guint32 k = 0; k < np; k++)
-		if (pairs[k].op >= n) {
-			qsort(pairs, np, sizeof(DepPair), pair_cmp);
-			return;
-		}
-	g_autofree guint32 *at = g_new0(guint32, (gsize)n + 1);
-	for (guint32 k = 0; k < np; k++)
-		at[pairs[k].op + 1]++;
-	for (guint32 i = 0; i < n; i++)
-		at[i + 1] += at[i];
-	g_autofree guint32 *dep = g_new(guint32, np);
-	g_autofree guint32 *fill = g_memdup2(at, sizeof(guint32) * ((gsize)n + 1));
-	for (guint32 k = 0; k < np; k++)
-		dep[fill[pairs[k].op]++] = pairs[k].dep;
-	for (guint32 i = 0; i < n; i++) {
-		for (guint32 k = at[i] + 1; k < at[i + 1]; k++) {
-			guint32 v = dep[k], j = k;
-			for (; j > at[i] && dep[j - 1] > v; j--)
-				dep[j] = dep[j - 1];
-			dep[j] = v;
-		}
-		for (guint32 k = at[i]; k < at[i + 1]; k++)
-			pairs[k] = (DepPair){i, dep[k]};
-	}
 }
 
 /* Whether two ops share a name pointer (names are interned: lh_graph_add_op). An LSD radix
@@ -432,14 +422,15 @@ static gboolean check_sync(const LhGraph *g, guint32 s, const char *where, GErro
 }
 
 /* Placement: devices in range, no dep across devices, rendezvous consistent; a graph without
- * placement names no device and no sync. Builds the rendezvous' op lists. */
-static gboolean check_placement(LhGraph *g, const char *where, GError **error)
+ * placement names no device and no sync (@any_place: some op names one). Builds the
+ * rendezvous' op lists. */
+static gboolean check_placement(LhGraph *g, gboolean any_place, const char *where, GError **error)
 {
 	guint32 n = g->ops->len;
 	const LhOp *ops = (const LhOp *)g->ops->data;
 	guint32 ns = g->sync_names ? g->sync_names->len : 0;
 	if (!g->placed) {
-		for (guint32 i = 0; i < n; i++)
+		for (guint32 i = 0; any_place && i < n; i++)
 			if (ops[i].device || ops[i].sync)
 				return fail(error, LH_GRAPH_ERROR_INVALID, where,
 				            "op '%s' names a %s, but the graph is not placed on "
@@ -536,86 +527,97 @@ static char *describe_cycle(const LhGraph *g, const guint32 *indeg)
 	return g_string_free(s, FALSE);
 }
 
-gboolean lh_graph_finish(LhGraph *g, const char *where, GError **error)
+/* Deps to CSR (g->deps, by op from @at[i] to @at[i + 1]), each op's deps sorted and without
+ * repeats, and every op's n_deps and deps_at set; successors counted into @succ_at[d + 1].
+ * The errors are those of the pairs sorted by (op, dep), the first of them: a dep out of
+ * range, an op that depends on itself. One pass over the ops (the op array is the largest
+ * thing here, at 10^6 ops every pass over it costs about as much as the rest). */
+static gboolean deps_to_csr(LhGraph *g, guint32 *at, guint32 *succ_at, const char *where,
+                            GError **error)
 {
-	g_return_val_if_fail(g && !g->finished, FALSE);
-	guint32 n = g->ops->len;
+	guint32 n = g->ops->len, np = g->n_pairs;
 	LhOp *ops = (LhOp *)g->ops->data;
-
-	for (guint32 i = 0; i < n; i++)
-		if (!check_op(&ops[i], where, error) || !check_members(g, &ops[i], where, error))
-			return FALSE;
-
-	/* Duplicate names, found by sorting instead of a hash table to keep finished graphs
-	 * small; the index for lh_graph_find() is built on demand. Names are interned (equal names
-	 * are one pointer), so a radix sort of the pointers finds whether there is one in O(n);
-	 * only then does the sort by name find the one to report. */
-	if (n > 1 && has_duplicate_pointer(ops, n)) {
-		g_autofree guint32 *ord = g_new(guint32, n);
-		for (guint32 i = 0; i < n; i++)
-			ord[i] = i;
-		g_qsort_with_data(ord, n, sizeof(guint32), name_cmp, ops);
-		for (guint32 i = 1; i < n; i++)
-			if (strcmp(ops[ord[i]].name, ops[ord[i - 1]].name) == 0)
-				return fail(error, LH_GRAPH_ERROR_INVALID, where,
-				            "duplicate op name '%s'", ops[ord[i]].name);
-	}
-
-	/* Deps to CSR, deduplicated. */
-	DepPair *pairs = (DepPair *)g->pairs->data;
-	guint32 np = g->pairs->len;
-	if (np)
-		sort_pairs(pairs, np, n);
-	g->deps = g_new(guint32, np ? np : 1);
-	guint32 m = 0;
-	for (guint32 i = 0; i < n; i++)
-		ops[i].n_deps = 0;
-	for (guint32 k = 0; k < np; k++) {
-		if (pairs[k].op >= n || pairs[k].dep >= n)
+	DepPair *pairs = g->pairs;
+	for (guint32 k = 0; k < np; k++)
+		if (pairs[k].op >= n) { /* no bucket for it: sort, and report the first error */
+			qsort(pairs, np, sizeof(DepPair), pair_cmp);
+			for (k = 0; k < np; k++) {
+				if (pairs[k].op >= n || pairs[k].dep >= n)
+					break;
+				if (pairs[k].op == pairs[k].dep)
+					return fail(error, LH_GRAPH_ERROR_CYCLE, where,
+					            "op '%s' depends on itself",
+					            ops[pairs[k].op].name);
+			}
 			return fail(error, LH_GRAPH_ERROR_INVALID, where,
 			            "a dep refers to op #%u of %u", MAX(pairs[k].op, pairs[k].dep),
 			            n);
-		if (pairs[k].op == pairs[k].dep)
-			return fail(error, LH_GRAPH_ERROR_CYCLE, where, "op '%s' depends on itself",
-			            ops[pairs[k].op].name);
-		if (k > 0 && pairs[k].op == pairs[k - 1].op && pairs[k].dep == pairs[k - 1].dep)
-			continue;
-		if (ops[pairs[k].op].n_deps == 0)
-			ops[pairs[k].op].deps_at = m;
-		ops[pairs[k].op].n_deps++;
-		g->deps[m++] = pairs[k].dep;
-	}
-	g_array_unref(g->pairs);
-	g->pairs = NULL;
-	for (guint32 i = 0; i < n; i++)
-		if (ops[i].n_deps == 0)
-			ops[i].deps_at = 0;
-
-	/* Successors. */
-	g->succ_at = g_new0(guint32, n + 1);
-	for (guint32 k = 0; k < m; k++)
-		g->succ_at[g->deps[k] + 1]++;
-	for (guint32 i = 0; i < n; i++)
-		g->succ_at[i + 1] += g->succ_at[i];
-	g->succs = g_new(guint32, m ? m : 1);
-	g_autofree guint32 *fill = g_memdup2(g->succ_at, sizeof(guint32) * (n + 1));
-	for (guint32 i = 0; i < n; i++)
-		for (guint32 k = 0; k < ops[i].n_deps; k++) {
-			guint32 d = g->deps[ops[i].deps_at + k];
-			g->succs[fill[d]++] = i;
 		}
+	/* Buckets by op (a counting sort): end[i] = at[i + 1] after the scatter. */
+	guint32 *end = at + 1;
+	memset(at, 0, sizeof(guint32) * ((gsize)n + 1));
+	for (guint32 k = 0; k < np; k++)
+		if (pairs[k].op + 1 < n)
+			at[pairs[k].op + 2]++;
+	for (guint32 i = 1; i < n; i++)
+		end[i] += end[i - 1];
+	guint32 *dep = g_new(guint32, np ? np : 1);
+	for (guint32 k = 0; k < np; k++)
+		dep[end[pairs[k].op]++] = pairs[k].dep;
+	g_free(g->pairs);
+	g->pairs = NULL;
+	g->n_pairs = g->cap_pairs = 0;
+	/* Per op: sort its few deps by insertion, check them, drop repeats (in place: the kept
+	 * ones never overtake the read position). */
+	guint32 m = 0;
+	for (guint32 i = 0, s = 0; i < n; s = end[i], i++) {
+		guint32 e = end[i];
+		for (guint32 k = s + 1; k < e; k++) {
+			guint32 v = dep[k], j = k;
+			for (; j > s && dep[j - 1] > v; j--)
+				dep[j] = dep[j - 1];
+			dep[j] = v;
+		}
+		guint32 first = m;
+		for (guint32 k = s; k < e; k++) {
+			guint32 d = dep[k];
+			if (d >= n) {
+				g_free(dep);
+				return fail(error, LH_GRAPH_ERROR_INVALID, where,
+				            "a dep refers to op #%u of %u", d, n);
+			}
+			if (d == i) {
+				g_free(dep);
+				return fail(error, LH_GRAPH_ERROR_CYCLE, where,
+				            "op '%s' depends on itself", ops[i].name);
+			}
+			if (k > s && d == dep[k - 1])
+				continue;
+			dep[m++] = d;
+			succ_at[d + 1]++;
+		}
+		at[i] = first; /* end[i - 1] is read: the slot is free */
+		ops[i].n_deps = m - first;
+		ops[i].deps_at = m > first ? first : 0;
+	}
+	at[n] = m;
+	g->deps = dep;
+	return TRUE;
+}
 
-	/* Topological order, smallest index first among ready ops (a binary min-heap), so that it
-	 * is program order whenever program order is already topological. */
+/* lh_graph_finish's topological order into g->topo (allocated): smallest index first among
+ * ready ops (a binary min-heap); the cycle error when there is one. @at: the CSR offsets. */
+static gboolean topo_sort(LhGraph *g, const guint32 *at, const char *where, GError **error)
+{
+	guint32 n = g->ops->len;
 	g_autofree guint32 *indeg = g_new(guint32, n ? n : 1);
 	g_autofree guint32 *heap = g_new(guint32, n ? n : 1);
 	guint32 hn = 0;
 	for (guint32 i = 0; i < n; i++) {
-		indeg[i] = ops[i].n_deps;
+		indeg[i] = at[i + 1] - at[i];
 		if (indeg[i] == 0)
 			heap[hn++] = i; /* ascending: already a heap */
 	}
-	g->topo = g_new(guint32, n ? n : 1);
 	guint32 done = 0;
 	while (hn) {
 		guint32 v = heap[0];
@@ -652,8 +654,74 @@ gboolean lh_graph_finish(LhGraph *g, const char *where, GError **error)
 		g_autofree char *cyc = describe_cycle(g, indeg);
 		return fail(error, LH_GRAPH_ERROR_CYCLE, where, "the deps form a cycle: %s", cyc);
 	}
-	/* An alias names one of the op's own deps: the buffer it writes in place. */
+	return TRUE;
+}
+
+gboolean lh_graph_finish(LhGraph *g, const char *where, GError **error)
+{
+	g_return_val_if_fail(g && !g->finished, FALSE);
+	guint32 n = g->ops->len;
+	LhOp *ops = (LhOp *)g->ops->data;
+
+	/* Whether any op has an alias, a device or a sync: the checks of those further down
+	 * then need not pass over every op again. */
+	gboolean any_alias = FALSE, any_place = FALSE;
 	for (guint32 i = 0; i < n; i++) {
+		if (!check_op(&ops[i], where, error) || !check_members(g, &ops[i], where, error))
+			return FALSE;
+		any_alias |= ops[i].alias != LH_NO_OP;
+		any_place |= (ops[i].device | ops[i].sync) != 0;
+	}
+
+	/* Duplicate names, found by sorting instead of a hash table to keep finished graphs
+	 * small; the index for lh_graph_find() is built on demand. Names are interned (equal names
+	 * are one pointer), so a radix sort of the pointers finds whether there is one in O(n);
+	 * only then does the sort by name find the one to report. */
+	gboolean maybe_dup = g->n_unique == n   ? FALSE /* the caller checked */
+	                     : g->n_unique == 0 ? n > 1 && has_duplicate_pointer(ops, n)
+	                                        : TRUE; /* a mix: names of both kinds */
+	if (maybe_dup) {
+		g_autofree guint32 *ord = g_new(guint32, n);
+		for (guint32 i = 0; i < n; i++)
+			ord[i] = i;
+		g_qsort_with_data(ord, n, sizeof(guint32), name_cmp, ops);
+		for (guint32 i = 1; i < n; i++)
+			if (strcmp(ops[ord[i]].name, ops[ord[i - 1]].name) == 0)
+				return fail(error, LH_GRAPH_ERROR_INVALID, where,
+				            "duplicate op name '%s'", ops[ord[i]].name);
+	}
+
+	/* Deps to CSR, deduplicated, and successors. */
+	g_autofree guint32 *at = g_new(guint32, (gsize)n + 1);
+	g->succ_at = g_new0(guint32, (gsize)n + 1);
+	if (!deps_to_csr(g, at, g->succ_at, where, error))
+		return FALSE;
+	guint32 m = at[n];
+	for (guint32 i = 0; i < n; i++)
+		g->succ_at[i + 1] += g->succ_at[i];
+	g->succs = g_new(guint32, m ? m : 1);
+	g_autofree guint32 *fill = g_memdup2(g->succ_at, sizeof(guint32) * ((gsize)n + 1));
+	gboolean in_order = TRUE; /* every dep an earlier op */
+	for (guint32 i = 0; i < n; i++)
+		for (guint32 k = at[i]; k < at[i + 1]; k++) {
+			guint32 d = g->deps[k];
+			g->succs[fill[d]++] = i;
+			in_order &= d < i;
+		}
+
+	/* Topological order, smallest index first among ready ops, so that it is program order
+	 * whenever program order is already topological. When every dep is an earlier op, that is
+	 * program order itself (once ops 0 .. k-1 are taken, op k is ready and the smallest
+	 * left), without the heap. */
+	g->topo = g_new(guint32, n ? n : 1);
+	if (in_order) {
+		for (guint32 i = 0; i < n; i++)
+			g->topo[i] = i;
+	} else if (!topo_sort(g, at, where, error)) {
+		return FALSE;
+	}
+	/* An alias names one of the op's own deps: the buffer it writes in place. */
+	for (guint32 i = 0; any_alias && i < n; i++) {
 		if (ops[i].alias == LH_NO_OP)
 			continue;
 		gboolean found = FALSE;
@@ -672,7 +740,7 @@ gboolean lh_graph_finish(LhGraph *g, const char *where, GError **error)
 	}
 	if (g->schedule && !check_schedule(g, where, error))
 		return FALSE;
-	if (!check_placement(g, where, error))
+	if (!check_placement(g, any_place, where, error))
 		return FALSE;
 	g->finished = TRUE;
 	return TRUE;

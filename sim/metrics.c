@@ -8,10 +8,6 @@
 #include <math.h>
 #include <string.h>
 
-typedef struct {
-	double head, work, tail;
-} ClassOp;
-
 static double s_over(const LhHw *hw)
 {
 	return hw->step_overhead_ns;
@@ -19,79 +15,70 @@ static double s_over(const LhHw *hw)
 
 static void radix_sort(void *v, gsize n, gsize size);
 
-/* Sorts @c by head (@by_tail FALSE) or tail, largest first, keeping the order of equal keys
- * (as the stable qsort it replaces did, so the sums below add in the same order): a radix sort
- * on the bits of the non-negative doubles, which order like the values; inverted for largest
- * first. O(n) where qsort was the metrics' largest cost at 10^6 ops. */
+enum { C_SM, C_HBM, C_H2D, C_D2H, C_LINK, C_N };
+
+/* An op of some engine class: its earliest start (head), shortest remaining chain after it
+ * (tail) and its work on each class (0: not of that class). */
+typedef struct {
+	double head, tail, w[C_N];
+} ClassOp;
+
+/* A sort key (the bits of a non-negative double, inverted: largest first) and a ClassOp. */
 typedef struct {
 	guint64 key;
 	guint64 i;
 } KeyIdx;
 
-static void sort_desc(ClassOp *c, guint32 m, gboolean by_tail)
+static guint64 desc_key(double v)
 {
-	g_autofree KeyIdx *k = g_new(KeyIdx, m);
-	for (guint32 i = 0; i < m; i++) {
-		double v = (by_tail ? c[i].tail : c[i].head) + 0.0; /* -0 becomes +0 */
-		guint64 b;
-		memcpy(&b, &v, sizeof b);
-		k[i].key = ~b;
-		k[i].i = i;
-	}
-	radix_sort(k, m, sizeof *k);
-	g_autofree ClassOp *tmp = g_new(ClassOp, m);
-	for (guint32 i = 0; i < m; i++)
-		tmp[i] = c[k[i].i];
-	memcpy(c, tmp, sizeof *c * m);
+	v += 0.0; /* -0 becomes +0 */
+	guint64 b;
+	memcpy(&b, &v, sizeof b);
+	return ~b;
 }
 
-/* One engine class: its ops' earliest starts (head), work on it and shortest remaining chain
- * after them (tail). The ops with head >= h all start at h or later, need their summed work
- * of the class's capacity of 1, and the last of them to end is followed by its tail: h + W +
- * min tail. Likewise min head + W + t over the ops with tail >= t. The best over h and t. */
-static double class_bound(ClassOp *c, guint32 m)
+/* Walks @c in the order of @k, each class's ops only: the prefix sums of class_bound (below)
+ * for every class in one pass. @by_tail: @k is by tail, else by head. */
+static void class_walk(const ClassOp *c, const KeyIdx *k, guint32 m, gboolean by_tail, double *best)
 {
-	double best = 0;
-	if (!m)
-		return 0;
-	sort_desc(c, m, FALSE);
-	double w = 0, mt = G_MAXDOUBLE;
-	for (guint32 k = 0; k < m; k++) {
-		w += c[k].work;
-		mt = MIN(mt, c[k].tail);
-		best = MAX(best, c[k].head + w + mt);
+	double w[C_N] = {0}, mn[C_N];
+	for (int j = 0; j < C_N; j++)
+		mn[j] = G_MAXDOUBLE;
+	for (guint32 x = 0; x < m; x++) {
+		const ClassOp *o = &c[k[x].i];
+		for (int j = 0; j < C_N; j++) {
+			if (!(o->w[j] > 0))
+				continue;
+			w[j] += o->w[j];
+			if (by_tail) {
+				mn[j] = MIN(mn[j], o->head);
+				best[j] = MAX(best[j], mn[j] + w[j] + o->tail);
+			} else {
+				mn[j] = MIN(mn[j], o->tail);
+				best[j] = MAX(best[j], o->head + w[j] + mn[j]);
+			}
+		}
 	}
-	sort_desc(c, m, TRUE);
-	w = 0;
-	double mh = G_MAXDOUBLE;
-	for (guint32 k = 0; k < m; k++) {
-		w += c[k].work;
-		mh = MIN(mh, c[k].head);
-		best = MAX(best, mh + w + c[k].tail);
-	}
-	return best;
 }
-
-enum { C_SM, C_HBM, C_H2D, C_D2H, C_LINK, C_N };
 
 /* The engine-class bounds (out->class_*) of the ops on device @dev (all ops when the graph is
- * not placed), without the step's launch. */
+ * not placed), without the step's launch. For each class: the ops with head >= h all start
+ * at h or later, need their summed work of the class's capacity of 1, and the last of them to
+ * end is followed by its tail: h + W + min tail. Likewise min head + W + t over the ops with
+ * tail >= t. The best over h and t. The ops are taken by head, largest first, equal heads in
+ * op order, then by tail, equal tails in that order by head, and the sums add in that
+ * order. A class's ops in that order are the
+ * order of all classes' ops filtered to its own (a stable sort keeps op order among equal
+ * keys either way), so two radix sorts of all ops serve the five classes: at 10^6 ops the
+ * ten sorts, one per class and key, were most of the metrics' time. */
 static void class_bounds(const LhGraph *g, const LhHw *hw, const double *T, const double *head,
-                         guint32 dev, LhBounds *out)
+                         const double *tail, guint32 dev, LhBounds *out)
 {
 	guint32 n = lh_graph_n_ops(g);
-	const guint32 *topo = lh_graph_topo(g);
-	g_autofree double *tail = g_new0(double, MAX(n, 1));
-	for (guint32 k = n; k-- > 0;) {
-		guint32 v = topo[k], ns;
-		const guint32 *sc = lh_graph_succs(g, v, &ns);
-		for (guint32 j = 0; j < ns; j++)
-			tail[v] = MAX(tail[v], T[sc[j]] + tail[sc[j]]);
-	}
-	ClassOp *c[C_N];
-	guint32 m[C_N] = {0};
-	for (int k = 0; k < C_N; k++)
-		c[k] = g_new(ClassOp, MAX(n, 1));
+	g_autofree ClassOp *c = g_new(ClassOp, MAX(n, 1));
+	g_autofree KeyIdx *kh = g_new(KeyIdx, MAX(n, 1));
+	g_autofree double *ctail = g_new(double, MAX(n, 1)); /* c[].tail, for the order by tail */
+	guint32 m = 0;
 	for (guint32 i = 0; i < n; i++) {
 		const LhOp *op = lh_graph_op(g, i);
 		if (op->kind == LH_OP_INPUT || op->device != dev)
@@ -111,17 +98,31 @@ static void class_bounds(const LhGraph *g, const LhHw *hw, const double *T, cons
 			else
 				w[C_HBM] = T[i] * lh_op_hbm_use(op, hw, T[i]);
 		}
+		gboolean any = FALSE;
 		for (int k = 0; k < C_N; k++)
-			if (w[k] > 0)
-				c[k][m[k]++] = (ClassOp){head[i], w[k], tail[i]};
+			any |= w[k] > 0;
+		if (!any)
+			continue;
+		c[m] = (ClassOp){head[i], tail[i], {w[0], w[1], w[2], w[3], w[4]}};
+		kh[m] = (KeyIdx){desc_key(head[i]), m};
+		ctail[m] = tail[i];
+		m++;
 	}
-	out->class_sm = class_bound(c[C_SM], m[C_SM]);
-	out->class_hbm = class_bound(c[C_HBM], m[C_HBM]);
-	out->class_h2d = class_bound(c[C_H2D], m[C_H2D]);
-	out->class_d2h = class_bound(c[C_D2H], m[C_D2H]);
-	out->class_link = class_bound(c[C_LINK], m[C_LINK]);
-	for (int k = 0; k < C_N; k++)
-		g_free(c[k]);
+	double best[C_N] = {0};
+	radix_sort(kh, m, sizeof *kh);
+	class_walk(c, kh, m, FALSE, best);
+	/* By tail from the order by head, as each class's array was sorted in place: equal tails
+	 * keep their order by head. */
+	KeyIdx *kt = kh; /* in place: each entry is read before it is written */
+	for (guint32 x = 0; x < m; x++)
+		kt[x] = (KeyIdx){desc_key(ctail[kh[x].i]), kh[x].i};
+	radix_sort(kt, m, sizeof *kt);
+	class_walk(c, kt, m, TRUE, best);
+	out->class_sm = best[C_SM];
+	out->class_hbm = best[C_HBM];
+	out->class_h2d = best[C_H2D];
+	out->class_d2h = best[C_D2H];
+	out->class_link = best[C_LINK];
 }
 
 /* Per device sums of lh_bounds (one device for a graph without placement). */
@@ -200,6 +201,14 @@ static void bounds_impl(const LhGraph *g, const LhHw *hw, const LhHw *const *dhw
 		for (guint32 d = 0; d < nd; d++)
 			ds[d].host = ds[d].non_input * DEV_HW(d)->launch_ns;
 	}
+	/* Each op's shortest remaining chain after it (the class bounds' tails). */
+	g_autofree double *tail = g_new0(double, MAX(n, 1));
+	for (guint32 k = n; k-- > 0;) {
+		guint32 v = topo[k], ns;
+		const guint32 *sc = lh_graph_succs(g, v, &ns);
+		for (guint32 j = 0; j < ns; j++)
+			tail[v] = MAX(tail[v], Ts[sc[j]] + tail[sc[j]]);
+	}
 	for (guint32 d = 0; d < nd; d++) {
 		const LhHw *h = DEV_HW(d);
 		const DevSums *D = &ds[d];
@@ -209,7 +218,7 @@ static void bounds_impl(const LhGraph *g, const LhHw *hw, const LhHw *const *dhw
 		b.d2h_work = D->d2h_bytes + D->d2h_lat / h->copy_engines_d2h;
 		b.link_work = D->link_work;
 		b.host_issue = D->host;
-		class_bounds(g, h, Ts, head, d, &b);
+		class_bounds(g, h, Ts, head, tail, d, &b);
 		/* Nothing runs before the step's launch (docs/engine.md, "The host"): each bound
 		 * is that much later. */
 		if (D->non_input) {
@@ -236,10 +245,13 @@ static void bounds_impl(const LhGraph *g, const LhHw *hw, const LhHw *const *dhw
 		out->class_d2h = MAX(out->class_d2h, b.class_d2h);
 		out->class_link = MAX(out->class_link, b.class_link);
 	}
+	gboolean placed = lh_graph_placed(g);
 	for (guint32 i = 0; i < n; i++) {
-		const LhOp *op = lh_graph_op(g, i);
-		/* The step's launch precedes every chain of a device that runs anything. */
-		double s = ds[op->device].non_input ? s_over(DEV_HW(op->device)) : 0;
+		/* The step's launch precedes every chain of a device that runs anything. Every op
+		 * of a graph without placement is on device 0 (lh_graph_finish checks it), so its
+		 * ops need not be read. */
+		guint32 dv = placed ? lh_graph_op(g, i)->device : 0;
+		double s = ds[dv].non_input ? s_over(DEV_HW(dv)) : 0;
 		out->critical_path = MAX(out->critical_path, finish[i] + s);
 	}
 #undef DEV_HW
@@ -277,38 +289,53 @@ typedef struct {
 	guint32 engine; /* LhEngine */
 } Edge;
 
-/* Sorts @n records of @size bytes by the non-negative 64-bit key at offset 0: an LSD radix
- * sort, 16 bits a pass, skipping the passes where every key has the same digit. Equal keys may
- * come in any order: the sweeps below add up lengths, which ties do not change. */
+/* Sorts @n records of @size bytes by the 64-bit key at offset 0, as unsigned: an LSD radix
+ * sort, 16 bits a pass, skipping the passes where every key has the same digit. The four
+ * digits' counts come from one read of the keys, which also finds whether they are sorted
+ * already (the edges and starts of a one-stream plan are), and then nothing moves. Stable (each
+ * pass keeps the order of equal digits), which class_bounds needs; the sweeps below add up lengths,
+ * which the order of equal keys does not change. */
 static void radix_sort(void *v, gsize n, gsize size)
 {
 	if (n < 2)
 		return;
 	char *a = v;
-	g_autofree char *tmp = g_malloc(n * size);
-	g_autofree guint32 *count = g_new(guint32, 1 << 16);
-	char *src = a, *dst = tmp;
-	for (guint shift = 0; shift < 64; shift += 16) {
-		memset(count, 0, sizeof(guint32) << 16);
-		for (gsize i = 0; i < n; i++) {
-			guint64 k;
-			memcpy(&k, src + i * size, sizeof k);
-			count[(k >> shift) & 0xffff]++;
-		}
-		guint64 k0;
-		memcpy(&k0, src, sizeof k0);
-		if (count[(k0 >> shift) & 0xffff] == n)
+	g_autofree guint32 *count = g_new0(guint32, 4 << 16);
+	gboolean sorted = TRUE;
+	guint64 prev = 0;
+	for (gsize i = 0; i < n; i++) {
+		guint64 k;
+		memcpy(&k, a + i * size, sizeof k);
+		sorted &= k >= prev;
+		prev = k;
+		count[k & 0xffff]++;
+		count[(1 << 16) + ((k >> 16) & 0xffff)]++;
+		count[(2 << 16) + ((k >> 32) & 0xffff)]++;
+		count[(3 << 16) + (k >> 48)]++;
+	}
+	if (sorted)
+		return;
+	guint64 k0;
+	memcpy(&k0, a, sizeof k0);
+	g_autofree char *tmp = NULL;
+	char *src = a, *dst = NULL;
+	for (guint pass = 0; pass < 4; pass++) {
+		guint shift = 16 * pass;
+		guint32 *c = count + ((gsize)pass << 16);
+		if (c[(k0 >> shift) & 0xffff] == n)
 			continue; /* one digit for all: this pass would not move anything */
+		if (!dst)
+			dst = tmp = g_malloc(n * size);
 		guint32 sum = 0;
 		for (guint32 d = 0; d < 1u << 16; d++) {
-			guint32 c = count[d];
-			count[d] = sum;
-			sum += c;
+			guint32 x = c[d];
+			c[d] = sum;
+			sum += x;
 		}
 		for (gsize i = 0; i < n; i++) {
 			guint64 k;
 			memcpy(&k, src + i * size, sizeof k);
-			memcpy(dst + (gsize)count[(k >> shift) & 0xffff]++ * size, src + i * size,
+			memcpy(dst + (gsize)c[(k >> shift) & 0xffff]++ * size, src + i * size,
 			       size);
 		}
 		char *t = src;
@@ -319,29 +346,29 @@ static void radix_sort(void *v, gsize n, gsize size)
 		memcpy(a, src, n * size);
 }
 
-/* An op's [start, end) as two edges in @e, if it ran on an engine for some time. */
-static void push_edges(GArray *e, const LhOpTiming *tm)
+/* An op's [start, end) as two edges at @e[*n], if it ran on an engine for some time (@e has
+ * room for two per op). */
+static void push_edges(Edge *e, guint32 *n, const LhOpTiming *tm)
 {
 	if (tm->start < 0 || tm->end <= tm->start || tm->engine == LH_ENGINE_NONE)
 		return;
-	Edge a = {tm->start, 1, tm->engine}, b = {tm->end, -1, tm->engine};
-	g_array_append_val(e, a);
-	g_array_append_val(e, b);
+	e[(*n)++] = (Edge){tm->start, 1, tm->engine};
+	e[(*n)++] = (Edge){tm->end, -1, tm->engine};
 }
 
 /* One sweep over the edges @e (sorted here) gives each engine's busy time, the transfer time
  * (copies and collectives), the exposed part of it (no kernel running) and the time anything
  * runs before @host_end: the lengths of the unions, without a sort per quantity. Adds them to
  * @busy, *@transfer and *@exposed, and sets *@busy_before. */
-static void sweep_edges(GArray *e, gint64 host_end, gint64 *busy, gint64 *transfer, gint64 *exposed,
-                        gint64 *busy_before)
+static void sweep_edges(Edge *e, guint32 n, gint64 host_end, gint64 *busy, gint64 *transfer,
+                        gint64 *exposed, gint64 *busy_before)
 {
-	radix_sort(e->data, e->len, sizeof(Edge));
+	radix_sort(e, n, sizeof(Edge));
 	int depth[LH_ENGINE_N] = {0};
 	gint64 last = 0;
 	*busy_before = 0;
-	for (guint i = 0; i < e->len; i++) {
-		const Edge *x = &g_array_index(e, Edge, i);
+	for (guint32 i = 0; i < n; i++) {
+		const Edge *x = &e[i];
 		gint64 dt = x->t - last;
 		if (dt > 0) {
 			gboolean tr = depth[LH_ENGINE_H2D] || depth[LH_ENGINE_D2H] ||
@@ -365,10 +392,11 @@ static void sweep_edges(GArray *e, gint64 host_end, gint64 *busy, gint64 *transf
 /* The whole run's sweep, over every op. */
 static void sweep_engines(const LhTrace *t, LhMetrics *m, gint64 host_end, gint64 *busy_before)
 {
-	g_autoptr(GArray) e = g_array_sized_new(FALSE, FALSE, sizeof(Edge), 2 * t->n_ops);
+	g_autofree Edge *e = g_new(Edge, 2 * (gsize)t->n_ops + 1);
+	guint32 n = 0;
 	for (guint32 i = 0; i < t->n_ops; i++)
-		push_edges(e, &t->ops[i]);
-	sweep_edges(e, host_end, m->engine_busy, &m->transfer_time, &m->exposed_transfer,
+		push_edges(e, &n, &t->ops[i]);
+	sweep_edges(e, n, host_end, m->engine_busy, &m->transfer_time, &m->exposed_transfer,
 	            busy_before);
 }
 
@@ -444,18 +472,18 @@ static void device_metrics(const LhTrace *t, const LhGraph *g, LhMetrics *m)
 	g_autofree guint32 *ord = g_new(guint32, MAX(t->n_ops, 1));
 	for (guint32 i = 0; i < t->n_ops; i++)
 		ord[at[MIN(lh_graph_op(g, i)->device, nd - 1)]++] = i;
-	g_autoptr(GArray) e = g_array_new(FALSE, FALSE, sizeof(Edge));
+	g_autofree Edge *e = g_new(Edge, 2 * (gsize)t->n_ops + 1);
 	guint32 k = 0;
 	for (guint32 d = 0; d < nd; d++) {
 		LhDeviceMetrics *D = &m->dev[d];
-		g_array_set_size(e, 0);
+		guint32 ne = 0;
 		for (; k < at[d]; k++) {
 			const LhOpTiming *tm = &t->ops[ord[k]];
 			D->end = MAX(D->end, tm->end);
-			push_edges(e, tm);
+			push_edges(e, &ne, tm);
 		}
 		gint64 eb[LH_ENGINE_N] = {0}, before;
-		sweep_edges(e, 0, eb, &D->transfer_time, &D->exposed_transfer, &before);
+		sweep_edges(e, ne, 0, eb, &D->transfer_time, &D->exposed_transfer, &before);
 		D->compute_busy = eb[LH_ENGINE_SM];
 		D->bubble =
 		    m->makespan > 0 ? 1.0 - (double)D->compute_busy / (double)m->makespan : 0.0;

@@ -5,8 +5,10 @@
  * reader's (test-readers, test-graph). */
 #include "helpers.h"
 #include "models/graph-json-private.h"
+#include "sim/graph-private.h"
 
 #include <criterion/criterion.h>
+#include <math.h>
 #include <string.h>
 
 /* Both paths on @text: the same graph, and the fast path took it when @must_be_fast. */
@@ -227,4 +229,94 @@ Test(json_fast, members_go_to_the_full_reader)
 	same(plain, TRUE, "devices without members");
 	g_autoptr(LhGraph) pf = lh__graph_json_fast(plain, strlen(plain));
 	cr_expect_eq(lh_graph_devices(pf), 16);
+}
+
+/* Numbers the fast path converts itself (in 128-bit integers where Clinger's fast path does not
+ * apply: more than 15 digits, or a power of ten beyond 22) must be the doubles the full reader
+ * gets from strtod. Among them the hardest: decimals exactly halfway between two doubles (ties
+ * go to the even one) and their neighbours one unit away in the last digit. */
+Test(json_fast, numbers_round_as_strtod)
+{
+	g_autoptr(GRand) r = g_rand_new_with_seed(12);
+	for (int trial = 0; trial < 40; trial++) {
+		GString *s =
+		    g_string_new("{\"format\": \"lhsim-graph\", \"version\": 1, \"ops\": [");
+		for (int i = 0; i < 200; i++) {
+			char num[96];
+			int pick = g_rand_int_range(r, 0, 4);
+			if (pick == 0) {
+				/* 16 to 19 significant digits, the point anywhere, an exponent. */
+				int nd = g_rand_int_range(r, 16, 20),
+				    pt = g_rand_int_range(r, 1, nd + 1);
+				char *p = num;
+				for (int k = 0; k < nd; k++) {
+					*p++ = (char)('0' + (k ? g_rand_int_range(r, 0, 10)
+					                       : g_rand_int_range(r, 1, 10)));
+					if (k == pt - 1 && k < nd - 1)
+						*p++ = '.';
+				}
+				g_snprintf(p, sizeof num - (p - num), "e%d",
+				           g_rand_int_range(r, -30, 11));
+			} else if (pick == 1) {
+				/* A double written with 17 digits. */
+				double v = g_rand_double(r) * pow(10, g_rand_int_range(r, -25, 25));
+				g_snprintf(num, sizeof num, "%.17g", v);
+			} else {
+				/* (2m + 1) * 2^(e - 1) with m of 53 bits, halfway between the
+				 * doubles m * 2^e and (m + 1) * 2^e, written exactly in decimal
+				 * with at most 19 significant digits: for e >= 1 an integer (then
+				 * ".0"), for e < 1 with 1 - e digits after the point ((2m + 1) *
+				 * 5^(1 - e) / 10^(1 - e)). pick 3: its last digit one up or down,
+				 * just off the tie. */
+				guint64 m = ((guint64)g_rand_int(r) << 21 ^ g_rand_int(r)) |
+				            G_GUINT64_CONSTANT(1) << 52;
+				m &= (G_GUINT64_CONSTANT(1) << 53) - 1;
+				int e = g_rand_int_range(r, -1, 11), f = e >= 1 ? 0 : 1 - e;
+				unsigned __int128 v = 2 * (unsigned __int128)m + 1;
+				v <<= e >= 1 ? e - 1 : 0;
+				for (int k = 0; k < f; k++)
+					v *= 5;
+				char dig[64] = {0};
+				int len = 0;
+				for (; v; v /= 10)
+					dig[len++] = (char)('0' + (int)(v % 10));
+				if (pick == 3 && dig[0] > '0' && dig[0] < '9')
+					dig[0] = (char)(dig[0] + (g_rand_boolean(r) ? 1 : -1));
+				char *p = num;
+				for (int k = len - 1; k >= 0; k--) {
+					*p++ = dig[k];
+					if (k == f && k > 0)
+						*p++ = '.';
+				}
+				strcpy(p, f ? "" : ".0");
+			}
+			g_string_append_printf(
+			    s, "%s{\"name\": \"k%d\", \"kind\": \"%s\", \"flops\": %s}",
+			    i ? ", " : "", i, "kernel", num);
+		}
+		g_string_append(s, "]}");
+		same(s->str, TRUE, s->str);
+		g_string_free(s, TRUE);
+	}
+}
+
+/* Ops added without interning (lh__graph_add_op_unique, the fast path's way) and interned ones
+ * in one graph: lh_graph_finish cannot compare name pointers then, and must still find a name
+ * given both ways. */
+Test(json_fast, duplicate_name_across_both_ways_of_adding)
+{
+	g_autoptr(LhGraph) g = lh_graph_new("g");
+	lh__graph_add_op_unique(g, "a", 1, LH_OP_INPUT);
+	lh__graph_add_op_unique(g, "bx", 1, LH_OP_INPUT); /* "b": the length counts */
+	lh_graph_add_op(g, "c", LH_OP_INPUT);
+	lh_graph_add_op(g, "a", LH_OP_INPUT);
+	g_autoptr(GError) e = NULL;
+	cr_assert_not(lh_graph_finish(g, "t", &e));
+	cr_assert_str_eq(e->message, "t: duplicate op name 'a'");
+	cr_assert_str_eq(lh_graph_op(g, 1)->name, "b");
+
+	g_autoptr(LhGraph) h = lh_graph_new("h");
+	lh__graph_add_op_unique(h, "a", 1, LH_OP_INPUT);
+	lh_graph_add_op(h, "b", LH_OP_INPUT);
+	cr_assert(lh_graph_finish(h, "t", NULL));
 }

@@ -1,6 +1,9 @@
 /* libFuzzer harness for the graph JSON reader (models/graph-json.c). Build and run:
  * tests/fuzz/run.sh. Every input must give a graph or a GError whose message starts with
- * "fuzz.json:"; a graph that loads must write back to JSON that loads again. */
+ * "fuzz.json:"; a graph that loads must write back to JSON that loads again; and where the
+ * fast path (models/graph-json-fast.c) takes an input, the full reader must build the same
+ * graph from it. */
+#include "models/graph-json-private.h"
 #include "models/graph-json.h"
 
 #include <stdint.h>
@@ -12,6 +15,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	GError *e = NULL;
+	LhGraph *fast = lh__graph_json_fast((const char *)data, size);
+	if (fast) {
+		LhGraph *full =
+		    lh__graph_json_full((const char *)data, (gssize)size, "fuzz.json", &e);
+		if (!full)
+			abort(); /* the fast path took what the full reader refuses */
+		char *a = lh_graph_to_json(fast), *b = lh_graph_to_json(full);
+		if (strcmp(a, b) != 0 || strcmp(lh_graph_name(fast), lh_graph_name(full)) != 0)
+			abort(); /* not the same graph */
+		g_free(a);
+		g_free(b);
+		lh_graph_free(full);
+		lh_graph_free(fast);
+	}
 	LhGraph *g = lh_graph_new_from_json_data((const char *)data, (gssize)size, "fuzz.json", &e);
 	if (!g) {
 		if (!e || !g_str_has_prefix(e->message, "fuzz.json:"))
