@@ -95,20 +95,6 @@ LhGraph *cli_load_graph(const char *path, GError **error)
 		return NULL;
 	if (g_str_has_suffix(path, ".stg"))
 		return lh_graph_load(path, error); /* says how to import it */
-	/* A regular graph JSON file: lh_graph_new_from_json_file reads it mapped, without a copy
-	 * (0.1 s of the 10^6-op graph's read). Its errors are the ones below, worded alike, but
-	 * for I/O: those are left to lh_read_file, below, to word as every command does. */
-	if (!lh_path_is_std(path) && !g_str_has_suffix(path, ".hlo") &&
-	    !g_str_has_suffix(path, ".hlo.txt") && g_file_test(path, G_FILE_TEST_IS_REGULAR)) {
-		GError *e = NULL;
-		LhGraph *g = lh_graph_new_from_json_file(path, &e);
-		if (g || !g_error_matches(e, LH_GRAPH_ERROR, LH_GRAPH_ERROR_IO)) {
-			if (e)
-				g_propagate_error(error, e);
-			return g;
-		}
-		g_error_free(e);
-	}
 	g_autofree char *data = NULL;
 	gsize len = 0;
 	if (!lh_read_file(path, &data, &len, error))
