@@ -866,23 +866,6 @@ out:
 
 LhGraph *lh_graph_new_from_json_file(const char *path, GError **error)
 {
-	/* The fast path reads the file mapped: at 10^6 ops (151 MB) copying it into a buffer of
-	 * our own costs more than a tenth of the whole read. Where it cannot be mapped (not a
-	 * regular file, empty) or the fast path gives up, the file is read as it always was, and
-	 * the full reader reports the error. A mapped file that another process truncates while
-	 * it is read raises SIGBUS; lhsim's own writers replace files by renaming a temporary
-	 * (sim/util.c), never in place. */
-	gboolean fast_tried = FALSE;
-	GMappedFile *mf = g_mapped_file_new(path, FALSE, NULL);
-	if (mf) {
-		gsize mlen = g_mapped_file_get_length(mf);
-		const char *mdata = g_mapped_file_get_contents(mf);
-		LhGraph *g = mdata && mlen ? lh__graph_json_fast(mdata, mlen) : NULL;
-		fast_tried = mdata && mlen;
-		g_mapped_file_unref(mf);
-		if (g)
-			return g;
-	}
 	g_autofree char *data = NULL;
 	gsize len = 0;
 	g_autoptr(GError) e = NULL;
@@ -890,8 +873,7 @@ LhGraph *lh_graph_new_from_json_file(const char *path, GError **error)
 		g_set_error(error, LH_GRAPH_ERROR, LH_GRAPH_ERROR_IO, "%s", e->message);
 		return NULL;
 	}
-	return fast_tried ? lh__graph_json_full(data, (gssize)len, path, error)
-	                  : lh_graph_new_from_json_data(data, (gssize)len, path, error);
+	return lh_graph_new_from_json_data(data, (gssize)len, path, error);
 }
 
 static void jnum(GString *s, const char *key, double v)
