@@ -491,6 +491,12 @@ G_ALWAYS_INLINE static inline gboolean dispatch(Sim *x)
 
 /* ---- engines ---- */
 
+/* lh_op_kind_is_collective (sim/graph.c), inlined: the setup pass asks it per op. */
+static inline gboolean kind_is_coll(guint8 k)
+{
+	return k >= LH_OP_ALL_REDUCE && k <= LH_OP_RECV;
+}
+
 /* The engine an op runs on: the admission line's choice (the SM line holds kernels and
  * collectives), and the network for a collective whose main phase uses the network (@nt > 0),
  * as a start records it in the trace (its lane). */
@@ -500,7 +506,7 @@ static LhEngine op_engine(const LhOp *o, double nt)
 		return LH_ENGINE_H2D;
 	if (o->kind == LH_OP_COPY_D2H)
 		return LH_ENGINE_D2H;
-	if (!lh_op_kind_is_collective(o->kind))
+	if (!kind_is_coll(o->kind))
 		return LH_ENGINE_SM;
 	return nt > 0 ? LH_ENGINE_NET : LH_ENGINE_LINK;
 }
@@ -512,19 +518,29 @@ static LhEngine op_engine(const LhOp *o, double nt)
 G_ALWAYS_INLINE static inline guint8 op_cost(const LhGraph *g, const LhOp *o, const LhHw *hw,
                                              double slow, OpCost *c, double *lk, double *nt)
 {
-	double T = lh_op_standalone_ns_in(g, o, hw);
-	gboolean dur = o->duration_ns >= 0;
-	gboolean coll = lh_op_kind_is_collective(o->kind);
-	double lat = 0, wire = 0;
 	*lk = 1;
 	*nt = 0;
+	if (o->kind == LH_OP_INPUT) {
+		/* Never runs: lh_op_standalone_ns_in's 0, no SM share, no HBM use. */
+		c->first = c->a = c->x = 0;
+		return 0;
+	}
+	gboolean dur = o->duration_ns >= 0;
+	gboolean coll = kind_is_coll(o->kind);
+	double lat = 0, wire = 0, T;
 	if (coll) {
+		/* lh_op_standalone_ns_in's collective case (duration_ns, else latency plus wire)
+		 * from the one lh_op_link_phases call: the same doubles, half the cost model's
+		 * work. */
 		lh_op_link_phases(g, o, hw, &lat, &wire, lk, nt);
+		T = dur ? (double)o->duration_ns : lat + wire;
 		if (dur) { /* a measured duration holds the link as before, or the network */
 			gboolean net = *nt > 0;
 			*lk = net ? 0 : 1;
 			*nt = net ? 1 : 0;
 		}
+	} else {
+		T = lh_op_standalone_ns_in(g, o, hw);
 	}
 	LhEngine eng = op_engine(o, *nt);
 	/* A straggler (LhSimOptions.slow) runs its SM work slower: kernels and copy-d2d, which is
@@ -1693,29 +1709,55 @@ LhTrace *lh_simulate(const LhGraph *g, const LhHw *hw, const LhPlan *plan, const
 		x->qtail[q] = c;
 		x->n_stream_cmds++;
 	}
+	/* One pass over the op array (128 bytes an op: at 10^6 ops every pass over it is a stream
+	 * of cache misses) for the costs, the buffers' consumers and the inputs. */
 	double slow0 = opt->slow ? opt->slow[0] : 1;
 	for (guint32 i = 0; i < n_ops; i++) {
+		const LhOp *o = &ops[i];
 		OpUse u;
 		if (!w.multi) {
-			cflags[i] = op_cost(g, &ops[i], hw, slow0, &cost[i], &u.lk, &u.nt);
+			cflags[i] = op_cost(g, o, hw, slow0, &cost[i], &u.lk, &u.nt);
 		} else {
-			guint32 d = ops[i].device;
-			cflags[i] = op_cost(g, &ops[i], w.dev[d].hw, opt->slow ? opt->slow[d] : 1,
+			guint32 d = o->device;
+			cflags[i] = op_cost(g, o, w.dev[d].hw, opt->slow ? opt->slow[d] : 1,
 			                    &cost[i], &u.lk, &u.nt);
-			cflags[i] |= ops[i].sync ? COST_SYNC : 0;
+			cflags[i] |= o->sync ? COST_SYNC : 0;
 		}
-		const LhOp *o = &ops[i];
-		cflags[i] |= o->kind == LH_OP_COPY_H2D           ? COST_H2D
-		             : o->kind == LH_OP_COPY_D2H         ? COST_D2H
-		             : lh_op_kind_is_collective(o->kind) ? COST_COLL
-		                                                 : COST_KERNEL;
+		gboolean coll = kind_is_coll(o->kind);
+		cflags[i] |= o->kind == LH_OP_COPY_H2D   ? COST_H2D
+		             : o->kind == LH_OP_COPY_D2H ? COST_D2H
+		             : coll                      ? COST_COLL
+		                                         : COST_KERNEL;
 		cflags[i] |= o->alias != LH_NO_OP || o->out_bytes == 0 ? COST_NOALLOC : 0;
-		if (lh_op_kind_is_collective(ops[i].kind) && (u.lk != 1 || u.nt != 0)) {
+		if (coll && (u.lk != 1 || u.nt != 0)) {
 			g_array_append_val(use, u);
 			g_hash_table_insert(use_at, GUINT_TO_POINTER(i),
 			                    GUINT_TO_POINTER(use->len));
 			cflags[i] |= COST_USE;
 		}
+		/* Every buffer waits for the consumers of the op that allocated it and of every op
+		 * aliasing it (docs/engine.md, Memory): buf is the end of the op's alias chain (an
+		 * alias is a dep, so the chain ends; one below i has its buf already). The count
+		 * does not depend on the order the ops add to it. */
+		guint32 bi = i;
+		if (o->alias != LH_NO_OP) {
+			bi = o->alias;
+			if (bi < i)
+				bi = buf[bi];
+			else
+				while (ops[bi].alias != LH_NO_OP)
+					bi = ops[bi].alias;
+		}
+		buf[i] = bi;
+		guint32 ns, *cn = &consumers[bi];
+		lh_graph_succs(g, i, &ns);
+		if (ns == 0)
+			*cn = G_MAXUINT32;
+		else if (*cn != G_MAXUINT32)
+			*cn += ns;
+		/* Inputs are live from 0, allocated in op order. */
+		if (o->kind == LH_OP_INPUT)
+			mem_alloc(&w.dev[w.multi ? o->device : 0], i);
 	}
 	/* Rendezvous: their parts, and which command runs each op (for deadlock messages). */
 	guint32 n_rv = w.multi ? lh_graph_n_syncs(g) : 0;
@@ -1737,24 +1779,6 @@ LhTrace *lh_simulate(const LhGraph *g, const LhHw *hw, const LhPlan *plan, const
 				w.op_cmd[cmds[c].arg] = c;
 	}
 
-	/* Inputs are live from 0; every buffer waits for the consumers of the op that allocated
-	 * it and of every op aliasing it (docs/engine.md, Memory). An alias is a dep, so in
-	 * topological order it has its buffer before the op that aliases it. */
-	const guint32 *topo = lh_graph_topo(g);
-	for (guint32 t = 0; t < n_ops; t++) {
-		guint32 i = topo[t];
-		const LhOp *o = &ops[i];
-		buf[i] = o->alias == LH_NO_OP ? i : buf[o->alias];
-		guint32 ns, *c = &consumers[buf[i]];
-		lh_graph_succs(g, i, &ns);
-		if (ns == 0)
-			*c = G_MAXUINT32;
-		else if (*c != G_MAXUINT32)
-			*c += ns;
-	}
-	for (guint32 i = 0; i < n_ops; i++)
-		if (ops[i].kind == LH_OP_INPUT)
-			mem_alloc(&w.dev[w.multi ? ops[i].device : 0], i);
 	mem_point(&w);
 	for (guint32 d = 0; d < w.D; d++) {
 		Sim *x = &w.dev[d];
