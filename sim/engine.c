@@ -1225,7 +1225,11 @@ G_ALWAYS_INLINE static inline gboolean host_issue(Sim *x, const gboolean multi)
 			x->tr->ops[cmd->arg].issue = x->t;
 		if (cmd->kind != LH_CMD_HOST && cmd->kind != LH_CMD_SYNC) {
 			x->s_outstanding[cmd->stream]++;
-			heap_push(x, x->sq[cmd->stream]);
+			/* heap_push's own test, without the call: mostly it fails (a serial plan's
+			 * host issues ahead of its one busy stream). */
+			guint32 q = x->sq[cmd->stream], h = x->qhead[q];
+			if (!x->in_heap[q] && h < x->hc && x->s_inflight[x->cmds[h].stream] == NONE)
+				heap_push(x, q);
 		}
 		any = TRUE;
 		host_schedule(x);
@@ -1475,6 +1479,11 @@ static void run_one(World *w)
 	Sim *x = &xs;
 	guint32 n_cmds = x->n_cmds;
 	x->mem_n = x->tr->mem->len;
+	/* Room for every point up front: at most one per instant where memory changed, that is
+	 * per start and per end, after the points so far. Growing by steps instead copied the
+	 * array at each step (realloc below the mmap threshold) and faulted fresh pages for each
+	 * copy; untouched room costs no memory. */
+	g_array_set_size(x->tr->mem, x->mem_n + 2 * (gsize)x->n_stream_cmds + 1);
 	while (!w->failed) {
 		if (x->t == x->next_eta)
 			process_due(x, FALSE);
