@@ -21,7 +21,7 @@
  * Sim, and its runs are those of the engine before devices (tests/test-engine-ref.c).
  */
 #include "sim/engine.h"
-#include "sim/cost.h"
+#include "sim/cost-private.h"
 #include "sim/graph-private.h"
 #include "sim/plan-private.h"
 
@@ -515,9 +515,10 @@ static LhEngine op_engine(const LhOp *o, double nt)
  * network use (1 and 0 for anything else), exactly as a start computed them before (the same
  * calls in the same order, so the same doubles). Returns COST_* flags (COST_USE is the
  * caller's). */
-G_ALWAYS_INLINE static inline guint8 op_cost(const LhGraph *g, const LhOp *o, const LhHw *hw,
+G_ALWAYS_INLINE static inline guint8 op_cost(const LhGraph *g, const LhOp *o, const LhCostCtx *cx,
                                              double slow, OpCost *c, double *lk, double *nt)
 {
+	const LhHw *hw = cx->hw;
 	*lk = 1;
 	*nt = 0;
 	if (o->kind == LH_OP_INPUT) {
@@ -528,7 +529,13 @@ G_ALWAYS_INLINE static inline guint8 op_cost(const LhGraph *g, const LhOp *o, co
 	gboolean dur = o->duration_ns >= 0;
 	gboolean coll = kind_is_coll(o->kind);
 	double lat = 0, wire = 0, T;
-	if (coll) {
+	/* A kernel or copy-d2d without duration_ns (most ops): T from the constants of cx, and
+	 * the bytes and bandwidth of its HBM use. */
+	gboolean kern = !dur && (o->kind == LH_OP_KERNEL || o->kind == LH_OP_COPY_D2D);
+	double bytes = 0, bw = 1;
+	if (kern) {
+		T = lh__kernel_ns(cx, o, &bytes, &bw);
+	} else if (coll) {
 		/* lh_op_standalone_ns_in's collective case (duration_ns, else latency plus wire)
 		 * from the one lh_op_link_phases call: the same doubles, half the cost model's
 		 * work. */
@@ -549,14 +556,18 @@ G_ALWAYS_INLINE static inline guint8 op_cost(const LhGraph *g, const LhOp *o, co
 		T *= slow;
 	/* A kernel whose bytes need more than T at full HBM bandwidth (duration_ns with huge
 	 * bytes) runs at 1 / hbm_use even alone: that is its real standalone time. */
-	double hbm = eng == LH_ENGINE_SM ? lh_op_hbm_use(o, hw, T) : 0;
+	double hbm = !(eng == LH_ENGINE_SM) ? 0
+	             : !kern                ? lh_op_hbm_use(o, hw, T)
+	             : T <= 0 || bytes <= 0 ? 0
+	                                    : bytes / T / bw; /* lh_op_hbm_use's expression */
 	double alone = hbm > 1 ? T * hbm : T;
 	/* Beyond this, nanosecond event times would overflow (or a phase would never end). */
 	guint8 f = !(alone <= (double)LH_MAX_OP_NS) ? COST_TOO_LONG : 0;
 	c->a = c->x = 0;
 	switch (eng) {
 	case LH_ENGINE_SM:
-		c->a = lh_op_sm_share(o, hw);
+		c->a = kern ? (o->kind == LH_OP_KERNEL ? o->sm : 0.1) /* lh_op_sm_share's */
+		            : lh_op_sm_share(o, hw);
 		c->x = hbm;
 		c->first = T;
 		break;
@@ -1721,15 +1732,18 @@ LhTrace *lh_simulate(const LhGraph *g, const LhHw *hw, const LhPlan *plan, const
 	/* One pass over the op array (128 bytes an op: at 10^6 ops every pass over it is a stream
 	 * of cache misses) for the costs, the buffers' consumers and the inputs. */
 	double slow0 = opt->slow ? opt->slow[0] : 1;
+	g_autofree LhCostCtx *cx = g_new(LhCostCtx, w.D); /* per device: its hardware's */
+	for (guint32 d = 0; d < w.D; d++)
+		lh__cost_ctx_init(&cx[d], w.dev[d].hw);
 	for (guint32 i = 0; i < n_ops; i++) {
 		const LhOp *o = &ops[i];
 		OpUse u;
 		if (!w.multi) {
-			cflags[i] = op_cost(g, o, hw, slow0, &cost[i], &u.lk, &u.nt);
+			cflags[i] = op_cost(g, o, &cx[0], slow0, &cost[i], &u.lk, &u.nt);
 		} else {
 			guint32 d = o->device;
-			cflags[i] = op_cost(g, o, w.dev[d].hw, opt->slow ? opt->slow[d] : 1,
-			                    &cost[i], &u.lk, &u.nt);
+			cflags[i] = op_cost(g, o, &cx[d], opt->slow ? opt->slow[d] : 1, &cost[i],
+			                    &u.lk, &u.nt);
 			cflags[i] |= o->sync ? COST_SYNC : 0;
 		}
 		gboolean coll = kind_is_coll(o->kind);
