@@ -680,7 +680,7 @@ static void rdv_arrive(Sim *x, Act *a, guint32 si)
 		rdv_begin(w, rv);
 }
 
-static void start_act(Sim *x, guint32 c, LhEngine eng, guint8 idx)
+G_ALWAYS_INLINE static inline void start_act(Sim *x, guint32 c, LhEngine eng, guint8 idx)
 {
 	const LhCmd *cmd = &x->cmds[c];
 	guint32 op = (guint32)cmd->arg;
