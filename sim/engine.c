@@ -4,15 +4,16 @@
  * Time is integer nanoseconds. Between two instants every running activity progresses
  * linearly at its rate; rates are recomputed only when the running set changes (a start, an
  * end or a phase change). An activity's work is measured in standalone nanoseconds, so rate 1
- * means "as fast as alone". Standalone costs are computed once per op before the loop (a
- * compact per-op array), never at a start. The running set is a list in start order over a pool
- * of slots (an end unlinks its slot, no array shifts). It is small (bounded by resident kernels
- * plus copy engines), so the next instant is found by a scan of it, cached between rate
- * recomputations; under fifo sharing a start only rates the activities appended since the last
- * full recomputation, from the capacity the earlier ones left (the same arithmetic, in the same
- * order, as a full pass, so the same doubles). The tie order at one instant is
- * fixed (ends in start order, then host issues, then dispatches in plan order, then engine
- * admissions in line order), which makes every run of the same inputs identical.
+ * means "as fast as alone". An op's standalone costs are computed at its start, from
+ * per-hardware constants computed once (sim/cost-private.h): a per-op array of them, filled
+ * before the loop, cost more in page faults and memory traffic at 10^6 ops than the arithmetic. The
+ * running set is a list in start order over a pool of slots (an end unlinks its slot, no array
+ * shifts). It is small (bounded by resident kernels plus copy engines), so the next instant is
+ * found by a scan of it, cached between rate recomputations; under fifo sharing a start only rates
+ * the activities appended since the last full recomputation, from the capacity the earlier ones
+ * left (the same arithmetic, in the same order, as a full pass, so the same doubles). The tie order
+ * at one instant is fixed (ends in start order, then host issues, then dispatches in plan order,
+ * then engine admissions in line order), which makes every run of the same inputs identical.
  *
  * A graph placed on devices runs one Sim per device (its host, queues, engines, memory and
  * hardware) in the same loop; they meet only at rendezvous (Rdv): the parts of a collective,
@@ -63,8 +64,8 @@ typedef struct {
 	                       the share it holds on its device, and the rendezvous keeps the work */
 } Act;
 
-/* An op's standalone costs on this hardware, computed once before the loop (docs/engine.md,
- * "Durations and phases"): what a start needs, without a cost call. */
+/* An op's standalone costs on this hardware (docs/engine.md, "Durations and phases"): what a
+ * start needs. */
 typedef struct {
 	double first; /* work of the first phase: T, or the copy's or collective's latency */
 	double a;     /* SM share at rate 1 */
@@ -72,13 +73,12 @@ typedef struct {
 	                 work of the main phase after a latency phase, else 0 */
 } OpCost;
 
+/* op_cost's flags: */
 #define COST_LATENCY 1u  /* the op starts with a latency phase */
 #define COST_TOO_LONG 2u /* its standalone time is beyond LH_MAX_OP_NS: an error if it starts */
 #define COST_NET 4u      /* a collective that leaves the node: the network's lane */
-#define COST_SYNC 16u    /* a part of a rendezvous (LhOp.sync) */
-#define COST_USE                                                                                   \
-	8u /* a collective whose link and network use in its main phase are not                    \
-	      the link's alone (1 and 0): they are in Sim.use */
+/* Sim.cflags, per op, set before the loop: */
+#define COST_SYNC 16u /* a part of a rendezvous (LhOp.sync) */
 /* The op's line and engine class (two bits), and whether a start allocates nothing: dispatch,
  * admission and start read them here rather than from the op (LhOp is 128 bytes a record, so
  * every read of it at 10^6 ops is a cache miss). */
@@ -90,12 +90,6 @@ typedef struct {
 #define COST_NOALLOC                                                                               \
 	128u /* an alias (it writes into its dep's buffer) or an empty output: its                 \
 	        start leaves memory as it is (mem_alloc would add 0 bytes) */
-
-/* A collective's link and network use in its main phase (docs/engine.md, "Collectives on a
- * cluster"), kept apart from OpCost: only collectives on a cluster have other than 1 and 0. */
-typedef struct {
-	double lk, nt;
-} OpUse;
 
 /* A FIFO of u32 (engine lines), in a ring whose size is a power of two (a mask, not a
  * division, wraps an index). */
@@ -180,10 +174,9 @@ typedef struct {
 	                        NONE (fifo: only those need a rate) */
 	double tail_sm, tail_hbm, tail_link, tail_net; /* fifo: capacity left after the last
 	                         rated one */
-	OpCost *cost;                                  /* per op */
 	guint8 *cflags;                                /* per op: COST_* */
-	GHashTable *use_at; /* ops with COST_USE -> 1 + their index in use */
-	GArray *use;        /* OpUse */
+	LhCostCtx cx; /* the cost model's constants for this device's hardware (read-only) */
+	double slow;  /* this device's straggler factor (LhSimOptions.slow), 1 if none */
 	Fifo sm_line, h2d_line, d2h_line;
 	guint32 resident;
 	guint8 *h2d_busy, *d2h_busy;
@@ -649,13 +642,17 @@ static void rdv_set_phase(World *w, guint32 rv, guint8 phase)
 static void rdv_begin(World *w, guint32 rv)
 {
 	Rdv *r = &w->rdv[rv];
-	const Sim *x0 = &w->dev[0];
+	const LhOp *ops = w->dev[0].ops;
 	double lat = 0, main = 0;
 	gboolean has_lat = FALSE;
 	for (guint32 j = 0; j < r->k; j++) {
 		guint32 op = r->parts[j];
-		const OpCost *k = &x0->cost[op];
-		if (x0->cflags[op] & COST_LATENCY) {
+		/* Each part's costs on its own device, as its start computed them. */
+		const Sim *y = &w->dev[ops[op].device];
+		OpCost c;
+		double lk, nt;
+		const OpCost *k = &c;
+		if (op_cost(y->g, &ops[op], &y->cx, y->slow, &c, &lk, &nt) & COST_LATENCY) {
 			has_lat = TRUE;
 			lat = MAX(lat, k->first);
 			main = MAX(main, k->x);
@@ -684,8 +681,10 @@ G_ALWAYS_INLINE static inline void start_act(Sim *x, guint32 c, LhEngine eng, gu
 {
 	const LhCmd *cmd = &x->cmds[c];
 	guint32 op = (guint32)cmd->arg;
-	const OpCost *k = &x->cost[op];
-	guint8 f = x->cflags[op];
+	OpCost cost;
+	double lk, nt;
+	const OpCost *k = &cost;
+	guint8 f = x->cflags[op] | op_cost(x->g, &x->ops[op], &x->cx, x->slow, &cost, &lk, &nt);
 	if ((f & COST_TOO_LONG) && !x->w->failed) {
 		g_set_error(
 		    x->error, LH_ENGINE_ERROR, LH_ENGINE_ERROR_INVALID,
@@ -713,19 +712,8 @@ G_ALWAYS_INLINE static inline void start_act(Sim *x, guint32 c, LhEngine eng, gu
 	a->phase = f & COST_LATENCY ? PH_LATENCY : PH_MAIN;
 	a->rem = k->first;
 	a->main_work = eng == LH_ENGINE_SM ? 0 : k->x;
-	a->lk = a->nt = 0;
-	if (a->is_coll) {
-		if (f & COST_USE) {
-			guint i =
-			    GPOINTER_TO_UINT(g_hash_table_lookup(x->use_at, GUINT_TO_POINTER(op))) -
-			    1;
-			const OpUse *u = &g_array_index(x->use, OpUse, i);
-			a->lk = u->lk;
-			a->nt = u->nt;
-		} else {
-			a->lk = 1;
-		}
-	}
+	a->lk = a->is_coll ? lk : 0;
+	a->nt = a->is_coll ? nt : 0;
 	/* Append to the running list (start order). */
 	a->next = NONE;
 	a->prev = x->run_tail;
@@ -1651,10 +1639,7 @@ LhTrace *lh_simulate(const LhGraph *g, const LhHw *hw, const LhPlan *plan, const
 	guint8 *fired = g_new0(guint8, MAX(E, 1));
 	guint32 *s_inflight = g_new(guint32, MAX(S, 1));
 	guint32 *s_outstanding = g_new0(guint32, MAX(S, 1));
-	OpCost *cost = g_new(OpCost, MAX(n_ops, 1));
 	guint8 *cflags = g_new(guint8, MAX(n_ops, 1));
-	GHashTable *use_at = g_hash_table_new(g_direct_hash, g_direct_equal);
-	GArray *use = g_array_new(FALSE, FALSE, sizeof(OpUse));
 	guint32 *consumers = g_new0(guint32, MAX(n_ops, 1));
 	guint32 *buf = g_new(guint32, MAX(n_ops, 1));
 	guint32 *dnext = NULL;
@@ -1685,10 +1670,9 @@ LhTrace *lh_simulate(const LhGraph *g, const LhHw *hw, const LhPlan *plan, const
 		x->fired = fired;
 		x->s_inflight = s_inflight;
 		x->s_outstanding = s_outstanding;
-		x->cost = cost;
 		x->cflags = cflags;
-		x->use_at = use_at;
-		x->use = use;
+		lh__cost_ctx_init(&x->cx, x->hw);
+		x->slow = opt->slow ? opt->slow[d] : 1;
 		x->consumers = consumers;
 		x->buf = buf;
 		x->pk = w.multi ? &tr->dev_peak[d] : &tr->peak_device;
@@ -1730,34 +1714,15 @@ LhTrace *lh_simulate(const LhGraph *g, const LhHw *hw, const LhPlan *plan, const
 		x->n_stream_cmds++;
 	}
 	/* One pass over the op array (128 bytes an op: at 10^6 ops every pass over it is a stream
-	 * of cache misses) for the costs, the buffers' consumers and the inputs. */
-	double slow0 = opt->slow ? opt->slow[0] : 1;
-	g_autofree LhCostCtx *cx = g_new(LhCostCtx, w.D); /* per device: its hardware's */
-	for (guint32 d = 0; d < w.D; d++)
-		lh__cost_ctx_init(&cx[d], w.dev[d].hw);
+	 * of cache misses) for the ops' flags, the buffers' consumers and the inputs. */
 	for (guint32 i = 0; i < n_ops; i++) {
 		const LhOp *o = &ops[i];
-		OpUse u;
-		if (!w.multi) {
-			cflags[i] = op_cost(g, o, &cx[0], slow0, &cost[i], &u.lk, &u.nt);
-		} else {
-			guint32 d = o->device;
-			cflags[i] = op_cost(g, o, &cx[d], opt->slow ? opt->slow[d] : 1, &cost[i],
-			                    &u.lk, &u.nt);
-			cflags[i] |= o->sync ? COST_SYNC : 0;
-		}
-		gboolean coll = kind_is_coll(o->kind);
-		cflags[i] |= o->kind == LH_OP_COPY_H2D   ? COST_H2D
-		             : o->kind == LH_OP_COPY_D2H ? COST_D2H
-		             : coll                      ? COST_COLL
-		                                         : COST_KERNEL;
+		cflags[i] = o->kind == LH_OP_COPY_H2D   ? COST_H2D
+		            : o->kind == LH_OP_COPY_D2H ? COST_D2H
+		            : kind_is_coll(o->kind)     ? COST_COLL
+		                                        : COST_KERNEL;
 		cflags[i] |= o->alias != LH_NO_OP || o->out_bytes == 0 ? COST_NOALLOC : 0;
-		if (coll && (u.lk != 1 || u.nt != 0)) {
-			g_array_append_val(use, u);
-			g_hash_table_insert(use_at, GUINT_TO_POINTER(i),
-			                    GUINT_TO_POINTER(use->len));
-			cflags[i] |= COST_USE;
-		}
+		cflags[i] |= w.multi && o->sync ? COST_SYNC : 0;
 		/* Every buffer waits for the consumers of the op that allocated it and of every op
 		 * aliasing it (docs/engine.md, Memory): buf is the end of the op's alias chain (an
 		 * alias is a dep, so the chain ends; one below i has its buf already). The count
@@ -1846,10 +1811,7 @@ LhTrace *lh_simulate(const LhGraph *g, const LhHw *hw, const LhPlan *plan, const
 	g_free(fired);
 	g_free(s_inflight);
 	g_free(s_outstanding);
-	g_free(cost);
 	g_free(cflags);
-	g_hash_table_destroy(use_at);
-	g_array_free(use, TRUE);
 	g_free(consumers);
 	g_free(buf);
 	if (w.failed) {
