@@ -1481,8 +1481,10 @@ static void run_one(World *w)
 	/* Room for every point up front: at most one per instant where memory changed, that is
 	 * per start and per end, after the points so far. Growing by steps instead copied the
 	 * array at each step (realloc below the mmap threshold) and faulted fresh pages for each
-	 * copy; untouched room costs no memory. */
-	g_array_set_size(x->tr->mem, x->mem_n + 2 * (gsize)x->n_stream_cmds + 1);
+	 * copy; untouched room costs no memory. Capped (2^25 points, 768 MiB of address space) so
+	 * that a huge plan does not ask for all of it at once; beyond, the array grows. */
+	g_array_set_size(x->tr->mem,
+	                 x->mem_n + MIN(2 * (gsize)x->n_stream_cmds + 1, (gsize)1 << 25));
 	while (!w->failed) {
 		if (x->t == x->next_eta)
 			process_due(x, FALSE);
