@@ -525,10 +525,24 @@ G_ALWAYS_INLINE static inline guint8 op_cost(const LhGraph *g, const LhOp *o, co
 	/* A kernel or copy-d2d without duration_ns (most ops): T from the constants of cx, and
 	 * the bytes and bandwidth of its HBM use. */
 	gboolean kern = !dur && (o->kind == LH_OP_KERNEL || o->kind == LH_OP_COPY_D2D);
-	double bytes = 0, bw = 1;
 	if (kern) {
+		/* The SM engine's case below, without the general path's tests. */
+		double bytes, bw;
 		T = lh__kernel_ns(cx, o, &bytes, &bw);
-	} else if (coll) {
+		if (slow != 1)
+			T *= slow;
+		double hbm = T <= 0 || bytes <= 0 ? 0 : bytes / T / bw; /* lh_op_hbm_use's */
+		double alone = hbm > 1 ? T * hbm : T;
+		c->a = o->kind == LH_OP_KERNEL ? o->sm : 0.1; /* lh_op_sm_share's */
+		c->x = hbm;
+		if (!(alone <= (double)LH_MAX_OP_NS)) {
+			c->first = alone;
+			return COST_TOO_LONG;
+		}
+		c->first = T;
+		return 0;
+	}
+	if (coll) {
 		/* lh_op_standalone_ns_in's collective case (duration_ns, else latency plus wire)
 		 * from the one lh_op_link_phases call: the same doubles, half the cost model's
 		 * work. */
@@ -549,18 +563,14 @@ G_ALWAYS_INLINE static inline guint8 op_cost(const LhGraph *g, const LhOp *o, co
 		T *= slow;
 	/* A kernel whose bytes need more than T at full HBM bandwidth (duration_ns with huge
 	 * bytes) runs at 1 / hbm_use even alone: that is its real standalone time. */
-	double hbm = !(eng == LH_ENGINE_SM) ? 0
-	             : !kern                ? lh_op_hbm_use(o, hw, T)
-	             : T <= 0 || bytes <= 0 ? 0
-	                                    : bytes / T / bw; /* lh_op_hbm_use's expression */
+	double hbm = eng == LH_ENGINE_SM ? lh_op_hbm_use(o, hw, T) : 0;
 	double alone = hbm > 1 ? T * hbm : T;
 	/* Beyond this, nanosecond event times would overflow (or a phase would never end). */
 	guint8 f = !(alone <= (double)LH_MAX_OP_NS) ? COST_TOO_LONG : 0;
 	c->a = c->x = 0;
 	switch (eng) {
 	case LH_ENGINE_SM:
-		c->a = kern ? (o->kind == LH_OP_KERNEL ? o->sm : 0.1) /* lh_op_sm_share's */
-		            : lh_op_sm_share(o, hw);
+		c->a = lh_op_sm_share(o, hw);
 		c->x = hbm;
 		c->first = T;
 		break;
