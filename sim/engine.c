@@ -504,10 +504,11 @@ static LhEngine op_engine(const LhOp *o, double nt)
 	return nt > 0 ? LH_ENGINE_NET : LH_ENGINE_LINK;
 }
 
-/* Fills @c with op @o's costs on @hw in graph @g, and *@lk, *@nt with a collective's link and
- * network use (1 and 0 for anything else), exactly as a start computed them before (the same
- * calls in the same order, so the same doubles). Returns COST_* flags (COST_USE is the
- * caller's). */
+/* Fills @c with op @o's costs in graph @g on the hardware of @cx (its device's) with straggler
+ * factor @slow, and *@lk, *@nt with a collective's link and network use (1 and 0 for anything
+ * else): the cost model's values (sim/cost.c), by the same calls or expressions in the same
+ * order, so the same doubles. Returns COST_LATENCY, COST_TOO_LONG and COST_NET flags. A start
+ * calls it, and a rendezvous again for its parts when it begins. */
 G_ALWAYS_INLINE static inline guint8 op_cost(const LhGraph *g, const LhOp *o, const LhCostCtx *cx,
                                              double slow, OpCost *c, double *lk, double *nt)
 {
