@@ -1,6 +1,7 @@
 /* lhsim — standalone costs (docs/design.md#standalone-costs; the formulas and their sources are in
  * docs/engine.md, "Durations and phases", and docs/hw-format.md). */
 #include "sim/cost.h"
+#include "sim/cost-private.h"
 #include "sim/topo.h"
 
 #include <math.h>
@@ -146,4 +147,53 @@ double lh_op_sm_share(const LhOp *op, const LhHw *hw)
 	default:
 		return hw->collective_sm;
 	}
+}
+
+void lh__cost_ctx_init(LhCostCtx *c, const LhHw *hw)
+{
+	c->hw = hw;
+	c->hbm_bw[0] = hw->hbm_gbs * hw->hbm_eff;
+	c->hbm_bw[1] = hw->hbm_gbs * lh_hw_transpose_eff(hw);
+	c->gemm = hw->gemm_eff > 0 && hw->gemm_tile_m && hw->gemm_tile_n && hw->gemm_tile_k_bytes;
+	double tm = hw->gemm_tile_m, tn = hw->gemm_tile_n, sms = hw->sm_count;
+	c->tile_mn2 = 2.0 * tm * tn;
+	for (int d = 0; d < LH_DTYPE_N; d++) {
+		/* As lh_op_standalone_ns_in and lh_gemm_shape_cost compute them per op. */
+		double peak = lh_hw_peak_tflops(hw, (LhDtype)d);
+		c->flop_ns[d] = peak * 1e3 * hw->compute_eff;
+		c->tk[d] = MAX(1.0, floor(hw->gemm_tile_k_bytes / dtype_bytes((LhDtype)d)));
+		c->per_sm[d] = peak * 1e3 / sms * hw->gemm_eff;
+	}
+}
+
+double lh__kernel_ns(const LhCostCtx *c, const LhOp *op, double *bytes, double *bw)
+{
+	const LhHw *hw = c->hw;
+	if (op->dtype >= LH_DTYPE_N) { /* not a valid graph's: the general path */
+		double eff;
+		*bytes = mem_bytes(op, &eff, hw);
+		*bw = hw->hbm_gbs * eff;
+		return lh_op_standalone_ns_in(NULL, op, hw);
+	}
+	/* lh_op_standalone_ns_in's kernel case, term by term. */
+	*bytes = op->kind == LH_OP_COPY_D2D ? 2.0 * (double)op->size : op->bytes;
+	*bw = c->hbm_bw[op->transpose != 0];
+	double tm = *bytes / *bw;
+	double tc = 0;
+	if (op->kind == LH_OP_KERNEL) {
+		guint8 dt = op->dtype;
+		if (c->gemm && lh_op_is_gemm(op)) {
+			/* lh_gemm_shape_cost's compute_ns: waves * tile_ns. */
+			double m = (double)op->gemm_m, n = (double)op->gemm_n,
+			       k = (double)op->gemm_k;
+			double mt = ceil(m / hw->gemm_tile_m), nt = ceil(n / hw->gemm_tile_n);
+			double kt = ceil(k / c->tk[dt]);
+			double tiles = (double)op->gemm_batch * mt * nt;
+			double waves = ceil(tiles / hw->sm_count);
+			tc = waves * (c->tile_mn2 * kt * c->tk[dt] / c->per_sm[dt]);
+		} else {
+			tc = op->flops / c->flop_ns[dt];
+		}
+	}
+	return MAX(tc, tm) + hw->kernel_overhead_ns;
 }

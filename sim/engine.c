@@ -4,15 +4,16 @@
  * Time is integer nanoseconds. Between two instants every running activity progresses
  * linearly at its rate; rates are recomputed only when the running set changes (a start, an
  * end or a phase change). An activity's work is measured in standalone nanoseconds, so rate 1
- * means "as fast as alone". Standalone costs are computed once per op before the loop (a
- * compact per-op array), never at a start. The running set is a list in start order over a pool
- * of slots (an end unlinks its slot, no array shifts). It is small (bounded by resident kernels
- * plus copy engines), so the next instant is found by a scan of it, cached between rate
- * recomputations; under fifo sharing a start only rates the activities appended since the last
- * full recomputation, from the capacity the earlier ones left (the same arithmetic, in the same
- * order, as a full pass, so the same doubles). The tie order at one instant is
- * fixed (ends in start order, then host issues, then dispatches in plan order, then engine
- * admissions in line order), which makes every run of the same inputs identical.
+ * means "as fast as alone". An op's standalone costs are computed at its start, from
+ * per-hardware constants computed once (sim/cost-private.h): a per-op array of them, filled
+ * before the loop, cost more in page faults and memory traffic at 10^6 ops than the arithmetic. The
+ * running set is a list in start order over a pool of slots (an end unlinks its slot, no array
+ * shifts). It is small (bounded by resident kernels plus copy engines), so the next instant is
+ * found by a scan of it, cached between rate recomputations; under fifo sharing a start only rates
+ * the activities appended since the last full recomputation, from the capacity the earlier ones
+ * left (the same arithmetic, in the same order, as a full pass, so the same doubles). The tie order
+ * at one instant is fixed (ends in start order, then host issues, then dispatches in plan order,
+ * then engine admissions in line order), which makes every run of the same inputs identical.
  *
  * A graph placed on devices runs one Sim per device (its host, queues, engines, memory and
  * hardware) in the same loop; they meet only at rendezvous (Rdv): the parts of a collective,
@@ -21,7 +22,7 @@
  * Sim, and its runs are those of the engine before devices (tests/test-engine-ref.c).
  */
 #include "sim/engine.h"
-#include "sim/cost.h"
+#include "sim/cost-private.h"
 #include "sim/engine-private.h"
 #include "sim/graph-private.h"
 #include "sim/plan-private.h"
@@ -64,8 +65,8 @@ typedef struct {
 	                       the share it holds on its device, and the rendezvous keeps the work */
 } Act;
 
-/* An op's standalone costs on this hardware, computed once before the loop (docs/engine.md,
- * "Durations and phases"): what a start needs, without a cost call. */
+/* An op's standalone costs on this hardware (docs/engine.md, "Durations and phases"): what a
+ * start needs. */
 typedef struct {
 	double first; /* work of the first phase: T, or the copy's or collective's latency */
 	double a;     /* SM share at rate 1 */
@@ -73,13 +74,12 @@ typedef struct {
 	                 work of the main phase after a latency phase, else 0 */
 } OpCost;
 
+/* op_cost's flags: */
 #define COST_LATENCY 1u  /* the op starts with a latency phase */
 #define COST_TOO_LONG 2u /* its standalone time is beyond LH_MAX_OP_NS: an error if it starts */
 #define COST_NET 4u      /* a collective that leaves the node: the network's lane */
-#define COST_SYNC 16u    /* a part of a rendezvous (LhOp.sync) */
-#define COST_USE                                                                                   \
-	8u /* a collective whose link and network use in its main phase are not                    \
-	      the link's alone (1 and 0): they are in Sim.use */
+/* Sim.cflags, per op, set before the loop: */
+#define COST_SYNC 16u /* a part of a rendezvous (LhOp.sync) */
 /* The op's line and engine class (two bits), and whether a start allocates nothing: dispatch,
  * admission and start read them here rather than from the op (LhOp is 128 bytes a record, so
  * every read of it at 10^6 ops is a cache miss). */
@@ -91,12 +91,6 @@ typedef struct {
 #define COST_NOALLOC                                                                               \
 	128u /* an alias (it writes into its dep's buffer) or an empty output: its                 \
 	        start leaves memory as it is (mem_alloc would add 0 bytes) */
-
-/* A collective's link and network use in its main phase (docs/engine.md, "Collectives on a
- * cluster"), kept apart from OpCost: only collectives on a cluster have other than 1 and 0. */
-typedef struct {
-	double lk, nt;
-} OpUse;
 
 /* A FIFO of u32 (engine lines), in a ring whose size is a power of two (a mask, not a
  * division, wraps an index). */
@@ -181,10 +175,9 @@ typedef struct {
 	                        NONE (fifo: only those need a rate) */
 	double tail_sm, tail_hbm, tail_link, tail_net; /* fifo: capacity left after the last
 	                         rated one */
-	OpCost *cost;                                  /* per op */
 	guint8 *cflags;                                /* per op: COST_* */
-	GHashTable *use_at; /* ops with COST_USE -> 1 + their index in use */
-	GArray *use;        /* OpUse */
+	LhCostCtx cx; /* the cost model's constants for this device's hardware (read-only) */
+	double slow;  /* this device's straggler factor (LhSimOptions.slow), 1 if none */
 	Fifo sm_line, h2d_line, d2h_line;
 	guint32 resident;
 	guint8 *h2d_busy, *d2h_busy;
@@ -241,7 +234,6 @@ struct World {
 /* Checkpoints (the block "checkpoints" at the end): one is taken at the start of an instant of
  * a graph without placement, before anything due then is done. */
 typedef struct CkCtl CkCtl;
-typedef struct CkStatic CkStatic;
 static void ck_at_instant(World *w, const Sim *x, gint64 t);
 
 /* ceil(@v), up to the sign of a zero (ceil gives -0 in (-1, 0), this +0; callers only compare
@@ -499,6 +491,12 @@ G_ALWAYS_INLINE static inline gboolean dispatch(Sim *x)
 
 /* ---- engines ---- */
 
+/* lh_op_kind_is_collective (sim/graph.c), inlined: the setup pass asks it per op. */
+static inline gboolean kind_is_coll(guint8 k)
+{
+	return k >= LH_OP_ALL_REDUCE && k <= LH_OP_RECV;
+}
+
 /* The engine an op runs on: the admission line's choice (the SM line holds kernels and
  * collectives), and the network for a collective whose main phase uses the network (@nt > 0),
  * as a start records it in the trace (its lane). */
@@ -508,31 +506,63 @@ static LhEngine op_engine(const LhOp *o, double nt)
 		return LH_ENGINE_H2D;
 	if (o->kind == LH_OP_COPY_D2H)
 		return LH_ENGINE_D2H;
-	if (!lh_op_kind_is_collective(o->kind))
+	if (!kind_is_coll(o->kind))
 		return LH_ENGINE_SM;
 	return nt > 0 ? LH_ENGINE_NET : LH_ENGINE_LINK;
 }
 
-/* Fills @c with op @o's costs on @hw in graph @g, and *@lk, *@nt with a collective's link and
- * network use (1 and 0 for anything else), exactly as a start computed them before (the same
- * calls in the same order, so the same doubles). Returns COST_* flags (COST_USE is the
- * caller's). */
-G_ALWAYS_INLINE static inline guint8 op_cost(const LhGraph *g, const LhOp *o, const LhHw *hw,
+/* Fills @c with op @o's costs in graph @g on the hardware of @cx (its device's) with straggler
+ * factor @slow, and *@lk, *@nt with a collective's link and network use (1 and 0 for anything
+ * else): the cost model's values (sim/cost.c), by the same calls or expressions in the same
+ * order, so the same doubles. Returns COST_LATENCY, COST_TOO_LONG and COST_NET flags. A start
+ * calls it, and a rendezvous again for its parts when it begins. */
+G_ALWAYS_INLINE static inline guint8 op_cost(const LhGraph *g, const LhOp *o, const LhCostCtx *cx,
                                              double slow, OpCost *c, double *lk, double *nt)
 {
-	double T = lh_op_standalone_ns_in(g, o, hw);
-	gboolean dur = o->duration_ns >= 0;
-	gboolean coll = lh_op_kind_is_collective(o->kind);
-	double lat = 0, wire = 0;
+	const LhHw *hw = cx->hw;
 	*lk = 1;
 	*nt = 0;
+	if (o->kind == LH_OP_INPUT) {
+		/* Never runs: lh_op_standalone_ns_in's 0, no SM share, no HBM use. */
+		c->first = c->a = c->x = 0;
+		return 0;
+	}
+	gboolean dur = o->duration_ns >= 0;
+	gboolean coll = kind_is_coll(o->kind);
+	double lat = 0, wire = 0, T;
+	/* A kernel or copy-d2d without duration_ns (most ops): T from the constants of cx, and
+	 * the bytes and bandwidth of its HBM use. */
+	gboolean kern = !dur && (o->kind == LH_OP_KERNEL || o->kind == LH_OP_COPY_D2D);
+	if (kern) {
+		/* The SM engine's case below, without the general path's tests. */
+		double bytes, bw;
+		T = lh__kernel_ns(cx, o, &bytes, &bw);
+		if (slow != 1)
+			T *= slow;
+		double hbm = T <= 0 || bytes <= 0 ? 0 : bytes / T / bw; /* lh_op_hbm_use's */
+		double alone = hbm > 1 ? T * hbm : T;
+		c->a = o->kind == LH_OP_KERNEL ? o->sm : 0.1; /* lh_op_sm_share's */
+		c->x = hbm;
+		if (!(alone <= (double)LH_MAX_OP_NS)) {
+			c->first = alone;
+			return COST_TOO_LONG;
+		}
+		c->first = T;
+		return 0;
+	}
 	if (coll) {
+		/* lh_op_standalone_ns_in's collective case (duration_ns, else latency plus wire)
+		 * from the one lh_op_link_phases call: the same doubles, half the cost model's
+		 * work. */
 		lh_op_link_phases(g, o, hw, &lat, &wire, lk, nt);
+		T = dur ? (double)o->duration_ns : lat + wire;
 		if (dur) { /* a measured duration holds the link as before, or the network */
 			gboolean net = *nt > 0;
 			*lk = net ? 0 : 1;
 			*nt = net ? 1 : 0;
 		}
+	} else {
+		T = lh_op_standalone_ns_in(g, o, hw);
 	}
 	LhEngine eng = op_engine(o, *nt);
 	/* A straggler (LhSimOptions.slow) runs its SM work slower: kernels and copy-d2d, which is
@@ -630,13 +660,17 @@ static void rdv_set_phase(World *w, guint32 rv, guint8 phase)
 static void rdv_begin(World *w, guint32 rv)
 {
 	Rdv *r = &w->rdv[rv];
-	const Sim *x0 = &w->dev[0];
+	const LhOp *ops = w->dev[0].ops;
 	double lat = 0, main = 0;
 	gboolean has_lat = FALSE;
 	for (guint32 j = 0; j < r->k; j++) {
 		guint32 op = r->parts[j];
-		const OpCost *k = &x0->cost[op];
-		if (x0->cflags[op] & COST_LATENCY) {
+		/* Each part's costs on its own device, as its start computed them. */
+		const Sim *y = &w->dev[ops[op].device];
+		OpCost c;
+		double lk, nt;
+		const OpCost *k = &c;
+		if (op_cost(y->g, &ops[op], &y->cx, y->slow, &c, &lk, &nt) & COST_LATENCY) {
 			has_lat = TRUE;
 			lat = MAX(lat, k->first);
 			main = MAX(main, k->x);
@@ -661,12 +695,14 @@ static void rdv_arrive(Sim *x, Act *a, guint32 si)
 		rdv_begin(w, rv);
 }
 
-static void start_act(Sim *x, guint32 c, LhEngine eng, guint8 idx)
+G_ALWAYS_INLINE static inline void start_act(Sim *x, guint32 c, LhEngine eng, guint8 idx)
 {
 	const LhCmd *cmd = &x->cmds[c];
 	guint32 op = (guint32)cmd->arg;
-	const OpCost *k = &x->cost[op];
-	guint8 f = x->cflags[op];
+	OpCost cost;
+	double lk, nt;
+	const OpCost *k = &cost;
+	guint8 f = x->cflags[op] | op_cost(x->g, &x->ops[op], &x->cx, x->slow, &cost, &lk, &nt);
 	if ((f & COST_TOO_LONG) && !x->w->failed) {
 		g_set_error(
 		    x->error, LH_ENGINE_ERROR, LH_ENGINE_ERROR_INVALID,
@@ -694,19 +730,8 @@ static void start_act(Sim *x, guint32 c, LhEngine eng, guint8 idx)
 	a->phase = f & COST_LATENCY ? PH_LATENCY : PH_MAIN;
 	a->rem = k->first;
 	a->main_work = eng == LH_ENGINE_SM ? 0 : k->x;
-	a->lk = a->nt = 0;
-	if (a->is_coll) {
-		if (f & COST_USE) {
-			guint i =
-			    GPOINTER_TO_UINT(g_hash_table_lookup(x->use_at, GUINT_TO_POINTER(op))) -
-			    1;
-			const OpUse *u = &g_array_index(x->use, OpUse, i);
-			a->lk = u->lk;
-			a->nt = u->nt;
-		} else {
-			a->lk = 1;
-		}
-	}
+	a->lk = a->is_coll ? lk : 0;
+	a->nt = a->is_coll ? nt : 0;
 	/* Append to the running list (start order). */
 	a->next = NONE;
 	a->prev = x->run_tail;
@@ -1217,7 +1242,11 @@ G_ALWAYS_INLINE static inline gboolean host_issue(Sim *x, const gboolean multi)
 			x->tr->ops[cmd->arg].issue = x->t;
 		if (cmd->kind != LH_CMD_HOST && cmd->kind != LH_CMD_SYNC) {
 			x->s_outstanding[cmd->stream]++;
-			heap_push(x, x->sq[cmd->stream]);
+			/* heap_push's own test, without the call: mostly it fails (a serial plan's
+			 * host issues ahead of its one busy stream). */
+			guint32 q = x->sq[cmd->stream], h = x->qhead[q];
+			if (!x->in_heap[q] && h < x->hc && x->s_inflight[x->cmds[h].stream] == NONE)
+				heap_push(x, q);
 		}
 		any = TRUE;
 		host_schedule(x);
@@ -1467,6 +1496,13 @@ static void run_one(World *w)
 	Sim *x = &xs;
 	guint32 n_cmds = x->n_cmds;
 	x->mem_n = x->tr->mem->len;
+	/* Room for every point up front: at most one per instant where memory changed, that is
+	 * per start and per end, after the points so far. Growing by steps instead copied the
+	 * array at each step (realloc below the mmap threshold) and faulted fresh pages for each
+	 * copy; untouched room costs no memory. Capped (2^25 points, 768 MiB of address space) so
+	 * that a huge plan does not ask for all of it at once; beyond, the array grows. */
+	g_array_set_size(x->tr->mem,
+	                 x->mem_n + MIN(2 * (gsize)x->n_stream_cmds + 1, (gsize)1 << 25));
 	while (!w->failed) {
 		if (x->t == x->next_eta)
 			process_due(x, FALSE);
@@ -1574,9 +1610,6 @@ static void run_many(World *w)
 }
 
 static void ck_restore(World *w, CkCtl *ckc);
-static void ck_costs(CkCtl *c, OpCost *cost, guint8 *cflags, GHashTable *use_at, GArray *use,
-                     guint32 *buf, guint32 *consumers, guint32 n_ops);
-static gboolean ck_have_costs(const CkCtl *c);
 
 /* lh_simulate(), taking or restoring checkpoints as @ckc says (NULL: none). */
 static LhTrace *simulate(const LhGraph *g, const LhHw *hw, const LhPlan *plan,
@@ -1633,10 +1666,7 @@ static LhTrace *simulate(const LhGraph *g, const LhHw *hw, const LhPlan *plan,
 	guint8 *fired = g_new0(guint8, MAX(E, 1));
 	guint32 *s_inflight = g_new(guint32, MAX(S, 1));
 	guint32 *s_outstanding = g_new0(guint32, MAX(S, 1));
-	OpCost *cost = g_new(OpCost, MAX(n_ops, 1));
 	guint8 *cflags = g_new(guint8, MAX(n_ops, 1));
-	GHashTable *use_at = g_hash_table_new(g_direct_hash, g_direct_equal);
-	GArray *use = g_array_new(FALSE, FALSE, sizeof(OpUse));
 	guint32 *consumers = g_new0(guint32, MAX(n_ops, 1));
 	guint32 *buf = g_new(guint32, MAX(n_ops, 1));
 	guint32 *dnext = NULL;
@@ -1667,10 +1697,9 @@ static LhTrace *simulate(const LhGraph *g, const LhHw *hw, const LhPlan *plan,
 		x->fired = fired;
 		x->s_inflight = s_inflight;
 		x->s_outstanding = s_outstanding;
-		x->cost = cost;
 		x->cflags = cflags;
-		x->use_at = use_at;
-		x->use = use;
+		lh__cost_ctx_init(&x->cx, x->hw);
+		x->slow = opt->slow ? opt->slow[d] : 1;
 		x->consumers = consumers;
 		x->buf = buf;
 		x->pk = w.multi ? &tr->dev_peak[d] : &tr->peak_device;
@@ -1711,31 +1740,39 @@ static LhTrace *simulate(const LhGraph *g, const LhHw *hw, const LhPlan *plan,
 		x->qtail[q] = c;
 		x->n_stream_cmds++;
 	}
-	double slow0 = opt->slow ? opt->slow[0] : 1;
-	/* A run of the same graph, hardware and options computed the costs (checkpoints). */
-	guint32 n_cost = ckc && ck_have_costs(ckc) ? 0 : n_ops;
-	for (guint32 i = 0; i < n_cost; i++) {
-		OpUse u;
-		if (!w.multi) {
-			cflags[i] = op_cost(g, &ops[i], hw, slow0, &cost[i], &u.lk, &u.nt);
-		} else {
-			guint32 d = ops[i].device;
-			cflags[i] = op_cost(g, &ops[i], w.dev[d].hw, opt->slow ? opt->slow[d] : 1,
-			                    &cost[i], &u.lk, &u.nt);
-			cflags[i] |= ops[i].sync ? COST_SYNC : 0;
-		}
+	/* One pass over the op array (128 bytes an op: at 10^6 ops every pass over it is a stream
+	 * of cache misses) for the ops' flags, the buffers' consumers and the inputs. */
+	for (guint32 i = 0; i < n_ops; i++) {
 		const LhOp *o = &ops[i];
-		cflags[i] |= o->kind == LH_OP_COPY_H2D           ? COST_H2D
-		             : o->kind == LH_OP_COPY_D2H         ? COST_D2H
-		             : lh_op_kind_is_collective(o->kind) ? COST_COLL
-		                                                 : COST_KERNEL;
+		cflags[i] = o->kind == LH_OP_COPY_H2D   ? COST_H2D
+		            : o->kind == LH_OP_COPY_D2H ? COST_D2H
+		            : kind_is_coll(o->kind)     ? COST_COLL
+		                                        : COST_KERNEL;
 		cflags[i] |= o->alias != LH_NO_OP || o->out_bytes == 0 ? COST_NOALLOC : 0;
-		if (lh_op_kind_is_collective(ops[i].kind) && (u.lk != 1 || u.nt != 0)) {
-			g_array_append_val(use, u);
-			g_hash_table_insert(use_at, GUINT_TO_POINTER(i),
-			                    GUINT_TO_POINTER(use->len));
-			cflags[i] |= COST_USE;
+		cflags[i] |= w.multi && o->sync ? COST_SYNC : 0;
+		/* Every buffer waits for the consumers of the op that allocated it and of every op
+		 * aliasing it (docs/engine.md, Memory): buf is the end of the op's alias chain (an
+		 * alias is a dep, so the chain ends; one below i has its buf already). The count
+		 * does not depend on the order the ops add to it. */
+		guint32 bi = i;
+		if (o->alias != LH_NO_OP) {
+			bi = o->alias;
+			if (bi < i)
+				bi = buf[bi];
+			else
+				while (ops[bi].alias != LH_NO_OP)
+					bi = ops[bi].alias;
 		}
+		buf[i] = bi;
+		guint32 ns, *cn = &consumers[bi];
+		lh_graph_succs(g, i, &ns);
+		if (ns == 0)
+			*cn = G_MAXUINT32;
+		else if (*cn != G_MAXUINT32)
+			*cn += ns;
+		/* Inputs are live from 0, allocated in op order. */
+		if (o->kind == LH_OP_INPUT)
+			mem_alloc(&w.dev[w.multi ? o->device : 0], i);
 	}
 	/* Rendezvous: their parts, and which command runs each op (for deadlock messages). */
 	guint32 n_rv = w.multi ? lh_graph_n_syncs(g) : 0;
@@ -1757,26 +1794,6 @@ static LhTrace *simulate(const LhGraph *g, const LhHw *hw, const LhPlan *plan,
 				w.op_cmd[cmds[c].arg] = c;
 	}
 
-	/* Inputs are live from 0; every buffer waits for the consumers of the op that allocated
-	 * it and of every op aliasing it (docs/engine.md, Memory). An alias is a dep, so in
-	 * topological order it has its buffer before the op that aliases it. */
-	const guint32 *topo = lh_graph_topo(g);
-	for (guint32 t = 0; t < n_cost; t++) {
-		guint32 i = topo[t];
-		const LhOp *o = &ops[i];
-		buf[i] = o->alias == LH_NO_OP ? i : buf[o->alias];
-		guint32 ns, *c = &consumers[buf[i]];
-		lh_graph_succs(g, i, &ns);
-		if (ns == 0)
-			*c = G_MAXUINT32;
-		else if (*c != G_MAXUINT32)
-			*c += ns;
-	}
-	if (ckc)
-		ck_costs(ckc, cost, cflags, use_at, use, buf, consumers, n_ops);
-	for (guint32 i = 0; i < n_ops; i++)
-		if (ops[i].kind == LH_OP_INPUT)
-			mem_alloc(&w.dev[w.multi ? ops[i].device : 0], i);
 	mem_point(&w);
 	for (guint32 d = 0; d < w.D; d++) {
 		Sim *x = &w.dev[d];
@@ -1825,10 +1842,7 @@ static LhTrace *simulate(const LhGraph *g, const LhHw *hw, const LhPlan *plan,
 	g_free(fired);
 	g_free(s_inflight);
 	g_free(s_outstanding);
-	g_free(cost);
 	g_free(cflags);
-	g_hash_table_destroy(use_at);
-	g_array_free(use, TRUE);
 	g_free(consumers);
 	g_free(buf);
 	if (w.failed) {
@@ -1886,20 +1900,7 @@ typedef struct {
 	gint64 pk, pk_t, pk_host;
 } Ck;
 
-/* What a run computes before its loop that depends only on the graph, hardware and options:
- * the per-op costs and buffers (as lh_simulate computes them, copied). Shared by the runs of
- * one search. */
-struct CkStatic {
-	guint ref;
-	guint32 n_ops, n_use;
-	OpCost *cost;
-	guint8 *cflags;
-	OpUse *use;
-	guint32 *buf, *consumers; /* consumers before the run */
-};
-
 struct CkCtl {
-	CkStatic *st; /* NULL: the run computes the costs, and keeps them here */
 	/* taking, every `every` instants */
 	guint32 every, count;
 	guint64 instants;
@@ -1920,7 +1921,6 @@ struct CkCtl {
 
 struct LhSimRun {
 	CkRun *run;
-	CkStatic *st;
 	const LhGraph *g;
 	const LhHw *hw;
 	gboolean strict;
@@ -1939,52 +1939,6 @@ static void ckrun_unref(CkRun *r)
 	if (r->tr)
 		lh_trace_free(r->tr);
 	g_free(r);
-}
-
-static void st_unref(CkStatic *st)
-{
-	if (!st || --st->ref)
-		return;
-	g_free(st->cost);
-	g_free(st->cflags);
-	g_free(st->use);
-	g_free(st->buf);
-	g_free(st->consumers);
-	g_free(st);
-}
-
-static gboolean ck_have_costs(const CkCtl *c)
-{
-	return c->st != NULL;
-}
-
-/* Copies the costs computed by an earlier run into the arrays of this one, or keeps this
- * run's (simulate() computed them) for later runs. */
-static void ck_costs(CkCtl *c, OpCost *cost, guint8 *cflags, GHashTable *use_at, GArray *use,
-                     guint32 *buf, guint32 *consumers, guint32 n_ops)
-{
-	CkStatic *st = c->st;
-	if (!st) {
-		st = c->st = g_new0(CkStatic, 1);
-		st->ref = 1;
-		st->n_ops = n_ops;
-		st->cost = g_memdup2(cost, MAX(n_ops, 1) * sizeof(OpCost));
-		st->cflags = g_memdup2(cflags, MAX(n_ops, 1));
-		st->n_use = use->len;
-		st->use = g_memdup2(use->data, MAX(use->len, 1) * sizeof(OpUse));
-		st->buf = g_memdup2(buf, MAX(n_ops, 1) * sizeof(guint32));
-		st->consumers = g_memdup2(consumers, MAX(n_ops, 1) * sizeof(guint32));
-		return;
-	}
-	memcpy(cost, st->cost, n_ops * sizeof(OpCost));
-	memcpy(cflags, st->cflags, n_ops);
-	memcpy(buf, st->buf, n_ops * sizeof(guint32));
-	memcpy(consumers, st->consumers, n_ops * sizeof(guint32));
-	g_array_append_vals(use, st->use, st->n_use);
-	/* use_at as simulate() fills it: ops in index order. */
-	for (guint32 i = 0, k = 0; i < n_ops; i++)
-		if (cflags[i] & COST_USE)
-			g_hash_table_insert(use_at, GUINT_TO_POINTER(i), GUINT_TO_POINTER(++k));
 }
 
 static void ck_unref(Ck *k)
@@ -2193,10 +2147,7 @@ static void ck_restore(World *w, CkCtl *c)
 	KEEP(heap);
 	KEEP(in_heap);
 	KEEP(n_stream_cmds);
-	KEEP(cost);
 	KEEP(cflags);
-	KEEP(use_at);
-	KEEP(use);
 	KEEP(h2d_busy);
 	KEEP(d2h_busy);
 	KEEP(buf);
@@ -2334,11 +2285,7 @@ LhSimRun *lh__sim_run(const LhGraph *g, const LhHw *hw, const LhPlan *plan, cons
 	/* The latest valid checkpoint of @from: only one of the same inputs. */
 	guint32 upto = 0; /* from's checkpoints kept: those up to the one restored */
 	gboolean same = from && !placed && from->g == g && from->hw == hw &&
-	                from->strict == res->strict && from->slow0 == slow0 && from->st;
-	if (same) {
-		c.st = from->st;
-		c.st->ref++;
-	}
+	                from->strict == res->strict && from->slow0 == slow0;
 	if (same && from->n_ck) {
 		guint32 Q = MIN(hw->hw_queues, MAX(S, 1));
 		c.iss = g_new(gint64, MAX(nn, 1));
@@ -2381,13 +2328,11 @@ LhSimRun *lh__sim_run(const LhGraph *g, const LhHw *hw, const LhPlan *plan, cons
 			ck_unref(c.taken->pdata[i]);
 		g_ptr_array_free(c.taken, TRUE);
 		ckrun_unref(run);
-		st_unref(c.st);
 		g_free(res);
 		return NULL;
 	}
 	run->tr = tr;
 	res->run = run;
-	res->st = c.st;
 	res->n_ck = upto + c.taken->len;
 	res->ck = g_new(Ck *, MAX(res->n_ck, 1));
 	for (guint32 i = 0; i < upto; i++) {
@@ -2424,6 +2369,5 @@ void lh__sim_run_free(LhSimRun *r)
 		ck_unref(r->ck[i]);
 	g_free(r->ck);
 	ckrun_unref(r->run);
-	st_unref(r->st);
 	g_free(r);
 }
