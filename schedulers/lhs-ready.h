@@ -32,6 +32,9 @@ enum { NODE_KERNEL, NODE_START, NODE_DONE };
 #define LHS_SCALE_UP LH_CLASS_N
 #define LHS_NCLASS (LH_CLASS_N + 1)
 
+/* Blocks of the memory guard's profile that may wait before its tree is pulled. */
+#define LHS_GT_PEND 64
+
 /* A set of integers in [0, n): a 64-ary tree of bit words, so that adding, removing, and
  * finding the least, the greatest, or the next member after k each read a few words (one per
  * level: 4 levels for 2^24 members). The ready set keeps nodes in it by their rank in a fixed
@@ -145,10 +148,13 @@ typedef struct {
 	LhsMemChange *mc; /* per ready node: lh__lhs_memory_change()'s */
 	/* The memory guard (see "The memory guard" in lhs.c), when guard is set. */
 	gboolean guard;
-	double *gd;       /* per position in serial's order: the profile's change there */
-	guint8 *gon;      /* per block of positions: which count (bit i: the i-th) */
-	guint32 gn;       /* leaves of the tree (blocks): a power of two */
-	double *gt;       /* the tree (gt_flush): per tree node its sum, then its max */
+	double *gd;                 /* per position in serial's order: the profile's change there */
+	guint8 *gon;                /* per block of positions: which count (bit i: the i-th) */
+	guint32 gn;                 /* leaves of the tree (blocks): a power of two */
+	double *gt;                 /* the tree (gt_flush): per tree node its sum, then its max */
+	guint32 gpend[LHS_GT_PEND]; /* tree leaves changed since the tree was pulled */
+	guint32 gpend_n;
+	double gub;       /* >= the root's max once pulled (see gt_flush in lhs.c) */
 	guint32 *gpos;    /* per node: its position in serial's order */
 	guint32 *gnode;   /* per position in serial's order: the node */
 	double cap;       /* max(limit, the serial order's peak) */

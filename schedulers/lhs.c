@@ -568,16 +568,16 @@ static void gt_leaf(Lhs *s, guint32 k)
 /* Changes to blocks are batched, and the paths above them pulled together, level by level:
  * a node shared by several paths (the positions one step touches lie close together in
  * serial's order) is computed once. Each node is computed from its children's final values,
- * so the tree is the one of pulling after every change. */
-#define GT_BATCH 16
-typedef struct {
-	guint32 k[GT_BATCH]; /* tree nodes changed, at one level */
-	guint32 n;
-} GtBatch;
-
-static void gt_flush(Lhs *s, GtBatch *t)
+ * so the tree is the one of pulling after every change. The batch is pulled only when a
+ * check needs the root (issue 12): until then gub bounds it from above (a change that adds
+ * x bytes from a position on raises the largest running sum by at most x, one that takes
+ * bytes off or stops a position counting does not raise it, one that makes a position count
+ * again may: then the bound is infinite), and a pick whose estimate that bound already keeps
+ * within cap needs no more. The bound is exact arithmetic below 2^53 (whole bytes), and at
+ * or above 2^53 it is above cap, so it never decides wrongly. */
+static void gt_flush(Lhs *s)
 {
-	guint32 *k = t->k, n = t->n;
+	guint32 *k = s->gpend, n = s->gpend_n;
 	for (guint32 i = 1; i < n; i++) /* ascending, so that parents shared come together */
 		for (guint32 j = i; j > 0 && k[j - 1] > k[j]; j--) {
 			guint32 x = k[j];
@@ -603,31 +603,39 @@ static void gt_flush(Lhs *s, GtBatch *t)
 		}
 		n = m;
 	}
-	t->n = 0;
+	s->gpend_n = 0;
+	s->gub = GMX(s, 1);
 }
 
-static void gt_touch(Lhs *s, GtBatch *t, guint32 q)
+static void gt_touch(Lhs *s, guint32 q)
 {
-	if (t->n == GT_BATCH)
-		gt_flush(s, t);
-	t->k[t->n++] = s->gn + q / GB;
+	guint32 k = s->gn + q / GB;
+	if (s->gpend_n && s->gpend[s->gpend_n - 1] == k)
+		return; /* the block is waiting already */
+	if (s->gpend_n == LHS_GT_PEND)
+		gt_flush(s);
+	s->gpend[s->gpend_n++] = k;
 }
 
 /* Adds @x to the profile from position @q on (nothing past the last position). */
-static void gt_add(Lhs *s, GtBatch *t, guint32 q, double x)
+static void gt_add(Lhs *s, guint32 q, double x)
 {
 	if (q >= s->n_nodes)
 		return;
+	gt_touch(s, q); /* before the change: a flush there sets gub from the tree without it */
 	s->gd[q] += x;
-	gt_touch(s, t, q);
+	if (x > 0)
+		s->gub += x;
 }
 
 /* Position @q stops counting (@on FALSE) or counts again. */
-static void gt_count(Lhs *s, GtBatch *t, guint32 q, gboolean on)
+static void gt_count(Lhs *s, guint32 q, gboolean on)
 {
+	gt_touch(s, q);
 	guint8 bit = (guint8)(1u << (q % GB));
 	s->gon[q / GB] = on ? s->gon[q / GB] | bit : s->gon[q / GB] & ~bit;
-	gt_touch(s, t, q);
+	if (on)
+		s->gub = INFINITY;
 }
 
 static void guard_init(Lhs *s)
@@ -671,7 +679,8 @@ static void guard_init(Lhs *s)
 		GSUM(s, k) = GSUM(s, 2 * k) + GSUM(s, 2 * k + 1);
 		GMX(s, k) = MAX(GMX(s, 2 * k), GSUM(s, 2 * k) + GMX(s, 2 * k + 1));
 	}
-	s->p0 = GMX(s, 1);
+	s->p0 = s->gub = GMX(s, 1);
+	s->gpend_n = 0;
 	s->cap = MAX(s->limit_bytes, s->p0);
 	s->peak_done = s->usage;
 	s->gnode = g_new(guint32, m);
@@ -684,28 +693,45 @@ static void guard_init(Lhs *s)
  * memory_schedule(). */
 static void guard_shift(Lhs *s, guint32 v, double sign)
 {
-	GtBatch t = {.n = 0};
 	if (sign < 0)
-		gt_count(s, &t, s->gpos[v], TRUE);
+		gt_count(s, s->gpos[v], TRUE);
 	FOR_EACH_USED_BUFFER(s, v, b, {
 		if (s->bf[b].state == 0 && s->bf[b].bytes > 0)
-			gt_add(s, &t, s->bf[b].gend + 1, sign * s->bf[b].bytes);
+			gt_add(s, s->bf[b].gend + 1, sign * s->bf[b].bytes);
 	});
 	guint32 f = node_frees(s, v);
 	if (f != G_MAXUINT32 && s->bf[f].bytes > 0 && s->bf[f].state != 2) {
-		gt_add(s, &t, s->bf[f].gdef, -sign * s->bf[f].bytes);
+		gt_add(s, s->bf[f].gdef, -sign * s->bf[f].bytes);
 		if (s->bf[f].state == 0)
-			gt_add(s, &t, s->bf[f].gend + 1, sign * s->bf[f].bytes);
+			gt_add(s, s->bf[f].gend + 1, sign * s->bf[f].bytes);
 	}
 	if (sign > 0)
-		gt_count(s, &t, s->gpos[v], FALSE);
-	gt_flush(s, &t);
+		gt_count(s, s->gpos[v], FALSE);
 }
 
 /* The estimate with @v taken next, the tree already shifted; @peak: lh__lhs_memory_change()'s. */
-static double guard_estimate(const Lhs *s, double peak)
+static double guard_estimate(Lhs *s, double peak)
 {
+	if (s->gpend_n)
+		gt_flush(s);
 	return MAX(s->usage + peak, GMX(s, 1));
+}
+
+/* Whether guard_estimate(@peak) <= cap, pulling the tree only when its bound does not say. */
+static gboolean guard_fits(Lhs *s, double peak)
+{
+	if (s->usage + peak > s->cap)
+		return FALSE;
+	if (s->n_nodes <= 1u << 17 && s->gpend_n) { /* every test's graph: check the bound */
+		double ub = s->gub;
+		gt_flush(s);
+		g_assert(GMX(s, 1) <= ub);
+	}
+	if (s->gub <= s->cap)
+		return TRUE;
+	if (s->gpend_n)
+		gt_flush(s);
+	return GMX(s, 1) <= s->cap;
 }
 
 /* lh__lhs_memory_change() of a ready node: the memory index holds it exactly when it is kept
@@ -727,7 +753,7 @@ static guint32 guard_check(Lhs *s, guint32 v, const char **why)
 	double inc, peak;
 	change_of(s, v, &inc, &peak);
 	guard_shift(s, v, 1);
-	if (guard_estimate(s, peak) <= s->cap)
+	if (guard_fits(s, peak))
 		goto done;
 	guard_shift(s, v, -1);
 	s->n_veto++;
