@@ -7,8 +7,10 @@
  * scheduler takes more than 2 s at one size it is skipped at larger ones ("-"). No plan is
  * simulated: this measures the schedulers, bench-engine the engine.
  *
- * usage: bench-sched [-c] [-s NAME[,NAME...]] [N ...]
+ * usage: bench-sched [-c] [-r REPS] [-s NAME[,NAME...]] [N ...]
  *   -c  time by the process's CPU time, not the wall clock (on a loaded machine)
+ *   -r  best of REPS runs at every size (default: 3 below 10^5 ops, 1 above); on a shared
+ *       machine the best of several is the steadier figure
  *   -s  time these schedulers instead of the list below, each NAME, NAME* (see lhs*) or
  *       NAME:K=V[:K=V...] with parameters (-s lhs,lhs:memory-limit=40,heft)
  */
@@ -76,11 +78,19 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	guint32 sizes[16] = {1000, 10000, 100000, 1000000};
-	int ns = 4, first = 1;
+	int ns = 4, first = 1, reps = 0;
 	g_auto(GStrv) cols = g_strdupv((char **)scheds);
 	if (argc > first && strcmp(argv[first], "-c") == 0) {
 		cpu_time = TRUE;
 		first++;
+	}
+	if (argc > first + 1 && strcmp(argv[first], "-r") == 0) {
+		reps = atoi(argv[first + 1]);
+		if (reps < 1) {
+			fprintf(stderr, "bench-sched: -r needs a count of at least 1\n");
+			return 2;
+		}
+		first += 2;
 	}
 	if (argc > first + 1 && strcmp(argv[first], "-s") == 0) {
 		g_strfreev(cols);
@@ -112,7 +122,10 @@ int main(int argc, char **argv)
 				printf("  %10s", "-");
 				continue;
 			}
-			double t = time_plan(cols[k], g, hw, sizes[i] < 100000 ? 3 : 1);
+			double t = time_plan(cols[k], g, hw,
+			                     reps                ? reps
+			                     : sizes[i] < 100000 ? 3
+			                                         : 1);
 			if (t > 2) /* 10x more ops would take minutes for an O(n^2) scheduler */
 				skip[k] = TRUE;
 			char *f = lh_format_ns(t * 1e9);

@@ -332,7 +332,7 @@ static guint32 seg_find(const LhsReady *r, const Lhs *s, guint32 from)
 
 static gboolean in_deep(const LhsReady *r, const Lhs *s, guint32 v)
 {
-	return r->where[v] == W_NOW && !(s->node_type[v] == NODE_START && s->async_depth[v] == 0);
+	return r->where[v] == W_NOW && !(s->nd[v].type == NODE_START && s->nd[v].depth == 0);
 }
 
 static void list_add(GArray *l, guint32 *slot, guint32 v)
@@ -351,8 +351,8 @@ static void list_del(GArray *l, guint32 *slot, guint32 v)
 
 static gboolean heap_less(const Lhs *s, guint32 a, guint32 b)
 {
-	if (s->ready_time[a] != s->ready_time[b])
-		return s->ready_time[a] < s->ready_time[b];
+	if (s->nd[a].rt != s->nd[b].rt)
+		return s->nd[a].rt < s->nd[b].rt;
 	return a < b;
 }
 
@@ -399,7 +399,7 @@ void lh__ready_init(LhsReady *r, const Lhs *s)
 	/* The rank order: async depth, deepest first, then node (a stable radix sort). */
 	g_autofree LhSortRec *rec = g_new(LhSortRec, MAX(m, 1));
 	for (guint32 v = 0; v < m; v++) /* u = 0: ties keep node order, the sort is stable */
-		rec[v] = (LhSortRec){s->async_depth[v], 0, v};
+		rec[v] = (LhSortRec){s->nd[v].depth, 0, v};
 	lh__sort_f64_u32(rec, m, TRUE);
 	r->rank = g_new(guint32, MAX(m, 1));
 	r->rank_node = g_new(guint32, MAX(m, 1));
@@ -460,29 +460,29 @@ void lh__ready_clear(LhsReady *r)
 /* The memory index's heap of @v (not force-delayed). */
 static LhsIncHeap *inc_heap(LhsReady *r, const Lhs *s, guint32 v)
 {
-	return s->node_type[v] == NODE_DONE ? &r->dones_by_inc[s->node_class[v]] : &r->by_inc;
+	return s->nd[v].type == NODE_DONE ? &r->dones_by_inc[s->nd[v].cls] : &r->by_inc;
 }
 
 static LhsIncEnt inc_ent(const LhsReady *r, const Lhs *s, guint32 v)
 {
-	return (LhsIncEnt){s->mem_inc[v], r->rank[v], v};
+	return (LhsIncEnt){s->mc[v].inc, r->rank[v], v};
 }
 
 /* Before now_add(), or for a node already in its place (lh__ready_index_build). */
 static void index_add(LhsReady *r, Lhs *s, guint32 v)
 {
-	lh__lhs_memory_change(s, v, &s->mem_inc[v], &s->mem_peak[v]);
-	if (s->force_delay[v])
+	lh__lhs_memory_change(s, v, &s->mc[v].inc, &s->mc[v].peak);
+	if (s->nd[v].fd)
 		return;
 	inc_push(inc_heap(r, s, v), r->hpos, inc_ent(r, s, v));
 	list_add(r->plain, r->pslot, v);
 	if (in_deep(r, s, v))
-		seg_set(r, v, s->mem_peak[v]);
+		seg_set(r, v, s->mc[v].peak);
 }
 
 static void index_remove(LhsReady *r, const Lhs *s, guint32 v)
 {
-	if (s->force_delay[v])
+	if (s->nd[v].fd)
 		return;
 	inc_del(inc_heap(r, s, v), r->hpos, v);
 	list_del(r->plain, r->pslot, v);
@@ -491,17 +491,17 @@ static void index_remove(LhsReady *r, const Lhs *s, guint32 v)
 /* A ready node's memory change moves by (@d_inc, @d_peak) bytes. */
 static void index_move(LhsReady *r, Lhs *s, guint32 v, double d_inc, double d_peak)
 {
-	s->mem_inc[v] += d_inc;
-	s->mem_peak[v] += d_peak;
-	if (!s->force_delay[v]) {
+	s->mc[v].inc += d_inc;
+	s->mc[v].peak += d_peak;
+	if (!s->nd[v].fd) {
 		LhsIncHeap *h = inc_heap(r, s, v);
 		guint32 k = r->hpos[v];
-		h->e[k].key = s->mem_inc[v];
+		h->e[k].key = s->mc[v].inc;
 		inc_up(h, r->hpos, k);
 		inc_down(h, r->hpos, r->hpos[v]);
 	}
 	if (in_deep(r, s, v))
-		seg_set(r, v, s->mem_peak[v]);
+		seg_set(r, v, s->mc[v].peak);
 }
 
 /* Buffer @b leaves state 0 (not live yet) for state @to (1 live, 2 freed).
@@ -511,13 +511,13 @@ static void index_move(LhsReady *r, Lhs *s, guint32 v, double d_inc, double d_pe
  * buffer are scheduled before its producer is ready; it is handled all the same.) */
 void lh__ready_buffer(LhsReady *r, Lhs *s, guint32 b, guint8 to)
 {
-	double bytes = s->buf_bytes[b];
+	double bytes = s->bf[b].bytes;
 	if (bytes == 0)
 		return;
 	for (guint32 k = s->user_at[b]; k < s->user_at[b + 1]; k++)
 		if (r->where[s->user[k]] != W_NONE)
 			index_move(r, s, s->user[k], -bytes, -bytes);
-	guint32 v = s->freer[b];
+	guint32 v = s->bf[b].freer;
 	if (to == 1 && v != G_MAXUINT32 && r->where[v] != W_NONE)
 		index_move(r, s, v, -bytes, 0);
 }
@@ -525,16 +525,16 @@ void lh__ready_buffer(LhsReady *r, Lhs *s, guint32 b, guint8 to)
 static void now_add(LhsReady *r, const Lhs *s, guint32 v)
 {
 	r->where[v] = W_NOW;
-	if (s->node_type[v] == NODE_START) {
-		list_add(r->starts[s->node_class[v]], r->sslot, v);
-		if (s->async_depth[v] == 0) {
+	if (s->nd[v].type == NODE_START) {
+		list_add(r->starts[s->nd[v].cls], r->sslot, v);
+		if (s->nd[v].depth == 0) {
 			list_add(r->zero, r->slot, v);
 			return;
 		}
 	}
 	lh__bits_add(&r->deep, r->rank[v]);
 	if (r->seg)
-		seg_set(r, v, s->mem_peak[v]);
+		seg_set(r, v, s->mc[v].peak);
 }
 
 void lh__ready_add(LhsReady *r, Lhs *s, guint32 v)
@@ -542,22 +542,22 @@ void lh__ready_add(LhsReady *r, Lhs *s, guint32 v)
 	r->n++;
 	if (s->mem_index)
 		index_add(r, s, v);
-	if (s->node_type[v] == NODE_DONE) {
-		s->waiting_dones[s->node_class[v]]++;
-		if (s->ready_time[v] > s->now) {
+	if (s->nd[v].type == NODE_DONE) {
+		s->waiting_dones[s->nd[v].cls]++;
+		if (s->nd[v].rt > s->now) {
 			r->where[v] = W_DONE;
-			heap_push(r->dheap[s->node_class[v]], s, v);
+			heap_push(r->dheap[s->nd[v].cls], s, v);
 			heap_push(r->later, s, v);
 		} else {
 			r->where[v] = W_DNOW;
-			lh__bits_add(&r->dnow[s->node_class[v]], r->rank[v]);
+			lh__bits_add(&r->dnow[s->nd[v].cls], r->rank[v]);
 		}
-	} else if (s->force_delay[v]) {
+	} else if (s->nd[v].fd) {
 		r->where[v] = W_FD;
 		list_add(r->fd, r->slot, v);
-		if (s->ready_time[v] > s->now)
+		if (s->nd[v].rt > s->now)
 			heap_push(r->later, s, v);
-	} else if (s->ready_time[v] <= s->now) {
+	} else if (s->nd[v].rt <= s->now) {
 		now_add(r, s, v);
 	} else {
 		r->where[v] = W_HEAP;
@@ -606,7 +606,7 @@ void lh__ready_advance(LhsReady *r, const Lhs *s)
 	for (guint c = 0; c < LHS_NCLASS; c++) {
 		dheap_clean(r, s, c);
 		while (r->dheap[c]->len &&
-		       s->ready_time[g_array_index(r->dheap[c], guint32, 0)] <= s->now)
+		       s->nd[g_array_index(r->dheap[c], guint32, 0)].rt <= s->now)
 			dnow_add(r, s, c);
 		if (!lhs_class_free(s, c))
 			continue;
@@ -614,18 +614,18 @@ void lh__ready_advance(LhsReady *r, const Lhs *s)
 			done_now = TRUE;
 		if (r->dheap[c]->len) {
 			done_later = TRUE;
-			dt = MIN(dt, s->ready_time[g_array_index(r->dheap[c], guint32, 0)]);
+			dt = MIN(dt, s->nd[g_array_index(r->dheap[c], guint32, 0)].rt);
 		}
 	}
 	if (!done_now && done_later) {
 		for (guint c = 0; c < LHS_NCLASS; c++)
 			while (lhs_class_free(s, c) && r->dheap[c]->len &&
-			       s->ready_time[g_array_index(r->dheap[c], guint32, 0)] == dt)
+			       s->nd[g_array_index(r->dheap[c], guint32, 0)].rt == dt)
 				dnow_add(r, s, c);
 		r->early_t = dt;
 	}
 	heap_clean(r, s);
-	while (r->heap->len && s->ready_time[g_array_index(r->heap, guint32, 0)] <= s->now) {
+	while (r->heap->len && s->nd[g_array_index(r->heap, guint32, 0)].rt <= s->now) {
 		now_add(r, s, heap_pop(r->heap, s));
 		heap_clean(r, s);
 	}
@@ -633,9 +633,9 @@ void lh__ready_advance(LhsReady *r, const Lhs *s)
 		return;
 	if (done_now || done_later)
 		return;
-	double t = s->ready_time[g_array_index(r->heap, guint32, 0)];
+	double t = s->nd[g_array_index(r->heap, guint32, 0)].rt;
 	r->early_t = t;
-	while (r->heap->len && s->ready_time[g_array_index(r->heap, guint32, 0)] == t) {
+	while (r->heap->len && s->nd[g_array_index(r->heap, guint32, 0)].rt == t) {
 		now_add(r, s, heap_pop(r->heap, s));
 		heap_clean(r, s);
 	}
@@ -648,11 +648,11 @@ void lh__ready_remove(LhsReady *r, Lhs *s, guint32 v)
 		index_remove(r, s, v);
 	switch (r->where[v]) {
 	case W_DONE: /* lazy, like W_HEAP */
-		s->waiting_dones[s->node_class[v]]--;
+		s->waiting_dones[s->nd[v].cls]--;
 		break;
 	case W_DNOW:
-		s->waiting_dones[s->node_class[v]]--;
-		lh__bits_del(&r->dnow[s->node_class[v]], r->rank[v]);
+		s->waiting_dones[s->nd[v].cls]--;
+		lh__bits_del(&r->dnow[s->nd[v].cls], r->rank[v]);
 		break;
 	case W_FD:
 		list_del(r->fd, r->slot, v);
@@ -662,9 +662,9 @@ void lh__ready_remove(LhsReady *r, Lhs *s, guint32 v)
 		 * dropped when it reaches the top. Only the reference scan picks from the heap. */
 		break;
 	case W_NOW:
-		if (s->node_type[v] == NODE_START) {
-			list_del(r->starts[s->node_class[v]], r->sslot, v);
-			if (s->async_depth[v] == 0) {
+		if (s->nd[v].type == NODE_START) {
+			list_del(r->starts[s->nd[v].cls], r->sslot, v);
+			if (s->nd[v].depth == 0) {
 				list_del(r->zero, r->slot, v);
 				break;
 			}
@@ -681,18 +681,18 @@ double lh__ready_next_time(LhsReady *r, const Lhs *s)
 {
 	double t = -1;
 	if (r->heap->len) /* heap_clean()ed by lh__ready_advance */
-		t = s->ready_time[g_array_index(r->heap, guint32, 0)];
+		t = s->nd[g_array_index(r->heap, guint32, 0)].rt;
 	if (r->early_t > s->now) /* nodes in the ready-now structures ahead of time */
 		t = r->early_t;
 	/* Dones and force-delayed nodes: drop entries picked already or ready by now. */
 	while (r->later->len) {
 		guint32 v = g_array_index(r->later, guint32, 0);
-		if ((r->where[v] == W_DONE || r->where[v] == W_FD) && s->ready_time[v] > s->now)
+		if ((r->where[v] == W_DONE || r->where[v] == W_FD) && s->nd[v].rt > s->now)
 			break;
 		heap_pop(r->later, s);
 	}
 	if (r->later->len) {
-		double rt = s->ready_time[g_array_index(r->later, guint32, 0)];
+		double rt = s->nd[g_array_index(r->later, guint32, 0)].rt;
 		if (t < 0 || rt < t)
 			t = rt;
 	}
@@ -703,6 +703,23 @@ static int u32_cmp(gconstpointer a, gconstpointer b)
 {
 	guint32 x = *(const guint32 *)a, y = *(const guint32 *)b;
 	return (x > y) - (x < y);
+}
+
+/* Sorts the candidates ascending: most steps have a handful, which an insertion sort orders
+ * without g_array_sort's call per comparison (issue 12). */
+static void sort_nodes(GArray *out)
+{
+	guint32 *v = (guint32 *)(void *)out->data, n = out->len;
+	if (n > 32) {
+		g_array_sort(out, u32_cmp);
+		return;
+	}
+	for (guint32 i = 1; i < n; i++) {
+		guint32 x = v[i], j = i;
+		for (; j > 0 && v[j - 1] > x; j--)
+			v[j] = v[j - 1];
+		v[j] = x;
+	}
 }
 
 /* Appends the nodes of @b (by rank). */
@@ -727,7 +744,7 @@ void lh__ready_all(const LhsReady *r, GArray *out)
 			g_array_append_val(out, g_array_index(r->heap, guint32, k));
 	g_array_append_vals(out, r->zero->data, r->zero->len);
 	collect_bits(r, &r->deep, out);
-	g_array_sort(out, u32_cmp);
+	sort_nodes(out);
 }
 
 const char *lh__ready_candidates(const LhsReady *r, const Lhs *s, GArray *out)
@@ -740,7 +757,7 @@ const char *lh__ready_candidates(const LhsReady *r, const Lhs *s, GArray *out)
 	for (guint c = 0; c < LHS_NCLASS; c++)
 		if (lhs_class_free(s, c) && r->dnow[c].count > 0) {
 			guint32 v = r->rank_node[lh__bits_first(&r->dnow[c])];
-			best = MAX(best, s->async_depth[v]);
+			best = MAX(best, s->nd[v].depth);
 		}
 	for (guint c = 0; c < LHS_NCLASS && best >= 0; c++) {
 		if (!lhs_class_free(s, c))
@@ -748,7 +765,7 @@ const char *lh__ready_candidates(const LhsReady *r, const Lhs *s, GArray *out)
 		const LhsBits *b = &r->dnow[c];
 		for (guint32 k = lh__bits_first(b); k != G_MAXUINT32; k = lh__bits_next(b, k)) {
 			guint32 v = r->rank_node[k];
-			if (s->async_depth[v] != best)
+			if (s->nd[v].depth != best)
 				break;
 			g_array_append_val(out, v);
 		}
@@ -770,7 +787,7 @@ const char *lh__ready_candidates(const LhsReady *r, const Lhs *s, GArray *out)
 				guint32 top = r->rank_node[k];
 				for (; k != G_MAXUINT32; k = lh__bits_next(&r->deep, k)) {
 					guint32 v = r->rank_node[k];
-					if (s->async_depth[v] != s->async_depth[top])
+					if (s->nd[v].depth != s->nd[top].depth)
 						break;
 					g_array_append_val(out, v);
 				}
@@ -784,7 +801,7 @@ const char *lh__ready_candidates(const LhsReady *r, const Lhs *s, GArray *out)
 		g_array_append_vals(out, r->fd->data, r->fd->len);
 		rule = "kForceDelay";
 	}
-	g_array_sort(out, u32_cmp);
+	sort_nodes(out);
 	return rule;
 }
 
@@ -846,9 +863,9 @@ typedef struct {
 static void lead_add(Lead *l, const Lhs *s, guint32 v)
 {
 	/* The overlap limit: a done needs a free slot of its class (as in pick). */
-	if (s->node_type[v] == NODE_DONE && !lhs_class_free(s, s->node_class[v]))
+	if (s->nd[v].type == NODE_DONE && !lhs_class_free(s, s->nd[v].cls))
 		return;
-	LhsCand c = {.node = v, .mem_inc = s->mem_inc[v], .mem_peak = s->mem_peak[v]};
+	LhsCand c = {.node = v, .mem_inc = s->mc[v].inc, .mem_peak = s->mc[v].peak};
 	int w = l->have ? lh__lhs_prefer_lead(s, &l->best, &c, &l->why) : -1;
 	if (w > 0)
 		return;
@@ -865,14 +882,14 @@ static const char *fd_candidates(const LhsReady *r, GArray *out)
 {
 	g_array_set_size(out, 0);
 	g_array_append_vals(out, r->fd->data, r->fd->len);
-	g_array_sort(out, u32_cmp);
+	sort_nodes(out);
 	return "kForceDelay";
 }
 
 /* Whether @v passes kMemoryPeakOverLimit (as lh__lhs_prefer_lead computes it). */
 static gboolean fits(const Lhs *s, guint32 v)
 {
-	return s->mem_peak[v] + s->usage <= s->limit_bytes;
+	return s->mc[v].peak + s->usage <= s->limit_bytes;
 }
 
 gboolean lh__ready_exact(const LhsReady *r, const Lhs *s)
@@ -887,8 +904,8 @@ gboolean lh__ready_exact(const LhsReady *r, const Lhs *s)
  * no stall. */
 static gboolean over_top(const Lhs *s, guint32 v)
 {
-	return (s->usage > s->limit_bytes || fits(s, v)) && s->node_type[v] == NODE_DONE &&
-	       MAX(s->ready_time[v] - s->now, 0) == 0;
+	return (s->usage > s->limit_bytes || fits(s, v)) && s->nd[v].type == NODE_DONE &&
+	       MAX(s->nd[v].rt - s->now, 0) == 0;
 }
 
 /* usage >= limit: M, ascending, from the nodes with the least net change (see "Memory
@@ -908,9 +925,9 @@ const char *lh__ready_over_candidates(const LhsReady *r, const Lhs *s, GArray *o
 	for (guint i = 0; i < nt; i++) {
 		if (!t[i]->n)
 			continue;
-		guint32 v = t[i]->e[0].node;
-		if (!any || s->mem_inc[v] < lo)
-			lo = s->mem_inc[v];
+		double key = t[i]->e[0].key; /* the node's mem_inc, without reading it */
+		if (!any || key < lo)
+			lo = key;
 		any = TRUE;
 	}
 	if (!any)
@@ -922,15 +939,15 @@ const char *lh__ready_over_candidates(const LhsReady *r, const Lhs *s, GArray *o
 			continue;
 		walk_start(r->walk, t[i]);
 		for (guint32 v = walk_next(r->walk); v != G_MAXUINT32; v = walk_next(r->walk)) {
-			if (s->mem_inc[v] != lo)
+			if (s->mc[v].inc != lo)
 				break;
 			if (l.have && over_top(s, l.best.node) &&
-			    (i == 0 || s->async_depth[v] < s->async_depth[l.best.node]))
+			    (i == 0 || s->nd[v].depth < s->nd[l.best.node].depth))
 				break;
 			lead_add(&l, s, v);
 		}
 	}
-	g_array_sort(out, u32_cmp);
+	sort_nodes(out);
 	return l.why;
 }
 
@@ -942,7 +959,7 @@ const char *lh__ready_scan(const LhsReady *r, const Lhs *s, GArray *out)
 		lead_add(&l, s, g_array_index(r->plain, guint32, k));
 	if (!l.have)
 		return fd_candidates(r, out);
-	g_array_sort(out, u32_cmp);
+	sort_nodes(out);
 	return l.why;
 }
 
@@ -959,7 +976,7 @@ static void fit_walk(Lead *l, const LhsReady *r, const Lhs *s, const LhsBits *b)
 {
 	for (guint32 k = lh__bits_first(b); k != G_MAXUINT32; k = lh__bits_next(b, k)) {
 		guint32 v = r->rank_node[k];
-		if (l->have && s->async_depth[v] < s->async_depth[l->best.node])
+		if (l->have && s->nd[v].depth < s->nd[l->best.node].depth)
 			break;
 		lead_add_fit(l, s, v);
 	}
@@ -1003,7 +1020,7 @@ const char *lh__ready_fit_candidates(const LhsReady *r, const Lhs *s, GArray *ou
 	/* 4: deep's nodes that pass, deepest first, from the min-tree (as fit_walk). */
 	for (guint32 k = seg_find(r, s, 0); k != G_MAXUINT32; k = seg_find(r, s, k + 1)) {
 		guint32 v = r->rank_node[k];
-		if (l.have && s->async_depth[v] < s->async_depth[l.best.node])
+		if (l.have && s->nd[v].depth < s->nd[l.best.node].depth)
 			break;
 		if (!(lhs_releases(s, v) && lhs_constrained(s, v)))
 			lead_add(&l, s, v);
@@ -1023,7 +1040,7 @@ const char *lh__ready_fit_candidates(const LhsReady *r, const Lhs *s, GArray *ou
 	if (!l.have)
 		return lh__ready_candidates(r, s, out);
 found:
-	g_array_sort(out, u32_cmp);
+	sort_nodes(out);
 	return l.why;
 }
 
@@ -1032,8 +1049,7 @@ found:
 void lh__ready_index_build(LhsReady *r, Lhs *s)
 {
 	s->mem_index = TRUE;
-	s->mem_inc = g_new0(double, s->n_nodes);
-	s->mem_peak = g_new0(double, s->n_nodes);
+	s->mc = g_new0(LhsMemChange, s->n_nodes);
 	r->hpos = g_new0(guint32, s->n_nodes);
 	r->walk = g_new0(LhsWalk, 1);
 	r->plain = g_array_new(FALSE, FALSE, sizeof(guint32));

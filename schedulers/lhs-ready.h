@@ -13,10 +13,10 @@
  * --explain). So the plan is the reference's, node for node: tests/test-sched-props.c checks
  * it with LHSIM_LHS_REFERENCE=1, bench/sched-plans.sh against an older build.
  *
- * The index reads the node arrays of Lhs, and from lhs.c two functions: the leading rules
- * (lh__lhs_prefer_lead) and the memory model (lh__lhs_memory_change). Of Lhs it writes
- * only mem_index, mem_inc and mem_peak (the memory index: lh__ready_index_build allocates
- * them) and waiting_dones.
+ * The index reads the node records and arrays of Lhs, and from lhs.c two functions: the
+ * leading rules (lh__lhs_prefer_lead) and the memory model (lh__lhs_memory_change). Of Lhs it
+ * writes only mem_index, mc (the memory index: lh__ready_index_build allocates it) and
+ * waiting_dones.
  */
 #pragma once
 
@@ -31,6 +31,9 @@ enum { NODE_KERNEL, NODE_START, NODE_DONE };
  * sits in one NVLink domain, on hardware with a cluster, in a graph that says who takes part. */
 #define LHS_SCALE_UP LH_CLASS_N
 #define LHS_NCLASS (LH_CLASS_N + 1)
+
+/* Blocks of the memory guard's profile that may wait before its tree is pulled. */
+#define LHS_GT_PEND 64
 
 /* A set of integers in [0, n): a 64-ary tree of bit words, so that adding, removing, and
  * finding the least, the greatest, or the next member after k each read a few words (one per
@@ -54,43 +57,86 @@ guint32 lh__bits_first(const LhsBits *b);           /* the least member, or G_MA
 guint32 lh__bits_last(const LhsBits *b);            /* the greatest member, or G_MAXUINT32 */
 guint32 lh__bits_next(const LhsBits *b, guint32 k); /* the least member > k, or G_MAXUINT32 */
 
+/* A buffer (mem_model in lhs.c): what the memory model and the guard read of it, in one
+ * 32-byte record (issue 12: they read these fields together, in pick order, where five
+ * arrays were a cache miss each). */
+typedef struct {
+	double bytes;  /* allocated by the op that starts it */
+	guint32 freer; /* the node that frees it bottom-up, or G_MAXUINT32 */
+	guint32 gdef;  /* the guard: its first position in serial's order */
+	guint32 gend;  /* the guard: its last position while no user is scheduled */
+	guint8 state;  /* 0 = not live yet, 1 = live, 2 = freed */
+	guint8 pad_[11];
+} LhsBuf;
+
+/* An edge from a node to one it depends on, with the estimator's latency: both are read when
+ * the node is scheduled (bottom-up), so they lie side by side. */
+typedef struct {
+	double lat;
+	guint32 node;
+} LhsEdge;
+
+/* A node of the schedule graph: what the rules and the ready set read of it, in one 32-byte
+ * record (issue 12: read in pick order, at 10^6 ops each array was a cache miss of its own). */
+typedef struct {
+	double rt;    /* ready time (scheduling state: set when its last user is scheduled, then
+	                 to its time when it is) */
+	double depth; /* async depth */
+	double cost;
+	guint32 op;
+	guint8 type; /* NODE_* */
+	guint8 cls;  /* LhOpClass of the resource a start/done uses; NONE for kernels */
+	guint8 fd;   /* XLA's ForceDelay: picked last (see kForceDelay in lhs.c) */
+	guint8 ud;   /* has a done among its predecessors (kUnlockDone) */
+} LhsNode;
+
+/* Where a node's lists start in Lhs.pred and Lhs.nbuf (CSR: its lists end where the next
+ * node's start), both read when it is scheduled: side by side, one cache miss. */
+typedef struct {
+	guint32 pred, nbuf;
+} LhsAt;
+
+/* A ready node's memory change (lh__lhs_memory_change), both halves side by side: they
+ * change together. */
+typedef struct {
+	double inc;  /* net change */
+	double peak; /* peak change */
+} LhsMemChange;
+
+/* What scheduling a node's users tells of it, side by side (issue 12: one cache miss per edge
+ * in pick order, where the users' ready times were one per user when the node became ready). */
+typedef struct {
+	double rt;      /* the latest of (user's time + edge latency) over the users scheduled */
+	guint32 outdeg; /* users not scheduled yet */
+} LhsRel;
+
 /* The scheduler's state (lhs.c builds it; see there for the schedule graph and memory). */
 typedef struct {
 	const LhGraph *g;
 	const LhParams *p;
 	guint32 n_ops, n_nodes;
 	/* Nodes. */
-	guint32 *node_op;
-	guint8 *node_type;
-	guint8 *node_class; /* LhOpClass of the resource a start/done uses; NONE for kernels */
-	double *cost;
-	guint64 *position; /* original order */
-	double *async_depth;
-	gboolean *unlock_done; /* has a done among its predecessors */
-	gboolean *force_delay; /* XLA's ForceDelay: picked last (see kForceDelay in lhs.c) */
+	LhsNode *nd;
+	guint64 *position;     /* original order */
 	guint32 *first, *last; /* per op: first and last node; G_MAXUINT32 for inputs */
-	/* Edges, CSR both ways. */
-	guint32 *pred_at, *pred;
-	double *pred_lat;
-	guint32 *succ_at, *succ;
-	double *succ_lat;
+	/* Edges: per node, the nodes it depends on (its deps' last nodes; a done its start),
+	 * CSR; of the other way only the counts (succ_at[v + 1] - succ_at[v] users of v). */
+	LhsAt *at; /* per node (and one past the last): where its edges and buffers start */
+	LhsEdge *pred;
+	guint32 *succ_at;
 	/* Scheduling state. */
-	guint32 *outdeg;
-	double *ready_time;
+	LhsRel *rel;
 	double now;
 	guint32 in_flight[LHS_NCLASS];
 	guint32 limit[LHS_NCLASS];
 	guint32 waiting_dones[LHS_NCLASS]; /* dones of each class in the ready set */
 	GArray *coll_in_flight; /* ops of the collectives in flight (a done scheduled, not its
 	                           start), for XLA's rule on shared devices */
-	/* Memory (bytes), see mem_model() in lhs.c. Per buffer: 0 = not live yet, 1 = live,
-	 * 2 = freed. */
-	guint8 *buf;
-	double *buf_bytes;       /* per buffer: bytes allocated by the op that starts it */
+	/* Memory (bytes), see mem_model() in lhs.c. */
+	LhsBuf *bf;              /* per buffer */
 	guint32 *buf_of;         /* per op: the buffer its output lives in */
-	guint32 *freer;          /* per buffer: the node that frees it bottom-up, or G_MAXUINT32 */
 	gboolean *to_end;        /* per buffer: no op depends on it, so it lives to the end */
-	guint32 *nbuf_at, *nbuf; /* per node, CSR: the buffers it uses (each once) */
+	guint32 *nbuf;           /* per node, CSR (at[].nbuf): the buffers it uses (each once) */
 	guint32 *user_at, *user; /* per buffer, CSR: the nodes that use it */
 	double usage, limit_bytes;
 	double max_use;      /* most bytes any node's used buffers hold (a bound on its peak) */
@@ -99,20 +145,23 @@ typedef struct {
 	/* The memory index (see "Memory pressure" in lhs-ready.c): kept from the first step that
 	 * needs it on (mem_index), if it can be (mem_index_ok). */
 	gboolean mem_index_ok, mem_index;
-	double *mem_inc;  /* per ready node: memory_change()'s net change */
-	double *mem_peak; /* per ready node: memory_change()'s peak change */
+	LhsMemChange *mc; /* per ready node: lh__lhs_memory_change()'s */
 	/* The memory guard (see "The memory guard" in lhs.c), when guard is set. */
 	gboolean guard;
-	guint32 gn;           /* leaves of the tree: a power of two >= n_nodes */
-	double *gt;           /* the tree (gt_add): per tree node its sum, then its max */
-	guint32 *gpos;        /* per node: its position in serial's order */
-	guint32 *gnode;       /* per position in serial's order: the node */
-	guint32 *gdef, *gend; /* per buffer: its first and (while unused) last position */
-	double cap;           /* max(limit, the serial order's peak) */
-	double p0;            /* the serial order's peak (the model) */
-	double peak_done;     /* the peak of the steps taken so far (the model) */
-	LhsBits gready;       /* ready nodes by gpos */
-	guint32 n_veto;       /* picks the guard replaced */
+	double *gd;                 /* per position in serial's order: the profile's change there */
+	guint8 *gon;                /* per block of positions: which count (bit i: the i-th) */
+	guint32 gn;                 /* leaves of the tree (blocks): a power of two */
+	double *gt;                 /* the tree (gt_flush): per tree node its sum, then its max */
+	guint32 gpend[LHS_GT_PEND]; /* tree leaves changed since the tree was pulled */
+	guint32 gpend_n;
+	double gub;       /* >= the root's max once pulled (see gt_flush in lhs.c) */
+	guint32 *gpos;    /* per node: its position in serial's order */
+	guint32 *gnode;   /* per position in serial's order: the node */
+	double cap;       /* max(limit, the serial order's peak) */
+	double p0;        /* the serial order's peak (the model) */
+	double peak_done; /* the peak of the steps taken so far (the model) */
+	LhsBits gready;   /* ready nodes by gpos */
+	guint32 n_veto;   /* picks the guard replaced */
 } Lhs;
 
 /* A candidate with its memory change (valid when mem_active). */
@@ -132,7 +181,7 @@ void lh__lhs_memory_change(const Lhs *s, guint32 v, double *inc, double *peak);
 /* The buffers a node uses (mem_model in lhs.c): calls BODY with @b set to each, once. */
 #define FOR_EACH_USED_BUFFER(s, v, b, BODY)                                                        \
 	do {                                                                                       \
-		for (guint32 k_ = (s)->nbuf_at[v]; k_ < (s)->nbuf_at[(v) + 1]; k_++) {             \
+		for (guint32 k_ = (s)->at[v].nbuf; k_ < (s)->at[(v) + 1].nbuf; k_++) {             \
 			guint32 b = (s)->nbuf[k_];                                                 \
 			BODY;                                                                      \
 		}                                                                                  \
@@ -140,7 +189,7 @@ void lh__lhs_memory_change(const Lhs *s, guint32 v, double *inc, double *peak);
 
 static inline gboolean lhs_releases(const Lhs *s, guint32 v)
 {
-	return s->node_type[v] == NODE_START;
+	return s->nd[v].type == NODE_START;
 }
 
 static inline gboolean lhs_class_free(const Lhs *s, guint c)
@@ -157,7 +206,7 @@ static inline gboolean lhs_backed_up(const Lhs *s, guint c)
 /* XLA's IsResourceConstrained: the node's class is backed up. */
 static inline gboolean lhs_constrained(const Lhs *s, guint32 v)
 {
-	return s->node_type[v] != NODE_KERNEL && lhs_backed_up(s, s->node_class[v]);
+	return s->nd[v].type != NODE_KERNEL && lhs_backed_up(s, s->nd[v].cls);
 }
 
 /* Where a ready node is kept (LhsReady.where). */
@@ -215,7 +264,7 @@ typedef struct {
 
 void lh__ready_init(LhsReady *r, const Lhs *s);
 void lh__ready_clear(LhsReady *r);
-/* @v's users are all scheduled; s->ready_time[v] is set. */
+/* @v's users are all scheduled; s->nd[v].rt is set. */
 void lh__ready_add(LhsReady *r, Lhs *s, guint32 v);
 /* @v was picked. */
 void lh__ready_remove(LhsReady *r, Lhs *s, guint32 v);

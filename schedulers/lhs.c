@@ -177,10 +177,7 @@ static void build_graph(Lhs *s, const LhHw *hw, gboolean xla)
 		s->last[i] = m - 1;
 	}
 	s->n_nodes = m;
-	s->node_op = g_new(guint32, m);
-	s->node_type = g_new(guint8, m);
-	s->node_class = g_new0(guint8, m);
-	s->cost = g_new0(double, m);
+	s->nd = g_aligned_alloc0(m ? m : 1, sizeof(LhsNode), 64);
 	s->position = g_new(guint64, m);
 	g_autofree double *sa = g_new0(double, n); /* standalone time per op */
 	for (guint32 i = 0; i < n; i++) {
@@ -190,22 +187,22 @@ static void build_graph(Lhs *s, const LhHw *hw, gboolean xla)
 		guint32 a = s->first[i];
 		double t = sa[i] = lh_op_standalone_ns_in(g, op, hw);
 		if (is_async(op)) {
-			s->node_op[a] = s->node_op[a + 1] = i;
-			s->node_type[a] = NODE_START;
-			s->node_type[a + 1] = NODE_DONE;
-			s->node_class[a] = s->node_class[a + 1] = lhs_class(g, op, hw);
-			s->cost[a] = s->cost[a + 1] = xla ? 1 : 0;
+			s->nd[a].op = s->nd[a + 1].op = i;
+			s->nd[a].type = NODE_START;
+			s->nd[a + 1].type = NODE_DONE;
+			s->nd[a].cls = s->nd[a + 1].cls = lhs_class(g, op, hw);
+			s->nd[a].cost = s->nd[a + 1].cost = xla ? 1 : 0;
 			s->position[a] = 2 * (guint64)i;
 			s->position[a + 1] = 2 * (guint64)i + 1;
 		} else {
-			s->node_op[a] = i;
-			s->node_type[a] = NODE_KERNEL;
-			s->cost[a] = xla ? xla_node_cost(op) : t;
+			s->nd[a].op = i;
+			s->nd[a].type = NODE_KERNEL;
+			s->nd[a].cost = xla ? xla_node_cost(op) : t;
 			s->position[a] = 2 * (guint64)i + 1;
 		}
 	}
 	/* Edges: count, then fill. */
-	s->pred_at = g_new0(guint32, m + 1);
+	s->at = g_new0(LhsAt, m + 1);
 	s->succ_at = g_new0(guint32, m + 1);
 	double low = xla ? 1 : 0;
 	for (guint32 i = 0; i < n; i++) {
@@ -215,35 +212,30 @@ static void build_graph(Lhs *s, const LhHw *hw, gboolean xla)
 		const guint32 *d = lh_graph_deps(g, i, &nd);
 		for (guint32 k = 0; k < nd; k++)
 			if (s->first[d[k]] != G_MAXUINT32) {
-				s->pred_at[s->first[i] + 1]++;
+				s->at[s->first[i] + 1].pred++;
 				s->succ_at[s->last[d[k]] + 1]++;
 			}
 		if (s->first[i] != s->last[i]) {
-			s->pred_at[s->last[i] + 1]++;
+			s->at[s->last[i] + 1].pred++;
 			s->succ_at[s->first[i] + 1]++;
 		}
 	}
 	for (guint32 k = 0; k < m; k++) {
-		s->pred_at[k + 1] += s->pred_at[k];
+		s->at[k + 1].pred += s->at[k].pred;
 		s->succ_at[k + 1] += s->succ_at[k];
 	}
-	guint32 ne = s->pred_at[m];
-	s->pred = g_new(guint32, ne ? ne : 1);
-	s->succ = g_new(guint32, ne ? ne : 1);
-	s->pred_lat = g_new(double, ne ? ne : 1);
-	s->succ_lat = g_new(double, ne ? ne : 1);
-	g_autofree guint32 *pf = g_memdup2(s->pred_at, sizeof(guint32) * (m + 1));
-	g_autofree guint32 *sf = g_memdup2(s->succ_at, sizeof(guint32) * (m + 1));
+	guint32 ne = s->at[m].pred;
+	s->pred = g_new(LhsEdge, ne ? ne : 1);
+	g_autofree guint32 *pf = g_new(guint32, m + 1);
+	for (guint32 k = 0; k <= m; k++)
+		pf[k] = s->at[k].pred;
 	for (guint32 i = 0; i < n; i++) {
 		if (s->first[i] == G_MAXUINT32)
 			continue;
 		if (s->first[i] != s->last[i]) {
 			double lat = xla ? 5000 : sa[i];
 			guint32 a = s->first[i], b = s->last[i];
-			s->pred[pf[b]] = a;
-			s->pred_lat[pf[b]++] = lat;
-			s->succ[sf[a]] = b;
-			s->succ_lat[sf[a]++] = lat;
+			s->pred[pf[b]++] = (LhsEdge){lat, a};
 		}
 		guint32 nd;
 		const guint32 *d = lh_graph_deps(g, i, &nd);
@@ -251,72 +243,52 @@ static void build_graph(Lhs *s, const LhHw *hw, gboolean xla)
 			if (s->first[d[k]] == G_MAXUINT32)
 				continue;
 			guint32 from = s->last[d[k]], to = s->first[i];
-			s->pred[pf[to]] = from;
-			s->pred_lat[pf[to]++] = low;
-			s->succ[sf[from]] = to;
-			s->succ_lat[sf[from]++] = low;
+			s->pred[pf[to]++] = (LhsEdge){low, from};
 		}
 	}
 	/* Async depth, in topological order of ops (nodes of an op follow its deps). */
-	s->async_depth = g_new0(double, m);
-	s->unlock_done = g_new0(gboolean, m);
-	s->force_delay = g_new0(gboolean, m);
 	for (guint32 v = 0; v < m && lh_params_get_bool(s->p, "delay-offload-start"); v++)
-		s->force_delay[v] = s->node_type[v] == NODE_START &&
-		                    lh_graph_op(g, s->node_op[v])->kind == LH_OP_COPY_D2H;
+		s->nd[v].fd = s->nd[v].type == NODE_START &&
+		              lh_graph_op(g, s->nd[v].op)->kind == LH_OP_COPY_D2H;
 	const guint32 *topo = lh_graph_topo(g);
 	for (guint32 k = 0; k < n; k++) {
 		guint32 i = topo[k];
 		if (s->first[i] == G_MAXUINT32)
 			continue;
 		for (guint32 v = s->first[i]; v <= s->last[i]; v++)
-			for (guint32 e = s->pred_at[v]; e < s->pred_at[v + 1]; e++) {
-				guint32 u = s->pred[e];
-				double d = s->async_depth[u];
-				if (s->node_type[v] == NODE_DONE)
-					d += s->pred_lat[e];
-				if (d > s->async_depth[v])
-					s->async_depth[v] = d;
-				if (s->node_type[u] == NODE_DONE)
-					s->unlock_done[v] = TRUE;
+			for (guint32 e = s->at[v].pred; e < s->at[v + 1].pred; e++) {
+				guint32 u = s->pred[e].node;
+				double d = s->nd[u].depth;
+				if (s->nd[v].type == NODE_DONE)
+					d += s->pred[e].lat;
+				if (d > s->nd[v].depth)
+					s->nd[v].depth = d;
+				if (s->nd[u].type == NODE_DONE)
+					s->nd[v].ud = TRUE;
 			}
 	}
 }
 
 static void lhs_free(Lhs *s)
 {
-	g_free(s->node_op);
-	g_free(s->node_type);
-	g_free(s->node_class);
-	g_free(s->cost);
+	g_aligned_free(s->nd);
 	g_free(s->position);
-	g_free(s->async_depth);
-	g_free(s->unlock_done);
-	g_free(s->force_delay);
 	g_free(s->first);
 	g_free(s->last);
-	g_free(s->pred_at);
+	g_free(s->at);
 	g_free(s->pred);
-	g_free(s->pred_lat);
 	g_free(s->succ_at);
-	g_free(s->succ);
-	g_free(s->succ_lat);
-	g_free(s->outdeg);
-	g_free(s->ready_time);
-	g_free(s->buf);
-	g_free(s->buf_bytes);
+	g_free(s->rel);
+	g_aligned_free(s->bf);
 	g_free(s->buf_of);
-	g_free(s->freer);
 	g_free(s->to_end);
-	g_free(s->nbuf_at);
 	g_free(s->nbuf);
-	g_free(s->mem_inc);
-	g_free(s->mem_peak);
+	g_free(s->mc);
 	g_free(s->gt);
+	g_aligned_free(s->gd);
+	g_free(s->gon);
 	g_free(s->gnode);
 	g_free(s->gpos);
-	g_free(s->gdef);
-	g_free(s->gend);
 	if (s->guard)
 		lh__bits_clear(&s->gready);
 	g_free(s->user_at);
@@ -326,34 +298,32 @@ static void lhs_free(Lhs *s)
 /* The buffer @v frees bottom-up (it allocates it), or G_MAXUINT32. */
 static guint32 node_frees(const Lhs *s, guint32 v)
 {
-	if (s->node_type[v] == NODE_DONE)
+	if (s->nd[v].type == NODE_DONE)
 		return G_MAXUINT32;
-	guint32 b = s->buf_of[s->node_op[v]];
-	return s->freer[b] == v ? b : G_MAXUINT32;
+	guint32 b = s->buf_of[s->nd[v].op];
+	return s->bf[b].freer == v ? b : G_MAXUINT32;
 }
 
 /* The engine's memory rule (docs/engine.md, "Memory"), seen bottom-up; the one place that
  * says which bytes an op allocates and which node frees them. Op i's output lives in buffer
- * buf_of[i] (its own, numbered i, or for an op with an alias the aliased dep's), of buf_bytes bytes
- * (its out_bytes in device space) allocated when i starts. A buffer lives until the last op that
- * depends on it ends; one nobody depends on lives to the end (to_end), inputs from t = 0.
- * Bottom-up, a node *uses* the buffers that must be live while it runs: a kernel and a start its
- * op's operands; a done its op's operands too (the engine frees them when the async op ends, and
- * XLA's done reads the start's tuple, which holds them) and its own op's output (written while in
- * flight). The first user scheduled makes a buffer live; the node that allocates it (the
- * kernel or start of its op: freer) frees it. Buffers that live to the end are live from the
- * first step; inputs are never freed (their allocation at t = 0 is nobody's to move). An op
- * that wrote its output in place into a dep's buffer would get buf_of[i] = that buffer and
- * buf_bytes 0 (nothing allocated): its users then keep the dep's buffer live, and the dep's
- * node still frees it. That is what an op with an alias gets. */
+ * buf_of[i] (its own, numbered i, or for an op with an alias the aliased dep's), of
+ * bf[].bytes bytes (its out_bytes in device space) allocated when i starts. A buffer lives until
+ * the last op that depends on it ends; one nobody depends on lives to the end (to_end), inputs from
+ * t = 0. Bottom-up, a node *uses* the buffers that must be live while it runs: a kernel and a start
+ * its op's operands; a done its op's operands too (the engine frees them when the async op ends,
+ * and XLA's done reads the start's tuple, which holds them) and its own op's output (written while
+ * in flight). The first user scheduled makes a buffer live; the node that allocates it (the kernel
+ * or start of its op: freer) frees it. Buffers that live to the end are live from the first step;
+ * inputs are never freed (their allocation at t = 0 is nobody's to move). An op that wrote its
+ * output in place into a dep's buffer would get buf_of[i] = that buffer and bf[].bytes 0 (nothing
+ * allocated): its users then keep the dep's buffer live, and the dep's node still frees it. That is
+ * what an op with an alias gets. */
 static void mem_model(Lhs *s)
 {
 	const LhGraph *g = s->g;
 	guint32 n = s->n_ops, m = s->n_nodes;
-	s->buf = g_new0(guint8, n);
-	s->buf_bytes = g_new0(double, n);
+	s->bf = g_aligned_alloc0(n ? n : 1, sizeof(LhsBuf), 64); /* one cache line each */
 	s->buf_of = g_new(guint32, n);
-	s->freer = g_new(guint32, n);
 	s->to_end = g_new0(gboolean, n);
 	g_autofree guint32 *consumers = g_new0(guint32, n);
 	/* In topological order, so that a chain of aliases resolves to the buffer its first op
@@ -362,13 +332,13 @@ static void mem_model(Lhs *s)
 	for (guint32 t = 0; t < n; t++) {
 		guint32 i = topo[t];
 		const LhOp *op = lh_graph_op(g, i);
-		s->freer[i] = s->first[i]; /* G_MAXUINT32 for an input */
+		s->bf[i].freer = s->first[i]; /* G_MAXUINT32 for an input */
 		if (op->alias != LH_NO_OP) {
 			s->buf_of[i] = s->buf_of[op->alias]; /* in place: allocates nothing */
 		} else {
 			s->buf_of[i] = i;
 			if (op->out_space == LH_SPACE_DEVICE)
-				s->buf_bytes[i] = (double)op->out_bytes;
+				s->bf[i].bytes = (double)op->out_bytes;
 		}
 		guint32 nd;
 		const guint32 *d = lh_graph_deps(g, i, &nd);
@@ -379,29 +349,28 @@ static void mem_model(Lhs *s)
 		if (consumers[i] == 0)
 			s->to_end[s->buf_of[i]] = TRUE;
 	for (guint32 b = 0; b < n; b++)
-		if (s->to_end[b] && s->buf_bytes[b] > 0) {
-			s->buf[b] = 1;
-			s->usage += s->buf_bytes[b];
+		if (s->to_end[b] && s->bf[b].bytes > 0) {
+			s->bf[b].state = 1;
+			s->usage += s->bf[b].bytes;
 		}
 	/* Per node, the buffers it uses, each once; then the same the other way round. */
 	g_autofree guint32 *seen = g_new(guint32, MAX(n, 1));
 	memset(seen, 0xff, sizeof(guint32) * n);
 	guint64 most = m;
 	for (guint32 v = 0; v < m; v++)
-		most += lh_graph_op(g, s->node_op[v])->n_deps;
+		most += lh_graph_op(g, s->nd[v].op)->n_deps;
 	s->nbuf = g_new(guint32, most ? most : 1);
-	s->nbuf_at = g_new(guint32, m + 1);
 	s->user_at = g_new0(guint32, n + 1);
 	guint32 len = 0;
 	for (guint32 v = 0; v < m; v++) {
-		s->nbuf_at[v] = len;
-		guint32 i = s->node_op[v], nd;
+		s->at[v].nbuf = len;
+		guint32 i = s->nd[v].op, nd;
 		const guint32 *d = lh_graph_deps(g, i, &nd);
 		for (guint32 k = 0; k <= nd; k++) {
 			guint32 b;
 			if (k < nd)
 				b = s->buf_of[d[k]];
-			else if (s->node_type[v] == NODE_DONE)
+			else if (s->nd[v].type == NODE_DONE)
 				b = s->buf_of[i];
 			else
 				break;
@@ -412,7 +381,7 @@ static void mem_model(Lhs *s)
 			s->user_at[b + 1]++;
 		}
 	}
-	s->nbuf_at[m] = len;
+	s->at[m].nbuf = len;
 	for (guint32 b = 0; b < n; b++)
 		s->user_at[b + 1] += s->user_at[b];
 	s->user = g_new(guint32, s->user_at[n] ? s->user_at[n] : 1);
@@ -426,12 +395,12 @@ void lh__lhs_memory_change(const Lhs *s, guint32 v, double *inc, double *peak)
 {
 	double add = 0, freed = 0;
 	FOR_EACH_USED_BUFFER(s, v, b, {
-		if (s->buf[b] == 0)
-			add += s->buf_bytes[b];
+		if (s->bf[b].state == 0)
+			add += s->bf[b].bytes;
 	});
 	guint32 f = node_frees(s, v);
-	if (f != G_MAXUINT32 && s->buf[f] == 1)
-		freed = s->buf_bytes[f];
+	if (f != G_MAXUINT32 && s->bf[f].state == 1)
+		freed = s->bf[f].bytes;
 	*inc = add - freed;
 	*peak = add;
 }
@@ -439,8 +408,8 @@ void lh__lhs_memory_change(const Lhs *s, guint32 v, double *inc, double *peak)
 static int ready_if_scheduled(const Lhs *s, guint32 v)
 {
 	int k = 0;
-	for (guint32 e = s->pred_at[v]; e < s->pred_at[v + 1]; e++)
-		if (s->outdeg[s->pred[e]] == 1)
+	for (guint32 e = s->at[v].pred; e < s->at[v + 1].pred; e++)
+		if (s->rel[s->pred[e].node].outdeg == 1)
 			k++;
 	return k;
 }
@@ -470,7 +439,7 @@ static int ready_if_scheduled(const Lhs *s, guint32 v)
 int lh__lhs_prefer_lead(const Lhs *s, const LhsCand *ca, const LhsCand *cb, const char **reason)
 {
 	guint32 a = ca->node, b = cb->node;
-	LEAD(!s->force_delay[a], !s->force_delay[b], "kForceDelay");
+	LEAD(!s->nd[a].fd, !s->nd[b].fd, "kForceDelay");
 	if (s->mem_active) {
 		if (s->usage >= s->limit_bytes)
 			LEAD(ca->mem_inc < cb->mem_inc, cb->mem_inc < ca->mem_inc,
@@ -478,16 +447,15 @@ int lh__lhs_prefer_lead(const Lhs *s, const LhsCand *ca, const LhsCand *cb, cons
 		LEAD(ca->mem_peak + s->usage <= s->limit_bytes,
 		     cb->mem_peak + s->usage <= s->limit_bytes, "kMemoryPeakOverLimit");
 	}
-	LEAD(s->node_type[a] == NODE_DONE, s->node_type[b] == NODE_DONE, "kScheduleDone");
-	double ra = MAX(s->ready_time[a] - s->now, 0), rb = MAX(s->ready_time[b] - s->now, 0);
+	LEAD(s->nd[a].type == NODE_DONE, s->nd[b].type == NODE_DONE, "kScheduleDone");
+	double ra = MAX(s->nd[a].rt - s->now, 0), rb = MAX(s->nd[b].rt - s->now, 0);
 	LEAD(ra < rb, rb < ra, "kLessStall");
-	LEAD(!(lhs_releases(s, a) && s->async_depth[a] == 0 && !lhs_constrained(s, a)),
-	     !(lhs_releases(s, b) && s->async_depth[b] == 0 && !lhs_constrained(s, b)),
+	LEAD(!(lhs_releases(s, a) && s->nd[a].depth == 0 && !lhs_constrained(s, a)),
+	     !(lhs_releases(s, b) && s->nd[b].depth == 0 && !lhs_constrained(s, b)),
 	     "kStartAtZeroDepth");
 	LEAD(lhs_releases(s, a) && lhs_constrained(s, a),
 	     lhs_releases(s, b) && lhs_constrained(s, b), "kFreeBackedupResource");
-	LEAD(s->async_depth[a] > s->async_depth[b], s->async_depth[b] > s->async_depth[a],
-	     "kAsyncDepth");
+	LEAD(s->nd[a].depth > s->nd[b].depth, s->nd[b].depth > s->nd[a].depth, "kAsyncDepth");
 	return 0;
 }
 
@@ -499,11 +467,11 @@ static gboolean prefer(const Lhs *s, const LhsCand *ca, const LhsCand *cb, const
 	if (lead != 0)
 		return lead > 0;
 	if (s->next_ready >= 0) {
-		double da = fabs(s->next_ready - s->now - s->cost[a]);
-		double db = fabs(s->next_ready - s->now - s->cost[b]);
+		double da = fabs(s->next_ready - s->now - s->nd[a].cost);
+		double db = fabs(s->next_ready - s->now - s->nd[b].cost);
 		RULE(!lhs_releases(s, a) && da < db, !lhs_releases(s, b) && db < da, "kAvoidWaste");
 	}
-	RULE(s->unlock_done[a], s->unlock_done[b], "kUnlockDone");
+	RULE(s->nd[a].ud, s->nd[b].ud, "kUnlockDone");
 	int na = ready_if_scheduled(s, a), nb = ready_if_scheduled(s, b);
 	RULE(na > nb, nb > na, "kCreatesMoreReadyNodes");
 	if (s->mem_active)
@@ -517,20 +485,20 @@ static gboolean prefer(const Lhs *s, const LhsCand *ca, const LhsCand *cb, const
 static void memory_schedule(LhsReady *r, Lhs *s, guint32 v)
 {
 	FOR_EACH_USED_BUFFER(s, v, b, {
-		if (s->buf[b] == 0) {
-			s->buf[b] = 1;
-			s->usage += s->buf_bytes[b];
+		if (s->bf[b].state == 0) {
+			s->bf[b].state = 1;
+			s->usage += s->bf[b].bytes;
 			if (s->mem_index)
 				lh__ready_buffer(r, s, b, 1);
 		}
 	});
 	guint32 f = node_frees(s, v);
 	if (f != G_MAXUINT32) {
-		if (s->buf[f] == 1)
-			s->usage -= s->buf_bytes[f];
-		else if (s->buf[f] == 0 && s->mem_index)
+		if (s->bf[f].state == 1)
+			s->usage -= s->bf[f].bytes;
+		else if (s->bf[f].state == 0 && s->mem_index)
 			lh__ready_buffer(r, s, f, 2);
-		s->buf[f] = 2;
+		s->bf[f].state = 2;
 	}
 }
 
@@ -567,36 +535,64 @@ static void memory_schedule(LhsReady *r, Lhs *s, guint32 v)
  * live in the engine only while it is live in the model at the main stream's position. The
  * guard is off when all buffers together fit under the limit (it could not act), and when
  * they reach 2^53 bytes (sums would no longer be exact). */
-/* The tree holds, per position, the change of the profile there (a buffer adds its bytes at
- * its first position and takes them off after its last), and per subtree its sum and the
- * largest running sum at a position that still counts (-infinity at the others), so the
- * root holds the profile's peak over the rest. Every change is one leaf and its path. A tree
- * node's sum and max lie side by side in gt (GSUM, GMX), and so do two siblings', so that a
- * step up the path reads one cache line (issue 12: at 10^6 ops the tree is 64 MB). */
+/* The profile is kept as its change at each position (a buffer adds its bytes at its first
+ * position and takes them off after its last), gd, and which positions still count, gon (a
+ * scheduled node's own does not). Positions go in blocks of GB, one cache line of gd, and a
+ * tree over the blocks holds per subtree its sum and the largest running sum at a position
+ * that counts (-infinity if none), so the root holds the profile's peak over the rest. A
+ * change is one block, recounted, and its path. A tree node's sum and max lie side by side
+ * in gt (GSUM, GMX), and so do two siblings', so that a step up the path reads one cache
+ * line. (Issue 12: a tree over single positions was 64 MB at 10^6 ops and 21 levels deep;
+ * over blocks of 8 it is 8 MB and 18.) Every value is a sum of whole bytes below 2^53 (the
+ * guard is off above), so exact: the root is the same however the sums are grouped. */
+#define GB 8
 #define GSUM(s, k) ((s)->gt[2 * (gsize)(k)])
 #define GMX(s, k) ((s)->gt[2 * (gsize)(k) + 1])
 
-/* Changes to leaves are batched, and the paths above them pulled together, level by level:
- * a node shared by several paths (the leaves one step touches lie close together in serial's
- * order) is computed once. Each node is computed from its children's final values, so the
- * tree is the one of pulling after every change. */
-#define GT_BATCH 16
-typedef struct {
-	guint32 k[GT_BATCH]; /* tree nodes changed, at one level */
-	guint32 n;
-} GtBatch;
-
-static void gt_flush(Lhs *s, GtBatch *t)
+/* Recounts the tree leaf @k from its block. */
+static void gt_leaf(Lhs *s, guint32 k)
 {
-	guint32 *k = t->k, n = t->n;
+	guint32 j = k - s->gn;
+	const double *d = &s->gd[(gsize)j * GB];
+	guint32 on = s->gon[j];
+	double sum = 0, mx = -INFINITY;
+	for (guint32 i = 0; i < GB; i++) {
+		sum += d[i];
+		if (on >> i & 1)
+			mx = MAX(mx, sum);
+	}
+	GSUM(s, k) = sum;
+	GMX(s, k) = mx;
+}
+
+/* Changes to blocks are batched, and the paths above them pulled together, level by level:
+ * a node shared by several paths (the positions one step touches lie close together in
+ * serial's order) is computed once. Each node is computed from its children's final values,
+ * so the tree is the one of pulling after every change. The batch is pulled only when a
+ * check needs the root (issue 12): until then gub bounds it from above (a change that adds
+ * x bytes from a position on raises the largest running sum by at most x, one that takes
+ * bytes off or stops a position counting does not raise it, one that makes a position count
+ * again may: then the bound is infinite), and a pick whose estimate that bound already keeps
+ * within cap needs no more. The bound is exact arithmetic below 2^53 (whole bytes), and at
+ * or above 2^53 it is above cap, so it never decides wrongly. */
+static void gt_flush(Lhs *s)
+{
+	guint32 *k = s->gpend, n = s->gpend_n;
 	for (guint32 i = 1; i < n; i++) /* ascending, so that parents shared come together */
 		for (guint32 j = i; j > 0 && k[j - 1] > k[j]; j--) {
 			guint32 x = k[j];
 			k[j] = k[j - 1];
 			k[j - 1] = x;
 		}
+	guint32 m = 0;
+	for (guint32 i = 0; i < n; i++) /* the leaves, each once */
+		if (!m || k[m - 1] != k[i]) {
+			gt_leaf(s, k[i]);
+			k[m++] = k[i];
+		}
+	n = m;
 	while (n && k[0] > 1) {
-		guint32 m = 0;
+		m = 0;
 		for (guint32 i = 0; i < n; i++) {
 			guint32 p = k[i] / 2;
 			if (m && k[m - 1] == p)
@@ -607,34 +603,39 @@ static void gt_flush(Lhs *s, GtBatch *t)
 		}
 		n = m;
 	}
-	t->n = 0;
+	s->gpend_n = 0;
+	s->gub = GMX(s, 1);
 }
 
-static void gt_touch(Lhs *s, GtBatch *t, guint32 k)
+static void gt_touch(Lhs *s, guint32 q)
 {
-	if (t->n == GT_BATCH)
-		gt_flush(s, t);
-	t->k[t->n++] = k;
+	guint32 k = s->gn + q / GB;
+	if (s->gpend_n && s->gpend[s->gpend_n - 1] == k)
+		return; /* the block is waiting already */
+	if (s->gpend_n == LHS_GT_PEND)
+		gt_flush(s);
+	s->gpend[s->gpend_n++] = k;
 }
 
 /* Adds @x to the profile from position @q on (nothing past the last position). */
-static void gt_add(Lhs *s, GtBatch *t, guint32 q, double x)
+static void gt_add(Lhs *s, guint32 q, double x)
 {
 	if (q >= s->n_nodes)
 		return;
-	guint32 k = q + s->gn;
-	GSUM(s, k) += x;
-	if (GMX(s, k) != -INFINITY)
-		GMX(s, k) = GSUM(s, k);
-	gt_touch(s, t, k);
+	gt_touch(s, q); /* before the change: a flush there sets gub from the tree without it */
+	s->gd[q] += x;
+	if (x > 0)
+		s->gub += x;
 }
 
 /* Position @q stops counting (@on FALSE) or counts again. */
-static void gt_count(Lhs *s, GtBatch *t, guint32 q, gboolean on)
+static void gt_count(Lhs *s, guint32 q, gboolean on)
 {
-	guint32 k = q + s->gn;
-	GMX(s, k) = on ? GSUM(s, k) : -INFINITY;
-	gt_touch(s, t, k);
+	gt_touch(s, q);
+	guint8 bit = (guint8)(1u << (q % GB));
+	s->gon[q / GB] = on ? s->gon[q / GB] | bit : s->gon[q / GB] & ~bit;
+	if (on)
+		s->gub = INFINITY;
 }
 
 static void guard_init(Lhs *s)
@@ -646,32 +647,40 @@ static void guard_init(Lhs *s)
 	for (guint32 k = 0; k < n; k++)
 		for (guint32 i = topo[k], v = s->first[i]; v != G_MAXUINT32 && v <= s->last[i]; v++)
 			s->gpos[v] = p++;
-	guint32 top = m - 1;
-	s->gdef = g_new0(guint32, n);
-	s->gend = g_new0(guint32, n);
-	g_autofree double *diff = g_new0(double, m + 1);
+	guint32 top = m - 1, nb = (m + GB - 1) / GB;
+	/* Blocks in whole cache lines; past the last position nothing changes or counts. */
+	s->gd = g_aligned_alloc0((gsize)nb * GB, sizeof(double), 64);
+	s->gon = g_new0(guint8, nb);
 	for (guint32 b = 0; b < n; b++) {
-		if (s->buf_bytes[b] == 0)
+		if (s->bf[b].bytes == 0)
 			continue;
-		s->gdef[b] = s->freer[b] == G_MAXUINT32 ? 0 : s->gpos[s->freer[b]];
-		s->gend[b] = s->to_end[b] ? top : s->gdef[b];
+		s->bf[b].gdef = s->bf[b].freer == G_MAXUINT32 ? 0 : s->gpos[s->bf[b].freer];
+		s->bf[b].gend = s->to_end[b] ? top : s->bf[b].gdef;
 		for (guint32 k = s->user_at[b]; k < s->user_at[b + 1]; k++)
-			s->gend[b] = MAX(s->gend[b], s->gpos[s->user[k]]);
-		diff[s->gdef[b]] += s->buf_bytes[b];
-		diff[s->gend[b] + 1] -= s->buf_bytes[b];
+			s->bf[b].gend = MAX(s->bf[b].gend, s->gpos[s->user[k]]);
+		s->gd[s->bf[b].gdef] += s->bf[b].bytes;
+		if (s->bf[b].gend + 1 < m)
+			s->gd[s->bf[b].gend + 1] -= s->bf[b].bytes;
 	}
-	for (s->gn = 1; s->gn < m; s->gn *= 2)
+	for (guint32 q = 0; q < m; q++)
+		s->gon[q / GB] |= (guint8)(1u << (q % GB));
+	for (s->gn = 1; s->gn < nb; s->gn *= 2)
 		;
 	s->gt = g_new0(double, 4 * (gsize)s->gn);
-	for (guint32 k = 0; k < s->gn; k++) {
-		GSUM(s, s->gn + k) = k < m ? diff[k] : 0;
-		GMX(s, s->gn + k) = k < m ? diff[k] : -INFINITY;
+	for (guint32 j = 0; j < s->gn; j++) {
+		if (j < nb) {
+			gt_leaf(s, s->gn + j);
+		} else {
+			GSUM(s, s->gn + j) = 0;
+			GMX(s, s->gn + j) = -INFINITY;
+		}
 	}
 	for (guint32 k = s->gn; k-- > 1;) {
 		GSUM(s, k) = GSUM(s, 2 * k) + GSUM(s, 2 * k + 1);
 		GMX(s, k) = MAX(GMX(s, 2 * k), GSUM(s, 2 * k) + GMX(s, 2 * k + 1));
 	}
-	s->p0 = GMX(s, 1);
+	s->p0 = s->gub = GMX(s, 1);
+	s->gpend_n = 0;
 	s->cap = MAX(s->limit_bytes, s->p0);
 	s->peak_done = s->usage;
 	s->gnode = g_new(guint32, m);
@@ -684,28 +693,45 @@ static void guard_init(Lhs *s)
  * memory_schedule(). */
 static void guard_shift(Lhs *s, guint32 v, double sign)
 {
-	GtBatch t = {.n = 0};
 	if (sign < 0)
-		gt_count(s, &t, s->gpos[v], TRUE);
+		gt_count(s, s->gpos[v], TRUE);
 	FOR_EACH_USED_BUFFER(s, v, b, {
-		if (s->buf[b] == 0 && s->buf_bytes[b] > 0)
-			gt_add(s, &t, s->gend[b] + 1, sign * s->buf_bytes[b]);
+		if (s->bf[b].state == 0 && s->bf[b].bytes > 0)
+			gt_add(s, s->bf[b].gend + 1, sign * s->bf[b].bytes);
 	});
 	guint32 f = node_frees(s, v);
-	if (f != G_MAXUINT32 && s->buf_bytes[f] > 0 && s->buf[f] != 2) {
-		gt_add(s, &t, s->gdef[f], -sign * s->buf_bytes[f]);
-		if (s->buf[f] == 0)
-			gt_add(s, &t, s->gend[f] + 1, sign * s->buf_bytes[f]);
+	if (f != G_MAXUINT32 && s->bf[f].bytes > 0 && s->bf[f].state != 2) {
+		gt_add(s, s->bf[f].gdef, -sign * s->bf[f].bytes);
+		if (s->bf[f].state == 0)
+			gt_add(s, s->bf[f].gend + 1, sign * s->bf[f].bytes);
 	}
 	if (sign > 0)
-		gt_count(s, &t, s->gpos[v], FALSE);
-	gt_flush(s, &t);
+		gt_count(s, s->gpos[v], FALSE);
 }
 
 /* The estimate with @v taken next, the tree already shifted; @peak: lh__lhs_memory_change()'s. */
-static double guard_estimate(const Lhs *s, double peak)
+static double guard_estimate(Lhs *s, double peak)
 {
+	if (s->gpend_n)
+		gt_flush(s);
 	return MAX(s->usage + peak, GMX(s, 1));
+}
+
+/* Whether guard_estimate(@peak) <= cap, pulling the tree only when its bound does not say. */
+static gboolean guard_fits(Lhs *s, double peak)
+{
+	if (s->usage + peak > s->cap)
+		return FALSE;
+	if (s->n_nodes <= 1u << 17 && s->gpend_n) { /* every test's graph: check the bound */
+		double ub = s->gub;
+		gt_flush(s);
+		g_assert(GMX(s, 1) <= ub);
+	}
+	if (s->gub <= s->cap)
+		return TRUE;
+	if (s->gpend_n)
+		gt_flush(s);
+	return GMX(s, 1) <= s->cap;
 }
 
 /* lh__lhs_memory_change() of a ready node: the memory index holds it exactly when it is kept
@@ -714,8 +740,8 @@ static double guard_estimate(const Lhs *s, double peak)
 static void change_of(const Lhs *s, guint32 v, double *inc, double *peak)
 {
 	if (s->mem_index) {
-		*inc = s->mem_inc[v];
-		*peak = s->mem_peak[v];
+		*inc = s->mc[v].inc;
+		*peak = s->mc[v].peak;
 	} else {
 		lh__lhs_memory_change(s, v, inc, peak);
 	}
@@ -727,21 +753,21 @@ static guint32 guard_check(Lhs *s, guint32 v, const char **why)
 	double inc, peak;
 	change_of(s, v, &inc, &peak);
 	guard_shift(s, v, 1);
-	if (guard_estimate(s, peak) <= s->cap)
+	if (guard_fits(s, peak))
 		goto done;
 	guard_shift(s, v, -1);
 	s->n_veto++;
 	v = s->gnode[lh__bits_last(&s->gready)];
 	*why = "memory guard: serial's order";
-	guint8 c = s->node_class[v];
-	if (s->node_type[v] == NODE_DONE && !lhs_class_free(s, c)) {
+	guint8 c = s->nd[v].cls;
+	if (s->nd[v].type == NODE_DONE && !lhs_class_free(s, c)) {
 		guint32 best = G_MAXUINT32;
 		double best_est = 0;
 		/* Every ready node (in any order: (estimate, position) decides). */
 		for (guint32 k = lh__bits_first(&s->gready); k != G_MAXUINT32;
 		     k = lh__bits_next(&s->gready, k)) {
 			guint32 u = s->gnode[k];
-			if (s->node_type[u] != NODE_START || s->node_class[u] != c)
+			if (s->nd[u].type != NODE_START || s->nd[u].cls != c)
 				continue;
 			change_of(s, u, &inc, &peak);
 			guard_shift(s, u, 1);
@@ -774,9 +800,9 @@ static gboolean is_coll_class(guint8 c)
  * group is a count, and lhs keeps its old per-class limits). */
 static gboolean shares_devices(const Lhs *s, guint32 v)
 {
-	if (s->node_type[v] != NODE_DONE || !is_coll_class(s->node_class[v]))
+	if (s->nd[v].type != NODE_DONE || !is_coll_class(s->nd[v].cls))
 		return FALSE;
-	const LhOp *a = lh_graph_op(s->g, s->node_op[v]);
+	const LhOp *a = lh_graph_op(s->g, s->nd[v].op);
 	if (!lh_graph_op_members(s->g, a))
 		return FALSE;
 	for (guint32 k = 0; k < s->coll_in_flight->len; k++) {
@@ -797,7 +823,7 @@ static guint32 drop_shared(const Lhs *s, GArray *cand)
 			lh_params_explain(s->p,
 			                  "lhs: done '%s' waits: it shares more than one "
 			                  "device with a collective in flight",
-			                  lh_graph_op(s->g, s->node_op[v])->name);
+			                  lh_graph_op(s->g, s->nd[v].op)->name);
 			continue;
 		}
 		g_array_index(cand, guint32, w++) = v;
@@ -809,10 +835,10 @@ static guint32 drop_shared(const Lhs *s, GArray *cand)
 /* Keeps coll_in_flight: a collective's done puts its op in, its start takes it out. */
 static void coll_track(Lhs *s, guint32 v)
 {
-	if (!is_coll_class(s->node_class[v]))
+	if (!is_coll_class(s->nd[v].cls))
 		return;
-	guint32 op = s->node_op[v];
-	if (s->node_type[v] == NODE_DONE) {
+	guint32 op = s->nd[v].op;
+	if (s->nd[v].type == NODE_DONE) {
 		g_array_append_val(s->coll_in_flight, op);
 		return;
 	}
@@ -831,14 +857,23 @@ static guint32 pick(const Lhs *s, const GArray *cand, const char **why)
 	for (guint32 k = 0; k < cand->len; k++) {
 		guint32 v = g_array_index(cand, guint32, k);
 		/* The overlap limit: a done needs a free slot of its class. */
-		if (s->node_type[v] == NODE_DONE && !lhs_class_free(s, s->node_class[v]))
+		if (s->nd[v].type == NODE_DONE && !lhs_class_free(s, s->nd[v].cls))
 			continue;
 		LhsCand c = {.node = v};
-		if (s->mem_active) {
+		if (s->mem_active && s->mem_index) {
+			/* The memory index is exact (see "Memory pressure" in lhs-ready.c). The
+			 * check recounts the node's buffers, a cache miss each: on graphs up to
+			 * 2^17 nodes (every test's) only (issue 12: it was a tenth of lhs's time
+			 * at 10^6 ops). */
+			c.mem_inc = s->mc[v].inc;
+			c.mem_peak = s->mc[v].peak;
+			if (s->n_nodes <= 1u << 17) {
+				double inc, peak;
+				lh__lhs_memory_change(s, v, &inc, &peak);
+				g_assert(inc == c.mem_inc && peak == c.mem_peak);
+			}
+		} else if (s->mem_active) {
 			lh__lhs_memory_change(s, v, &c.mem_inc, &c.mem_peak);
-			/* The memory index is exact (see "Memory pressure" in lhs-ready.c). */
-			g_assert(!s->mem_index ||
-			         (c.mem_inc == s->mem_inc[v] && c.mem_peak == s->mem_peak[v]));
 		}
 		if (!have) {
 			best = c;
@@ -857,6 +892,17 @@ static guint32 pick(const Lhs *s, const GArray *cand, const char **why)
 static const char *node_type_name(guint8 t)
 {
 	return t == NODE_START ? "start" : t == NODE_DONE ? "done" : "run";
+}
+
+/* Fetches what scheduling @v reads (its buffers, the nodes it depends on) before it is read:
+ * the records lie anywhere, and the loops that read them branch on each, so without this
+ * each is a cache miss of its own (issue 12). The guard may pick another node; then this
+ * is wasted, and nothing else. */
+static void prefetch_node(const Lhs *s, guint32 v)
+{
+	FOR_EACH_USED_BUFFER(s, v, b, __builtin_prefetch(&s->bf[b], 1));
+	for (guint32 e = s->at[v].pred; e < s->at[v + 1].pred; e++)
+		__builtin_prefetch(&s->rel[s->pred[e].node], 1);
 }
 
 /* A node joins the ready set (and the guard's set of ready nodes by serial position). */
@@ -892,7 +938,7 @@ static LhPlan *lhs_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GEr
 	mem_model(&s);
 	for (guint32 v = 0; v < m; v++) {
 		double use = 0;
-		FOR_EACH_USED_BUFFER(&s, v, b, use += s.buf_bytes[b]);
+		FOR_EACH_USED_BUFFER(&s, v, b, use += s.bf[b].bytes);
 		s.max_use = MAX(s.max_use, use);
 	}
 	gboolean reference = g_getenv("LHSIM_LHS_REFERENCE") != NULL;
@@ -901,18 +947,17 @@ static LhPlan *lhs_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GEr
 	 * bytes. */
 	double total = 0;
 	for (guint32 i = 0; i < s.n_ops; i++)
-		total += s.buf_bytes[i];
+		total += s.bf[i].bytes;
 	s.mem_index_ok = !reference && total > s.limit_bytes / 2 && total < 9007199254740992.0;
 	s.guard = total > s.limit_bytes && total < 9007199254740992.0;
 	if (s.guard)
 		guard_init(&s);
-	s.outdeg = g_new(guint32, m);
-	s.ready_time = g_new0(double, m);
+	s.rel = g_new(LhsRel, m);
 	LhsReady r;
 	lh__ready_init(&r, &s);
 	for (guint32 v = 0; v < m; v++) {
-		s.outdeg[v] = s.succ_at[v + 1] - s.succ_at[v];
-		if (s.outdeg[v] == 0)
+		s.rel[v] = (LhsRel){-INFINITY, s.succ_at[v + 1] - s.succ_at[v]};
+		if (s.rel[v].outdeg == 0)
 			add_ready(&r, &s, v);
 	}
 	g_autofree char *su_text =
@@ -968,36 +1013,38 @@ static LhPlan *lhs_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GEr
 			why = "a collective sharing devices is in flight";
 		}
 		guint32 v = pick(&s, cand, &why);
+		prefetch_node(&s, v);
 		if (s.guard)
 			v = guard_check(&s, v, &why);
 		remove_ready(&r, &s, v);
-		double t = MAX(s.now, s.ready_time[v]);
-		s.ready_time[v] = t;
-		s.now = t + s.cost[v];
-		if (s.node_type[v] == NODE_DONE)
-			s.in_flight[s.node_class[v]]++;
-		else if (s.node_type[v] == NODE_START)
-			s.in_flight[s.node_class[v]]--;
+		double t = MAX(s.now, s.nd[v].rt);
+		s.nd[v].rt = t;
+		s.now = t + s.nd[v].cost;
+		if (s.nd[v].type == NODE_DONE)
+			s.in_flight[s.nd[v].cls]++;
+		else if (s.nd[v].type == NODE_START)
+			s.in_flight[s.nd[v].cls]--;
 		coll_track(&s, v);
 		memory_schedule(&r, &s, v);
 		order[step] = v;
 		if (lh_params_explaining(p))
 			lh_params_explain(p, "lhs: t=%.0f %s %s %s '%s' (%s)", t,
-			                  xla ? "cost units" : "ns", node_type_name(s.node_type[v]),
-			                  lh_op_kind_name(lh_graph_op(g, s.node_op[v])->kind),
-			                  lh_graph_op(g, s.node_op[v])->name, why);
-		for (guint32 e = s.pred_at[v]; e < s.pred_at[v + 1]; e++) {
-			guint32 u = s.pred[e];
-			if (--s.outdeg[u] > 0)
+			                  xla ? "cost units" : "ns", node_type_name(s.nd[v].type),
+			                  lh_op_kind_name(lh_graph_op(g, s.nd[v].op)->kind),
+			                  lh_graph_op(g, s.nd[v].op)->name, why);
+		/* A node is ready when its last user is scheduled, at the latest of now and its
+		 * users' times plus the edges' latencies: the maximum is taken as the users come
+		 * (the same sums, so the same maximum as over the users at the end). */
+		for (guint32 e = s.at[v].pred; e < s.at[v + 1].pred; e++) {
+			guint32 un = s.pred[e].node;
+			LhsRel *u = &s.rel[un];
+			double et = t + s.pred[e].lat;
+			if (et > u->rt)
+				u->rt = et;
+			if (--u->outdeg > 0)
 				continue;
-			double rt = s.now;
-			for (guint32 f = s.succ_at[u]; f < s.succ_at[u + 1]; f++) {
-				double et = s.ready_time[s.succ[f]] + s.succ_lat[f];
-				if (et > rt)
-					rt = et;
-			}
-			s.ready_time[u] = rt;
-			add_ready(&r, &s, u);
+			s.nd[un].rt = MAX(s.now, u->rt);
+			add_ready(&r, &s, un);
 		}
 	}
 	g_array_free(cand, TRUE);
@@ -1028,13 +1075,13 @@ static LhPlan *lhs_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GEr
 	              s.limit[LH_CLASS_MEMCPY] == G_MAXUINT32 ? 0 : s.limit[LH_CLASS_MEMCPY]);
 	g_autofree guint32 *member = g_new0(guint32, s.n_ops);
 	for (guint32 k = m; k-- > 0;) {
-		guint32 v = order[k], op = s.node_op[v];
-		switch (s.node_type[v]) {
+		guint32 v = order[k], op = s.nd[v].op;
+		switch (s.nd[v].type) {
 		case NODE_KERNEL:
 			lh_plan_run(plan, main_s, op);
 			break;
 		case NODE_START: {
-			LhStreamPool *pl = &pool[s.node_class[v]];
+			LhStreamPool *pl = &pool[s.nd[v].cls];
 			member[op] = lh__pool_acquire(pl, plan);
 			guint32 side = lh__pool_stream(pl, member[op]);
 			lh_plan_link(plan, main_s, side);
@@ -1044,11 +1091,11 @@ static LhPlan *lhs_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GEr
 				                  lh_op_kind_name(lh_graph_op(g, op)->kind),
 				                  lh_graph_op(g, op)->name,
 				                  lh_plan_stream(plan, side)->name,
-				                  lhs_class_name(s.node_class[v]));
+				                  lhs_class_name(s.nd[v].cls));
 			break;
 		}
 		case NODE_DONE: {
-			LhStreamPool *pl = &pool[s.node_class[v]];
+			LhStreamPool *pl = &pool[s.nd[v].cls];
 			lh_plan_link(plan, lh__pool_stream(pl, member[op]), main_s);
 			lh__pool_release(pl, member[op]);
 			break;

@@ -48,6 +48,12 @@ typedef struct {
  * comparison sort would (a radix sort: O(n)). The doubles must not be NaN. */
 void lh__sort_f64_u32(LhSortRec *r, guint32 n, gboolean desc);
 
+/* The same from records in the order in which the scheduler placed the ops: @slot[k] is
+ * {start, 0, op} for the k-th non-input op placed. A stable sort by start alone then gives
+ * the (start, seq) order, two radix passes fewer. Sorts @slot in place. */
+void lh__emit_list_schedule_placed(LhPlan *plan, const LhGraph *g, const guint32 *stream,
+                                   LhSortRec *slot, guint32 m);
+
 /* b-level of every op (longest path from the op to an exit, own cost included), with
  * @cost[i] per op. Caller frees. */
 double *lh__blevel(const LhGraph *g, const double *cost);
