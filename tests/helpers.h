@@ -37,6 +37,12 @@ gint64 t_makespan(const LhTrace *t);
 		cr_expect_eq(_x->end, (gint64)(e), "%s end: %" G_GINT64_FORMAT " != %lld", n,      \
 		             _x->end, (long long)(e));                                             \
 	} while (0)
+/* A random DAG of @n ops with every kind of op (tests/helpers.c): kernels of random SM share,
+ * FLOPs, bytes (some HBM-bound beyond 1), GEMM shapes and fixed durations, copies both ways, d2d
+ * copies, collectives, inputs, aliases; deps to any of the 40 earlier ops. With @devices > 0,
+ * most collectives have a member set on that many devices (a multiple of 8; lh_graph_set_devices),
+ * the others a group of up to 32. With @async, a third of the ops are async. Finished. */
+LhGraph *t_random_graph(GRand *r, guint n, guint32 devices, gboolean async);
 /* Runs `lhsim ARGS...` (NULL-terminated); returns exit status, captures stdout/stderr. */
 int t_lhsim(char **out, char **err, const char *first, ...) G_GNUC_NULL_TERMINATED;
 /* Like t_lhsim, with @in (may be NULL: empty) on stdin and @setup (may be NULL) run in the

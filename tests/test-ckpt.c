@@ -10,64 +10,6 @@
 #include "helpers.h"
 #include "sim/engine-private.h"
 
-/* A random DAG with every kind of op of one device (tests/test-engine-ref.c's, without
- * placement): kernels of random SM share, FLOPs, bytes, GEMM shapes and fixed durations, copies
- * both ways, d2d copies, collectives, inputs, aliases; deps to any of the 40 earlier ops. */
-static LhGraph *random_graph(GRand *r, guint n)
-{
-	LhGraph *g = lh_graph_new("r");
-	for (guint i = 0; i < n; i++) {
-		char name[16];
-		g_snprintf(name, sizeof name, "o%u", i);
-		int pick = g_rand_int_range(r, 0, 20);
-		LhOpKind kind =
-		    i < 2 || pick == 0 ? LH_OP_INPUT
-		    : pick < 11        ? LH_OP_KERNEL
-		    : pick < 13        ? LH_OP_COPY_H2D
-		    : pick < 15        ? LH_OP_COPY_D2H
-		    : pick < 16        ? LH_OP_COPY_D2D
-		                : (LhOpKind)g_rand_int_range(r, LH_OP_ALL_REDUCE, LH_OP_RECV + 1);
-		guint32 id = lh_graph_add_op(g, name, kind);
-		LhOp *o = lh_graph_op_mut(g, id);
-		o->out_bytes = (guint64)g_rand_int_range(r, 0, 1 << 20) * 64;
-		o->async = g_rand_int_range(r, 0, 3) == 0;
-		if (kind == LH_OP_KERNEL) {
-			o->flops = g_rand_double_range(r, 0, 2e9);
-			o->bytes = g_rand_double_range(r, 0, 4e6);
-			o->sm = g_rand_int_range(r, 0, 3) ? 1.0 : g_rand_double_range(r, 0.05, 1);
-			o->dtype = (guint8)g_rand_int_range(r, 0, LH_DTYPE_N);
-			o->transpose = g_rand_int_range(r, 0, 6) == 0;
-			if (g_rand_int_range(r, 0, 4) == 0) {
-				o->gemm_batch = 1 + g_rand_int_range(r, 0, 3);
-				o->gemm_m = 1 + g_rand_int_range(r, 0, 4096);
-				o->gemm_n = 1 + g_rand_int_range(r, 0, 4096);
-				o->gemm_k = 1 + g_rand_int_range(r, 0, 4096);
-			}
-		} else if (kind != LH_OP_INPUT) {
-			o->size = (guint64)g_rand_int_range(r, 1, 1 << 24);
-			o->group = 1 + g_rand_int_range(r, 0, 8);
-		}
-		if (kind != LH_OP_INPUT && g_rand_int_range(r, 0, 8) == 0)
-			o->duration_ns = g_rand_int_range(r, 0, 20000);
-		if (kind != LH_OP_INPUT && i > 0) {
-			guint nd = (guint)g_rand_int_range(r, 0, 4);
-			for (guint k = 0; k < nd; k++) {
-				guint32 lo = i > 40 ? i - 40 : 0;
-				guint32 d = (guint32)g_rand_int_range(r, lo, i);
-				lh_graph_add_dep(g, id, d);
-				const LhOp *od = lh_graph_op(g, d);
-				o = lh_graph_op_mut(g, id);
-				if (k == 0 && g_rand_int_range(r, 0, 5) == 0 &&
-				    od->out_space == o->out_space)
-					o->alias = d;
-			}
-		}
-	}
-	g_autoptr(GError) e = NULL;
-	cr_assert(lh_graph_finish(g, NULL, &e), "%s", e ? e->message : "");
-	return g;
-}
-
 static LhHw *random_hw(GRand *r)
 {
 	static const char *const names[] = {"h100-sxm", "a100-sxm", "h200-sxm"};
@@ -295,7 +237,7 @@ static void chains(guint32 seed, int trials, guint n_lo, guint n_hi, guint *rest
 	g_autoptr(GRand) r = g_rand_new_with_seed(seed);
 	for (int trial = 0; trial < trials; trial++) {
 		guint n = (guint)g_rand_int_range(r, (gint32)n_lo, (gint32)n_hi);
-		g_autoptr(LhGraph) g = random_graph(r, n);
+		g_autoptr(LhGraph) g = t_random_graph(r, n, 0, TRUE);
 		g_autoptr(LhHw) hw = random_hw(r);
 		gboolean strict = g_rand_int_range(r, 0, 6) == 0;
 		guint32 every = (guint32)g_rand_int_range(r, 1, 9);

@@ -11,134 +11,6 @@
 LhTrace *lh_ref_simulate(const LhGraph *g, const LhHw *hw, const LhPlan *plan,
                          const LhSimOptions *opt, gboolean *over_memory, GError **error);
 
-/* A member set for collective @o on @devices devices (a multiple of 8, so several nodes of 8
- * GPUs): disjoint groups of a random size from a random permutation of the devices, or for a
- * permute, send or recv random (source, target) pairs. Sets its group to match. */
-static void random_members(GRand *r, LhGraph *g, LhOp *o, guint32 devices)
-{
-	g_autofree guint32 *perm = g_new(guint32, devices);
-	for (guint32 d = 0; d < devices; d++)
-		perm[d] = d;
-	for (guint32 d = devices - 1; d > 0; d--) {
-		guint32 k = (guint32)g_rand_int_range(r, 0, (gint32)d + 1), t = perm[d];
-		perm[d] = perm[k];
-		perm[k] = t;
-	}
-	/* Some sets keep every group inside a node (the link alone): groups of consecutive
-	 * devices, at most 8, aligned. */
-	gboolean in_node = g_rand_int_range(r, 0, 4) == 0;
-	if (in_node)
-		for (guint32 d = 0; d < devices; d++)
-			perm[d] = d;
-	if (o->kind == LH_OP_COLLECTIVE_PERMUTE || o->kind == LH_OP_SEND || o->kind == LH_OP_RECV) {
-		guint32 np = (guint32)g_rand_int_range(r, 1, 9);
-		g_autofree guint32 *dev = g_new(guint32, 2 * np);
-		for (guint32 k = 0; k < np; k++) {
-			guint32 s = (guint32)g_rand_int_range(r, 0, (gint32)devices);
-			guint32 t = (guint32)g_rand_int_range(r, 0, (gint32)devices - 1);
-			if (in_node)
-				t = (s / 8) * 8 +
-				    (s % 8 + 1 + (guint32)g_rand_int_range(r, 0, 7)) % 8;
-			else if (t >= s)
-				t++;
-			dev[2 * k] = s;
-			dev[2 * k + 1] = t;
-		}
-		g_autofree char *why = NULL;
-		guint32 bad;
-		cr_assert(lh_member_set_check(np, 2, TRUE, dev, devices, &why, &bad), "%s", why);
-		o->members = 1 + lh_graph_add_member_set(g, np, 2, TRUE, dev);
-		o->group = 2;
-		return;
-	}
-	static const guint32 sizes[] = {1, 2, 4, 8, 16, 32};
-	guint32 gs;
-	do
-		gs = sizes[g_rand_int_range(r, 0, G_N_ELEMENTS(sizes))];
-	while (devices % gs || (in_node && gs > 8));
-	/* Every group, or only the first few (the others' devices stay out). */
-	guint32 ng = devices / gs;
-	if (g_rand_int_range(r, 0, 3) == 0)
-		ng = 1 + (guint32)g_rand_int_range(r, 0, (gint32)ng);
-	g_autofree char *why = NULL;
-	guint32 bad;
-	cr_assert(lh_member_set_check(ng, gs, FALSE, perm, devices, &why, &bad), "%s", why);
-	o->members = 1 + lh_graph_add_member_set(g, ng, gs, FALSE, perm);
-	o->group = gs;
-}
-
-/* A random DAG with every kind of op: kernels of random SM share, FLOPs, bytes (some HBM-bound
- * beyond 1), GEMM shapes and fixed durations, copies both ways, d2d copies, collectives, inputs,
- * aliases; deps to any earlier op. With @devices > 0, most collectives have a member set on that
- * many devices (lh_graph_set_devices), the others a group of up to 32 (devices 0 .. group-1). */
-static LhGraph *random_graph_on(GRand *r, guint n, guint32 devices)
-{
-	LhGraph *g = lh_graph_new("r");
-	for (guint i = 0; i < n; i++) {
-		char name[16];
-		g_snprintf(name, sizeof name, "o%u", i);
-		int pick = g_rand_int_range(r, 0, 20);
-		LhOpKind kind =
-		    i < 2 || pick == 0 ? LH_OP_INPUT
-		    : pick < 11        ? LH_OP_KERNEL
-		    : pick < 13        ? LH_OP_COPY_H2D
-		    : pick < 15        ? LH_OP_COPY_D2H
-		    : pick < 16        ? LH_OP_COPY_D2D
-		                : (LhOpKind)g_rand_int_range(r, LH_OP_ALL_REDUCE, LH_OP_RECV + 1);
-		guint32 id = lh_graph_add_op(g, name, kind);
-		LhOp *o = lh_graph_op_mut(g, id);
-		o->out_bytes = (guint64)g_rand_int_range(r, 0, 1 << 20) * 64;
-		if (kind == LH_OP_KERNEL) {
-			o->flops = g_rand_double_range(r, 0, 2e9);
-			o->bytes = g_rand_double_range(r, 0, 4e6);
-			o->sm = g_rand_int_range(r, 0, 3) ? 1.0 : g_rand_double_range(r, 0.05, 1);
-			o->dtype = (guint8)g_rand_int_range(r, 0, LH_DTYPE_N);
-			o->transpose = g_rand_int_range(r, 0, 6) == 0;
-			if (g_rand_int_range(r, 0, 4) == 0) {
-				o->gemm_batch = 1 + g_rand_int_range(r, 0, 3);
-				o->gemm_m = 1 + g_rand_int_range(r, 0, 4096);
-				o->gemm_n = 1 + g_rand_int_range(r, 0, 4096);
-				o->gemm_k = 1 + g_rand_int_range(r, 0, 4096);
-			}
-		} else if (kind != LH_OP_INPUT) {
-			o->size = (guint64)g_rand_int_range(r, 1, 1 << 24);
-			o->group = 1 + g_rand_int_range(r, 0, 8);
-			if (devices && lh_op_kind_is_collective(kind)) {
-				if (g_rand_int_range(r, 0, 4))
-					random_members(r, g, o, devices);
-				else
-					o->group = 1 + g_rand_int_range(r, 0, (gint32)devices);
-			}
-		}
-		if (kind != LH_OP_INPUT && g_rand_int_range(r, 0, 8) == 0)
-			o->duration_ns = g_rand_int_range(r, 0, 20000);
-		if (kind != LH_OP_INPUT && i > 0) {
-			guint nd = (guint)g_rand_int_range(r, 0, 4);
-			for (guint k = 0; k < nd; k++) {
-				guint32 lo = i > 40 ? i - 40 : 0;
-				guint32 d = (guint32)g_rand_int_range(r, lo, i);
-				lh_graph_add_dep(g, id, d);
-				/* An alias: a dep's buffer in the same space, written in place. */
-				const LhOp *od = lh_graph_op(g, d);
-				o = lh_graph_op_mut(g, id);
-				if (k == 0 && g_rand_int_range(r, 0, 5) == 0 &&
-				    od->out_space == o->out_space)
-					o->alias = d;
-			}
-		}
-	}
-	if (devices)
-		lh_graph_set_devices(g, devices);
-	g_autoptr(GError) e = NULL;
-	cr_assert(lh_graph_finish(g, NULL, &e), "%s", e ? e->message : "");
-	return g;
-}
-
-static LhGraph *random_graph(GRand *r, guint n)
-{
-	return random_graph_on(r, n, 0);
-}
-
 /* The bench's plan: ops in topological order round-robin on S streams, a signal after an op
  * with a consumer on another stream, a wait before a consumer (one per producer stream). */
 static LhPlan *round_robin(const LhGraph *g, guint S, GRand *r)
@@ -241,7 +113,7 @@ Test(engine_ref, same_traces_on_random_graphs_and_plans)
 	g_autoptr(GRand) r = g_rand_new_with_seed(12);
 	for (int trial = 0; trial < 120; trial++) {
 		guint n = (guint)g_rand_int_range(r, 3, trial < 100 ? 200 : 3000);
-		g_autoptr(LhGraph) g = random_graph(r, n);
+		g_autoptr(LhGraph) g = t_random_graph(r, n, 0, FALSE);
 		g_autoptr(LhHw) hw = random_hw(r, hws);
 		gboolean strict = g_rand_int_range(r, 0, 4) == 0;
 		char what[64];
@@ -295,7 +167,7 @@ Test(engine_ref, same_traces_with_collectives_across_nodes)
 	for (int trial = 0; trial < 80; trial++) {
 		guint n = (guint)g_rand_int_range(r, 3, trial < 70 ? 200 : 2000);
 		guint32 devices = 8u << g_rand_int_range(r, 0, 3); /* 8, 16 or 32 */
-		g_autoptr(LhGraph) g = random_graph_on(r, n, devices);
+		g_autoptr(LhGraph) g = t_random_graph(r, n, devices, FALSE);
 		g_autoptr(LhHw) hw = lh_hw_lookup(hws[g_rand_int_range(r, 0, 3)], NULL);
 		cr_assert(lh_hw_has_cluster(hw));
 		hw->sm_sharing = g_rand_int_range(r, 0, 2) ? LH_SHARING_FAIR : LH_SHARING_FIFO;
