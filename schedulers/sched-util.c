@@ -128,14 +128,7 @@ void lh__emit_list_schedule(LhPlan *plan, const LhGraph *g, const guint32 *strea
 	for (guint32 i = 0; i < n; i++)
 		if (lh_graph_op(g, i)->kind != LH_OP_INPUT)
 			slot[m++] = (Slot){start[i], seq[i], i};
-	lh__sort_f64_u32(slot, m, FALSE); /* by (start, seq) */
-	g_autofree guint32 *order = g_new(guint32, MAX(m, 1));
-	for (guint32 k = 0; k < m; k++)
-		order[k] = slot[k].op;
-	/* The schedulers place every op after its deps, so the order is topological. */
-	g_autoptr(GError) e = NULL;
-	if (!lh_plan_add_list_schedule(plan, g, stream, order, m, &e))
-		g_error("list schedule: %s", e->message);
+	lh__emit_list_schedule_placed(plan, g, stream, slot, m); /* sorts by (start, seq) */
 }
 
 void lh__emit_list_schedule_placed(LhPlan *plan, const LhGraph *g, const guint32 *stream,
@@ -145,6 +138,7 @@ void lh__emit_list_schedule_placed(LhPlan *plan, const LhGraph *g, const guint32
 	g_autofree guint32 *order = g_new(guint32, MAX(m, 1));
 	for (guint32 k = 0; k < m; k++)
 		order[k] = slot[k].op;
+	/* The schedulers place every op after its deps, so the order is topological. */
 	g_autoptr(GError) e = NULL;
 	if (!lh_plan_add_list_schedule(plan, g, stream, order, m, &e))
 		g_error("list schedule: %s", e->message);
