@@ -230,6 +230,28 @@ static LhSimRun *check_run(const LhGraph *g, const LhHw *hw, const LhPlan *p, gb
 	return run;
 }
 
+/* One step of a chain: the candidate (@next, run from @cand) becomes the current one half of
+ * the time, else it is dropped. Returns 1 if @next restored a checkpoint. */
+static guint chain_step(GRand *r, LhSimRun **run, Prog **cur, LhSimRun *next, Prog *cand)
+{
+	guint restored = 0;
+	if (next) {
+		LhSimRunInfo info;
+		lh__sim_run_info(next, &info);
+		restored = info.t_from >= 0;
+	}
+	if (next && g_rand_int_range(r, 0, 2)) {
+		lh__sim_run_free(*run);
+		*run = next;
+		prog_free(*cur);
+		*cur = cand;
+	} else {
+		lh__sim_run_free(next);
+		prog_free(cand);
+	}
+	return restored;
+}
+
 /* Chains of changes from random plans: each candidate is run from the current run's
  * checkpoints, and becomes the current run half the time (as a search accepts moves). */
 static void chains(guint32 seed, int trials, guint n_lo, guint n_hi, guint *restored, guint *runs)
@@ -255,20 +277,7 @@ static void chains(guint32 seed, int trials, guint n_lo, guint n_hi, guint *rest
 			           n, every, step);
 			LhSimRun *next = check_run(g, hw, p, strict, run, every, what);
 			(*runs)++;
-			if (next) {
-				LhSimRunInfo info;
-				lh__sim_run_info(next, &info);
-				*restored += info.t_from >= 0;
-			}
-			if (next && g_rand_int_range(r, 0, 2)) {
-				lh__sim_run_free(run);
-				run = next;
-				prog_free(cur);
-				cur = cand;
-			} else {
-				lh__sim_run_free(next);
-				prog_free(cand);
-			}
+			*restored += chain_step(r, &run, &cur, next, cand);
 		}
 		lh__sim_run_free(run);
 		prog_free(cur);
@@ -323,19 +332,9 @@ Test(ckpt, incremental_trace_equals_full_on_generated_dags)
 			char what[64];
 			g_snprintf(what, sizeof what, "dag %d step %d", trial, step);
 			LhSimRun *next = check_run(g, hw, p, FALSE, run, 16, what);
-			LhSimRunInfo info;
-			lh__sim_run_info(next, &info);
-			restored += info.t_from >= 0;
+			cr_assert_not_null(next, "%s: the run failed", what);
 			runs++;
-			if (g_rand_int_range(r, 0, 2)) {
-				lh__sim_run_free(run);
-				run = next;
-				prog_free(cur);
-				cur = cand;
-			} else {
-				lh__sim_run_free(next);
-				prog_free(cand);
-			}
+			restored += chain_step(r, &run, &cur, next, cand);
 		}
 		lh__sim_run_free(run);
 		prog_free(cur);
