@@ -1879,6 +1879,13 @@ LhTrace *lh_simulate(const LhGraph *g, const LhHw *hw, const LhPlan *plan, const
  * same proof for P's commands from c0 on), and rebuilds the host, queues and counts for P'.
  * Reference counts are plain integers: runs and checkpoints belong to one thread. */
 
+/* memcpy that copies nothing for @n = 0, where either pointer may be NULL (an engine with no
+ * activity slot yet, an empty trace array): memcpy's arguments must not be NULL even then. */
+static inline void *ck_copy(void *dst, const void *src, gsize n)
+{
+	return n ? memcpy(dst, src, n) : dst;
+}
+
 /* What a checkpoint needs of its run: its plan's commands and, once the run has ended, its
  * trace. Shared by the run's checkpoints and those that inherit them. */
 typedef struct {
@@ -1977,10 +1984,10 @@ static void ck_at_instant(World *w, const Sim *x, gint64 t)
 	char *blk = g_malloc(na + 4 * n4 + Q + E + nh + nd + 1);
 	guint32 *p4 = (guint32 *)(void *)(blk + na);
 	k->acts = (Act *)(void *)blk;
-	memcpy(k->acts, x->acts, na);
+	ck_copy(k->acts, x->acts, na);
 #define TAKE4(f, len)                                                                              \
 	k->f = p4;                                                                                 \
-	memcpy(p4, x->f, (gsize)(len) * sizeof(guint32));                                          \
+	ck_copy(p4, x->f, (gsize)(len) * sizeof(guint32));                                         \
 	p4 += (len)
 	TAKE4(qhead, Q);
 	TAKE4(q_blocked_next, Q);
@@ -1995,10 +2002,10 @@ static void ck_at_instant(World *w, const Sim *x, gint64 t)
 			*p4++ = ln[i]->v[(ln[i]->head + j) & (ln[i]->cap - 1)];
 	}
 	guint8 *p1 = (guint8 *)p4;
-	k->q_reg = memcpy(p1, x->q_reg, Q);
-	k->fired = memcpy(p1 += Q, x->fired, E);
-	k->h2d_busy = memcpy(p1 += E, x->h2d_busy, nh);
-	k->d2h_busy = memcpy(p1 += nh, x->d2h_busy, nd);
+	k->q_reg = ck_copy(p1, x->q_reg, Q);
+	k->fired = ck_copy(p1 += Q, x->fired, E);
+	k->h2d_busy = ck_copy(p1 += E, x->h2d_busy, nh);
+	k->d2h_busy = ck_copy(p1 += nh, x->d2h_busy, nd);
 	k->pk = *x->pk;
 	k->pk_t = *x->pk_t;
 	k->pk_host = *x->pk_host;
@@ -2165,19 +2172,19 @@ static void ck_restore(World *w, CkCtl *c)
 	for (int i = 0; i < 3; i++) {
 		ln[i]->v = ln[i]->cap ? g_new(guint32, ln[i]->cap) : NULL;
 		if (ln[i]->len)
-			memcpy(ln[i]->v, k->line[i], ln[i]->len * sizeof(guint32));
+			ck_copy(ln[i]->v, k->line[i], ln[i]->len * sizeof(guint32));
 		ln[i]->head = 0;
 	}
 	guint32 Q = x->Q, S = x->S, nE = x->E, oE = r->E, c0 = c->c0, ohc = k->x.hc;
 	x->hc = c->hc;
 	x->host_next = c->host_next;
 	/* Queues, and the waits registered on events. */
-	memcpy(x->q_blocked_next, k->q_blocked_next, Q * sizeof(guint32));
+	ck_copy(x->q_blocked_next, k->q_blocked_next, Q * sizeof(guint32));
 	for (guint32 q = 0; q < Q; q++) {
 		x->qhead[q] = c->head[q];
 		x->q_reg[q] = k->q_reg[q] && !c->unreg[q];
 	}
-	memcpy(x->fired, k->fired, MIN(oE, nE));
+	ck_copy(x->fired, k->fired, MIN(oE, nE));
 	for (guint32 e = 0; e < nE; e++) {
 		guint32 *tail = &x->ev_blocked[e];
 		if (e < oE)
@@ -2195,8 +2202,8 @@ static void ck_restore(World *w, CkCtl *c)
 			x->ev_blocked[c->reg[q]] = q;
 		}
 	/* Streams: issued and not completed, the old plan's from c0 on out, the new's in. */
-	memcpy(x->s_inflight, k->s_inflight, S * sizeof(guint32));
-	memcpy(x->s_outstanding, k->s_outstanding, S * sizeof(guint32));
+	ck_copy(x->s_inflight, k->s_inflight, S * sizeof(guint32));
+	ck_copy(x->s_outstanding, k->s_outstanding, S * sizeof(guint32));
 	for (guint32 i = c0; i < ohc; i++)
 		if (r->cmds[i].kind != LH_CMD_HOST && r->cmds[i].kind != LH_CMD_SYNC)
 			x->s_outstanding[r->cmds[i].stream]--;
@@ -2204,16 +2211,16 @@ static void ck_restore(World *w, CkCtl *c)
 		if (x->cmds[i].kind != LH_CMD_HOST && x->cmds[i].kind != LH_CMD_SYNC)
 			x->s_outstanding[x->cmds[i].stream]++;
 	/* Engines and memory. */
-	memcpy(x->h2d_busy, k->h2d_busy, x->hw->copy_engines_h2d);
-	memcpy(x->d2h_busy, k->d2h_busy, x->hw->copy_engines_d2h);
-	memcpy(x->consumers, k->consumers, r->n_ops * sizeof(guint32));
+	ck_copy(x->h2d_busy, k->h2d_busy, x->hw->copy_engines_h2d);
+	ck_copy(x->d2h_busy, k->d2h_busy, x->hw->copy_engines_d2h);
+	ck_copy(x->consumers, k->consumers, r->n_ops * sizeof(guint32));
 	/* The trace before t: the old run's final values below t, for what commands below c0
 	 * did; the new plan's issues from c0 on. */
 	LhTrace *tr = x->tr;
 	const LhTrace *ot = r->tr;
 	gint64 t = x->t;
 	g_array_set_size(tr->mem, k->x.mem_n);
-	memcpy(tr->mem->data, ot->mem->data, k->x.mem_n * sizeof(LhMemPoint));
+	ck_copy(tr->mem->data, ot->mem->data, k->x.mem_n * sizeof(LhMemPoint));
 	*x->pk = k->pk;
 	*x->pk_t = k->pk_t;
 	*x->pk_host = k->pk_host;
