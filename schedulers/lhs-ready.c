@@ -29,6 +29,7 @@
 #include "schedulers/lhs-ready.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* ---- LhsBits ---- */
@@ -335,18 +336,18 @@ static gboolean in_deep(const LhsReady *r, const Lhs *s, guint32 v)
 	return r->where[v] == W_NOW && !(s->nd[v].type == NODE_START && s->nd[v].depth == 0);
 }
 
-static void list_add(GArray *l, guint32 *slot, guint32 v)
+static void list_add(LhsVec *l, guint32 *slot, guint32 v)
 {
 	slot[v] = l->len;
-	g_array_append_val(l, v);
+	lhs_vec_push(l, v);
 }
 
-static void list_del(GArray *l, guint32 *slot, guint32 v)
+static void list_del(LhsVec *l, guint32 *slot, guint32 v)
 {
-	guint32 k = slot[v], last = g_array_index(l, guint32, l->len - 1);
-	g_array_index(l, guint32, k) = last;
+	guint32 k = slot[v], last = l->d[l->len - 1];
+	l->d[k] = last;
 	slot[last] = k;
-	g_array_set_size(l, l->len - 1);
+	l->len = l->len - 1;
 }
 
 static gboolean heap_less(const Lhs *s, guint32 a, guint32 b)
@@ -356,10 +357,10 @@ static gboolean heap_less(const Lhs *s, guint32 a, guint32 b)
 	return a < b;
 }
 
-static void heap_push(GArray *h, const Lhs *s, guint32 v)
+static void heap_push(LhsVec *h, const Lhs *s, guint32 v)
 {
-	g_array_append_val(h, v);
-	guint32 *d = (guint32 *)h->data;
+	lhs_vec_push(h, v);
+	guint32 *d = h->d;
 	for (guint32 k = h->len - 1; k > 0;) {
 		guint32 up = (k - 1) / 2;
 		if (!heap_less(s, d[k], d[up]))
@@ -371,11 +372,11 @@ static void heap_push(GArray *h, const Lhs *s, guint32 v)
 	}
 }
 
-static guint32 heap_pop(GArray *h, const Lhs *s)
+static guint32 heap_pop(LhsVec *h, const Lhs *s)
 {
-	guint32 *d = (guint32 *)h->data, top = d[0], n = h->len - 1;
+	guint32 *d = h->d, top = d[0], n = h->len - 1;
 	d[0] = d[n];
-	g_array_set_size(h, n);
+	h->len = n;
 	for (guint32 k = 0;;) {
 		guint32 l = 2 * k + 1, r = l + 1, m = k;
 		if (l < n && heap_less(s, d[l], d[m]))
@@ -409,13 +410,13 @@ void lh__ready_init(LhsReady *r, const Lhs *s)
 	}
 	for (guint c = 0; c < LHS_NCLASS; c++) {
 		lh__bits_init(&r->dnow[c], m);
-		r->dheap[c] = g_array_new(FALSE, FALSE, sizeof(guint32));
-		r->starts[c] = g_array_new(FALSE, FALSE, sizeof(guint32));
+		r->dheap[c] = lhs_vec_new();
+		r->starts[c] = lhs_vec_new();
 	}
-	r->fd = g_array_new(FALSE, FALSE, sizeof(guint32));
-	r->heap = g_array_new(FALSE, FALSE, sizeof(guint32));
-	r->later = g_array_new(FALSE, FALSE, sizeof(guint32));
-	r->zero = g_array_new(FALSE, FALSE, sizeof(guint32));
+	r->fd = lhs_vec_new();
+	r->heap = lhs_vec_new();
+	r->later = lhs_vec_new();
+	r->zero = lhs_vec_new();
 	lh__bits_init(&r->deep, m);
 	r->stale_t = -1;
 	r->where = g_new0(guint8, m);
@@ -427,14 +428,14 @@ void lh__ready_clear(LhsReady *r)
 {
 	for (guint c = 0; c < LHS_NCLASS; c++) {
 		lh__bits_clear(&r->dnow[c]);
-		g_array_free(r->dheap[c], TRUE);
-		g_array_free(r->starts[c], TRUE);
+		lhs_vec_free(r->dheap[c]);
+		lhs_vec_free(r->starts[c]);
 		g_free(r->dones_by_inc[c].e);
 	}
-	g_array_free(r->fd, TRUE);
-	g_array_free(r->heap, TRUE);
-	g_array_free(r->later, TRUE);
-	g_array_free(r->zero, TRUE);
+	lhs_vec_free(r->fd);
+	lhs_vec_free(r->heap);
+	lhs_vec_free(r->later);
+	lhs_vec_free(r->zero);
 	lh__bits_clear(&r->deep);
 	g_free(r->where);
 	g_free(r->slot);
@@ -447,7 +448,7 @@ void lh__ready_clear(LhsReady *r)
 		g_free(r->walk->d);
 	g_free(r->walk);
 	if (r->plain)
-		g_array_free(r->plain, TRUE);
+		lhs_vec_free(r->plain);
 	g_free(r->pslot);
 	if (r->seg) {
 		g_free(r->seg->t);
@@ -567,7 +568,7 @@ void lh__ready_add(LhsReady *r, Lhs *s, guint32 v)
 
 static void heap_clean(LhsReady *r, const Lhs *s)
 {
-	while (r->heap->len && r->where[g_array_index(r->heap, guint32, 0)] != W_HEAP)
+	while (r->heap->len && r->where[r->heap->d[0]] != W_HEAP)
 		heap_pop(r->heap, s);
 }
 
@@ -577,8 +578,8 @@ static void heap_clean(LhsReady *r, const Lhs *s)
  * reaches their ready time, so they are all ready now again at the next step. */
 static void dheap_clean(LhsReady *r, const Lhs *s, guint c)
 {
-	GArray *h = r->dheap[c];
-	while (h->len && r->where[g_array_index(h, guint32, 0)] != W_DONE)
+	LhsVec *h = r->dheap[c];
+	while (h->len && r->where[h->d[0]] != W_DONE)
 		heap_pop(h, s);
 }
 
@@ -605,8 +606,7 @@ void lh__ready_advance(LhsReady *r, const Lhs *s)
 	double dt = G_MAXDOUBLE;
 	for (guint c = 0; c < LHS_NCLASS; c++) {
 		dheap_clean(r, s, c);
-		while (r->dheap[c]->len &&
-		       s->nd[g_array_index(r->dheap[c], guint32, 0)].rt <= s->now)
+		while (r->dheap[c]->len && s->nd[r->dheap[c]->d[0]].rt <= s->now)
 			dnow_add(r, s, c);
 		if (!lhs_class_free(s, c))
 			continue;
@@ -614,18 +614,18 @@ void lh__ready_advance(LhsReady *r, const Lhs *s)
 			done_now = TRUE;
 		if (r->dheap[c]->len) {
 			done_later = TRUE;
-			dt = MIN(dt, s->nd[g_array_index(r->dheap[c], guint32, 0)].rt);
+			dt = MIN(dt, s->nd[r->dheap[c]->d[0]].rt);
 		}
 	}
 	if (!done_now && done_later) {
 		for (guint c = 0; c < LHS_NCLASS; c++)
 			while (lhs_class_free(s, c) && r->dheap[c]->len &&
-			       s->nd[g_array_index(r->dheap[c], guint32, 0)].rt == dt)
+			       s->nd[r->dheap[c]->d[0]].rt == dt)
 				dnow_add(r, s, c);
 		r->early_t = dt;
 	}
 	heap_clean(r, s);
-	while (r->heap->len && s->nd[g_array_index(r->heap, guint32, 0)].rt <= s->now) {
+	while (r->heap->len && s->nd[r->heap->d[0]].rt <= s->now) {
 		now_add(r, s, heap_pop(r->heap, s));
 		heap_clean(r, s);
 	}
@@ -633,9 +633,9 @@ void lh__ready_advance(LhsReady *r, const Lhs *s)
 		return;
 	if (done_now || done_later)
 		return;
-	double t = s->nd[g_array_index(r->heap, guint32, 0)].rt;
+	double t = s->nd[r->heap->d[0]].rt;
 	r->early_t = t;
-	while (r->heap->len && s->nd[g_array_index(r->heap, guint32, 0)].rt == t) {
+	while (r->heap->len && s->nd[r->heap->d[0]].rt == t) {
 		now_add(r, s, heap_pop(r->heap, s));
 		heap_clean(r, s);
 	}
@@ -681,18 +681,18 @@ double lh__ready_next_time(LhsReady *r, const Lhs *s)
 {
 	double t = -1;
 	if (r->heap->len) /* heap_clean()ed by lh__ready_advance */
-		t = s->nd[g_array_index(r->heap, guint32, 0)].rt;
+		t = s->nd[r->heap->d[0]].rt;
 	if (r->early_t > s->now) /* nodes in the ready-now structures ahead of time */
 		t = r->early_t;
 	/* Dones and force-delayed nodes: drop entries picked already or ready by now. */
 	while (r->later->len) {
-		guint32 v = g_array_index(r->later, guint32, 0);
+		guint32 v = r->later->d[0];
 		if ((r->where[v] == W_DONE || r->where[v] == W_FD) && s->nd[v].rt > s->now)
 			break;
 		heap_pop(r->later, s);
 	}
 	if (r->later->len) {
-		double rt = s->nd[g_array_index(r->later, guint32, 0)].rt;
+		double rt = s->nd[r->later->d[0]].rt;
 		if (t < 0 || rt < t)
 			t = rt;
 	}
@@ -706,12 +706,12 @@ static int u32_cmp(gconstpointer a, gconstpointer b)
 }
 
 /* Sorts the candidates ascending: most steps have a handful, which an insertion sort orders
- * without g_array_sort's call per comparison (issue 12). */
-static void sort_nodes(GArray *out)
+ * without qsort's call per comparison (issue 12). */
+static void sort_nodes(LhsVec *out)
 {
-	guint32 *v = (guint32 *)(void *)out->data, n = out->len;
+	guint32 *v = out->d, n = out->len;
 	if (n > 32) {
-		g_array_sort(out, u32_cmp);
+		qsort(v, n, sizeof(guint32), u32_cmp);
 		return;
 	}
 	for (guint32 i = 1; i < n; i++) {
@@ -723,34 +723,34 @@ static void sort_nodes(GArray *out)
 }
 
 /* Appends the nodes of @b (by rank). */
-static void collect_bits(const LhsReady *r, const LhsBits *b, GArray *out)
+static void collect_bits(const LhsReady *r, const LhsBits *b, LhsVec *out)
 {
 	for (guint32 k = lh__bits_first(b); k != G_MAXUINT32; k = lh__bits_next(b, k))
-		g_array_append_val(out, r->rank_node[k]);
+		lhs_vec_push(out, r->rank_node[k]);
 }
 
-void lh__ready_all(const LhsReady *r, GArray *out)
+void lh__ready_all(const LhsReady *r, LhsVec *out)
 {
-	g_array_set_size(out, 0);
+	out->len = 0;
 	for (guint c = 0; c < LHS_NCLASS; c++) {
 		collect_bits(r, &r->dnow[c], out);
 		for (guint32 k = 0; k < r->dheap[c]->len; k++)
-			if (r->where[g_array_index(r->dheap[c], guint32, k)] == W_DONE)
-				g_array_append_val(out, g_array_index(r->dheap[c], guint32, k));
+			if (r->where[r->dheap[c]->d[k]] == W_DONE)
+				lhs_vec_push(out, r->dheap[c]->d[k]);
 	}
-	g_array_append_vals(out, r->fd->data, r->fd->len);
+	lhs_vec_pushn(out, r->fd->d, r->fd->len);
 	for (guint32 k = 0; k < r->heap->len; k++)
-		if (r->where[g_array_index(r->heap, guint32, k)] == W_HEAP)
-			g_array_append_val(out, g_array_index(r->heap, guint32, k));
-	g_array_append_vals(out, r->zero->data, r->zero->len);
+		if (r->where[r->heap->d[k]] == W_HEAP)
+			lhs_vec_push(out, r->heap->d[k]);
+	lhs_vec_pushn(out, r->zero->d, r->zero->len);
 	collect_bits(r, &r->deep, out);
 	sort_nodes(out);
 }
 
-const char *lh__ready_candidates(const LhsReady *r, const Lhs *s, GArray *out)
+const char *lh__ready_candidates(const LhsReady *r, const Lhs *s, LhsVec *out)
 {
 	const char *rule = "kScheduleDone";
-	g_array_set_size(out, 0);
+	out->len = 0;
 	/* kScheduleDone: dones with a free slot, all ready now (lh__ready_advance); kLessStall
 	 * ties; kAsyncDepth: the deepest. */
 	double best = -1;
@@ -767,7 +767,7 @@ const char *lh__ready_candidates(const LhsReady *r, const Lhs *s, GArray *out)
 			guint32 v = r->rank_node[k];
 			if (s->nd[v].depth != best)
 				break;
-			g_array_append_val(out, v);
+			lhs_vec_push(out, v);
 		}
 	}
 	if (!out->len) {
@@ -778,8 +778,7 @@ const char *lh__ready_candidates(const LhsReady *r, const Lhs *s, GArray *out)
 			rule = r->heap->len ? "kLessStall" : "kFreeBackedupResource";
 			for (guint c = 0; c < LHS_NCLASS; c++)
 				if (lhs_backed_up(s, c))
-					g_array_append_vals(out, r->starts[c]->data,
-					                    r->starts[c]->len);
+					lhs_vec_pushn(out, r->starts[c]->d, r->starts[c]->len);
 			if (!out->len && r->deep.count > 0) {
 				/* kAsyncDepth: the deepest kernels and starts. */
 				rule = r->zero->len ? "kStartAtZeroDepth" : "kAsyncDepth";
@@ -789,16 +788,16 @@ const char *lh__ready_candidates(const LhsReady *r, const Lhs *s, GArray *out)
 					guint32 v = r->rank_node[k];
 					if (s->nd[v].depth != s->nd[top].depth)
 						break;
-					g_array_append_val(out, v);
+					lhs_vec_push(out, v);
 				}
 				return rule; /* ranks of one depth are in ascending node order */
 			}
 			if (!out->len) /* only starts of depth 0 are ready now */
-				g_array_append_vals(out, r->zero->data, r->zero->len);
+				lhs_vec_pushn(out, r->zero->d, r->zero->len);
 		}
 	}
 	if (!out->len) { /* kForceDelay: force-delayed nodes last */
-		g_array_append_vals(out, r->fd->data, r->fd->len);
+		lhs_vec_pushn(out, r->fd->d, r->fd->len);
 		rule = "kForceDelay";
 	}
 	sort_nodes(out);
@@ -855,7 +854,7 @@ const char *lh__ready_candidates(const LhsReady *r, const Lhs *s, GArray *out)
  * guard is cheap. */
 typedef struct {
 	LhsCand best; /* a node with the highest key tuple so far */
-	GArray *out;  /* the nodes that tie with it */
+	LhsVec *out;  /* the nodes that tie with it */
 	gboolean have;
 	const char *why;
 } Lead;
@@ -870,18 +869,18 @@ static void lead_add(Lead *l, const Lhs *s, guint32 v)
 	if (w > 0)
 		return;
 	if (w < 0) {
-		g_array_set_size(l->out, 0);
+		l->out->len = 0;
 		l->best = c;
 		l->have = TRUE;
 	}
-	g_array_append_val(l->out, v);
+	lhs_vec_push(l->out, v);
 }
 
 /* Every eligible ready node is force-delayed: all of them. */
-static const char *fd_candidates(const LhsReady *r, GArray *out)
+static const char *fd_candidates(const LhsReady *r, LhsVec *out)
 {
-	g_array_set_size(out, 0);
-	g_array_append_vals(out, r->fd->data, r->fd->len);
+	out->len = 0;
+	lhs_vec_pushn(out, r->fd->d, r->fd->len);
 	sort_nodes(out);
 	return "kForceDelay";
 }
@@ -912,7 +911,7 @@ static gboolean over_top(const Lhs *s, guint32 v)
  * pressure"). Each heap gives them deepest first; once the best so far is over_top(), a less
  * deep done loses to it (on kAsyncDepth), and so do all kernels and starts (on kScheduleDone),
  * so the walk stops there. */
-const char *lh__ready_over_candidates(const LhsReady *r, const Lhs *s, GArray *out)
+const char *lh__ready_over_candidates(const LhsReady *r, const Lhs *s, LhsVec *out)
 {
 	const LhsIncHeap *t[1 + LHS_NCLASS];
 	guint nt = 0;
@@ -933,7 +932,7 @@ const char *lh__ready_over_candidates(const LhsReady *r, const Lhs *s, GArray *o
 	if (!any)
 		return fd_candidates(r, out);
 	Lead l = {.out = out, .why = "kDecreaseMemoryOverLimit"};
-	g_array_set_size(out, 0);
+	out->len = 0;
 	for (guint i = nt; i-- > 0;) { /* the done heaps first */
 		if (!t[i]->n || t[i]->e[0].key != lo)
 			continue;
@@ -951,12 +950,12 @@ const char *lh__ready_over_candidates(const LhsReady *r, const Lhs *s, GArray *o
 	return l.why;
 }
 
-const char *lh__ready_scan(const LhsReady *r, const Lhs *s, GArray *out)
+const char *lh__ready_scan(const LhsReady *r, const Lhs *s, LhsVec *out)
 {
 	Lead l = {.out = out, .why = "kMemoryPeakOverLimit"};
-	g_array_set_size(out, 0);
+	out->len = 0;
 	for (guint32 k = 0; k < r->plain->len; k++)
-		lead_add(&l, s, g_array_index(r->plain, guint32, k));
+		lead_add(&l, s, r->plain->d[k]);
 	if (!l.have)
 		return fd_candidates(r, out);
 	sort_nodes(out);
@@ -996,10 +995,10 @@ static void fit_walk(Lead *l, const LhsReady *r, const Lhs *s, const LhsBits *b)
  * kMemoryPeakOverLimit, and the plain candidates hold M. Tier 4 can hold thousands of nodes
  * that do not pass ahead of the first that does (bench-sched at 10^6 ops): the min-tree
  * (seg_find) goes from one node that passes to the next in deep's order. */
-const char *lh__ready_fit_candidates(const LhsReady *r, const Lhs *s, GArray *out)
+const char *lh__ready_fit_candidates(const LhsReady *r, const Lhs *s, LhsVec *out)
 {
 	Lead l = {.out = out, .why = "kMemoryPeakOverLimit"};
-	g_array_set_size(out, 0);
+	out->len = 0;
 	for (guint c = 0; c < LHS_NCLASS; c++) /* 1 */
 		if (lhs_class_free(s, c))
 			fit_walk(&l, r, s, &r->dnow[c]);
@@ -1007,14 +1006,14 @@ const char *lh__ready_fit_candidates(const LhsReady *r, const Lhs *s, GArray *ou
 		goto found;
 	for (guint c = 0; c < LHS_NCLASS; c++) /* 2 */
 		for (guint32 k = 0; lhs_class_free(s, c) && k < r->dheap[c]->len; k++)
-			if (r->where[g_array_index(r->dheap[c], guint32, k)] == W_DONE)
-				lead_add_fit(&l, s, g_array_index(r->dheap[c], guint32, k));
+			if (r->where[r->dheap[c]->d[k]] == W_DONE)
+				lead_add_fit(&l, s, r->dheap[c]->d[k]);
 	if (l.have)
 		goto found;
 	for (guint c = 0; c < LHS_NCLASS; c++) /* 3 */
 		if (lhs_backed_up(s, c))
 			for (guint32 k = 0; k < r->starts[c]->len; k++)
-				lead_add_fit(&l, s, g_array_index(r->starts[c], guint32, k));
+				lead_add_fit(&l, s, r->starts[c]->d[k]);
 	if (l.have)
 		goto found;
 	/* 4: deep's nodes that pass, deepest first, from the min-tree (as fit_walk). */
@@ -1028,15 +1027,15 @@ const char *lh__ready_fit_candidates(const LhsReady *r, const Lhs *s, GArray *ou
 	if (l.have)
 		goto found;
 	for (guint32 k = 0; k < r->zero->len; k++) { /* 5 */
-		guint32 v = g_array_index(r->zero, guint32, k);
+		guint32 v = r->zero->d[k];
 		if (!lhs_constrained(s, v))
 			lead_add_fit(&l, s, v);
 	}
 	if (l.have)
 		goto found;
 	for (guint32 k = 0; k < r->heap->len; k++) /* 6 */
-		if (r->where[g_array_index(r->heap, guint32, k)] == W_HEAP)
-			lead_add_fit(&l, s, g_array_index(r->heap, guint32, k));
+		if (r->where[r->heap->d[k]] == W_HEAP)
+			lead_add_fit(&l, s, r->heap->d[k]);
 	if (!l.have)
 		return lh__ready_candidates(r, s, out);
 found:
@@ -1052,7 +1051,7 @@ void lh__ready_index_build(LhsReady *r, Lhs *s)
 	s->mc = g_new0(LhsMemChange, s->n_nodes);
 	r->hpos = g_new0(guint32, s->n_nodes);
 	r->walk = g_new0(LhsWalk, 1);
-	r->plain = g_array_new(FALSE, FALSE, sizeof(guint32));
+	r->plain = lhs_vec_new();
 	r->pslot = g_new0(guint32, s->n_nodes);
 	LhsSeg *g = r->seg = g_new0(LhsSeg, 1);
 	for (g->n = 1; g->n < s->n_nodes; g->n *= 2)
@@ -1062,9 +1061,9 @@ void lh__ready_index_build(LhsReady *r, Lhs *s)
 		g->t[k] = INFINITY;
 	g->dirty = g_new(guint32, g->n);
 	g->flag = g_new0(guint8, g->n);
-	GArray *all = g_array_new(FALSE, FALSE, sizeof(guint32));
+	LhsVec *all = lhs_vec_new();
 	lh__ready_all(r, all);
 	for (guint32 k = 0; k < all->len; k++)
-		index_add(r, s, g_array_index(all, guint32, k));
-	g_array_free(all, TRUE);
+		index_add(r, s, all->d[k]);
+	lhs_vec_free(all);
 }

@@ -806,7 +806,7 @@ static gboolean shares_devices(const Lhs *s, guint32 v)
 	if (!lh_graph_op_members(s->g, a))
 		return FALSE;
 	for (guint32 k = 0; k < s->coll_in_flight->len; k++) {
-		const LhOp *b = lh_graph_op(s->g, g_array_index(s->coll_in_flight, guint32, k));
+		const LhOp *b = lh_graph_op(s->g, s->coll_in_flight->d[k]);
 		if (lh_graph_op_members(s->g, b) && lh_ops_share_devices(s->g, a, b))
 			return TRUE;
 	}
@@ -814,11 +814,11 @@ static gboolean shares_devices(const Lhs *s, guint32 v)
 }
 
 /* Removes from @cand the dones shares_devices() holds back; returns how many are left. */
-static guint32 drop_shared(const Lhs *s, GArray *cand)
+static guint32 drop_shared(const Lhs *s, LhsVec *cand)
 {
 	guint32 w = 0;
 	for (guint32 k = 0; k < cand->len; k++) {
-		guint32 v = g_array_index(cand, guint32, k);
+		guint32 v = cand->d[k];
 		if (shares_devices(s, v)) {
 			lh_params_explain(s->p,
 			                  "lhs: done '%s' waits: it shares more than one "
@@ -826,9 +826,9 @@ static guint32 drop_shared(const Lhs *s, GArray *cand)
 			                  lh_graph_op(s->g, s->nd[v].op)->name);
 			continue;
 		}
-		g_array_index(cand, guint32, w++) = v;
+		cand->d[w++] = v;
 	}
-	g_array_set_size(cand, w);
+	cand->len = w;
 	return w;
 }
 
@@ -839,23 +839,23 @@ static void coll_track(Lhs *s, guint32 v)
 		return;
 	guint32 op = s->nd[v].op;
 	if (s->nd[v].type == NODE_DONE) {
-		g_array_append_val(s->coll_in_flight, op);
+		lhs_vec_push(s->coll_in_flight, op);
 		return;
 	}
 	for (guint32 k = 0; k < s->coll_in_flight->len; k++)
-		if (g_array_index(s->coll_in_flight, guint32, k) == op) {
-			g_array_remove_index(s->coll_in_flight, k);
+		if (s->coll_in_flight->d[k] == op) {
+			lhs_vec_remove(s->coll_in_flight, k);
 			return;
 		}
 }
 
 /* Compares the candidates in order with XLA's rules; returns the winner. */
-static guint32 pick(const Lhs *s, const GArray *cand, const char **why)
+static guint32 pick(const Lhs *s, const LhsVec *cand, const char **why)
 {
 	gboolean have = FALSE;
 	LhsCand best = {0};
 	for (guint32 k = 0; k < cand->len; k++) {
-		guint32 v = g_array_index(cand, guint32, k);
+		guint32 v = cand->d[k];
 		/* The overlap limit: a done needs a free slot of its class. */
 		if (s->nd[v].type == NODE_DONE && !lhs_class_free(s, s->nd[v].cls))
 			continue;
@@ -929,7 +929,7 @@ static LhPlan *lhs_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GEr
 	lh__class_limits(p, s.limit);
 	gint64 su = lh_params_get_int(p, "scale-up-collective-limit");
 	s.limit[LHS_SCALE_UP] = su == 0 ? G_MAXUINT32 : (guint32)su;
-	s.coll_in_flight = g_array_new(FALSE, FALSE, sizeof(guint32));
+	s.coll_in_flight = lhs_vec_new();
 	guint32 m = s.n_nodes;
 	s.limit_bytes =
 	    (lh_params_is_set(p, "memory-limit") ? lh_params_get_double(p, "memory-limit")
@@ -972,7 +972,7 @@ static LhPlan *lhs_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GEr
 	                  s.limit[LH_CLASS_MEMCPY] == G_MAXUINT32 ? "unlimited" : "limited",
 	                  s.limit_bytes / 1073741824.0);
 	guint32 *order = g_new(guint32, m); /* reversed program order */
-	GArray *cand = g_array_new(FALSE, FALSE, sizeof(guint32));
+	LhsVec *cand = lhs_vec_new();
 	guint32 n_mem = 0, n_over = 0; /* steps with the memory rules, at or over the limit */
 	for (guint32 step = 0; step < m; step++) {
 		g_assert(r.n > 0);
@@ -1047,8 +1047,8 @@ static LhPlan *lhs_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GEr
 			add_ready(&r, &s, un);
 		}
 	}
-	g_array_free(cand, TRUE);
-	g_array_free(s.coll_in_flight, TRUE);
+	lhs_vec_free(cand);
+	lhs_vec_free(s.coll_in_flight);
 	lh__ready_clear(&r);
 	lh_params_explain(p, "lhs: memory rules at %u of %u steps, %u of them at or over the limit",
 	                  n_mem, m, n_over);
