@@ -52,6 +52,14 @@ static long peak_kib(void)
 	return ru.ru_maxrss;
 }
 
+/* This process's minor page faults so far (first touches of fresh pages). */
+static long minflt(void)
+{
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	return ru.ru_minflt;
+}
+
 static LhPlan *eight_streams(const LhGraph *g)
 {
 	LhPlan *p = lh_plan_new();
@@ -94,12 +102,15 @@ static void one_size(guint32 n, gboolean one_stream)
 	LhSimOptions opt = {.skip_validate = TRUE};
 	double best = 1e30, best_cpu = 1e30;
 	gint64 makespan = 0;
+	long faults = 0;
 	int reps = n <= 100000 ? 3 : 1;
 	for (int r = 0; r < reps; r++) {
 		gint64 a = g_get_monotonic_time();
+		long fa = minflt();
 		double ca = cpu_s();
 		LhTrace *t = lh_simulate(g, hw, p, &opt, NULL, &e);
 		double cb = cpu_s();
+		faults = minflt() - fa; /* the last run's */
 		gint64 b = g_get_monotonic_time();
 		if (!t) {
 			fprintf(stderr, "bench-engine: %s\n", e->message);
@@ -113,10 +124,11 @@ static void one_size(guint32 n, gboolean one_stream)
 	}
 	long peak = peak_kib();
 	printf("%9u ops %9u cmds  build %7.3f s  validate %7.3f s  simulate %7.3f s  "
-	       "%6.2f M ops/s  (CPU %7.3f s, %6.2f M ops/s)  %5.0f B/op  (makespan %.3f ms)\n",
+	       "%6.2f M ops/s  (CPU %7.3f s, %6.2f M ops/s)  %5.0f B/op  %7ld faults  (makespan "
+	       "%.3f ms)\n",
 	       n, lh_plan_n_cmds(p), (double)(t1 - t0) / 1e6, (double)(t2 - t1) / 1e6, best,
 	       n / best / 1e6, best_cpu, n / best_cpu / 1e6, (double)(peak - base) * 1024.0 / n,
-	       makespan / 1e6);
+	       faults, makespan / 1e6);
 	fflush(stdout);
 }
 
