@@ -38,8 +38,4 @@ const LhTrace *lh__sim_run_trace(const LhSimRun *r);
 void lh__sim_run_info(const LhSimRun *r, LhSimRunInfo *info);
 void lh__sim_run_free(LhSimRun *r); /* NULL is fine */
 
-/* Asks the kernel for huge pages for the 2 MiB pages inside the block of @bytes at @p (a hint
- * for large per-op arrays: fewer first-touch faults; no effect on contents). sim/trace.c. */
-void lh__hint_huge(void *p, gsize bytes);
-
 G_END_DECLS

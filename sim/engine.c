@@ -1508,7 +1508,6 @@ static void run_one(World *w)
 	 * that a huge plan does not ask for all of it at once; beyond, the array grows. */
 	g_array_set_size(x->tr->mem,
 	                 x->mem_n + MIN(2 * (gsize)x->n_stream_cmds + 1, (gsize)1 << 25));
-	lh__hint_huge(x->tr->mem->data, sizeof(LhMemPoint) * (gsize)x->tr->mem->len);
 	while (!w->failed) {
 		if (x->t == x->next_eta)
 			process_due(x, FALSE);
@@ -1676,10 +1675,6 @@ static LhTrace *simulate(const LhGraph *g, const LhHw *hw, const LhPlan *plan,
 	guint32 *consumers = g_new0(guint32, MAX(n_ops, 1));
 	guint32 *buf = g_new(guint32, MAX(n_ops, 1));
 	guint32 *dnext = NULL;
-	lh__hint_huge(qnext, sizeof(guint32) * (gsize)MAX(n_cmds, 1));
-	lh__hint_huge(cflags, MAX(n_ops, 1));
-	lh__hint_huge(consumers, sizeof(guint32) * (gsize)MAX(n_ops, 1));
-	lh__hint_huge(buf, sizeof(guint32) * (gsize)MAX(n_ops, 1));
 
 	/* Each device's streams, in order, feed its queues: queue = index among them mod Q. */
 	g_autofree guint32 *n_sd = g_new0(guint32, w.D);

@@ -2,50 +2,20 @@
 #include "sim/trace.h"
 #include "sim/util.h"
 
-#include "sim/engine-private.h"
-
 #include <math.h>
 #include <string.h>
-#ifdef __linux__
-#include <sys/mman.h>
-#endif
-
-void lh__hint_huge(void *p, gsize bytes)
-{
-#if defined(__linux__) && defined(MADV_HUGEPAGE)
-	/* A first touch of a 4 KiB page costs about 2 us on the 2-core VM (bench/README.md,
-	 * bench-engine, "Engine speed, second round"): at 10^6 ops the trace's and the engine's
-	 * per-op arrays took some 20,000 such faults, a fifth of the simulation's time. Asking for
-	 * transparent huge pages (Linux madvise(2), MADV_HUGEPAGE; the kernel's default mode
-	 * "madvise" grants them only to ranges that ask) turns 512 of those faults into one.
-	 * Only the whole 2 MiB pages inside the block can be huge; smaller blocks are left alone.
-	 * A hint: where the kernel has none to give, or refuses, nothing changes but the time. */
-	const guintptr huge = (guintptr)2 << 20;
-	if (!p || bytes < 2 * huge)
-		return;
-	guintptr a = ((guintptr)p + huge - 1) & ~(huge - 1);
-	guintptr b = ((guintptr)p + bytes) & ~(huge - 1);
-	if (b > a)
-		(void)madvise((void *)a, b - a, MADV_HUGEPAGE);
-#else
-	(void)p;
-	(void)bytes;
-#endif
-}
 
 LhTrace *lh_trace_new(guint32 n_ops, guint32 n_cmds)
 {
 	LhTrace *t = g_new0(LhTrace, 1);
 	t->n_ops = n_ops;
 	t->ops = g_new(LhOpTiming, MAX(n_ops, 1));
-	lh__hint_huge(t->ops, sizeof(LhOpTiming) * (gsize)MAX(n_ops, 1));
 	for (guint32 i = 0; i < n_ops; i++) {
 		LhOpTiming z = {-1, -1, -1, -1, LH_ENGINE_NONE, 0, {0, 0}};
 		t->ops[i] = z;
 	}
 	t->n_cmds = n_cmds;
 	t->cmd_issue = g_new0(gint64, MAX(n_cmds, 1));
-	lh__hint_huge(t->cmd_issue, sizeof(gint64) * (gsize)MAX(n_cmds, 1));
 	t->mem = g_array_new(FALSE, FALSE, sizeof(LhMemPoint));
 	t->n_devices = 1;
 	return t;
