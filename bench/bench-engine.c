@@ -8,7 +8,8 @@
  * process's CPU time of the same run, which another process on a shared machine delays less)
  * and resident bytes per op
  * (peak RSS of the child minus its RSS before the graph was built, over the op count), which
- * covers the graph, the plan, the engine's working state and the trace.
+ * covers the graph, the plan, the engine's working state and the trace; then the minor page
+ * faults of the last simulation and its system CPU time (mostly those faults).
  *
  * With --serial the plan is instead that of `lhsim run --sched serial` (every op on one stream
  * in topological order, no events), the plan of issue 12's engine target.
@@ -50,6 +51,16 @@ static long peak_kib(void)
 	struct rusage ru;
 	getrusage(RUSAGE_SELF, &ru);
 	return ru.ru_maxrss;
+}
+
+/* This process's minor page faults so far (first touches of fresh pages), and its system CPU
+ * time, s (mostly those faults). */
+static long minflt(double *sys)
+{
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	*sys = (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+	return ru.ru_minflt;
 }
 
 static LhPlan *eight_streams(const LhGraph *g)
@@ -94,12 +105,17 @@ static void one_size(guint32 n, gboolean one_stream)
 	LhSimOptions opt = {.skip_validate = TRUE};
 	double best = 1e30, best_cpu = 1e30;
 	gint64 makespan = 0;
+	long faults = 0;
+	double sys = 0, sa, sb;
 	int reps = n <= 100000 ? 3 : 1;
 	for (int r = 0; r < reps; r++) {
 		gint64 a = g_get_monotonic_time();
+		long fa = minflt(&sa);
 		double ca = cpu_s();
 		LhTrace *t = lh_simulate(g, hw, p, &opt, NULL, &e);
 		double cb = cpu_s();
+		faults = minflt(&sb) - fa; /* the last run's */
+		sys = sb - sa;
 		gint64 b = g_get_monotonic_time();
 		if (!t) {
 			fprintf(stderr, "bench-engine: %s\n", e->message);
@@ -113,10 +129,12 @@ static void one_size(guint32 n, gboolean one_stream)
 	}
 	long peak = peak_kib();
 	printf("%9u ops %9u cmds  build %7.3f s  validate %7.3f s  simulate %7.3f s  "
-	       "%6.2f M ops/s  (CPU %7.3f s, %6.2f M ops/s)  %5.0f B/op  (makespan %.3f ms)\n",
+	       "%6.2f M ops/s  (CPU %7.3f s, %6.2f M ops/s)  %5.0f B/op  %7ld faults (sys %5.3f s) "
+	       " (makespan "
+	       "%.3f ms)\n",
 	       n, lh_plan_n_cmds(p), (double)(t1 - t0) / 1e6, (double)(t2 - t1) / 1e6, best,
 	       n / best / 1e6, best_cpu, n / best_cpu / 1e6, (double)(peak - base) * 1024.0 / n,
-	       makespan / 1e6);
+	       faults, sys, makespan / 1e6);
 	fflush(stdout);
 }
 

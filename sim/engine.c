@@ -832,7 +832,7 @@ G_ALWAYS_INLINE static inline void set_rate(Sim *x, Act *a, double r)
 		a->eta = NEVER;
 		return;
 	}
-	double d = a->rem / r;
+	double d = r == 1 ? a->rem : a->rem / r; /* x / 1 is x exactly: no division to wait on */
 	d = ceil_exact(d - 1e-6 - d * 1e-12);
 	if (d > 4e18) { /* beyond any representable time: it will be rescheduled first */
 		a->eta = NEVER;
@@ -861,10 +861,15 @@ G_ALWAYS_INLINE static inline gint64 earliest_eta(const Sim *x)
 static inline void fifo_one(Sim *x, Act *a, double *free_sm, double *free_hbm, double *link,
                             double *net, guint32 *m, guint32 *mn)
 {
+	/* A quotient is taken only where it can be below 1: with a <= free (both >= 0, a > 0) the
+	 * exact quotient is >= 1, so its correctly rounded value is too (1 is a double) and the
+	 * MIN keeps r; skipping it gives the same r and takes two divisions off the chain that
+	 * ends in the op's eta (set_rate), most of the time (a lone kernel has the device). A NaN
+	 * free capacity fails the test and divides as before. */
 	double r = 1;
-	if (a->a > 0)
+	if (a->a > 0 && !(a->a <= *free_sm))
 		r = MIN(r, MAX(*free_sm, 0) / a->a);
-	if (a->b > 0)
+	if (a->b > 0 && !(a->b <= *free_hbm))
 		r = MIN(r, MAX(*free_hbm, 0) / a->b);
 	/* The link (NVLink) and the network are split evenly among the collectives in their
 	 * wire phase that use them; one that uses a level at lk < 1 of its capacity (it is held
