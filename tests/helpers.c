@@ -310,3 +310,31 @@ LhGraph *t_random_graph(GRand *r, guint n, guint32 devices, gboolean async)
 	cr_assert(lh_graph_finish(g, NULL, &e), "%s", e ? e->message : "");
 	return g;
 }
+
+void t_same_trace(const LhTrace *a, const LhTrace *b, const char *what, const char *b_name)
+{
+	cr_assert_eq(a->n_ops, b->n_ops, "%s", what);
+	cr_assert_eq(a->n_cmds, b->n_cmds, "%s", what);
+	for (guint32 i = 0; i < a->n_ops; i++)
+		cr_assert(memcmp(&a->ops[i], &b->ops[i], sizeof a->ops[i]) == 0,
+		          "%s: op %u: issue %" G_GINT64_FORMAT " start %" G_GINT64_FORMAT
+		          " end %" G_GINT64_FORMAT " stream %d (%s: %" G_GINT64_FORMAT
+		          " %" G_GINT64_FORMAT " %" G_GINT64_FORMAT " %d)",
+		          what, i, a->ops[i].issue, a->ops[i].start, a->ops[i].end,
+		          a->ops[i].stream, b_name, b->ops[i].issue, b->ops[i].start, b->ops[i].end,
+		          b->ops[i].stream);
+	for (guint32 c = 0; c < a->n_cmds; c++)
+		cr_assert_eq(a->cmd_issue[c], b->cmd_issue[c],
+		             "%s: command %u issued at %" G_GINT64_FORMAT " (%s: %" G_GINT64_FORMAT
+		             ")",
+		             what, c, a->cmd_issue[c], b_name, b->cmd_issue[c]);
+	cr_assert_eq(a->mem->len, b->mem->len, "%s: memory points %u vs %u", what, a->mem->len,
+	             b->mem->len);
+	cr_assert(memcmp(a->mem->data, b->mem->data, sizeof(LhMemPoint) * a->mem->len) == 0, "%s",
+	          what);
+	cr_assert_eq(a->host_end, b->host_end, "%s", what);
+	cr_assert_eq(a->peak_device, b->peak_device, "%s", what);
+	cr_assert_eq(a->peak_device_t, b->peak_device_t, "%s", what);
+	cr_assert_eq(a->peak_host, b->peak_host, "%s", what);
+	cr_assert_str_eq(a->source, b->source, "%s", what);
+}

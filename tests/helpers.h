@@ -43,6 +43,10 @@ gint64 t_makespan(const LhTrace *t);
  * most collectives have a member set on that many devices (a multiple of 8; lh_graph_set_devices),
  * the others a group of up to 32. With @async, a third of the ops are async. Finished. */
 LhGraph *t_random_graph(GRand *r, guint n, guint32 devices, gboolean async);
+/* Asserts that traces @a and @b are the same, bit for bit: every op's timing, every command's
+ * issue time, the memory curve, the host's end, the peaks and the source. @b_name names @b in
+ * the messages ("reference", "full run"). */
+void t_same_trace(const LhTrace *a, const LhTrace *b, const char *what, const char *b_name);
 /* Runs `lhsim ARGS...` (NULL-terminated); returns exit status, captures stdout/stderr. */
 int t_lhsim(char **out, char **err, const char *first, ...) G_GNUC_NULL_TERMINATED;
 /* Like t_lhsim, with @in (may be NULL: empty) on stdin and @setup (may be NULL) run in the

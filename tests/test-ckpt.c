@@ -176,34 +176,6 @@ static void mutate(const LhGraph *g, Prog *p, GRand *r)
 	}
 }
 
-static void same_trace(const LhTrace *a, const LhTrace *b, const char *what)
-{
-	cr_assert_eq(a->n_ops, b->n_ops, "%s", what);
-	cr_assert_eq(a->n_cmds, b->n_cmds, "%s", what);
-	for (guint32 i = 0; i < a->n_ops; i++)
-		cr_assert(memcmp(&a->ops[i], &b->ops[i], sizeof a->ops[i]) == 0,
-		          "%s: op %u: issue %" G_GINT64_FORMAT " start %" G_GINT64_FORMAT
-		          " end %" G_GINT64_FORMAT " stream %d (full run: %" G_GINT64_FORMAT
-		          " %" G_GINT64_FORMAT " %" G_GINT64_FORMAT " %d)",
-		          what, i, a->ops[i].issue, a->ops[i].start, a->ops[i].end,
-		          a->ops[i].stream, b->ops[i].issue, b->ops[i].start, b->ops[i].end,
-		          b->ops[i].stream);
-	for (guint32 c = 0; c < a->n_cmds; c++)
-		cr_assert_eq(a->cmd_issue[c], b->cmd_issue[c],
-		             "%s: command %u issued at %" G_GINT64_FORMAT
-		             " (full run: %" G_GINT64_FORMAT ")",
-		             what, c, a->cmd_issue[c], b->cmd_issue[c]);
-	cr_assert_eq(a->mem->len, b->mem->len, "%s: memory points %u vs %u", what, a->mem->len,
-	             b->mem->len);
-	cr_assert(memcmp(a->mem->data, b->mem->data, sizeof(LhMemPoint) * a->mem->len) == 0, "%s",
-	          what);
-	cr_assert_eq(a->host_end, b->host_end, "%s", what);
-	cr_assert_eq(a->peak_device, b->peak_device, "%s", what);
-	cr_assert_eq(a->peak_device_t, b->peak_device_t, "%s", what);
-	cr_assert_eq(a->peak_host, b->peak_host, "%s", what);
-	cr_assert_str_eq(a->source, b->source, "%s", what);
-}
-
 /* Runs @p from @from and in full; the same outcome, bit for bit. Returns the run (NULL when
  * both failed). */
 static LhSimRun *check_run(const LhGraph *g, const LhHw *hw, const LhPlan *p, gboolean strict,
@@ -226,7 +198,7 @@ static LhSimRun *check_run(const LhGraph *g, const LhHw *hw, const LhPlan *p, gb
 	g_snprintf(w2, sizeof w2, "%s (restored at %" G_GINT64_FORMAT " ns, c0 %u)", what,
 	           info.t_from, info.c0);
 	cr_assert_eq(o1, o2, "%s: over memory", w2);
-	same_trace(lh__sim_run_trace(run), full, w2);
+	t_same_trace(lh__sim_run_trace(run), full, w2, "full run");
 	return run;
 }
 

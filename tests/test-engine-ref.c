@@ -47,27 +47,6 @@ static LhPlan *round_robin(const LhGraph *g, guint S, GRand *r)
 	return p;
 }
 
-static void same_trace(const LhTrace *a, const LhTrace *b, const char *what)
-{
-	cr_assert_eq(a->n_ops, b->n_ops, "%s", what);
-	cr_assert_eq(a->n_cmds, b->n_cmds, "%s", what);
-	for (guint32 i = 0; i < a->n_ops; i++)
-		cr_assert(memcmp(&a->ops[i], &b->ops[i], sizeof a->ops[i]) == 0,
-		          "%s: op %u: start %" G_GINT64_FORMAT " end %" G_GINT64_FORMAT
-		          " (reference %" G_GINT64_FORMAT " %" G_GINT64_FORMAT ")",
-		          what, i, a->ops[i].start, a->ops[i].end, b->ops[i].start, b->ops[i].end);
-	cr_assert(memcmp(a->cmd_issue, b->cmd_issue, sizeof(gint64) * a->n_cmds) == 0, "%s", what);
-	cr_assert_eq(a->mem->len, b->mem->len, "%s: memory points %u vs %u", what, a->mem->len,
-	             b->mem->len);
-	cr_assert(memcmp(a->mem->data, b->mem->data, sizeof(LhMemPoint) * a->mem->len) == 0, "%s",
-	          what);
-	cr_assert_eq(a->host_end, b->host_end, "%s", what);
-	cr_assert_eq(a->peak_device, b->peak_device, "%s", what);
-	cr_assert_eq(a->peak_device_t, b->peak_device_t, "%s", what);
-	cr_assert_eq(a->peak_host, b->peak_host, "%s", what);
-	cr_assert_str_eq(a->source, b->source, "%s", what);
-}
-
 static void compare(const LhGraph *g, const LhHw *hw, const LhPlan *p, gboolean strict,
                     const char *what)
 {
@@ -84,7 +63,7 @@ static void compare(const LhGraph *g, const LhHw *hw, const LhPlan *p, gboolean 
 		return;
 	}
 	cr_assert_eq(o1, o2, "%s: over memory", what);
-	same_trace(a, b, what);
+	t_same_trace(a, b, what, "reference");
 }
 
 static LhHw *random_hw(GRand *r, const char *const *names)
