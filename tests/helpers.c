@@ -338,3 +338,17 @@ void t_same_trace(const LhTrace *a, const LhTrace *b, const char *what, const ch
 	cr_assert_eq(a->peak_host, b->peak_host, "%s", what);
 	cr_assert_str_eq(a->source, b->source, "%s", what);
 }
+
+const char *const t_prefetch_graph_json =
+    "{\"format\": \"lhsim-graph\", \"version\": 1, \"name\": \"prefetch\", \"ops\": [\n"
+    " {\"name\": \"k0\", \"kind\": \"kernel\", \"duration_ns\": 20000, \"out_bytes\": 4096},\n"
+    " {\"name\": \"h1\", \"kind\": \"copy-h2d\", \"size\": 1000000, \"out_bytes\": 1000000},\n"
+    " {\"name\": \"h2\", \"kind\": \"copy-h2d\", \"size\": 1000000, \"out_bytes\": 1000000},\n"
+    " {\"name\": \"h3\", \"kind\": \"copy-h2d\", \"size\": 1000000, \"out_bytes\": 1000000},\n"
+    " {\"name\": \"k1\", \"kind\": \"kernel\", \"duration_ns\": 15000, \"deps\": [\"k0\", "
+    "\"h1\"]},\n"
+    " {\"name\": \"k2\", \"kind\": \"kernel\", \"duration_ns\": 15000, \"deps\": [\"k1\", "
+    "\"h2\"]},\n"
+    " {\"name\": \"k3\", \"kind\": \"kernel\", \"duration_ns\": 15000, \"deps\": [\"k2\", "
+    "\"h3\"]}\n"
+    "]}\n";

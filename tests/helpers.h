@@ -47,6 +47,10 @@ LhGraph *t_random_graph(GRand *r, guint n, guint32 devices, gboolean async);
  * issue time, the memory curve, the host's end, the peaks and the source. @b_name names @b in
  * the messages ("reference", "full run"). */
 void t_same_trace(const LhTrace *a, const LhTrace *b, const char *what, const char *b_name);
+/* A graph JSON of a first kernel, then three 1 MB host-to-device copies that three chained
+ * kernels wait for: with async-compute-limit 1 the copies go one at a time, with 3 they may all
+ * be in flight (the sweep tests' graph). */
+extern const char *const t_prefetch_graph_json;
 /* Runs `lhsim ARGS...` (NULL-terminated); returns exit status, captures stdout/stderr. */
 int t_lhsim(char **out, char **err, const char *first, ...) G_GNUC_NULL_TERMINATED;
 /* Like t_lhsim, with @in (may be NULL: empty) on stdin and @setup (may be NULL) run in the

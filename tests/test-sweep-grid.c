@@ -20,21 +20,6 @@ __attribute__((constructor)) static void lsan_suppress_fontconfig(void)
 	g_setenv("LSAN_OPTIONS", opt, TRUE);
 }
 
-/* A kernel, then three 1 MB host-to-device copies that three chained kernels wait for. */
-static const char *graph_json =
-    "{\"format\": \"lhsim-graph\", \"version\": 1, \"name\": \"prefetch\", \"ops\": [\n"
-    " {\"name\": \"k0\", \"kind\": \"kernel\", \"duration_ns\": 20000, \"out_bytes\": 4096},\n"
-    " {\"name\": \"h1\", \"kind\": \"copy-h2d\", \"size\": 1000000, \"out_bytes\": 1000000},\n"
-    " {\"name\": \"h2\", \"kind\": \"copy-h2d\", \"size\": 1000000, \"out_bytes\": 1000000},\n"
-    " {\"name\": \"h3\", \"kind\": \"copy-h2d\", \"size\": 1000000, \"out_bytes\": 1000000},\n"
-    " {\"name\": \"k1\", \"kind\": \"kernel\", \"duration_ns\": 15000, \"deps\": [\"k0\", "
-    "\"h1\"]},\n"
-    " {\"name\": \"k2\", \"kind\": \"kernel\", \"duration_ns\": 15000, \"deps\": [\"k1\", "
-    "\"h2\"]},\n"
-    " {\"name\": \"k3\", \"kind\": \"kernel\", \"duration_ns\": 15000, \"deps\": [\"k2\", "
-    "\"h3\"]}\n"
-    "]}\n";
-
 /* Round numbers and no overheads: a 1 MB copy at pcie_gbs = 10 takes 100 us. */
 static const char *hw_ini =
     "[hw]\nname = round\nsm_count = 100\npeak_tflops = 1\ncompute_eff = 1\nhbm_gbs = 1000\n"
@@ -96,7 +81,7 @@ Test(sweep_grid, hardware_axis_gives_hand_computed_makespans)
 	 * 3 * 1e6 / GBS from t = 0 plus the shortest chain after the copies, one 15 us kernel
 	 * (k3 after h3): 315 us and 165 us; ratios 365/315 = 1.158730, 215/165 = 1.303030. */
 	g_autofree char *dir = t_tmpdir();
-	g_autofree char *g = put(dir, "g.json", graph_json);
+	g_autofree char *g = put(dir, "g.json", t_prefetch_graph_json);
 	g_autofree char *hw = put(dir, "round.ini", hw_ini);
 	g_autofree char *csv = g_build_filename(dir, "s.csv", NULL);
 	g_autofree char *err = NULL;
@@ -121,7 +106,7 @@ Test(sweep_grid, hardware_axis_gives_hand_computed_makespans)
 Test(sweep_grid, order_columns_and_na_rows)
 {
 	g_autofree char *dir = t_tmpdir();
-	g_autofree char *g = put(dir, "g.json", graph_json);
+	g_autofree char *g = put(dir, "g.json", t_prefetch_graph_json);
 	g_autofree char *hw = put(dir, "round.ini", hw_ini);
 	g_autofree char *csv = g_build_filename(dir, "s.csv", NULL);
 	g_autofree char *err = NULL;
@@ -153,7 +138,7 @@ Test(sweep_grid, order_columns_and_na_rows)
 Test(sweep_grid, same_file_for_jobs_shards_and_resume)
 {
 	g_autofree char *dir = t_tmpdir();
-	g_autofree char *g = put(dir, "g.json", graph_json);
+	g_autofree char *g = put(dir, "g.json", t_prefetch_graph_json);
 	g_autofree char *hw = put(dir, "round.ini", hw_ini);
 	const char *args[] = {GRID(g, hw), NULL};
 	g_autofree char *c1 = g_build_filename(dir, "j1.csv", NULL);
@@ -238,7 +223,7 @@ Test(sweep_grid, failed_points_are_rows_in_every_mode)
 	/* memory_gib = 0.000001 (1074 bytes) cannot hold k0's 4096 bytes: under --strict-memory
 	 * every point on that hardware fails; on 1 GiB they succeed. */
 	g_autofree char *dir = t_tmpdir();
-	g_autofree char *g = put(dir, "g.json", graph_json);
+	g_autofree char *g = put(dir, "g.json", t_prefetch_graph_json);
 	g_autofree char *hw = put(dir, "round.ini", hw_ini);
 	const char *args[] = {g,          "--hw",
 	                      hw,         "--strict-memory",
@@ -361,7 +346,7 @@ Test(sweep_grid, seeds_give_mean_and_spread)
 Test(sweep_grid, heat_map_and_json)
 {
 	g_autofree char *dir = t_tmpdir();
-	g_autofree char *g = put(dir, "g.json", graph_json);
+	g_autofree char *g = put(dir, "g.json", t_prefetch_graph_json);
 	g_autofree char *png = g_build_filename(dir, "h.png", NULL);
 	g_autofree char *out = NULL, *err = NULL;
 	const char *args[] = {g,
@@ -402,8 +387,8 @@ Test(sweep_grid, heat_map_and_json)
 Test(sweep_grid, several_graphs_and_a_pattern)
 {
 	g_autofree char *dir = t_tmpdir();
-	g_autofree char *a = put(dir, "a.json", graph_json);
-	g_autofree char *b = put(dir, "b.json", graph_json);
+	g_autofree char *a = put(dir, "a.json", t_prefetch_graph_json);
+	g_autofree char *b = put(dir, "b.json", t_prefetch_graph_json);
 	g_autofree char *csv = g_build_filename(dir, "s.csv", NULL);
 	g_autofree char *pat = g_build_filename(dir, "*.json", NULL);
 	g_autofree char *err = NULL;
@@ -422,7 +407,7 @@ Test(sweep_grid, several_graphs_and_a_pattern)
 Test(sweep_grid, bad_grids_exit_2_naming_the_argument)
 {
 	g_autofree char *dir = t_tmpdir();
-	g_autofree char *g = put(dir, "g.json", graph_json);
+	g_autofree char *g = put(dir, "g.json", t_prefetch_graph_json);
 	struct {
 		const char *args[14];
 		const char *msg;
@@ -482,7 +467,7 @@ Test(sweep_grid, bad_grids_exit_2_naming_the_argument)
 Test(sweep_grid, merge_refuses_what_does_not_fit)
 {
 	g_autofree char *dir = t_tmpdir();
-	g_autofree char *g = put(dir, "g.json", graph_json);
+	g_autofree char *g = put(dir, "g.json", t_prefetch_graph_json);
 	const char *args[] = {g, "--sched", "lhs", "-p", "async-compute-limit=1:4", NULL};
 	char *sh[2];
 	for (int k = 0; k < 2; k++) {
@@ -535,7 +520,7 @@ Test(sweep_grid, seeds_of_a_scheduler)
 	 * round hardware every order takes 20 + 3 * 100 + 3 * 15 = 365 us, while the peak memory
 	 * depends on the order. serial has no seed: one run, its rows n/a. */
 	g_autofree char *dir = t_tmpdir();
-	g_autofree char *g = put(dir, "g.json", graph_json);
+	g_autofree char *g = put(dir, "g.json", t_prefetch_graph_json);
 	g_autofree char *hw = put(dir, "round.ini", hw_ini);
 	g_autofree char *plugin =
 	    g_build_filename(g_getenv("LHSIM_TEST_PLUGINS"), "shuffle.so", NULL);

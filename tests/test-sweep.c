@@ -18,26 +18,10 @@ __attribute__((constructor)) static void lsan_suppress_fontconfig(void)
 	g_setenv("LSAN_OPTIONS", opt, TRUE);
 }
 
-/* Three host-to-device copies that three kernels wait for, after a first kernel: with
- * async-compute-limit 1 the copies go one at a time, with 3 they may all be in flight. */
-static const char *graph_json =
-    "{\"format\": \"lhsim-graph\", \"version\": 1, \"name\": \"prefetch\", \"ops\": [\n"
-    " {\"name\": \"k0\", \"kind\": \"kernel\", \"duration_ns\": 20000, \"out_bytes\": 4096},\n"
-    " {\"name\": \"h1\", \"kind\": \"copy-h2d\", \"size\": 1000000, \"out_bytes\": 1000000},\n"
-    " {\"name\": \"h2\", \"kind\": \"copy-h2d\", \"size\": 1000000, \"out_bytes\": 1000000},\n"
-    " {\"name\": \"h3\", \"kind\": \"copy-h2d\", \"size\": 1000000, \"out_bytes\": 1000000},\n"
-    " {\"name\": \"k1\", \"kind\": \"kernel\", \"duration_ns\": 15000, \"deps\": [\"k0\", "
-    "\"h1\"]},\n"
-    " {\"name\": \"k2\", \"kind\": \"kernel\", \"duration_ns\": 15000, \"deps\": [\"k1\", "
-    "\"h2\"]},\n"
-    " {\"name\": \"k3\", \"kind\": \"kernel\", \"duration_ns\": 15000, \"deps\": [\"k2\", "
-    "\"h3\"]}\n"
-    "]}\n";
-
 static char *write_graph(const char *dir)
 {
 	char *path = g_build_filename(dir, "g.json", NULL);
-	cr_assert(g_file_set_contents(path, graph_json, -1, NULL));
+	cr_assert(g_file_set_contents(path, t_prefetch_graph_json, -1, NULL));
 	return path;
 }
 
