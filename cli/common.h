@@ -135,3 +135,11 @@ LhPlan *cli_measured_plan(const char *sched, const char *plan_path, char **param
 int cli_calibrate_from(char **from, const char *graph, const char *hw_name, const char *sched,
                        char **params, const char *plan_path, const char *step, int device,
                        const char *out_path);
+
+/* The help of --hw and --slow, the same in every command that takes them (run, compare). */
+#define CLI_HW_HELP                                                                                \
+	"hardware: a built-in name or an .ini file (default h100-sxm), or per device of a placed " \
+	"graph: 0-3=h100-sxm,4-7=a100-sxm"
+#define CLI_SLOW_HELP                                                                              \
+	"a straggler: device D's kernels take F times as long (F >= 1), repeatable or a comma "    \
+	"list"

@@ -76,14 +76,8 @@ int cli_run(int argc, char **argv)
 	gint width = 0, height = 0;
 	gdouble dpi = 0;
 	GOptionEntry entries[] = {
-	    {"hw", 0, 0, G_OPTION_ARG_STRING, &hw_name,
-	     "hardware: a built-in name or an .ini file (default h100-sxm), or per device of a "
-	     "placed graph: 0-3=h100-sxm,4-7=a100-sxm",
-	     "H"},
-	    {"slow", 0, 0, G_OPTION_ARG_STRING_ARRAY, &slow,
-	     "a straggler: device D's kernels take F times as long (F >= 1), repeatable or a comma "
-	     "list",
-	     "D=F"},
+	    {"hw", 0, 0, G_OPTION_ARG_STRING, &hw_name, CLI_HW_HELP, "H"},
+	    {"slow", 0, 0, G_OPTION_ARG_STRING_ARRAY, &slow, CLI_SLOW_HELP, "D=F"},
 	    {"sched", 's', 0, G_OPTION_ARG_STRING, &sched,
 	     "scheduler (default serial; see 'lhsim list')", "S"},
 	    {"param", 'p', 0, G_OPTION_ARG_STRING_ARRAY, &params, "scheduler parameter, repeatable",
