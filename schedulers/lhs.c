@@ -95,7 +95,8 @@
  * streams of a class as the limit lets ops overlap.
  */
 #include "schedulers/lhs-ready.h"
-#include "sim/cost.h"
+#include "sim/cost-private.h"
+#include "sim/graph-private.h"
 #include "sim/topo.h"
 
 #include <math.h>
@@ -159,97 +160,164 @@ static gboolean is_async(const LhOp *op)
 	return op->kind != LH_OP_INPUT && op->async && lh_op_class(op) != LH_CLASS_NONE;
 }
 
-static void build_graph(Lhs *s, const LhHw *hw, gboolean xla)
+/* What build_graph reads of each op for mem_model, so that mem_model does not read the ops
+ * again (issue 12: at 10^6 ops the op records are 128 MB, and each of the seven passes lhs made
+ * over them took 20 - 45 ms; build_graph now makes one). */
+typedef struct {
+	guint32 deps_at, n_deps; /* the op's deps in the graph's dep array */
+} LhsOpDeps;
+
+typedef struct {
+	LhsOpDeps *dep;     /* per op */
+	double *bytes;      /* per op: device bytes its output allocates (0 with an alias) */
+	guint32 *alias;     /* per op: LhOp.alias */
+	guint32 *consumers; /* per op: the ops that depend on it */
+	gboolean aliases;   /* some op has an alias */
+	guint64 most;       /* the nodes and their ops' deps: a bound on the buffers they use */
+} LhsScan;
+
+static void scan_free(LhsScan *sc)
+{
+	g_free(sc->dep);
+	g_free(sc->bytes);
+	g_free(sc->alias);
+	g_free(sc->consumers);
+}
+
+/* lh_op_standalone_ns_in(), the same double: for a kernel or copy-d2d without duration_ns
+ * (most ops) from the cost model's constants (sim/cost-private.h), as the engine takes it
+ * (issue 12: a fifth of build_graph at 10^6 ops went to the general path's tests). */
+static double standalone_ns(const LhCostCtx *cx, const LhGraph *g, const LhOp *op)
+{
+	if (op->duration_ns < 0 && (op->kind == LH_OP_KERNEL || op->kind == LH_OP_COPY_D2D)) {
+		double bytes, bw;
+		return lh__kernel_ns(cx, op, &bytes, &bw);
+	}
+	return lh_op_standalone_ns_in(g, op, cx->hw);
+}
+
+/* The nodes and edges. Issue 12: the ops are read once, in one pass that numbers the nodes,
+ * writes them and keeps what mem_model needs (LhsScan); the edges then come from the graph's
+ * dep array in one more pass, which also takes the async depth when every op comes after its
+ * deps (as in every generated graph: op order is then a topological order). */
+static void build_graph(Lhs *s, const LhHw *hw, gboolean xla, LhsScan *sc)
 {
 	const LhGraph *g = s->g;
+	const LhOp *ops = lh__graph_ops(g);
+	const guint32 *deps = lh__graph_dep_array(g);
 	guint32 n = s->n_ops;
+	gboolean fd_on = lh_params_get_bool(s->p, "delay-offload-start");
+	LhCostCtx cx;
+	lh__cost_ctx_init(&cx, hw);
 	s->first = g_new(guint32, n);
 	s->last = g_new(guint32, n);
+	/* At most two nodes per op: sized so, the nodes are written in the pass that numbers
+	 * them; the pages past the last node are never touched. */
+	gsize most_nodes = 2 * (gsize)MAX(n, 1);
+	s->nd = g_aligned_alloc(most_nodes, sizeof(LhsNode), 64);
+	s->position = g_new(guint64, most_nodes);
+	g_autofree double *sa = g_new(double, MAX(n, 1)); /* standalone time, of async ops */
+	sc->dep = g_new(LhsOpDeps, n);
+	sc->bytes = g_new(double, n);
+	sc->alias = g_new(guint32, n);
+	sc->consumers = g_new0(guint32, n);
 	guint32 m = 0;
+	guint64 ne = 0; /* a bound on the edges: the deps of ops with nodes, and start -> done */
 	for (guint32 i = 0; i < n; i++) {
-		const LhOp *op = lh_graph_op(g, i);
+		const LhOp *op = &ops[i];
+		sc->dep[i] = (LhsOpDeps){op->deps_at, op->n_deps};
+		sc->alias[i] = op->alias;
+		sc->aliases |= op->alias != LH_NO_OP;
+		sc->bytes[i] = op->alias == LH_NO_OP && op->out_space == LH_SPACE_DEVICE
+		                   ? (double)op->out_bytes
+		                   : 0;
 		if (op->kind == LH_OP_INPUT) {
 			s->first[i] = s->last[i] = G_MAXUINT32;
 			continue;
 		}
-		s->first[i] = m;
-		m += is_async(op) ? 2 : 1;
+		guint32 a = m;
+		double t = xla ? 0 : standalone_ns(&cx, g, op);
+		if (is_async(op)) {
+			guint8 cls = lhs_class(g, op, hw);
+			double c = xla ? 1 : 0;
+			s->nd[a] = (LhsNode){.cost = c,
+			                     .op = i,
+			                     .type = NODE_START,
+			                     .cls = cls,
+			                     .fd = fd_on && op->kind == LH_OP_COPY_D2H};
+			s->nd[a + 1] = (LhsNode){.cost = c, .op = i, .type = NODE_DONE, .cls = cls};
+			s->position[a] = 2 * (guint64)i;
+			s->position[a + 1] = 2 * (guint64)i + 1;
+			sa[i] = t;
+			m += 2;
+			ne += (guint64)op->n_deps + 1;
+			sc->most += 2 * ((guint64)op->n_deps + 1);
+		} else {
+			s->nd[a] = (LhsNode){
+			    .cost = xla ? xla_node_cost(op) : t, .op = i, .type = NODE_KERNEL};
+			s->position[a] = 2 * (guint64)i + 1;
+			m += 1;
+			ne += op->n_deps;
+			sc->most += (guint64)op->n_deps + 1;
+		}
+		s->first[i] = a;
 		s->last[i] = m - 1;
 	}
 	s->n_nodes = m;
-	s->nd = g_aligned_alloc0(m ? m : 1, sizeof(LhsNode), 64);
-	s->position = g_new(guint64, m);
-	g_autofree double *sa = g_new0(double, n); /* standalone time per op */
-	for (guint32 i = 0; i < n; i++) {
-		const LhOp *op = lh_graph_op(g, i);
-		if (op->kind == LH_OP_INPUT)
-			continue;
-		guint32 a = s->first[i];
-		double t = sa[i] = lh_op_standalone_ns_in(g, op, hw);
-		if (is_async(op)) {
-			s->nd[a].op = s->nd[a + 1].op = i;
-			s->nd[a].type = NODE_START;
-			s->nd[a + 1].type = NODE_DONE;
-			s->nd[a].cls = s->nd[a + 1].cls = lhs_class(g, op, hw);
-			s->nd[a].cost = s->nd[a + 1].cost = xla ? 1 : 0;
-			s->position[a] = 2 * (guint64)i;
-			s->position[a + 1] = 2 * (guint64)i + 1;
-		} else {
-			s->nd[a].op = i;
-			s->nd[a].type = NODE_KERNEL;
-			s->nd[a].cost = xla ? xla_node_cost(op) : t;
-			s->position[a] = 2 * (guint64)i + 1;
-		}
-	}
-	/* Edges: count, then fill. */
-	s->at = g_new0(LhsAt, m + 1);
+	/* Edges, each node's in a row (CSR), in node order: the nodes are numbered in op order.
+	 * Per op: its first node's edges from its deps' last nodes, then a done's from its start.
+	 */
+	s->at = g_new(LhsAt, m + 1);
 	s->succ_at = g_new0(guint32, m + 1);
+	s->pred = g_new(LhsEdge, MAX(ne, 1));
 	double low = xla ? 1 : 0;
+	gboolean ordered = TRUE; /* every op's deps come before it so far */
+	guint32 e = 0;
 	for (guint32 i = 0; i < n; i++) {
-		if (s->first[i] == G_MAXUINT32)
+		LhsOpDeps od = sc->dep[i];
+		const guint32 *d = deps + od.deps_at;
+		for (guint32 k = 0; k < od.n_deps; k++)
+			sc->consumers[d[k]]++;
+		guint32 a = s->first[i];
+		if (a == G_MAXUINT32)
 			continue;
-		guint32 nd;
-		const guint32 *d = lh_graph_deps(g, i, &nd);
-		for (guint32 k = 0; k < nd; k++)
-			if (s->first[d[k]] != G_MAXUINT32) {
-				s->at[s->first[i] + 1].pred++;
-				s->succ_at[s->last[d[k]] + 1]++;
-			}
-		if (s->first[i] != s->last[i]) {
-			s->at[s->last[i] + 1].pred++;
-			s->succ_at[s->first[i] + 1]++;
-		}
-	}
-	for (guint32 k = 0; k < m; k++) {
-		s->at[k + 1].pred += s->at[k].pred;
-		s->succ_at[k + 1] += s->succ_at[k];
-	}
-	guint32 ne = s->at[m].pred;
-	s->pred = g_new(LhsEdge, ne ? ne : 1);
-	g_autofree guint32 *pf = g_new(guint32, m + 1);
-	for (guint32 k = 0; k <= m; k++)
-		pf[k] = s->at[k].pred;
-	for (guint32 i = 0; i < n; i++) {
-		if (s->first[i] == G_MAXUINT32)
-			continue;
-		if (s->first[i] != s->last[i]) {
-			double lat = xla ? 5000 : sa[i];
-			guint32 a = s->first[i], b = s->last[i];
-			s->pred[pf[b]++] = (LhsEdge){lat, a};
-		}
-		guint32 nd;
-		const guint32 *d = lh_graph_deps(g, i, &nd);
-		for (guint32 k = 0; k < nd; k++) {
-			if (s->first[d[k]] == G_MAXUINT32)
+		/* Async depth (see below): a start or kernel takes its deps' deepest. */
+		LhsNode *na = &s->nd[a];
+		s->at[a].pred = e;
+		for (guint32 k = 0; k < od.n_deps; k++) {
+			guint32 dk = d[k];
+			ordered &= dk < i;
+			if (s->first[dk] == G_MAXUINT32)
 				continue;
-			guint32 from = s->last[d[k]], to = s->first[i];
-			s->pred[pf[to]++] = (LhsEdge){low, from};
+			guint32 u = s->last[dk];
+			s->pred[e++] = (LhsEdge){low, u};
+			s->succ_at[u + 1]++;
+			if (s->nd[u].depth > na->depth)
+				na->depth = s->nd[u].depth;
+			if (s->nd[u].type == NODE_DONE)
+				na->ud = TRUE;
+		}
+		if (s->last[i] != a) {
+			guint32 b = a + 1;
+			double lat = xla ? 5000 : sa[i];
+			s->at[b].pred = e;
+			s->pred[e++] = (LhsEdge){lat, a};
+			s->succ_at[a + 1]++;
+			if (na->depth + lat > s->nd[b].depth)
+				s->nd[b].depth = na->depth + lat;
 		}
 	}
-	/* Async depth, in topological order of ops (nodes of an op follow its deps). */
-	for (guint32 v = 0; v < m && lh_params_get_bool(s->p, "delay-offload-start"); v++)
-		s->nd[v].fd = s->nd[v].type == NODE_START &&
-		              lh_graph_op(g, s->nd[v].op)->kind == LH_OP_COPY_D2H;
+	s->at[m].pred = e;
+	for (guint32 k = 0; k < m; k++)
+		s->succ_at[k + 1] += s->succ_at[k];
+	if (ordered)
+		return;
+	/* Async depth, in topological order of ops (nodes of an op follow its deps): the pass
+	 * above read depths not yet final. */
+	for (guint32 v = 0; v < m; v++) {
+		s->nd[v].depth = 0;
+		s->nd[v].ud = FALSE;
+	}
 	const guint32 *topo = lh_graph_topo(g);
 	for (guint32 k = 0; k < n; k++) {
 		guint32 i = topo[k];
@@ -268,7 +336,6 @@ static void build_graph(Lhs *s, const LhHw *hw, gboolean xla)
 			}
 	}
 }
-
 static void lhs_free(Lhs *s)
 {
 	g_aligned_free(s->nd);
@@ -318,67 +385,65 @@ static guint32 node_frees(const Lhs *s, guint32 v)
  * output in place into a dep's buffer would get buf_of[i] = that buffer and bf[].bytes 0 (nothing
  * allocated): its users then keep the dep's buffer live, and the dep's node still frees it. That is
  * what an op with an alias gets. */
-static void mem_model(Lhs *s)
+static void mem_model(Lhs *s, const LhsScan *sc)
 {
-	const LhGraph *g = s->g;
+	const guint32 *deps = lh__graph_dep_array(s->g);
 	guint32 n = s->n_ops, m = s->n_nodes;
-	s->bf = g_aligned_alloc0(n ? n : 1, sizeof(LhsBuf), 64); /* one cache line each */
+	/* One cache line each; every record is written below, so none is cleared first. */
+	s->bf = g_aligned_alloc(n ? n : 1, sizeof(LhsBuf), 64);
 	s->buf_of = g_new(guint32, n);
 	s->to_end = g_new0(gboolean, n);
-	g_autofree guint32 *consumers = g_new0(guint32, n);
+	for (guint32 i = 0; i < n; i++) {
+		s->bf[i] = (LhsBuf){.bytes = sc->bytes[i], .freer = s->first[i]}; /* input: none */
+		s->buf_of[i] = i;
+	}
 	/* In topological order, so that a chain of aliases resolves to the buffer its first op
-	 * allocated (docs/graph-format.md, "Buffers"). */
-	const guint32 *topo = lh_graph_topo(g);
-	for (guint32 t = 0; t < n; t++) {
+	 * allocated (docs/graph-format.md, "Buffers"); an op with an alias allocates nothing. */
+	const guint32 *topo = lh_graph_topo(s->g);
+	for (guint32 t = 0; t < n && sc->aliases; t++) {
 		guint32 i = topo[t];
-		const LhOp *op = lh_graph_op(g, i);
-		s->bf[i].freer = s->first[i]; /* G_MAXUINT32 for an input */
-		if (op->alias != LH_NO_OP) {
-			s->buf_of[i] = s->buf_of[op->alias]; /* in place: allocates nothing */
-		} else {
-			s->buf_of[i] = i;
-			if (op->out_space == LH_SPACE_DEVICE)
-				s->bf[i].bytes = (double)op->out_bytes;
-		}
-		guint32 nd;
-		const guint32 *d = lh_graph_deps(g, i, &nd);
-		for (guint32 k = 0; k < nd; k++)
-			consumers[d[k]]++;
+		if (sc->alias[i] != LH_NO_OP)
+			s->buf_of[i] = s->buf_of[sc->alias[i]];
 	}
 	for (guint32 i = 0; i < n; i++)
-		if (consumers[i] == 0)
+		if (sc->consumers[i] == 0)
 			s->to_end[s->buf_of[i]] = TRUE;
 	for (guint32 b = 0; b < n; b++)
 		if (s->to_end[b] && s->bf[b].bytes > 0) {
 			s->bf[b].state = 1;
 			s->usage += s->bf[b].bytes;
 		}
-	/* Per node, the buffers it uses, each once; then the same the other way round. */
+	/* Per node, the buffers it uses, each once, and the most bytes they hold (max_use); then
+	 * the same the other way round. */
 	g_autofree guint32 *seen = g_new(guint32, MAX(n, 1));
 	memset(seen, 0xff, sizeof(guint32) * n);
-	guint64 most = m;
-	for (guint32 v = 0; v < m; v++)
-		most += lh_graph_op(g, s->nd[v].op)->n_deps;
-	s->nbuf = g_new(guint32, most ? most : 1);
+	s->nbuf = g_new(guint32, sc->most ? sc->most : 1);
 	s->user_at = g_new0(guint32, n + 1);
 	guint32 len = 0;
-	for (guint32 v = 0; v < m; v++) {
-		s->at[v].nbuf = len;
-		guint32 i = s->nd[v].op, nd;
-		const guint32 *d = lh_graph_deps(g, i, &nd);
-		for (guint32 k = 0; k <= nd; k++) {
-			guint32 b;
-			if (k < nd)
-				b = s->buf_of[d[k]];
-			else if (s->nd[v].type == NODE_DONE)
-				b = s->buf_of[i];
-			else
-				break;
-			if (seen[b] == v)
-				continue;
-			seen[b] = v;
-			s->nbuf[len++] = b;
-			s->user_at[b + 1]++;
+	for (guint32 i = 0; i < n; i++) {
+		if (s->first[i] == G_MAXUINT32)
+			continue;
+		const guint32 *d = deps + sc->dep[i].deps_at;
+		guint32 nd = sc->dep[i].n_deps;
+		for (guint32 v = s->first[i]; v <= s->last[i]; v++) {
+			s->at[v].nbuf = len;
+			double use = 0;
+			for (guint32 k = 0; k <= nd; k++) {
+				guint32 b;
+				if (k < nd)
+					b = s->buf_of[d[k]];
+				else if (s->nd[v].type == NODE_DONE)
+					b = s->buf_of[i];
+				else
+					break;
+				if (seen[b] == v)
+					continue;
+				seen[b] = v;
+				s->nbuf[len++] = b;
+				s->user_at[b + 1]++;
+				use += s->bf[b].bytes;
+			}
+			s->max_use = MAX(s->max_use, use);
 		}
 	}
 	s->at[m].nbuf = len;
@@ -925,7 +990,8 @@ static LhPlan *lhs_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GEr
 	(void)error;
 	gboolean xla = strcmp(lh_params_get_choice(p, "estimator"), "xla") == 0;
 	Lhs s = {.g = g, .p = p, .n_ops = lh_graph_n_ops(g)};
-	build_graph(&s, hw, xla);
+	LhsScan sc = {0};
+	build_graph(&s, hw, xla, &sc);
 	lh__class_limits(p, s.limit);
 	gint64 su = lh_params_get_int(p, "scale-up-collective-limit");
 	s.limit[LHS_SCALE_UP] = su == 0 ? G_MAXUINT32 : (guint32)su;
@@ -935,12 +1001,8 @@ static LhPlan *lhs_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GEr
 	    (lh_params_is_set(p, "memory-limit") ? lh_params_get_double(p, "memory-limit")
 	                                         : hw->memory_gib) *
 	    1073741824.0;
-	mem_model(&s);
-	for (guint32 v = 0; v < m; v++) {
-		double use = 0;
-		FOR_EACH_USED_BUFFER(&s, v, b, use += s.bf[b].bytes);
-		s.max_use = MAX(s.max_use, use);
-	}
+	mem_model(&s, &sc);
+	scan_free(&sc);
 	gboolean reference = g_getenv("LHSIM_LHS_REFERENCE") != NULL;
 	/* The memory index (see "Memory pressure" in lhs-ready.c): needed only if usage, at most
 	 * every buffer at once, can pass half the limit; exact while that total stays below 2^53
