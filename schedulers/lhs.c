@@ -168,20 +168,17 @@ typedef struct {
 } LhsOpDeps;
 
 typedef struct {
-	LhsOpDeps *dep;     /* per op */
-	double *bytes;      /* per op: device bytes its output allocates (0 with an alias) */
-	guint32 *alias;     /* per op: LhOp.alias */
-	guint32 *consumers; /* per op: the ops that depend on it */
-	gboolean aliases;   /* some op has an alias */
-	guint64 most;       /* the nodes and their ops' deps: a bound on the buffers they use */
+	LhsOpDeps *dep;   /* per op */
+	gboolean aliases; /* some op has an alias */
+	guint64 most;     /* the nodes and their ops' deps: a bound on the buffers they use */
 } LhsScan;
 
-static void scan_free(LhsScan *sc)
+/* The device bytes op @op's output allocates, by mem_model's rule (see there): its out_bytes
+ * in device space, nothing for an op with an alias (it writes in place). */
+static double alloc_bytes(const LhOp *op)
 {
-	g_free(sc->dep);
-	g_free(sc->bytes);
-	g_free(sc->alias);
-	g_free(sc->consumers);
+	return op->alias == LH_NO_OP && op->out_space == LH_SPACE_DEVICE ? (double)op->out_bytes
+	                                                                 : 0;
 }
 
 /* lh_op_standalone_ns_in(), the same double: for a kernel or copy-d2d without duration_ns
@@ -216,25 +213,21 @@ static void build_graph(Lhs *s, const LhHw *hw, gboolean xla, LhsScan *sc)
 	gsize most_nodes = 2 * (gsize)MAX(n, 1);
 	s->nd = g_aligned_alloc(most_nodes, sizeof(LhsNode), 64);
 	s->position = g_new(guint64, most_nodes);
-	g_autofree double *sa = g_new(double, MAX(n, 1)); /* standalone time, of async ops */
 	sc->dep = g_new(LhsOpDeps, n);
-	sc->bytes = g_new(double, n);
-	sc->alias = g_new(guint32, n);
-	sc->consumers = g_new0(guint32, n);
+	/* mem_model's buffers, one per op, each written whole here (one cache line each). */
+	s->bf = g_aligned_alloc(n ? n : 1, sizeof(LhsBuf), 64);
 	guint32 m = 0;
 	guint64 ne = 0; /* a bound on the edges: the deps of ops with nodes, and start -> done */
 	for (guint32 i = 0; i < n; i++) {
 		const LhOp *op = &ops[i];
 		sc->dep[i] = (LhsOpDeps){op->deps_at, op->n_deps};
-		sc->alias[i] = op->alias;
 		sc->aliases |= op->alias != LH_NO_OP;
-		sc->bytes[i] = op->alias == LH_NO_OP && op->out_space == LH_SPACE_DEVICE
-		                   ? (double)op->out_bytes
-		                   : 0;
 		if (op->kind == LH_OP_INPUT) {
+			s->bf[i] = (LhsBuf){.bytes = alloc_bytes(op), .freer = G_MAXUINT32};
 			s->first[i] = s->last[i] = G_MAXUINT32;
 			continue;
 		}
+		s->bf[i] = (LhsBuf){.bytes = alloc_bytes(op), .freer = m}; /* its first node */
 		guint32 a = m;
 		double t = xla ? 0 : standalone_ns(&cx, g, op);
 		if (is_async(op)) {
@@ -245,10 +238,14 @@ static void build_graph(Lhs *s, const LhHw *hw, gboolean xla, LhsScan *sc)
 			                     .type = NODE_START,
 			                     .cls = cls,
 			                     .fd = fd_on && op->kind == LH_OP_COPY_D2H};
-			s->nd[a + 1] = (LhsNode){.cost = c, .op = i, .type = NODE_DONE, .cls = cls};
+			/* The done's depth holds the pair's latency until the edges are made. */
+			s->nd[a + 1] = (LhsNode){.depth = xla ? 5000 : t,
+			                         .cost = c,
+			                         .op = i,
+			                         .type = NODE_DONE,
+			                         .cls = cls};
 			s->position[a] = 2 * (guint64)i;
 			s->position[a + 1] = 2 * (guint64)i + 1;
-			sa[i] = t;
 			m += 2;
 			ne += (guint64)op->n_deps + 1;
 			sc->most += 2 * ((guint64)op->n_deps + 1);
@@ -274,13 +271,11 @@ static void build_graph(Lhs *s, const LhHw *hw, gboolean xla, LhsScan *sc)
 	gboolean ordered = TRUE; /* every op's deps come before it so far */
 	guint32 e = 0;
 	for (guint32 i = 0; i < n; i++) {
-		LhsOpDeps od = sc->dep[i];
-		const guint32 *d = deps + od.deps_at;
-		for (guint32 k = 0; k < od.n_deps; k++)
-			sc->consumers[d[k]]++;
 		guint32 a = s->first[i];
 		if (a == G_MAXUINT32)
 			continue;
+		LhsOpDeps od = sc->dep[i];
+		const guint32 *d = deps + od.deps_at;
 		/* Async depth (see below): a start or kernel takes its deps' deepest. */
 		LhsNode *na = &s->nd[a];
 		s->at[a].pred = e;
@@ -299,12 +294,11 @@ static void build_graph(Lhs *s, const LhHw *hw, gboolean xla, LhsScan *sc)
 		}
 		if (s->last[i] != a) {
 			guint32 b = a + 1;
-			double lat = xla ? 5000 : sa[i];
+			double lat = s->nd[b].depth; /* see above */
 			s->at[b].pred = e;
 			s->pred[e++] = (LhsEdge){lat, a};
 			s->succ_at[a + 1]++;
-			if (na->depth + lat > s->nd[b].depth)
-				s->nd[b].depth = na->depth + lat;
+			s->nd[b].depth = na->depth + lat > 0 ? na->depth + lat : 0;
 		}
 	}
 	s->at[m].pred = e;
@@ -389,34 +383,40 @@ static void mem_model(Lhs *s, const LhsScan *sc)
 {
 	const guint32 *deps = lh__graph_dep_array(s->g);
 	guint32 n = s->n_ops, m = s->n_nodes;
-	/* One cache line each; every record is written below, so none is cleared first. */
-	s->bf = g_aligned_alloc(n ? n : 1, sizeof(LhsBuf), 64);
+	/* bf: build_graph wrote each op's buffer (alloc_bytes, its first node frees it). */
 	s->buf_of = g_new(guint32, n);
 	s->to_end = g_new0(gboolean, n);
-	for (guint32 i = 0; i < n; i++) {
-		s->bf[i] = (LhsBuf){.bytes = sc->bytes[i], .freer = s->first[i]}; /* input: none */
+	for (guint32 i = 0; i < n; i++)
 		s->buf_of[i] = i;
-	}
 	/* In topological order, so that a chain of aliases resolves to the buffer its first op
-	 * allocated (docs/graph-format.md, "Buffers"); an op with an alias allocates nothing. */
+	 * allocated (docs/graph-format.md, "Buffers"). */
 	const guint32 *topo = lh_graph_topo(s->g);
+	const LhOp *ops = lh__graph_ops(s->g);
 	for (guint32 t = 0; t < n && sc->aliases; t++) {
 		guint32 i = topo[t];
-		if (sc->alias[i] != LH_NO_OP)
-			s->buf_of[i] = s->buf_of[sc->alias[i]];
+		if (ops[i].alias != LH_NO_OP)
+			s->buf_of[i] = s->buf_of[ops[i].alias];
 	}
-	for (guint32 i = 0; i < n; i++)
-		if (sc->consumers[i] == 0)
+	for (guint32 i = 0; i < n; i++) {
+		guint32 users;
+		lh_graph_succs(s->g, i, &users); /* the ops that depend on it */
+		if (users == 0)
 			s->to_end[s->buf_of[i]] = TRUE;
+	}
 	for (guint32 b = 0; b < n; b++)
 		if (s->to_end[b] && s->bf[b].bytes > 0) {
 			s->bf[b].state = 1;
 			s->usage += s->bf[b].bytes;
 		}
 	/* Per node, the buffers it uses, each once, and the most bytes they hold (max_use); then
-	 * the same the other way round. */
-	g_autofree guint32 *seen = g_new(guint32, MAX(n, 1));
-	memset(seen, 0xff, sizeof(guint32) * n);
+	 * the same the other way round. Without aliases every op's buffer is its own, so a node's
+	 * are distinct already (the graph's deps are; no op depends on itself): seen[] is
+	 * needed only with aliases (issue 12). */
+	g_autofree guint32 *seen = NULL;
+	if (sc->aliases) {
+		seen = g_new(guint32, MAX(n, 1));
+		memset(seen, 0xff, sizeof(guint32) * n);
+	}
 	s->nbuf = g_new(guint32, sc->most ? sc->most : 1);
 	s->user_at = g_new0(guint32, n + 1);
 	guint32 len = 0;
@@ -436,9 +436,11 @@ static void mem_model(Lhs *s, const LhsScan *sc)
 					b = s->buf_of[i];
 				else
 					break;
-				if (seen[b] == v)
-					continue;
-				seen[b] = v;
+				if (seen) {
+					if (seen[b] == v)
+						continue;
+					seen[b] = v;
+				}
 				s->nbuf[len++] = b;
 				s->user_at[b + 1]++;
 				use += s->bf[b].bytes;
@@ -709,9 +711,13 @@ static void guard_init(Lhs *s)
 	const guint32 *topo = lh_graph_topo(s->g);
 	s->gpos = g_new(guint32, m);
 	guint32 p = 0;
+	gboolean ident = TRUE; /* serial's order is node order (as in every generated graph) */
 	for (guint32 k = 0; k < n; k++)
-		for (guint32 i = topo[k], v = s->first[i]; v != G_MAXUINT32 && v <= s->last[i]; v++)
+		for (guint32 i = topo[k], v = s->first[i]; v != G_MAXUINT32 && v <= s->last[i];
+		     v++) {
+			ident &= v == p;
 			s->gpos[v] = p++;
+		}
 	guint32 top = m - 1, nb = (m + GB - 1) / GB;
 	/* Blocks in whole cache lines; past the last position nothing changes or counts. */
 	s->gd = g_aligned_alloc0((gsize)nb * GB, sizeof(double), 64);
@@ -721,7 +727,13 @@ static void guard_init(Lhs *s)
 			continue;
 		s->bf[b].gdef = s->bf[b].freer == G_MAXUINT32 ? 0 : s->gpos[s->bf[b].freer];
 		s->bf[b].gend = s->to_end[b] ? top : s->bf[b].gdef;
-		for (guint32 k = s->user_at[b]; k < s->user_at[b + 1]; k++)
+		guint32 k0 = s->user_at[b], k1 = s->user_at[b + 1];
+		/* A buffer's users are listed in node order (mem_model): with positions in node
+		 * order too, the last is the latest (issue 12: reading them all was half of this
+		 * function at 10^6 ops). */
+		if (ident && k1 > k0)
+			k0 = k1 - 1;
+		for (guint32 k = k0; k < k1; k++)
 			s->bf[b].gend = MAX(s->bf[b].gend, s->gpos[s->user[k]]);
 		s->gd[s->bf[b].gdef] += s->bf[b].bytes;
 		if (s->bf[b].gend + 1 < m)
@@ -985,6 +997,9 @@ static void remove_ready(LhsReady *r, Lhs *s, guint32 v)
 	lh__ready_remove(r, s, v);
 }
 
+/* How many nodes ahead the emit loop fetches. */
+#define EMIT_AHEAD 16
+
 static LhPlan *lhs_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GError **error)
 {
 	(void)error;
@@ -1002,7 +1017,7 @@ static LhPlan *lhs_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GEr
 	                                         : hw->memory_gib) *
 	    1073741824.0;
 	mem_model(&s, &sc);
-	scan_free(&sc);
+	g_free(sc.dep);
 	gboolean reference = g_getenv("LHSIM_LHS_REFERENCE") != NULL;
 	/* The memory index (see "Memory pressure" in lhs-ready.c): needed only if usage, at most
 	 * every buffer at once, can pass half the limit; exact while that total stays below 2^53
@@ -1137,6 +1152,10 @@ static LhPlan *lhs_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GEr
 	              s.limit[LH_CLASS_MEMCPY] == G_MAXUINT32 ? 0 : s.limit[LH_CLASS_MEMCPY]);
 	g_autofree guint32 *member = g_new0(guint32, s.n_ops);
 	for (guint32 k = m; k-- > 0;) {
+		/* The nodes lie anywhere in program order: fetched ahead, their misses overlap
+		 * (issue 12). */
+		if (k >= EMIT_AHEAD)
+			__builtin_prefetch(&s.nd[order[k - EMIT_AHEAD]]);
 		guint32 v = order[k], op = s.nd[v].op;
 		switch (s.nd[v].type) {
 		case NODE_KERNEL:
