@@ -80,18 +80,24 @@ void lh__sort_f64_u32(LhSortRec *r, guint32 n, gboolean desc)
 	 * clear). The counts of every digit are taken in one read of the records (issue 12: a
 	 * counting read per pass was a third of the sort), and a digit that is the same
 	 * everywhere (a constant guint32, the exponent's top bits) moves nothing and is skipped
-	 * without a pass. */
+	 * without a pass. A guint32 the same in every record (lhs's ranks: ties keep the
+	 * records' order) is not counted at all: its counts all fell on one counter, each
+	 * increment waiting on the one before (issue 12). */
 	const guint bits = n >= 1u << 16 ? 16 : 8, nu = 32 / bits, nd = nu + 64 / bits;
 	const guint32 radix = 1u << bits, mask = radix - 1;
 	g_autofree guint32 *count = g_new0(guint32, (gsize)nd * radix);
+	guint32 u0 = r[0].u, udiff = 0;
 	for (guint32 i = 0; i < n; i++) {
-		guint32 u = r[i].u;
+		udiff |= r[i].u ^ u0;
 		guint64 k = f64_key(r[i].d, desc);
-		for (guint p = 0; p < nu; p++)
-			count[p * radix + ((u >> (bits * p)) & mask)]++;
 		for (guint p = nu; p < nd; p++)
 			count[p * radix + ((k >> (bits * (p - nu))) & mask)]++;
 	}
+	for (guint32 i = 0; i < n && udiff; i++)
+		for (guint p = 0; p < nu; p++)
+			count[p * radix + ((r[i].u >> (bits * p)) & mask)]++;
+	for (guint p = 0; p < nu && !udiff; p++) /* u0's digits everywhere: no pass below */
+		count[p * radix + ((u0 >> (bits * p)) & mask)] = n;
 	g_autofree LhSortRec *tmp = NULL;
 	LhSortRec *src = r, *dst = NULL;
 	for (guint p = 0; p < nd; p++) {
