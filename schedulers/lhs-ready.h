@@ -214,6 +214,9 @@ typedef struct {
 	double peak_done; /* the peak of the steps taken so far (the model) */
 	LhsBits gready;   /* ready nodes by gpos */
 	guint32 n_veto;   /* picks the guard replaced */
+	/* Per node: the done whose async depth it has (a done's own, when above 0), or
+	 * G_MAXUINT32 for depth 0: build_graph's, for lh__ready_init's rank order. */
+	guint32 *dsrc;
 } Lhs;
 
 /* A candidate with its memory change (valid when mem_active). */

@@ -267,6 +267,7 @@ static void build_graph(Lhs *s, const LhHw *hw, gboolean xla, LhsScan *sc)
 	s->at = g_new(LhsAt, m + 1);
 	s->succ_at = g_new0(guint32, m + 1);
 	s->pred = g_new(LhsEdge, MAX(ne, 1));
+	s->dsrc = g_new(guint32, MAX(m, 1));
 	double low = xla ? 1 : 0;
 	gboolean ordered = TRUE; /* every op's deps come before it so far */
 	guint32 e = 0;
@@ -279,6 +280,7 @@ static void build_graph(Lhs *s, const LhHw *hw, gboolean xla, LhsScan *sc)
 		/* Async depth (see below): a start or kernel takes its deps' deepest. */
 		LhsNode *na = &s->nd[a];
 		s->at[a].pred = e;
+		s->dsrc[a] = G_MAXUINT32;
 		for (guint32 k = 0; k < od.n_deps; k++) {
 			guint32 dk = d[k];
 			ordered &= dk < i;
@@ -287,8 +289,10 @@ static void build_graph(Lhs *s, const LhHw *hw, gboolean xla, LhsScan *sc)
 			guint32 u = s->last[dk];
 			s->pred[e++] = (LhsEdge){low, u};
 			s->succ_at[u + 1]++;
-			if (s->nd[u].depth > na->depth)
+			if (s->nd[u].depth > na->depth) {
 				na->depth = s->nd[u].depth;
+				s->dsrc[a] = s->dsrc[u];
+			}
 			if (s->nd[u].type == NODE_DONE)
 				na->ud = TRUE;
 		}
@@ -298,7 +302,9 @@ static void build_graph(Lhs *s, const LhHw *hw, gboolean xla, LhsScan *sc)
 			s->at[b].pred = e;
 			s->pred[e++] = (LhsEdge){lat, a};
 			s->succ_at[a + 1]++;
-			s->nd[b].depth = na->depth + lat > 0 ? na->depth + lat : 0;
+			gboolean deep = na->depth + lat > 0;
+			s->nd[b].depth = deep ? na->depth + lat : 0;
+			s->dsrc[b] = deep ? b : G_MAXUINT32;
 		}
 	}
 	s->at[m].pred = e;
@@ -311,6 +317,7 @@ static void build_graph(Lhs *s, const LhHw *hw, gboolean xla, LhsScan *sc)
 	for (guint32 v = 0; v < m; v++) {
 		s->nd[v].depth = 0;
 		s->nd[v].ud = FALSE;
+		s->dsrc[v] = G_MAXUINT32;
 	}
 	const guint32 *topo = lh_graph_topo(g);
 	for (guint32 k = 0; k < n; k++) {
@@ -323,8 +330,10 @@ static void build_graph(Lhs *s, const LhHw *hw, gboolean xla, LhsScan *sc)
 				double d = s->nd[u].depth;
 				if (s->nd[v].type == NODE_DONE)
 					d += s->pred[e].lat;
-				if (d > s->nd[v].depth)
+				if (d > s->nd[v].depth) {
 					s->nd[v].depth = d;
+					s->dsrc[v] = s->nd[v].type == NODE_DONE ? v : s->dsrc[u];
+				}
 				if (s->nd[u].type == NODE_DONE)
 					s->nd[v].ud = TRUE;
 			}
@@ -354,6 +363,7 @@ static void lhs_free(Lhs *s)
 		lh__bits_clear(&s->gready);
 	g_free(s->user_at);
 	g_free(s->user);
+	g_free(s->dsrc);
 }
 
 /* The buffer @v frees bottom-up (it allocates it), or G_MAXUINT32. */
@@ -1032,6 +1042,7 @@ static LhPlan *lhs_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GEr
 	s.rel = g_new(LhsRel, m);
 	LhsReady r;
 	lh__ready_init(&r, &s);
+	g_clear_pointer(&s.dsrc, g_free); /* the rank order's alone */
 	for (guint32 v = 0; v < m; v++) {
 		s.rel[v] = (LhsRel){-INFINITY, s.succ_at[v + 1] - s.succ_at[v]};
 		if (s.rel[v].outdeg == 0)
