@@ -217,6 +217,7 @@ typedef struct {
 	/* Per node: the done whose async depth it has (a done's own, when above 0), or
 	 * G_MAXUINT32 for depth 0: build_graph's, for lh__ready_init's rank order. */
 	guint32 *dsrc;
+	guint32 n_pairs; /* async ops (start/done pairs) */
 } Lhs;
 
 /* A candidate with its memory change (valid when mem_active). */

@@ -97,6 +97,7 @@
 #include "schedulers/lhs-ready.h"
 #include "sim/cost-private.h"
 #include "sim/graph-private.h"
+#include "sim/plan-private.h"
 #include "sim/topo.h"
 
 #include <math.h>
@@ -249,6 +250,7 @@ static void build_graph(Lhs *s, const LhHw *hw, gboolean xla, LhsScan *sc)
 			m += 2;
 			ne += (guint64)op->n_deps + 1;
 			sc->most += 2 * ((guint64)op->n_deps + 1);
+			s->n_pairs++;
 		} else {
 			s->nd[a] = (LhsNode){
 			    .cost = xla ? xla_node_cost(op) : t, .op = i, .type = NODE_KERNEL};
@@ -1162,6 +1164,11 @@ static LhPlan *lhs_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GEr
 	lh__pool_init(&pool[LH_CLASS_MEMCPY], "memcpy", LH_ROLE_MEMCPY,
 	              s.limit[LH_CLASS_MEMCPY] == G_MAXUINT32 ? 0 : s.limit[LH_CLASS_MEMCPY]);
 	g_autofree guint32 *member = g_new0(guint32, s.n_ops);
+	/* Written in place (lh__plan_append): a kernel runs on main (1 command); a start signals
+	 * main, then waits and runs on its side stream (3); a done signals the side stream and
+	 * main waits (2). The same commands as lh_plan_run and lh_plan_link. */
+	LhCmd *cmd = lh__plan_append(plan, m + 3 * s.n_pairs);
+	guint32 w = 0;
 	for (guint32 k = m; k-- > 0;) {
 		/* The nodes lie anywhere in program order: fetched ahead, their misses overlap
 		 * (issue 12). */
@@ -1170,14 +1177,17 @@ static LhPlan *lhs_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GEr
 		guint32 v = order[k], op = s.nd[v].op;
 		switch (s.nd[v].type) {
 		case NODE_KERNEL:
-			lh_plan_run(plan, main_s, op);
+			cmd[w++] = (LhCmd){LH_CMD_RUN, main_s, op};
 			break;
 		case NODE_START: {
 			LhStreamPool *pl = &pool[s.nd[v].cls];
-			member[op] = lh__pool_acquire(pl, plan);
+			member[op] =
+			    lh__pool_acquire(pl, plan); /* may add a stream, not a command */
 			guint32 side = lh__pool_stream(pl, member[op]);
-			lh_plan_link(plan, main_s, side);
-			lh_plan_run(plan, side, op);
+			guint32 e = lh_plan_new_event(plan);
+			cmd[w++] = (LhCmd){LH_CMD_SIGNAL, main_s, e};
+			cmd[w++] = (LhCmd){LH_CMD_WAIT, side, e};
+			cmd[w++] = (LhCmd){LH_CMD_RUN, side, op};
 			if (lh_params_explaining(p)) /* the arguments read the op: a cache miss */
 				lh_params_explain(p, "lhs: %s '%s' runs on %s (%s)",
 				                  lh_op_kind_name(lh_graph_op(g, op)->kind),
@@ -1188,12 +1198,15 @@ static LhPlan *lhs_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GEr
 		}
 		case NODE_DONE: {
 			LhStreamPool *pl = &pool[s.nd[v].cls];
-			lh_plan_link(plan, lh__pool_stream(pl, member[op]), main_s);
+			guint32 e = lh_plan_new_event(plan);
+			cmd[w++] = (LhCmd){LH_CMD_SIGNAL, lh__pool_stream(pl, member[op]), e};
+			cmd[w++] = (LhCmd){LH_CMD_WAIT, main_s, e};
 			lh__pool_release(pl, member[op]);
 			break;
 		}
 		}
 	}
+	g_assert(w == m + 3 * s.n_pairs);
 	for (guint32 c = 0; c < LHS_NCLASS; c++)
 		if (c != LH_CLASS_NONE)
 			lh__pool_clear(&pool[c]);

@@ -122,6 +122,13 @@ static void push(LhPlan *p, LhCmdKind k, guint32 s, guint64 arg)
 	g_array_append_val(p->cmds, c);
 }
 
+LhCmd *lh__plan_append(LhPlan *p, guint32 n)
+{
+	guint32 len = p->cmds->len;
+	g_array_set_size(p->cmds, len + n);
+	return &g_array_index(p->cmds, LhCmd, len);
+}
+
 void lh_plan_run(LhPlan *p, guint32 stream, guint32 op)
 {
 	push(p, LH_CMD_RUN, stream, op);
