@@ -403,11 +403,8 @@ void lh__ready_init(LhsReady *r, const Lhs *s)
 	 * numbers, depth 0 last, by a counting sort in node order, which keeps node order among
 	 * equal depths (issue 12: a radix sort of every node's depth took 40 - 70 ms at 10^6
 	 * ops, and its two arrays of 16 bytes a node a page fault per 256 nodes). */
+	g_autofree LhSortRec *rec = g_new(LhSortRec, MAX(s->n_pairs, 1)); /* one done a pair */
 	guint32 ns = 0;
-	for (guint32 v = 0; v < m; v++)
-		ns += s->dsrc[v] == v;
-	g_autofree LhSortRec *rec = g_new(LhSortRec, MAX(ns, 1));
-	ns = 0;
 	for (guint32 v = 0; v < m; v++)
 		if (s->dsrc[v] == v) /* u = 0: ties keep node order, the sort is stable */
 			rec[ns++] = (LhSortRec){s->nd[v].depth, 0, v};

@@ -171,6 +171,7 @@ typedef struct {
 typedef struct {
 	LhsOpDeps *dep;   /* per op */
 	gboolean aliases; /* some op has an alias */
+	double total;     /* the bytes of every buffer, summed in op order */
 	guint64 most;     /* the nodes and their ops' deps: a bound on the buffers they use */
 } LhsScan;
 
@@ -223,12 +224,14 @@ static void build_graph(Lhs *s, const LhHw *hw, gboolean xla, LhsScan *sc)
 		const LhOp *op = &ops[i];
 		sc->dep[i] = (LhsOpDeps){op->deps_at, op->n_deps};
 		sc->aliases |= op->alias != LH_NO_OP;
+		double bytes = alloc_bytes(op);
+		sc->total += bytes;
 		if (op->kind == LH_OP_INPUT) {
-			s->bf[i] = (LhsBuf){.bytes = alloc_bytes(op), .freer = G_MAXUINT32};
+			s->bf[i] = (LhsBuf){.bytes = bytes, .freer = G_MAXUINT32};
 			s->first[i] = s->last[i] = G_MAXUINT32;
 			continue;
 		}
-		s->bf[i] = (LhsBuf){.bytes = alloc_bytes(op), .freer = m}; /* its first node */
+		s->bf[i] = (LhsBuf){.bytes = bytes, .freer = m}; /* its first node */
 		guint32 a = m;
 		double t = xla ? 0 : standalone_ns(&cx, g, op);
 		if (is_async(op)) {
@@ -391,6 +394,15 @@ static guint32 node_frees(const Lhs *s, guint32 v)
  * output in place into a dep's buffer would get buf_of[i] = that buffer and bf[].bytes 0 (nothing
  * allocated): its users then keep the dep's buffer live, and the dep's node still frees it. That is
  * what an op with an alias gets. */
+/* A buffer that lives to the end is live from the first step (see mem_model). */
+static void live_to_end(Lhs *s, guint32 b)
+{
+	if (s->to_end[b] && s->bf[b].bytes > 0) {
+		s->bf[b].state = 1;
+		s->usage += s->bf[b].bytes;
+	}
+}
+
 static void mem_model(Lhs *s, const LhsScan *sc)
 {
 	const guint32 *deps = lh__graph_dep_array(s->g);
@@ -414,12 +426,11 @@ static void mem_model(Lhs *s, const LhsScan *sc)
 		lh_graph_succs(s->g, i, &users); /* the ops that depend on it */
 		if (users == 0)
 			s->to_end[s->buf_of[i]] = TRUE;
+		if (!sc->aliases) /* to_end[i] is final: the loop below's step i, in its order */
+			live_to_end(s, i);
 	}
-	for (guint32 b = 0; b < n; b++)
-		if (s->to_end[b] && s->bf[b].bytes > 0) {
-			s->bf[b].state = 1;
-			s->usage += s->bf[b].bytes;
-		}
+	for (guint32 b = 0; b < n && sc->aliases; b++)
+		live_to_end(s, b);
 	/* Per node, the buffers it uses, each once, and the most bytes they hold (max_use); then
 	 * the same the other way round. Without aliases every op's buffer is its own, so a node's
 	 * are distinct already (the graph's deps are; no op depends on itself): seen[] is
@@ -1034,9 +1045,7 @@ static LhPlan *lhs_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GEr
 	/* The memory index (see "Memory pressure" in lhs-ready.c): needed only if usage, at most
 	 * every buffer at once, can pass half the limit; exact while that total stays below 2^53
 	 * bytes. */
-	double total = 0;
-	for (guint32 i = 0; i < s.n_ops; i++)
-		total += s.bf[i].bytes;
+	double total = sc.total;
 	s.mem_index_ok = !reference && total > s.limit_bytes / 2 && total < 9007199254740992.0;
 	s.guard = total > s.limit_bytes && total < 9007199254740992.0;
 	if (s.guard)
