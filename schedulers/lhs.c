@@ -282,7 +282,8 @@ static void build_graph(Lhs *s, const LhHw *hw, gboolean xla, LhsScan *sc)
 			continue;
 		LhsOpDeps od = sc->dep[i];
 		const guint32 *d = deps + od.deps_at;
-		/* Async depth (see below): a start or kernel takes its deps' deepest. */
+		/* Async depth (see below): a start or kernel takes its deps' deepest, a done adds
+		 * its pair's latency to its start's; dsrc keeps the done each depth came from. */
 		LhsNode *na = &s->nd[a];
 		s->at[a].pred = e;
 		s->dsrc[a] = G_MAXUINT32;
@@ -344,6 +345,7 @@ static void build_graph(Lhs *s, const LhHw *hw, gboolean xla, LhsScan *sc)
 			}
 	}
 }
+
 static void lhs_free(Lhs *s)
 {
 	g_aligned_free(s->nd);
@@ -380,6 +382,15 @@ static guint32 node_frees(const Lhs *s, guint32 v)
 	return s->bf[b].freer == v ? b : G_MAXUINT32;
 }
 
+/* A buffer that lives to the end is live from the first step (see mem_model). */
+static void live_to_end(Lhs *s, guint32 b)
+{
+	if (s->to_end[b] && s->bf[b].bytes > 0) {
+		s->bf[b].state = 1;
+		s->usage += s->bf[b].bytes;
+	}
+}
+
 /* The engine's memory rule (docs/engine.md, "Memory"), seen bottom-up; the one place that
  * says which bytes an op allocates and which node frees them. Op i's output lives in buffer
  * buf_of[i] (its own, numbered i, or for an op with an alias the aliased dep's), of
@@ -394,15 +405,6 @@ static guint32 node_frees(const Lhs *s, guint32 v)
  * output in place into a dep's buffer would get buf_of[i] = that buffer and bf[].bytes 0 (nothing
  * allocated): its users then keep the dep's buffer live, and the dep's node still frees it. That is
  * what an op with an alias gets. */
-/* A buffer that lives to the end is live from the first step (see mem_model). */
-static void live_to_end(Lhs *s, guint32 b)
-{
-	if (s->to_end[b] && s->bf[b].bytes > 0) {
-		s->bf[b].state = 1;
-		s->usage += s->bf[b].bytes;
-	}
-}
-
 static void mem_model(Lhs *s, const LhsScan *sc)
 {
 	const guint32 *deps = lh__graph_dep_array(s->g);
@@ -1190,8 +1192,8 @@ static LhPlan *lhs_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GEr
 			break;
 		case NODE_START: {
 			LhStreamPool *pl = &pool[s.nd[v].cls];
-			member[op] =
-			    lh__pool_acquire(pl, plan); /* may add a stream, not a command */
+			/* May add a stream to the plan, never a command: cmd stays valid. */
+			member[op] = lh__pool_acquire(pl, plan);
 			guint32 side = lh__pool_stream(pl, member[op]);
 			guint32 e = lh_plan_new_event(plan);
 			cmd[w++] = (LhCmd){LH_CMD_SIGNAL, main_s, e};
