@@ -426,10 +426,16 @@ static void mem_model(Lhs *s, const LhsScan *sc)
 	for (guint32 i = 0; i < n; i++) {
 		guint32 users;
 		lh_graph_succs(s->g, i, &users); /* the ops that depend on it */
-		if (users == 0)
-			s->to_end[s->buf_of[i]] = TRUE;
-		if (!sc->aliases) /* to_end[i] is final: the loop below's step i, in its order */
-			live_to_end(s, i);
+		if (sc->aliases) {
+			if (users == 0)
+				s->to_end[s->buf_of[i]] = TRUE;
+			continue;
+		}
+		/* Without aliases to_end[i] is final here (written either way: a page of it read
+		 * before it is written is faulted in twice), and the loop below's step i is taken
+		 * now, in its order. */
+		s->to_end[i] = users == 0;
+		live_to_end(s, i);
 	}
 	for (guint32 b = 0; b < n && sc->aliases; b++)
 		live_to_end(s, b);
@@ -467,19 +473,21 @@ static void mem_model(Lhs *s, const LhsScan *sc)
 					seen[b] = v;
 				}
 				s->nbuf[len++] = b;
-				s->user_at[b + 1]++;
+				s->user_at[b]++; /* see below */
 				use += s->bf[b].bytes;
 			}
 			s->max_use = MAX(s->max_use, use);
 		}
 	}
 	s->at[m].nbuf = len;
-	for (guint32 b = 0; b < n; b++)
-		s->user_at[b + 1] += s->user_at[b];
+	/* user_at[b] is where b's list ends, then, filled from the last node back, where it
+	 * starts: no copy of the offsets to fill from (issue 12). */
+	for (guint32 b = 1; b < n; b++)
+		s->user_at[b] += s->user_at[b - 1];
+	s->user_at[n] = n ? s->user_at[n - 1] : 0;
 	s->user = g_new(guint32, s->user_at[n] ? s->user_at[n] : 1);
-	g_autofree guint32 *at = g_memdup2(s->user_at, sizeof(guint32) * (n + 1));
-	for (guint32 v = 0; v < m; v++)
-		FOR_EACH_USED_BUFFER(s, v, b, s->user[at[b]++] = v);
+	for (guint32 v = m; v-- > 0;)
+		FOR_EACH_USED_BUFFER(s, v, b, s->user[--s->user_at[b]] = v);
 }
 
 /* XLA's GetMemoryPressureChanges: (net change, peak change) if @v were scheduled now. */
