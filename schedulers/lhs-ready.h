@@ -206,6 +206,7 @@ typedef struct {
 	double *gt;                 /* the tree (gt_flush): per tree node its sum, then its max */
 	guint32 gpend[LHS_GT_PEND]; /* tree leaves changed since the tree was pulled */
 	guint32 gpend_n;
+	guint64 *gflag;   /* per tree node: waiting in the batch (see gt_flush in lhs.c) */
 	double gub;       /* >= the root's max once pulled (see gt_flush in lhs.c) */
 	guint32 *gpos;    /* per node: its position in serial's order */
 	guint32 *gnode;   /* per position in serial's order: the node */
