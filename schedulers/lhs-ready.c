@@ -142,11 +142,17 @@ static void inc_place(LhsIncHeap *h, guint32 *hpos, guint32 k, LhsIncEnt x)
 	hpos[x.node] = k;
 }
 
+/* The heaps are 4-ary (children of k: 4k + 1 .. 4k + 4): half the levels of a binary heap,
+ * so half the moves, each of which writes the moved node's place (hpos, a cache miss of its
+ * own), and a node's children in one cache line (issue 12: sifting was a tenth of lhs's
+ * instructions at 10^6 ops, with some 17 000 ready nodes in the heap). */
+#define INC_D 4
+
 static void inc_up(LhsIncHeap *h, guint32 *hpos, guint32 k)
 {
 	LhsIncEnt x = h->e[k];
 	while (k > 0) {
-		guint32 up = (k - 1) / 2;
+		guint32 up = (k - 1) / INC_D;
 		if (!inc_less(&x, &h->e[up]))
 			break;
 		inc_place(h, hpos, k, h->e[up]);
@@ -159,11 +165,12 @@ static void inc_down(LhsIncHeap *h, guint32 *hpos, guint32 k)
 {
 	LhsIncEnt x = h->e[k];
 	for (;;) {
-		guint32 c = 2 * k + 1;
+		guint32 c = INC_D * k + 1, end = MIN(c + INC_D, h->n);
 		if (c >= h->n)
 			break;
-		if (c + 1 < h->n && inc_less(&h->e[c + 1], &h->e[c]))
-			c++;
+		for (guint32 j = c + 1; j < end; j++)
+			if (inc_less(&h->e[j], &h->e[c]))
+				c = j;
 		if (!inc_less(&h->e[c], &x))
 			break;
 		inc_place(h, hpos, k, h->e[c]);
@@ -193,11 +200,15 @@ static void inc_del(LhsIncHeap *h, guint32 *hpos, guint32 v)
 	inc_down(h, hpos, hpos[last.node]);
 }
 
-/* The heap's entries in order, without taking them out: a frontier of places (itself a
- * min-heap), from the root; each step takes the least and adds its children. A walk of k
- * entries costs O(k log k), whatever the heap's size. */
+/* The heap's entries of key @lo, the least, in order, without taking them out: a frontier of
+ * places (itself a min-heap), from the root; each step takes the least and adds its children
+ * of key @lo (the others, and all below them, have larger keys). A walk of k entries costs
+ * O(k log k), whatever the heap's size; the usual walk under memory pressure, one entry of the
+ * least key, reads the root and its children (issue 12: walking on to the first entry of a
+ * larger key, to stop there, was a tenth of lhs's instructions at 10^6 ops). */
 struct _LhsWalk {
 	const LhsIncHeap *h;
+	double lo;
 	guint32 *d; /* the frontier */
 	guint32 n, cap;
 };
@@ -207,21 +218,23 @@ static gboolean walk_less(const LhsIncHeap *h, guint32 a, guint32 b)
 	return inc_less(&h->e[a], &h->e[b]);
 }
 
-static void walk_start(LhsWalk *w, const LhsIncHeap *h)
+/* @h is not empty and its root's key is @lo. */
+static void walk_start(LhsWalk *w, const LhsIncHeap *h, double lo)
 {
 	w->h = h;
-	w->n = 0;
-	if (h->n) {
-		if (!w->cap) {
-			w->cap = 64;
-			w->d = g_new(guint32, w->cap);
-		}
-		w->d[w->n++] = 0;
+	w->lo = lo;
+	if (!w->cap) {
+		w->cap = 64;
+		w->d = g_new(guint32, w->cap);
 	}
+	w->d[0] = 0;
+	w->n = 1;
 }
 
 static void walk_push(LhsWalk *w, guint32 x)
 {
+	if (w->h->e[x].key != w->lo)
+		return;
 	if (w->n == w->cap) {
 		w->cap *= 2;
 		w->d = g_renew(guint32, w->d, w->cap);
@@ -237,7 +250,7 @@ static void walk_push(LhsWalk *w, guint32 x)
 	d[k] = x;
 }
 
-/* The next node in the heap's order, or G_MAXUINT32. */
+/* The next node of key lo in the heap's order, or G_MAXUINT32. */
 static guint32 walk_next(LhsWalk *w)
 {
 	if (!w->n)
@@ -258,10 +271,8 @@ static guint32 walk_next(LhsWalk *w)
 	}
 	if (n)
 		d[k] = x;
-	if (2 * top + 1 < h->n)
-		walk_push(w, 2 * top + 1);
-	if (2 * top + 2 < h->n)
-		walk_push(w, 2 * top + 2);
+	for (guint32 c = INC_D * top + 1; c <= INC_D * top + INC_D && c < h->n; c++)
+		walk_push(w, c);
 	return h->e[top].node;
 }
 
@@ -447,9 +458,6 @@ void lh__ready_clear(LhsReady *r)
 	if (r->walk)
 		g_free(r->walk->d);
 	g_free(r->walk);
-	if (r->plain)
-		lhs_vec_free(r->plain);
-	g_free(r->pslot);
 	if (r->seg) {
 		g_free(r->seg->t);
 		g_free(r->seg->dirty);
@@ -476,7 +484,6 @@ static void index_add(LhsReady *r, Lhs *s, guint32 v)
 	if (s->nd[v].fd)
 		return;
 	inc_push(inc_heap(r, s, v), r->hpos, inc_ent(r, s, v));
-	list_add(r->plain, r->pslot, v);
 	if (in_deep(r, s, v))
 		seg_set(r, v, s->mc[v].peak);
 }
@@ -486,7 +493,6 @@ static void index_remove(LhsReady *r, const Lhs *s, guint32 v)
 	if (s->nd[v].fd)
 		return;
 	inc_del(inc_heap(r, s, v), r->hpos, v);
-	list_del(r->plain, r->pslot, v);
 }
 
 /* A ready node's memory change moves by (@d_inc, @d_peak) bytes. */
@@ -936,10 +942,8 @@ const char *lh__ready_over_candidates(const LhsReady *r, const Lhs *s, LhsVec *o
 	for (guint i = nt; i-- > 0;) { /* the done heaps first */
 		if (!t[i]->n || t[i]->e[0].key != lo)
 			continue;
-		walk_start(r->walk, t[i]);
+		walk_start(r->walk, t[i], lo);
 		for (guint32 v = walk_next(r->walk); v != G_MAXUINT32; v = walk_next(r->walk)) {
-			if (s->mc[v].inc != lo)
-				break;
 			if (l.have && over_top(s, l.best.node) &&
 			    (i == 0 || s->nd[v].depth < s->nd[l.best.node].depth))
 				break;
@@ -954,8 +958,12 @@ const char *lh__ready_scan(const LhsReady *r, const Lhs *s, LhsVec *out)
 {
 	Lead l = {.out = out, .why = "kMemoryPeakOverLimit"};
 	out->len = 0;
-	for (guint32 k = 0; k < r->plain->len; k++)
-		lead_add(&l, s, r->plain->d[k]);
+	/* The heaps hold every ready node that is not force-delayed. */
+	for (guint32 k = 0; k < r->by_inc.n; k++)
+		lead_add(&l, s, r->by_inc.e[k].node);
+	for (guint c = 0; c < LHS_NCLASS; c++)
+		for (guint32 k = 0; k < r->dones_by_inc[c].n; k++)
+			lead_add(&l, s, r->dones_by_inc[c].e[k].node);
 	if (!l.have)
 		return fd_candidates(r, out);
 	sort_nodes(out);
@@ -1051,8 +1059,6 @@ void lh__ready_index_build(LhsReady *r, Lhs *s)
 	s->mc = g_new0(LhsMemChange, s->n_nodes);
 	r->hpos = g_new0(guint32, s->n_nodes);
 	r->walk = g_new0(LhsWalk, 1);
-	r->plain = lhs_vec_new();
-	r->pslot = g_new0(guint32, s->n_nodes);
 	LhsSeg *g = r->seg = g_new0(LhsSeg, 1);
 	for (g->n = 1; g->n < s->n_nodes; g->n *= 2)
 		;

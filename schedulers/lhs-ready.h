@@ -302,13 +302,11 @@ typedef struct {
 	guint32 *sslot;             /* position in starts[c] */
 	/* The memory index, kept when s->mem_index is set: every ready node that is not
 	 * force-delayed, by (mem_inc, rank): kernels and starts in one heap, dones in one per
-	 * class; and the same nodes in a list. */
+	 * class (lh__ready_scan reads their arrays as the list of them). */
 	LhsIncHeap by_inc;
 	LhsIncHeap dones_by_inc[LHS_NCLASS];
-	guint32 *hpos;  /* per node: its place in its heap */
-	LhsWalk *walk;  /* scratch: a walk of a heap in order */
-	LhsVec *plain;  /* ready, not force-delayed */
-	guint32 *pslot; /* position in plain */
+	guint32 *hpos; /* per node: its place in its heap */
+	LhsWalk *walk; /* scratch: a walk of a heap in order */
 	/* And a min-tree over rank of all kernels and starts: a leaf holds the node's
 	 * mem_peak while it is in deep, else infinity; so the first node of deep that passes
 	 * kMemoryPeakOverLimit is found in O(log n) (seg_find). */
