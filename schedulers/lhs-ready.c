@@ -610,7 +610,12 @@ void lh__ready_advance(LhsReady *r, const Lhs *s)
 	 * kScheduleDone over everything else). */
 	gboolean done_now = FALSE, done_later = FALSE;
 	double dt = G_MAXDOUBLE;
+	/* A class without dones in the ready set has none ready now, and only dead entries in
+	 * its heap, which wait there until it has dones again (issue 12: most steps have no
+	 * done at all, and the classes' heaps were a tenth of lhs's steps). */
 	for (guint c = 0; c < LHS_NCLASS; c++) {
+		if (!s->waiting_dones[c])
+			continue;
 		dheap_clean(r, s, c);
 		while (r->dheap[c]->len && s->nd[r->dheap[c]->d[0]].rt <= s->now)
 			dnow_add(r, s, c);
@@ -625,7 +630,7 @@ void lh__ready_advance(LhsReady *r, const Lhs *s)
 	}
 	if (!done_now && done_later) {
 		for (guint c = 0; c < LHS_NCLASS; c++)
-			while (lhs_class_free(s, c) && r->dheap[c]->len &&
+			while (s->waiting_dones[c] && lhs_class_free(s, c) && r->dheap[c]->len &&
 			       s->nd[r->dheap[c]->d[0]].rt == dt)
 				dnow_add(r, s, c);
 		r->early_t = dt;
