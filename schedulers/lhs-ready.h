@@ -206,15 +206,16 @@ typedef struct {
 	double *gt;                 /* the tree (gt_flush): per tree node its sum, then its max */
 	guint32 gpend[LHS_GT_PEND]; /* tree leaves changed since the tree was pulled */
 	guint32 gpend_n;
-	guint64 *gflag;   /* per tree node: waiting in the batch (see gt_flush in lhs.c) */
-	double gub;       /* >= the root's max once pulled (see gt_flush in lhs.c) */
-	guint32 *gpos;    /* per node: its position in serial's order */
-	guint32 *gnode;   /* per position in serial's order: the node */
-	double cap;       /* max(limit, the serial order's peak) */
-	double p0;        /* the serial order's peak (the model) */
-	double peak_done; /* the peak of the steps taken so far (the model) */
-	LhsBits gready;   /* ready nodes by gpos */
-	guint32 n_veto;   /* picks the guard replaced */
+	guint64 *gflag;    /* per tree node: waiting in the batch (see gt_flush in lhs.c) */
+	double gub;        /* >= the root's max once pulled (see gt_flush in lhs.c) */
+	double gup, gdown; /* bytes added to, taken off the profile since gub was raised */
+	guint32 *gpos;     /* per node: its position in serial's order */
+	guint32 *gnode;    /* per position in serial's order: the node */
+	double cap;        /* max(limit, the serial order's peak) */
+	double p0;         /* the serial order's peak (the model) */
+	double peak_done;  /* the peak of the steps taken so far (the model) */
+	LhsBits gready;    /* ready nodes by gpos */
+	guint32 n_veto;    /* picks the guard replaced */
 } Lhs;
 
 /* A candidate with its memory change (valid when mem_active). */

@@ -610,6 +610,7 @@ static void gt_flush(Lhs *s)
 	s->gflag[0] &= ~G_GUINT64_CONSTANT(2); /* the root's */
 	s->gpend_n = 0;
 	s->gub = GMX(s, 1);
+	s->gup = s->gdown = 0;
 }
 
 static void gt_touch(Lhs *s, guint32 q)
@@ -631,7 +632,23 @@ static void gt_add(Lhs *s, guint32 q, double x)
 	gt_touch(s, q); /* before the change: a flush there sets gub from the tree without it */
 	s->gd[q] += x;
 	if (x > 0)
-		s->gub += x;
+		s->gup += x;
+	else
+		s->gdown -= x;
+}
+
+/* Raises gub by what the changes since it was last raised (or pulled) can add to the
+ * profile's peak: their positive part, or, when @ordered (every change that takes bytes off
+ * lies at or before every change that adds some), only what they add in all: the running sum
+ * at any position then changes by (the adds up to it) - (all the takes) <= gup - gdown.
+ * Scheduling a node is such a change (see guard_shift), and its net is the node's memory
+ * change, at most 0 when XLA's rules take the node that frees most (issue 12: counting only
+ * the adds, the bound passed cap every 20 steps or so at 10^6 ops, and each time the tree was
+ * pulled). */
+static void gt_bound(Lhs *s, gboolean ordered)
+{
+	s->gub += ordered ? MAX(0, s->gup - s->gdown) : s->gup;
+	s->gup = s->gdown = 0;
 }
 
 /* Position @q stops counting (@on FALSE) or counts again. */
@@ -700,6 +717,10 @@ static void guard_init(Lhs *s)
  * memory_schedule(). */
 static void guard_shift(Lhs *s, guint32 v, double sign)
 {
+	/* Taking the node (@sign 1): the bytes its buffer frees come off from its own position
+	 * (gdef of what it frees is its gpos), the bytes of the buffers it makes live are added
+	 * after their last user (gend + 1), and it uses them, so gend >= its gpos: every take
+	 * lies at or before every add (gt_bound). Giving it back reverses them. */
 	if (sign < 0)
 		gt_count(s, s->gpos[v], TRUE);
 	FOR_EACH_USED_BUFFER(s, v, b, {
@@ -712,6 +733,7 @@ static void guard_shift(Lhs *s, guint32 v, double sign)
 		if (s->bf[f].state == 0)
 			gt_add(s, s->bf[f].gend + 1, sign * s->bf[f].bytes);
 	}
+	gt_bound(s, sign > 0);
 	if (sign > 0)
 		gt_count(s, s->gpos[v], FALSE);
 }
