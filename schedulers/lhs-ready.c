@@ -616,8 +616,9 @@ void lh__ready_advance(LhsReady *r, const Lhs *s)
 	gboolean done_now = FALSE, done_later = FALSE;
 	double dt = G_MAXDOUBLE;
 	/* A class without dones in the ready set has none ready now, and only dead entries in
-	 * its heap, which wait there until it has dones again (issue 12: most steps have no
-	 * done at all, and the classes' heaps were a tenth of lhs's steps). */
+	 * its heap, which wait there until it has dones again (issue 12: most classes have no
+	 * done at most steps; looking at each class's heap took 7 % of lhs's instructions at
+	 * 10^5 ops, 5 % after this). */
 	for (guint c = 0; c < LHS_NCLASS; c++) {
 		if (!s->waiting_dones[c])
 			continue;
