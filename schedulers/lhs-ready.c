@@ -488,16 +488,44 @@ static void index_add(LhsReady *r, Lhs *s, guint32 v)
 	lh__lhs_memory_change(s, v, &s->mc[v].inc, &s->mc[v].peak);
 	if (s->nd[v].fd)
 		return;
-	inc_push(inc_heap(r, s, v), r->hpos, inc_ent(r, s, v));
+	LhsIncHeap *h = inc_heap(r, s, v);
+	if (h == &r->by_inc && r->gone != G_MAXUINT32 && r->hpos[r->gone] == 0) {
+		inc_place(h, r->hpos, 0, inc_ent(r, s, v)); /* in the picked node's place */
+		inc_down(h, r->hpos, 0);
+		r->gone = G_MAXUINT32;
+	} else {
+		inc_push(h, r->hpos, inc_ent(r, s, v));
+	}
 	if (in_deep(r, s, v))
 		seg_set(r, v, s->mc[v].peak);
 }
 
+/* Over the limit the pick is most often the least node of by_inc, its root, and the nodes it
+ * releases come in at once, one of them often the next least. So the picked root stays
+ * (gone) until the first node to come in takes its place and sifts down, a level or two,
+ * instead of the heap's last entry sifting down from the root, all the levels, and the new
+ * node up (issue 12: the heaps' sifting was lhs's costliest function at 10^6 ops). Until
+ * then it is an entry like any other; lh__ready_advance removes it if no node came in. The
+ * heaps' shape changes, not their order: the walks read them in order. */
 static void index_remove(LhsReady *r, const Lhs *s, guint32 v)
 {
 	if (s->nd[v].fd)
 		return;
-	inc_del(inc_heap(r, s, v), r->hpos, v);
+	LhsIncHeap *h = inc_heap(r, s, v);
+	if (h == &r->by_inc && r->hpos[v] == 0 && r->gone == G_MAXUINT32) {
+		r->gone = v;
+		return;
+	}
+	inc_del(h, r->hpos, v);
+}
+
+/* Removes the picked root if no node took its place (see index_remove). */
+static void index_settle(LhsReady *r)
+{
+	if (r->gone == G_MAXUINT32)
+		return;
+	inc_del(&r->by_inc, r->hpos, r->gone);
+	r->gone = G_MAXUINT32;
 }
 
 /* A ready node's memory change moves by (@d_inc, @d_peak) bytes. */
@@ -604,6 +632,8 @@ static void dnow_add(LhsReady *r, const Lhs *s, guint c)
 
 void lh__ready_advance(LhsReady *r, const Lhs *s)
 {
+	if (s->mem_index)
+		index_settle(r);
 	/* Nodes moved in ahead of time are picked first unless a memory rule picked another
 	 * node; then now may not have reached their ready time, and they stay (see
 	 * lh__ready_exact). */
@@ -1076,6 +1106,7 @@ void lh__ready_index_build(LhsReady *r, Lhs *s)
 	s->mc = g_new0(LhsMemChange, s->n_nodes);
 	r->hpos = g_new0(guint32, s->n_nodes);
 	r->walk = g_new0(LhsWalk, 1);
+	r->gone = G_MAXUINT32;
 	LhsSeg *g = r->seg = g_new0(LhsSeg, 1);
 	for (g->n = 1; g->n < s->n_nodes; g->n *= 2)
 		;

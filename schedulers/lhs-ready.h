@@ -307,6 +307,7 @@ typedef struct {
 	LhsIncHeap by_inc;
 	LhsIncHeap dones_by_inc[LHS_NCLASS];
 	guint32 *hpos; /* per node: its place in its heap */
+	guint32 gone;  /* the picked node still at by_inc's root (index_remove), or G_MAXUINT32 */
 	LhsWalk *walk; /* scratch: a walk of a heap in order */
 	/* And a min-tree over rank of all kernels and starts: a leaf holds the node's
 	 * mem_peak while it is in deep, else infinity; so the first node of deep that passes
