@@ -283,33 +283,50 @@ static guint32 walk_next(LhsWalk *w)
 
 /* ---- the min-tree of mem_peak over rank ---- */
 
-/* The tree is brought up to date lazily: a change writes the leaf and notes it, and a query
- * first pulls the paths above the noted leaves (or rebuilds the whole tree when they are
- * many). Over the limit, the common case under memory pressure, no step queries it (issue 12:
- * at 10^6 ops, 359 of 1.3 M steps do), so most changes cost one write. */
+/* A min-tree over deep's nodes by rank, whose leaves are blocks of 64 ranks (one word of
+ * deep's bits): a leaf holds the least mem_peak of the block's members. It is brought up to
+ * date lazily: a change only notes its block, and a query first recounts the noted blocks
+ * from deep's bits and the members' mem_peak, then pulls the paths above them (or the whole
+ * tree when they are many). Over the limit, the common case under memory pressure, no step
+ * queries it (issue 12: at 10^6 ops, 359 of 1.3 M steps do), so most changes cost a flag;
+ * and the tree is 64 times smaller than one leaf per rank (42 MB of pages at 10^6 ops). */
+#define SEG_B 64
+
 struct _LhsSeg {
 	double *t;      /* the tree: node k's children are 2k and 2k + 1, leaves from n */
-	guint32 n;      /* leaves, a power of two */
-	guint32 *dirty; /* leaves written since the last query */
+	guint32 n;      /* leaves (blocks), a power of two */
+	guint32 *dirty; /* blocks changed since the last query */
 	guint32 n_dirty;
-	guint8 *flag; /* per leaf: in dirty */
+	guint8 *flag; /* per block: in dirty */
 };
 
-static void seg_set(LhsReady *r, guint32 v, double x)
+/* @v's mem_peak, or whether it is in deep, changed. */
+static void seg_set(LhsReady *r, guint32 v)
 {
 	LhsSeg *g = r->seg;
-	guint32 k = r->rank[v];
-	g->t[g->n + k] = x;
+	guint32 k = r->rank[v] / SEG_B;
 	if (!g->flag[k]) {
 		g->flag[k] = 1;
 		g->dirty[g->n_dirty++] = k;
 	}
 }
 
-/* Each node on a noted path is computed after the last noted leaf below it has been pulled
- * past it, so from its children's final values: the tree of pulling after every change. */
-static void seg_sync(LhsSeg *g)
+/* Recounts the noted blocks. Each node on a noted path is computed after the last noted leaf
+ * below it has been pulled past it, so from its children's final values: the tree of pulling
+ * after every change. */
+static void seg_sync(const LhsReady *r, const Lhs *s)
 {
+	LhsSeg *g = r->seg;
+	const LhsBits *d = &r->deep;
+	for (guint32 i = 0; i < g->n_dirty; i++) {
+		guint32 k = g->dirty[i];
+		double mn = INFINITY;
+		for (guint64 w = d->w[d->off[0] + k]; w; w &= w - 1) {
+			guint32 v = r->rank_node[k * SEG_B + (guint32)__builtin_ctzll(w)];
+			mn = MIN(mn, s->mc[v].peak);
+		}
+		g->t[g->n + k] = mn;
+	}
 	if (g->n_dirty > g->n / 32) {
 		for (guint32 k = g->n; k-- > 1;)
 			g->t[k] = MIN(g->t[2 * k], g->t[2 * k + 1]);
@@ -323,26 +340,43 @@ static void seg_sync(LhsSeg *g)
 	g->n_dirty = 0;
 }
 
-/* The first leaf at or after @from under tree node @k (leaves @lo..@hi) whose mem_peak passes
+/* Whether @v's mem_peak passes kMemoryPeakOverLimit. */
+static gboolean seg_passes(const Lhs *s, double peak)
+{
+	return peak + s->usage <= s->limit_bytes;
+}
+
+/* The first rank at or after @from under tree node @k (blocks @lo..@hi) whose node passes
  * kMemoryPeakOverLimit, or G_MAXUINT32. A subtree holds one that passes iff its least does:
  * rounding keeps x + usage monotonic in x. */
-static guint32 seg_find_in(const LhsSeg *g, const Lhs *s, guint32 k, guint32 lo, guint32 hi,
+static guint32 seg_find_in(const LhsReady *r, const Lhs *s, guint32 k, guint32 lo, guint32 hi,
                            guint32 from)
 {
-	if (hi <= from || !(g->t[k] + s->usage <= s->limit_bytes))
+	const LhsSeg *g = r->seg;
+	if ((guint64)hi * SEG_B <= from || !seg_passes(s, g->t[k]))
 		return G_MAXUINT32;
-	if (hi - lo == 1)
-		return lo;
+	if (hi - lo == 1) { /* the block's members from @from on, in rank order */
+		const LhsBits *d = &r->deep;
+		guint64 w = d->w[d->off[0] + lo];
+		if (from > lo * SEG_B)
+			w &= ~G_GUINT64_CONSTANT(0) << (from - lo * SEG_B);
+		for (; w; w &= w - 1) {
+			guint32 q = lo * SEG_B + (guint32)__builtin_ctzll(w);
+			if (seg_passes(s, s->mc[r->rank_node[q]].peak))
+				return q;
+		}
+		return G_MAXUINT32;
+	}
 	guint32 mid = lo + (hi - lo) / 2;
-	guint32 x = seg_find_in(g, s, 2 * k, lo, mid, from);
-	return x != G_MAXUINT32 ? x : seg_find_in(g, s, 2 * k + 1, mid, hi, from);
+	guint32 x = seg_find_in(r, s, 2 * k, lo, mid, from);
+	return x != G_MAXUINT32 ? x : seg_find_in(r, s, 2 * k + 1, mid, hi, from);
 }
 
 static guint32 seg_find(const LhsReady *r, const Lhs *s, guint32 from)
 {
 	if (r->seg->n_dirty)
-		seg_sync(r->seg);
-	return seg_find_in(r->seg, s, 1, 0, r->seg->n, from);
+		seg_sync(r, s);
+	return seg_find_in(r, s, 1, 0, r->seg->n, from);
 }
 
 /* ---- the ready set ---- */
@@ -497,7 +531,7 @@ static void index_add(LhsReady *r, Lhs *s, guint32 v)
 		inc_push(h, r->hpos, inc_ent(r, s, v));
 	}
 	if (in_deep(r, s, v))
-		seg_set(r, v, s->mc[v].peak);
+		seg_set(r, v);
 }
 
 /* Over the limit the pick is most often the least node of by_inc, its root, and the nodes it
@@ -541,7 +575,7 @@ static void index_move(LhsReady *r, Lhs *s, guint32 v, double d_inc, double d_pe
 		inc_down(h, r->hpos, r->hpos[v]);
 	}
 	if (in_deep(r, s, v))
-		seg_set(r, v, s->mc[v].peak);
+		seg_set(r, v);
 }
 
 /* Buffer @b leaves state 0 (not live yet) for state @to (1 live, 2 freed).
@@ -574,7 +608,7 @@ static void now_add(LhsReady *r, const Lhs *s, guint32 v)
 	}
 	lh__bits_add(&r->deep, r->rank[v]);
 	if (r->seg)
-		seg_set(r, v, s->mc[v].peak);
+		seg_set(r, v);
 }
 
 void lh__ready_add(LhsReady *r, Lhs *s, guint32 v)
@@ -718,7 +752,7 @@ void lh__ready_remove(LhsReady *r, Lhs *s, guint32 v)
 		}
 		lh__bits_del(&r->deep, r->rank[v]);
 		if (r->seg)
-			seg_set(r, v, INFINITY);
+			seg_set(r, v);
 		break;
 	}
 	r->where[v] = W_NONE;
@@ -1108,7 +1142,7 @@ void lh__ready_index_build(LhsReady *r, Lhs *s)
 	r->walk = g_new0(LhsWalk, 1);
 	r->gone = G_MAXUINT32;
 	LhsSeg *g = r->seg = g_new0(LhsSeg, 1);
-	for (g->n = 1; g->n < s->n_nodes; g->n *= 2)
+	for (g->n = 1; (guint64)g->n * SEG_B < s->n_nodes; g->n *= 2)
 		;
 	g->t = g_new(double, 2 * g->n);
 	for (guint32 k = 0; k < 2 * g->n; k++)

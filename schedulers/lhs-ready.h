@@ -143,9 +143,11 @@ typedef struct {
 } LhsNode;
 
 /* Where a node's lists start in Lhs.pred and Lhs.nbuf (CSR: its lists end where the next
- * node's start), both read when it is scheduled: side by side, one cache miss. */
+ * node's start), both read when it is scheduled, and the buffer it frees (lhs.c's
+ * node_frees), read with them: side by side, one cache miss. */
 typedef struct {
 	guint32 pred, nbuf;
+	guint32 frees;
 } LhsAt;
 
 /* A ready node's memory change (lh__lhs_memory_change), both halves side by side: they

@@ -297,12 +297,19 @@ static void lhs_free(Lhs *s)
 }
 
 /* The buffer @v frees bottom-up (it allocates it), or G_MAXUINT32. */
-static guint32 node_frees(const Lhs *s, guint32 v)
+static guint32 node_frees_of(const Lhs *s, guint32 v)
 {
 	if (s->nd[v].type == NODE_DONE)
 		return G_MAXUINT32;
 	guint32 b = s->buf_of[s->nd[v].op];
 	return s->bf[b].freer == v ? b : G_MAXUINT32;
+}
+
+/* The same, kept beside where the node's lists start (issue 12: looking it up was a cache
+ * miss per node scheduled or ready, on the op's buffer number). */
+static guint32 node_frees(const Lhs *s, guint32 v)
+{
+	return s->at[v].frees;
 }
 
 /* The engine's memory rule (docs/engine.md, "Memory"), seen bottom-up; the one place that
@@ -965,6 +972,8 @@ static LhPlan *lhs_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GEr
 	                                         : hw->memory_gib) *
 	    1073741824.0;
 	mem_model(&s);
+	for (guint32 v = 0; v < m; v++)
+		s.at[v].frees = node_frees_of(&s, v);
 	for (guint32 v = 0; v < m; v++) {
 		double use = 0;
 		FOR_EACH_USED_BUFFER(&s, v, b, use += s.bf[b].bytes);
