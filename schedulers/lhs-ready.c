@@ -617,7 +617,8 @@ void lh__ready_add(LhsReady *r, Lhs *s, guint32 v)
 	if (s->mem_index)
 		index_add(r, s, v);
 	if (s->nd[v].type == NODE_DONE) {
-		s->waiting_dones[s->nd[v].cls]++;
+		if (!s->waiting_dones[s->nd[v].cls]++)
+			r->dmask |= 1u << s->nd[v].cls;
 		if (s->nd[v].rt > s->now) {
 			r->where[v] = W_DONE;
 			heap_push(r->dheap[s->nd[v].cls], s, v);
@@ -679,13 +680,12 @@ void lh__ready_advance(LhsReady *r, const Lhs *s)
 	 * kScheduleDone over everything else). */
 	gboolean done_now = FALSE, done_later = FALSE;
 	double dt = G_MAXDOUBLE;
-	/* A class without dones in the ready set has none ready now, and only dead entries in
-	 * its heap, which wait there until it has dones again (issue 12: most classes have no
-	 * done at most steps; looking at each class's heap took 7 % of lhs's instructions at
-	 * 10^5 ops, 5 % after this). */
-	for (guint c = 0; c < LHS_NCLASS; c++) {
-		if (!s->waiting_dones[c])
-			continue;
+	/* Only the classes with dones in the ready set (dmask): another has none ready now,
+	 * and only dead entries in its heap, which wait there until it has dones again (issue
+	 * 12: most classes have no done at most steps; looking at each class's heap took 7 %
+	 * of lhs's instructions at 10^5 ops). */
+	for (guint32 mk = r->dmask; mk; mk &= mk - 1) {
+		guint c = (guint)__builtin_ctz(mk);
 		dheap_clean(r, s, c);
 		while (r->dheap[c]->len && s->nd[r->dheap[c]->d[0]].rt <= s->now)
 			dnow_add(r, s, c);
@@ -699,10 +699,12 @@ void lh__ready_advance(LhsReady *r, const Lhs *s)
 		}
 	}
 	if (!done_now && done_later) {
-		for (guint c = 0; c < LHS_NCLASS; c++)
-			while (s->waiting_dones[c] && lhs_class_free(s, c) && r->dheap[c]->len &&
+		for (guint32 mk = r->dmask; mk; mk &= mk - 1) {
+			guint c = (guint)__builtin_ctz(mk);
+			while (lhs_class_free(s, c) && r->dheap[c]->len &&
 			       s->nd[r->dheap[c]->d[0]].rt == dt)
 				dnow_add(r, s, c);
+		}
 		r->early_t = dt;
 	}
 	heap_clean(r, s);
@@ -729,10 +731,12 @@ void lh__ready_remove(LhsReady *r, Lhs *s, guint32 v)
 		index_remove(r, s, v);
 	switch (r->where[v]) {
 	case W_DONE: /* lazy, like W_HEAP */
-		s->waiting_dones[s->nd[v].cls]--;
+		if (!--s->waiting_dones[s->nd[v].cls])
+			r->dmask &= ~(1u << s->nd[v].cls);
 		break;
 	case W_DNOW:
-		s->waiting_dones[s->nd[v].cls]--;
+		if (!--s->waiting_dones[s->nd[v].cls])
+			r->dmask &= ~(1u << s->nd[v].cls);
 		lh__bits_del(&r->dnow[s->nd[v].cls], r->rank[v]);
 		break;
 	case W_FD:
@@ -1003,9 +1007,11 @@ const char *lh__ready_over_candidates(const LhsReady *r, const Lhs *s, LhsVec *o
 	const LhsIncHeap *t[1 + LHS_NCLASS];
 	guint nt = 0;
 	t[nt++] = &r->by_inc;
-	for (guint c = 0; c < LHS_NCLASS; c++)
+	for (guint32 mk = r->dmask; mk; mk &= mk - 1) { /* the classes with dones, ascending */
+		guint c = (guint)__builtin_ctz(mk);
 		if (lhs_class_free(s, c))
 			t[nt++] = &r->dones_by_inc[c];
+	}
 	gboolean any = FALSE;
 	double lo = 0;
 	for (guint i = 0; i < nt; i++) {
@@ -1023,6 +1029,16 @@ const char *lh__ready_over_candidates(const LhsReady *r, const Lhs *s, LhsVec *o
 	for (guint i = nt; i-- > 0;) { /* the done heaps first */
 		if (!t[i]->n || t[i]->e[0].key != lo)
 			continue;
+		gboolean more = FALSE; /* most often the root alone has the least key */
+		for (guint32 c = 1; c <= INC_D && c < t[i]->n; c++)
+			more |= t[i]->e[c].key == lo;
+		if (!more) {
+			guint32 v = t[i]->e[0].node;
+			if (!(l.have && over_top(s, l.best.node) &&
+			      (i == 0 || s->nd[v].depth < s->nd[l.best.node].depth)))
+				lead_add(&l, s, v);
+			continue;
+		}
 		walk_start(r->walk, t[i], lo);
 		for (guint32 v = walk_next(r->walk); v != G_MAXUINT32; v = walk_next(r->walk)) {
 			if (l.have && over_top(s, l.best.node) &&

@@ -83,6 +83,7 @@ static inline void lhs_vec_remove(LhsVec *a, guint32 k)
  * sits in one NVLink domain, on hardware with a cluster, in a graph that says who takes part. */
 #define LHS_SCALE_UP LH_CLASS_N
 #define LHS_NCLASS (LH_CLASS_N + 1)
+G_STATIC_ASSERT(LHS_NCLASS <= 32); /* LhsReady.dmask */
 
 /* Blocks of the memory guard's profile that may wait before its tree is pulled. */
 #define LHS_GT_PEND 64
@@ -286,6 +287,8 @@ typedef struct _LhsSeg LhsSeg;
 /* The ready set. The fields are the index's; lhs.c reads only `n` and `where`. */
 typedef struct {
 	guint32 n;     /* ready nodes in all */
+	guint32 dmask; /* bit c: dones of class c in the ready set (issue 12: the classes' loops
+	                  of each step visit only these, most often one or two) */
 	guint8 *where; /* per node: W_* */
 	/* Nodes by their rank in (async depth, deepest first, then node): rank[v], node[k]. */
 	guint32 *rank, *rank_node;
