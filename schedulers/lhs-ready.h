@@ -83,6 +83,7 @@ static inline void lhs_vec_remove(LhsVec *a, guint32 k)
  * sits in one NVLink domain, on hardware with a cluster, in a graph that says who takes part. */
 #define LHS_SCALE_UP LH_CLASS_N
 #define LHS_NCLASS (LH_CLASS_N + 1)
+G_STATIC_ASSERT(LHS_NCLASS <= 32); /* LhsReady.dmask */
 
 /* Blocks of the memory guard's profile that may wait before its tree is pulled. */
 #define LHS_GT_PEND 64
@@ -143,9 +144,11 @@ typedef struct {
 } LhsNode;
 
 /* Where a node's lists start in Lhs.pred and Lhs.nbuf (CSR: its lists end where the next
- * node's start), both read when it is scheduled: side by side, one cache miss. */
+ * node's start), both read when it is scheduled, and the buffer it frees (lhs.c's
+ * node_frees), read with them: side by side, one cache miss. */
 typedef struct {
 	guint32 pred, nbuf;
+	guint32 frees;
 } LhsAt;
 
 /* A ready node's memory change (lh__lhs_memory_change), both halves side by side: they
@@ -206,14 +209,16 @@ typedef struct {
 	double *gt;                 /* the tree (gt_flush): per tree node its sum, then its max */
 	guint32 gpend[LHS_GT_PEND]; /* tree leaves changed since the tree was pulled */
 	guint32 gpend_n;
-	double gub;       /* >= the root's max once pulled (see gt_flush in lhs.c) */
-	guint32 *gpos;    /* per node: its position in serial's order */
-	guint32 *gnode;   /* per position in serial's order: the node */
-	double cap;       /* max(limit, the serial order's peak) */
-	double p0;        /* the serial order's peak (the model) */
-	double peak_done; /* the peak of the steps taken so far (the model) */
-	LhsBits gready;   /* ready nodes by gpos */
-	guint32 n_veto;   /* picks the guard replaced */
+	guint64 *gflag;    /* per tree node: waiting in the batch (see gt_flush in lhs.c) */
+	double gub;        /* >= the root's max once pulled (see gt_flush in lhs.c) */
+	double gup, gdown; /* bytes added to, taken off the profile since gub was raised */
+	guint32 *gpos;     /* per node: its position in serial's order */
+	guint32 *gnode;    /* per position in serial's order: the node */
+	double cap;        /* max(limit, the serial order's peak) */
+	double p0;         /* the serial order's peak (the model) */
+	double peak_done;  /* the peak of the steps taken so far (the model) */
+	LhsBits gready;    /* ready nodes by gpos */
+	guint32 n_veto;    /* picks the guard replaced */
 	/* Per node: the done whose async depth it has (a done's own, when above 0), or
 	 * G_MAXUINT32 for depth 0: build_graph's, for lh__ready_init's rank order. */
 	guint32 *dsrc;
@@ -286,6 +291,8 @@ typedef struct _LhsSeg LhsSeg;
 /* The ready set. The fields are the index's; lhs.c reads only `n` and `where`. */
 typedef struct {
 	guint32 n;     /* ready nodes in all */
+	guint32 dmask; /* bit c: dones of class c in the ready set (issue 12: the classes' loops
+	                  of each step visit only these, most often one or two) */
 	guint8 *where; /* per node: W_* */
 	/* Nodes by their rank in (async depth, deepest first, then node): rank[v], node[k]. */
 	guint32 *rank, *rank_node;
@@ -305,13 +312,12 @@ typedef struct {
 	guint32 *sslot;             /* position in starts[c] */
 	/* The memory index, kept when s->mem_index is set: every ready node that is not
 	 * force-delayed, by (mem_inc, rank): kernels and starts in one heap, dones in one per
-	 * class; and the same nodes in a list. */
+	 * class (lh__ready_scan reads their arrays as the list of them). */
 	LhsIncHeap by_inc;
 	LhsIncHeap dones_by_inc[LHS_NCLASS];
-	guint32 *hpos;  /* per node: its place in its heap */
-	LhsWalk *walk;  /* scratch: a walk of a heap in order */
-	LhsVec *plain;  /* ready, not force-delayed */
-	guint32 *pslot; /* position in plain */
+	guint32 *hpos; /* per node: its place in its heap */
+	guint32 gone;  /* the picked node still at by_inc's root (index_remove), or G_MAXUINT32 */
+	LhsWalk *walk; /* scratch: a walk of a heap in order */
 	/* And a min-tree over rank of all kernels and starts: a leaf holds the node's
 	 * mem_peak while it is in deep, else infinity; so the first node of deep that passes
 	 * kMemoryPeakOverLimit is found in O(log n) (seg_find). */
