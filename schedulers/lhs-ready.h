@@ -172,7 +172,6 @@ typedef struct {
 	guint32 n_ops, n_nodes;
 	/* Nodes. */
 	LhsNode *nd;
-	guint64 *position;     /* original order */
 	guint32 *first, *last; /* per op: first and last node; G_MAXUINT32 for inputs */
 	/* Edges: per node, the nodes it depends on (its deps' last nodes; a done its start),
 	 * CSR; of the other way only the counts (succ_at[v + 1] - succ_at[v] users of v). */

@@ -214,7 +214,6 @@ static void build_graph(Lhs *s, const LhHw *hw, gboolean xla, LhsScan *sc)
 	 * them; the pages past the last node are never touched. */
 	gsize most_nodes = 2 * (gsize)MAX(n, 1);
 	s->nd = g_aligned_alloc(most_nodes, sizeof(LhsNode), 64);
-	s->position = g_new(guint64, most_nodes);
 	sc->dep = g_new(LhsOpDeps, n);
 	/* mem_model's buffers, one per op, each written whole here (one cache line each). */
 	s->bf = g_aligned_alloc(n ? n : 1, sizeof(LhsBuf), 64);
@@ -248,8 +247,6 @@ static void build_graph(Lhs *s, const LhHw *hw, gboolean xla, LhsScan *sc)
 			                         .op = i,
 			                         .type = NODE_DONE,
 			                         .cls = cls};
-			s->position[a] = 2 * (guint64)i;
-			s->position[a + 1] = 2 * (guint64)i + 1;
 			m += 2;
 			ne += (guint64)op->n_deps + 1;
 			sc->most += 2 * ((guint64)op->n_deps + 1);
@@ -257,7 +254,6 @@ static void build_graph(Lhs *s, const LhHw *hw, gboolean xla, LhsScan *sc)
 		} else {
 			s->nd[a] = (LhsNode){
 			    .cost = xla ? xla_node_cost(op) : t, .op = i, .type = NODE_KERNEL};
-			s->position[a] = 2 * (guint64)i + 1;
 			m += 1;
 			ne += op->n_deps;
 			sc->most += (guint64)op->n_deps + 1;
@@ -349,7 +345,6 @@ static void build_graph(Lhs *s, const LhHw *hw, gboolean xla, LhsScan *sc)
 static void lhs_free(Lhs *s)
 {
 	g_aligned_free(s->nd);
-	g_free(s->position);
 	g_free(s->first);
 	g_free(s->last);
 	g_free(s->at);
@@ -568,6 +563,14 @@ int lh__lhs_prefer_lead(const Lhs *s, const LhsCand *ca, const LhsCand *cb, cons
 	return 0;
 }
 
+/* The node's place in the original order (kOriginalOrder): an async op's start, then its
+ * done; a kernel where a done would be. From the node's record, which the rules have read
+ * already (issue 12: an array of these was 10 MB at 10^6 ops, and a cache miss per tie). */
+static guint64 lhs_position(const Lhs *s, guint32 v)
+{
+	return 2 * (guint64)s->nd[v].op + (s->nd[v].type != NODE_START);
+}
+
 /* TRUE when @a is preferred over @b; *@reason names the rule that decided. */
 static gboolean prefer(const Lhs *s, const LhsCand *ca, const LhsCand *cb, const char **reason)
 {
@@ -586,7 +589,7 @@ static gboolean prefer(const Lhs *s, const LhsCand *ca, const LhsCand *cb, const
 	if (s->mem_active)
 		RULE(ca->mem_inc < 0, cb->mem_inc < 0, "kDecreaseMemory");
 	*reason = "kOriginalOrder";
-	return s->position[a] > s->position[b];
+	return lhs_position(s, a) > lhs_position(s, b);
 }
 
 /* Marks the buffers @v uses live and frees its own (bottom-up, its producer is scheduled);
