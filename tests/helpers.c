@@ -190,19 +190,48 @@ char *t_tmpdir(void)
 	return d;
 }
 
+LhHw *t_random_hw(GRand *r, gboolean host_costs)
+{
+	static const char *const names[] = {"h100-sxm", "a100-sxm", "h200-sxm"};
+	int k = g_rand_int_range(r, 0, 4);
+	LhHw *hw = k == 0   ? t_hw(LH_SHARING_FIFO)
+	           : k == 1 ? t_hw(LH_SHARING_FAIR)
+	                    : lh_hw_lookup(names[g_rand_int_range(r, 0, 3)], NULL);
+	if (k >= 2)
+		hw->sm_sharing = g_rand_int_range(r, 0, 2) ? LH_SHARING_FAIR : LH_SHARING_FIFO;
+	if (host_costs && k < 2 && g_rand_int_range(r, 0, 2)) {
+		hw->launch_ns = g_rand_int_range(r, 0, 5000);
+		hw->event_ns = g_rand_int_range(r, 0, 2000);
+		hw->step_overhead_ns = g_rand_int_range(r, 0, 10000);
+	}
+	hw->hw_queues = (guint32)g_rand_int_range(r, 1, 9);
+	if (g_rand_int_range(r, 0, 3) == 0)
+		hw->max_resident_kernels = (guint32)g_rand_int_range(r, 1, 5);
+	hw->copy_engines_h2d = (guint32)g_rand_int_range(r, 1, 3);
+	hw->copy_engines_d2h = (guint32)g_rand_int_range(r, 1, 3);
+	if (g_rand_int_range(r, 0, 2))
+		hw->memory_gib = g_rand_double_range(r, 0.001, 0.05);
+	return hw;
+}
+
+void t_permutation(GRand *r, guint32 *v, guint32 n)
+{
+	for (guint32 i = 0; i < n; i++)
+		v[i] = i;
+	for (guint32 i = n; i-- > 1;) {
+		guint32 j = (guint32)g_rand_int_range(r, 0, (gint32)i + 1), t = v[i];
+		v[i] = v[j];
+		v[j] = t;
+	}
+}
+
 /* A member set for collective @o on @devices devices (a multiple of 8, so several nodes of 8
  * GPUs): disjoint groups of a random size from a random permutation of the devices, or for a
  * permute, send or recv random (source, target) pairs. Sets its group to match. */
 static void random_members(GRand *r, LhGraph *g, LhOp *o, guint32 devices)
 {
 	g_autofree guint32 *perm = g_new(guint32, devices);
-	for (guint32 d = 0; d < devices; d++)
-		perm[d] = d;
-	for (guint32 d = devices - 1; d > 0; d--) {
-		guint32 k = (guint32)g_rand_int_range(r, 0, (gint32)d + 1), t = perm[d];
-		perm[d] = perm[k];
-		perm[k] = t;
-	}
+	t_permutation(r, perm, devices);
 	/* Some sets keep every group inside a node (the link alone): groups of consecutive
 	 * devices, at most 8, aligned. */
 	gboolean in_node = g_rand_int_range(r, 0, 4) == 0;

@@ -43,6 +43,14 @@ gint64 t_makespan(const LhTrace *t);
  * most collectives have a member set on that many devices (a multiple of 8; lh_graph_set_devices),
  * the others a group of up to 32. With @async, a third of the ops are async. Finished. */
 LhGraph *t_random_graph(GRand *r, guint n, guint32 devices, gboolean async);
+/* Random hardware for property tests: the round-number model of t_hw() with FIFO or fair
+ * sharing, or a built-in model (h100-sxm, a100-sxm, h200-sxm) with either sharing; 1 - 8 hardware
+ * queues, sometimes a limit on resident kernels, 1 - 2 copy engines each way, and half the time
+ * a memory of 1 - 50 MB. With @host_costs, the round-number models get random launch, event and
+ * step costs half the time (so that the host is not always done at t = 0). */
+LhHw *t_random_hw(GRand *r, gboolean host_costs);
+/* @v[0 .. @n) set to a random permutation of 0 .. @n - 1 (Fisher-Yates, from the last place). */
+void t_permutation(GRand *r, guint32 *v, guint32 n);
 /* Asserts that traces @a and @b are the same, bit for bit: every op's timing, every command's
  * issue time, the memory curve, the host's end, the peaks and the source. @b_name names @b in
  * the messages ("reference", "full run"). */

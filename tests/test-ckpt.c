@@ -10,31 +10,6 @@
 #include "helpers.h"
 #include "sim/engine-private.h"
 
-static LhHw *random_hw(GRand *r)
-{
-	static const char *const names[] = {"h100-sxm", "a100-sxm", "h200-sxm"};
-	int k = g_rand_int_range(r, 0, 4);
-	LhHw *hw = k == 0   ? t_hw(LH_SHARING_FIFO)
-	           : k == 1 ? t_hw(LH_SHARING_FAIR)
-	                    : lh_hw_lookup(names[g_rand_int_range(r, 0, 3)], NULL);
-	if (k >= 2)
-		hw->sm_sharing = g_rand_int_range(r, 0, 2) ? LH_SHARING_FAIR : LH_SHARING_FIFO;
-	if (k < 2 && g_rand_int_range(r, 0, 2)) {
-		/* Host costs, so that the host is not always done at t = 0. */
-		hw->launch_ns = g_rand_int_range(r, 0, 5000);
-		hw->event_ns = g_rand_int_range(r, 0, 2000);
-		hw->step_overhead_ns = g_rand_int_range(r, 0, 10000);
-	}
-	hw->hw_queues = (guint32)g_rand_int_range(r, 1, 9);
-	if (g_rand_int_range(r, 0, 3) == 0)
-		hw->max_resident_kernels = (guint32)g_rand_int_range(r, 1, 5);
-	hw->copy_engines_h2d = (guint32)g_rand_int_range(r, 1, 3);
-	hw->copy_engines_d2h = (guint32)g_rand_int_range(r, 1, 3);
-	if (g_rand_int_range(r, 0, 2))
-		hw->memory_gib = g_rand_double_range(r, 0.001, 0.05);
-	return hw;
-}
-
 /* A stream program: non-input ops in a topological order, each on a stream, with a sync or a
  * host command after some, and an async limit: an async op waits for the end of the async op
  * `limit` places before it (0: none), as search's limits=keep. */
@@ -232,7 +207,7 @@ static void chains(guint32 seed, int trials, guint n_lo, guint n_hi, guint *rest
 	for (int trial = 0; trial < trials; trial++) {
 		guint n = (guint)g_rand_int_range(r, (gint32)n_lo, (gint32)n_hi);
 		g_autoptr(LhGraph) g = t_random_graph(r, n, 0, TRUE);
-		g_autoptr(LhHw) hw = random_hw(r);
+		g_autoptr(LhHw) hw = t_random_hw(r, TRUE);
 		gboolean strict = g_rand_int_range(r, 0, 6) == 0;
 		guint32 every = (guint32)g_rand_int_range(r, 1, 9);
 		Prog *cur = prog_new(g, (guint32)g_rand_int_range(r, 1, 7), r);
@@ -314,6 +289,32 @@ Test(ckpt, incremental_trace_equals_full_on_generated_dags)
 	cr_expect(restored * 5 > runs, "only %u of %u runs restored a checkpoint", restored, runs);
 }
 
+/* The hand cases' graph: kernels a, b, c, d (@op[0..3]) of 1000 ns on half the SMs each. */
+static LhGraph *hand_graph(guint32 *op)
+{
+	LhGraph *g = lh_graph_new("hand");
+	static const char *const names[] = {"a", "b", "c", "d"};
+	for (guint i = 0; i < 4; i++)
+		op[i] = t_kernel(g, names[i], 1000, 0.5);
+	t_finish(g);
+	return g;
+}
+
+/* A hand case's plan: a, b, @third, then @fourth on stream "s", with a second stream "s2"
+ * when @two, on which @fourth runs when @fourth_on_s2. */
+static LhPlan *hand_plan(const guint32 *op, guint32 third, guint32 fourth, gboolean two,
+                         gboolean fourth_on_s2)
+{
+	LhPlan *p = lh_plan_new();
+	guint32 s = lh_plan_add_stream(p, "s", LH_ROLE_COMPUTE);
+	guint32 s2 = two ? lh_plan_add_stream(p, "s2", LH_ROLE_COMPUTE) : s;
+	lh_plan_run(p, s, op[0]);
+	lh_plan_run(p, s, op[1]);
+	lh_plan_run(p, s, third);
+	lh_plan_run(p, fourth_on_s2 ? s2 : s, fourth);
+	return p;
+}
+
 /* One stream runs a, b, c, d (1000 ns each, half the SMs); the new plan runs d before c.
  * With no host costs every command is issued at t = 0, and with a checkpoint at every instant
  * the checkpoints are at 1000 (a ends), 2000 (b ends), 3000 (c ends) and 4000 (d ends), each
@@ -325,23 +326,11 @@ Test(ckpt, incremental_trace_equals_full_on_generated_dags)
  * So the run restores at 2000, and then runs d 2000-3000 and c 3000-4000. */
 Test(ckpt, hand_case_picks_the_latest_valid_checkpoint)
 {
-	g_autoptr(LhGraph) g = lh_graph_new("hand");
-	guint32 a = t_kernel(g, "a", 1000, 0.5), b = t_kernel(g, "b", 1000, 0.5),
-	        c = t_kernel(g, "c", 1000, 0.5), d = t_kernel(g, "d", 1000, 0.5);
-	t_finish(g);
+	guint32 op[4];
+	g_autoptr(LhGraph) g = hand_graph(op);
 	g_autoptr(LhHw) hw = t_hw(LH_SHARING_FIFO);
-	g_autoptr(LhPlan) p = lh_plan_new();
-	guint32 s = lh_plan_add_stream(p, "s", LH_ROLE_COMPUTE);
-	lh_plan_run(p, s, a);
-	lh_plan_run(p, s, b);
-	lh_plan_run(p, s, c);
-	lh_plan_run(p, s, d);
-	g_autoptr(LhPlan) q = lh_plan_new();
-	s = lh_plan_add_stream(q, "s", LH_ROLE_COMPUTE);
-	lh_plan_run(q, s, a);
-	lh_plan_run(q, s, b);
-	lh_plan_run(q, s, d);
-	lh_plan_run(q, s, c);
+	g_autoptr(LhPlan) p = hand_plan(op, op[2], op[3], FALSE, FALSE);
+	g_autoptr(LhPlan) q = hand_plan(op, op[3], op[2], FALSE, FALSE);
 	LhSimRun *r0 = check_run(g, hw, p, FALSE, NULL, 1, "old plan");
 	LhSimRunInfo info;
 	lh__sim_run_info(r0, &info);
@@ -365,25 +354,11 @@ Test(ckpt, hand_case_picks_the_latest_valid_checkpoint)
  * started at 0 in the new plan, so no checkpoint is valid and the run is a full one. */
 Test(ckpt, hand_case_without_a_valid_checkpoint)
 {
-	g_autoptr(LhGraph) g = lh_graph_new("hand");
-	guint32 a = t_kernel(g, "a", 1000, 0.5), b = t_kernel(g, "b", 1000, 0.5),
-	        c = t_kernel(g, "c", 1000, 0.5), d = t_kernel(g, "d", 1000, 0.5);
-	t_finish(g);
+	guint32 op[4];
+	g_autoptr(LhGraph) g = hand_graph(op);
 	g_autoptr(LhHw) hw = t_hw(LH_SHARING_FIFO);
-	g_autoptr(LhPlan) p = lh_plan_new();
-	guint32 s = lh_plan_add_stream(p, "s", LH_ROLE_COMPUTE);
-	lh_plan_add_stream(p, "s2", LH_ROLE_COMPUTE);
-	lh_plan_run(p, s, a);
-	lh_plan_run(p, s, b);
-	lh_plan_run(p, s, c);
-	lh_plan_run(p, s, d);
-	g_autoptr(LhPlan) q = lh_plan_new();
-	s = lh_plan_add_stream(q, "s", LH_ROLE_COMPUTE);
-	guint32 s2 = lh_plan_add_stream(q, "s2", LH_ROLE_COMPUTE);
-	lh_plan_run(q, s, a);
-	lh_plan_run(q, s, b);
-	lh_plan_run(q, s, c);
-	lh_plan_run(q, s2, d);
+	g_autoptr(LhPlan) p = hand_plan(op, op[2], op[3], TRUE, FALSE);
+	g_autoptr(LhPlan) q = hand_plan(op, op[2], op[3], TRUE, TRUE);
 	LhSimRun *r0 = check_run(g, hw, p, FALSE, NULL, 1, "old plan");
 	LhSimRun *r1 = check_run(g, hw, q, FALSE, r0, 1, "new plan");
 	LhSimRunInfo info;

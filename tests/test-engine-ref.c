@@ -66,34 +66,15 @@ static void compare(const LhGraph *g, const LhHw *hw, const LhPlan *p, gboolean 
 	t_same_trace(a, b, what, "reference");
 }
 
-static LhHw *random_hw(GRand *r, const char *const *names)
-{
-	int k = g_rand_int_range(r, 0, 4);
-	LhHw *hw = k == 0   ? t_hw(LH_SHARING_FIFO)
-	           : k == 1 ? t_hw(LH_SHARING_FAIR)
-	                    : lh_hw_lookup(names[g_rand_int_range(r, 0, 3)], NULL);
-	if (k >= 2)
-		hw->sm_sharing = g_rand_int_range(r, 0, 2) ? LH_SHARING_FAIR : LH_SHARING_FIFO;
-	hw->hw_queues = (guint32)g_rand_int_range(r, 1, 9);
-	if (g_rand_int_range(r, 0, 3) == 0)
-		hw->max_resident_kernels = (guint32)g_rand_int_range(r, 1, 5);
-	hw->copy_engines_h2d = (guint32)g_rand_int_range(r, 1, 3);
-	hw->copy_engines_d2h = (guint32)g_rand_int_range(r, 1, 3);
-	if (g_rand_int_range(r, 0, 2))
-		hw->memory_gib = g_rand_double_range(r, 0.001, 0.05);
-	return hw;
-}
-
 Test(engine_ref, same_traces_on_random_graphs_and_plans)
 {
 	lh_models_init();
-	static const char *const hws[] = {"h100-sxm", "a100-sxm", "h200-sxm", NULL};
 	static const char *const scheds[] = {"serial", "lhs", "heft", "cpath", "iree", NULL};
 	g_autoptr(GRand) r = g_rand_new_with_seed(12);
 	for (int trial = 0; trial < 120; trial++) {
 		guint n = (guint)g_rand_int_range(r, 3, trial < 100 ? 200 : 3000);
 		g_autoptr(LhGraph) g = t_random_graph(r, n, 0, FALSE);
-		g_autoptr(LhHw) hw = random_hw(r, hws);
+		g_autoptr(LhHw) hw = t_random_hw(r, FALSE);
 		gboolean strict = g_rand_int_range(r, 0, 4) == 0;
 		char what[64];
 		g_snprintf(what, sizeof what, "trial %d (%u ops), round robin", trial, n);

@@ -640,13 +640,7 @@ Test(engine, tie_order_matches_a_reference_on_random_plans)
 		}
 		/* Runs in random order on random streams, with signals and later waits between. */
 		guint32 order[16];
-		for (guint i = 0; i < n; i++)
-			order[i] = i;
-		for (guint i = n - 1; i > 0; i--) {
-			guint j = (guint)g_rand_int_range(r, 0, (gint32)i + 1), tmp = order[i];
-			order[i] = order[j];
-			order[j] = tmp;
-		}
+		t_permutation(r, order, n);
 		guint ran = 0;
 		while (ran < n) {
 			int what = g_rand_int_range(r, 0, 4);
