@@ -249,6 +249,12 @@ void lh__lhs_memory_change(const Lhs *s, guint32 v, double *inc, double *peak);
 		}                                                                                  \
 	} while (0)
 
+/* XLA's kMemoryPeakOverLimit: a node whose peak change is @peak keeps usage within the limit. */
+static inline gboolean lhs_peak_fits(const Lhs *s, double peak)
+{
+	return peak + s->usage <= s->limit_bytes;
+}
+
 static inline gboolean lhs_releases(const Lhs *s, guint32 v)
 {
 	return s->nd[v].type == NODE_START;
@@ -319,9 +325,9 @@ typedef struct {
 	guint32 *hpos; /* per node: its place in its heap */
 	guint32 gone;  /* the picked node still at by_inc's root (index_remove), or G_MAXUINT32 */
 	LhsWalk *walk; /* scratch: a walk of a heap in order */
-	/* And a min-tree over rank of all kernels and starts: a leaf holds the node's
-	 * mem_peak while it is in deep, else infinity; so the first node of deep that passes
-	 * kMemoryPeakOverLimit is found in O(log n) (seg_find). */
+	/* And a min-tree over blocks of 64 ranks: a leaf holds the least mem_peak of the
+	 * block's nodes in deep; so the first node of deep that passes kMemoryPeakOverLimit is
+	 * found in O(log n) and a read of its block (seg_find). */
 	LhsSeg *seg;
 } LhsReady;
 

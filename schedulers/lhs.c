@@ -183,18 +183,6 @@ static double alloc_bytes(const LhOp *op)
 	                                                                 : 0;
 }
 
-/* lh_op_standalone_ns_in(), the same double: for a kernel or copy-d2d without duration_ns
- * (most ops) from the cost model's constants (sim/cost-private.h), as the engine takes it
- * (issue 12: a fifth of build_graph at 10^6 ops went to the general path's tests). */
-static double standalone_ns(const LhCostCtx *cx, const LhGraph *g, const LhOp *op)
-{
-	if (op->duration_ns < 0 && (op->kind == LH_OP_KERNEL || op->kind == LH_OP_COPY_D2D)) {
-		double bytes, bw;
-		return lh__kernel_ns(cx, op, &bytes, &bw);
-	}
-	return lh_op_standalone_ns_in(g, op, cx->hw);
-}
-
 /* The nodes and edges. Issue 12: the ops are read once, in one pass that numbers the nodes,
  * writes them and keeps what mem_model needs (LhsScan); the edges then come from the graph's
  * dep array in one more pass, which also takes the async depth when every op comes after its
@@ -232,7 +220,9 @@ static void build_graph(Lhs *s, const LhHw *hw, gboolean xla, LhsScan *sc)
 		}
 		s->bf[i] = (LhsBuf){.bytes = bytes, .freer = m}; /* its first node */
 		guint32 a = m;
-		double t = xla ? 0 : standalone_ns(&cx, g, op);
+		/* From the cost model's constants (issue 12: a fifth of build_graph at 10^6 ops
+		 * went to lh_op_standalone_ns_in's general tests). */
+		double t = xla ? 0 : lh__standalone_ns(&cx, g, op);
 		if (is_async(op)) {
 			guint8 cls = lhs_class(g, op, hw);
 			double c = xla ? 1 : 0;
@@ -548,8 +538,8 @@ int lh__lhs_prefer_lead(const Lhs *s, const LhsCand *ca, const LhsCand *cb, cons
 		if (s->usage >= s->limit_bytes)
 			LEAD(ca->mem_inc < cb->mem_inc, cb->mem_inc < ca->mem_inc,
 			     "kDecreaseMemoryOverLimit");
-		LEAD(ca->mem_peak + s->usage <= s->limit_bytes,
-		     cb->mem_peak + s->usage <= s->limit_bytes, "kMemoryPeakOverLimit");
+		LEAD(lhs_peak_fits(s, ca->mem_peak), lhs_peak_fits(s, cb->mem_peak),
+		     "kMemoryPeakOverLimit");
 	}
 	LEAD(s->nd[a].type == NODE_DONE, s->nd[b].type == NODE_DONE, "kScheduleDone");
 	double ra = MAX(s->nd[a].rt - s->now, 0), rb = MAX(s->nd[b].rt - s->now, 0);
@@ -692,6 +682,14 @@ static void gt_leaf(Lhs *s, guint32 k)
  * at most once: gflag marks it (issue 12: sorting each batch to find shared parents was a
  * third of the pulls' time at 10^6 ops); the order within a level does not matter, since
  * nodes of one level do not read each other. */
+/* Tree node @k from its children: the sum of both, and the largest running sum in the left
+ * or, after the left's sum, in the right. */
+static void gt_pull(Lhs *s, guint32 k)
+{
+	GSUM(s, k) = GSUM(s, 2 * k) + GSUM(s, 2 * k + 1);
+	GMX(s, k) = MAX(GMX(s, 2 * k), GSUM(s, 2 * k) + GMX(s, 2 * k + 1));
+}
+
 static gboolean gt_flag(Lhs *s, guint32 k)
 {
 	guint64 bit = G_GUINT64_CONSTANT(1) << (k & 63), *w = &s->gflag[k >> 6];
@@ -712,8 +710,7 @@ static void gt_flush(Lhs *s)
 			guint32 p = k[i] / 2;
 			if (gt_flag(s, p))
 				continue;
-			GSUM(s, p) = GSUM(s, 2 * p) + GSUM(s, 2 * p + 1);
-			GMX(s, p) = MAX(GMX(s, 2 * p), GSUM(s, 2 * p) + GMX(s, 2 * p + 1));
+			gt_pull(s, p);
 			k[m++] = p;
 		}
 		n = m;
@@ -821,8 +818,7 @@ static void guard_init(Lhs *s)
 		}
 	}
 	for (guint32 k = s->gn; k-- > 1;) {
-		GSUM(s, k) = GSUM(s, 2 * k) + GSUM(s, 2 * k + 1);
-		GMX(s, k) = MAX(GMX(s, 2 * k), GSUM(s, 2 * k) + GMX(s, 2 * k + 1));
+		gt_pull(s, k);
 	}
 	s->p0 = s->gub = GMX(s, 1);
 	s->gpend_n = 0;
@@ -1223,9 +1219,9 @@ static LhPlan *lhs_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GEr
 	lh__pool_init(&pool[LH_CLASS_MEMCPY], "memcpy", LH_ROLE_MEMCPY,
 	              s.limit[LH_CLASS_MEMCPY] == G_MAXUINT32 ? 0 : s.limit[LH_CLASS_MEMCPY]);
 	g_autofree guint32 *member = g_new0(guint32, s.n_ops);
-	/* Written in place (lh__plan_append): a kernel runs on main (1 command); a start signals
-	 * main, then waits and runs on its side stream (3); a done signals the side stream and
-	 * main waits (2). The same commands as lh_plan_run and lh_plan_link. */
+	/* Written in place (lh__plan_append), as lh_plan_run and lh_plan_link write them: a
+	 * kernel runs on main (1 command); a start links main to its side stream and runs there
+	 * (3); a done links the side stream to main (2). */
 	LhCmd *cmd = lh__plan_append(plan, m + 3 * s.n_pairs);
 	guint32 w = 0;
 	for (guint32 k = m; k-- > 0;) {
@@ -1236,17 +1232,15 @@ static LhPlan *lhs_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GEr
 		guint32 v = order[k], op = s.nd[v].op;
 		switch (s.nd[v].type) {
 		case NODE_KERNEL:
-			cmd[w++] = (LhCmd){LH_CMD_RUN, main_s, op};
+			w += lh__cmds_run(cmd + w, main_s, op);
 			break;
 		case NODE_START: {
 			LhStreamPool *pl = &pool[s.nd[v].cls];
 			/* May add a stream to the plan, never a command: cmd stays valid. */
 			member[op] = lh__pool_acquire(pl, plan);
 			guint32 side = lh__pool_stream(pl, member[op]);
-			guint32 e = lh_plan_new_event(plan);
-			cmd[w++] = (LhCmd){LH_CMD_SIGNAL, main_s, e};
-			cmd[w++] = (LhCmd){LH_CMD_WAIT, side, e};
-			cmd[w++] = (LhCmd){LH_CMD_RUN, side, op};
+			w += lh__cmds_link(cmd + w, main_s, side, lh_plan_new_event(plan));
+			w += lh__cmds_run(cmd + w, side, op);
 			if (lh_params_explaining(p)) /* the arguments read the op: a cache miss */
 				lh_params_explain(p, "lhs: %s '%s' runs on %s (%s)",
 				                  lh_op_kind_name(lh_graph_op(g, op)->kind),
@@ -1257,9 +1251,8 @@ static LhPlan *lhs_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GEr
 		}
 		case NODE_DONE: {
 			LhStreamPool *pl = &pool[s.nd[v].cls];
-			guint32 e = lh_plan_new_event(plan);
-			cmd[w++] = (LhCmd){LH_CMD_SIGNAL, lh__pool_stream(pl, member[op]), e};
-			cmd[w++] = (LhCmd){LH_CMD_WAIT, main_s, e};
+			w += lh__cmds_link(cmd + w, lh__pool_stream(pl, member[op]), main_s,
+			                   lh_plan_new_event(plan));
 			lh__pool_release(pl, member[op]);
 			break;
 		}

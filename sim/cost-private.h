@@ -1,5 +1,6 @@
-/* lhsim — internal to sim/: the cost model's per-hardware constants, computed once, for the
- * engine's pass over every op (sim/engine.c). Not installed. */
+/* lhsim — internal to liblhsim: the cost model's per-hardware constants, computed once, for
+ * the passes over every op of the engine (sim/engine.c) and of lhs (schedulers/lhs.c). Not
+ * installed. */
 #pragma once
 
 #include "sim/cost.h"
@@ -22,3 +23,7 @@ void lh__cost_ctx_init(LhCostCtx *c, const LhHw *hw);
  * its HBM bytes and bandwidth (*bytes / T / *bw is lh_op_hbm_use's value for T > 0 and
  * *bytes > 0). */
 double lh__kernel_ns(const LhCostCtx *c, const LhOp *op, double *bytes, double *bw);
+
+/* lh_op_standalone_ns_in(@g, @op, c->hw), the same double, through lh__kernel_ns where that
+ * applies (most ops): for a scheduler's pass over every op. */
+double lh__standalone_ns(const LhCostCtx *c, const LhGraph *g, const LhOp *op);

@@ -197,3 +197,12 @@ double lh__kernel_ns(const LhCostCtx *c, const LhOp *op, double *bytes, double *
 	}
 	return MAX(tc, tm) + hw->kernel_overhead_ns;
 }
+
+double lh__standalone_ns(const LhCostCtx *c, const LhGraph *g, const LhOp *op)
+{
+	if (op->duration_ns < 0 && (op->kind == LH_OP_KERNEL || op->kind == LH_OP_COPY_D2D)) {
+		double bytes, bw;
+		return lh__kernel_ns(c, op, &bytes, &bw);
+	}
+	return lh_op_standalone_ns_in(g, op, c->hw);
+}

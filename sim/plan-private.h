@@ -3,7 +3,7 @@
  * Outside sim/, a plan is read through the accessors of sim/plan.h. The first fields keep the
  * order and types of the struct that sim/plan.h showed up to scheduler ABI 2, so that a
  * plugin built then which read them directly still works; new fields go at the end. The
- * built-in schedulers, in the same library, may use lh__plan_append(). */
+ * built-in schedulers, in the same library, may use lh__plan_append() and the writers below. */
 #pragma once
 
 #include "sim/plan.h"
@@ -27,6 +27,22 @@ struct _LhPlan {
  * them without a call each (issue 12: at 10^6 ops lhs made 2.3 M calls). Events still come
  * from lh_plan_new_event(). */
 LhCmd *lh__plan_append(LhPlan *p, guint32 n);
+
+/* Writes at @c the commands of lh_plan_run(@stream, @op): 1. */
+static inline guint32 lh__cmds_run(LhCmd *c, guint32 stream, guint32 op)
+{
+	c[0] = (LhCmd){LH_CMD_RUN, stream, op};
+	return 1;
+}
+
+/* Writes at @c the commands of lh_plan_link(@from, @to), with its event @e (from
+ * lh_plan_new_event()): 2. */
+static inline guint32 lh__cmds_link(LhCmd *c, guint32 from, guint32 to, guint32 e)
+{
+	c[0] = (LhCmd){LH_CMD_SIGNAL, from, e};
+	c[1] = (LhCmd){LH_CMD_WAIT, to, e};
+	return 2;
+}
 
 /* The device command @cmd runs on (docs/plan-format.md, "Several devices"): its stream's, or a
  * host command's own. */

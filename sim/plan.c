@@ -131,7 +131,7 @@ LhCmd *lh__plan_append(LhPlan *p, guint32 n)
 
 void lh_plan_run(LhPlan *p, guint32 stream, guint32 op)
 {
-	push(p, LH_CMD_RUN, stream, op);
+	lh__cmds_run(lh__plan_append(p, 1), stream, op);
 }
 
 guint32 lh_plan_new_event(LhPlan *p)
@@ -152,8 +152,7 @@ void lh_plan_wait(LhPlan *p, guint32 stream, guint32 event)
 guint32 lh_plan_link(LhPlan *p, guint32 from, guint32 to)
 {
 	guint32 e = lh_plan_new_event(p);
-	lh_plan_signal(p, from, e);
-	lh_plan_wait(p, to, e);
+	lh__cmds_link(lh__plan_append(p, 2), from, to, e);
 	return e;
 }
 
