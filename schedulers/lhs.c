@@ -231,12 +231,9 @@ static void build_graph(Lhs *s, const LhHw *hw, gboolean xla, LhsScan *sc)
 			                     .type = NODE_START,
 			                     .cls = cls,
 			                     .fd = fd_on && op->kind == LH_OP_COPY_D2H};
-			/* The done's depth holds the pair's latency until the edges are made. */
-			s->nd[a + 1] = (LhsNode){.depth = xla ? 5000 : t,
-			                         .cost = c,
-			                         .op = i,
-			                         .type = NODE_DONE,
-			                         .cls = cls};
+			/* The done's cost field holds the pair's latency (lhs_edge_lat). */
+			s->nd[a + 1] = (LhsNode){
+			    .cost = xla ? 5000 : t, .op = i, .type = NODE_DONE, .cls = cls};
 			m += 2;
 			ne += (guint64)op->n_deps + 1;
 			sc->most += 2 * ((guint64)op->n_deps + 1);
@@ -257,9 +254,10 @@ static void build_graph(Lhs *s, const LhHw *hw, gboolean xla, LhsScan *sc)
 	 */
 	s->at = g_new(LhsAt, m + 1);
 	s->succ_at = g_new0(guint32, m + 1);
-	s->pred = g_new(LhsEdge, MAX(ne, 1));
+	s->pred = g_new(guint32, MAX(ne, 1));
 	s->dsrc = g_new(guint32, MAX(m, 1));
-	double low = xla ? 1 : 0;
+	s->low = xla ? 1 : 0;
+	s->pair_cost = xla ? 1 : 0;
 	gboolean ordered = TRUE; /* every op's deps come before it so far */
 	guint32 e = 0;
 	for (guint32 i = 0; i < n; i++) {
@@ -279,7 +277,7 @@ static void build_graph(Lhs *s, const LhHw *hw, gboolean xla, LhsScan *sc)
 			if (s->first[dk] == G_MAXUINT32)
 				continue;
 			guint32 u = s->last[dk];
-			s->pred[e++] = (LhsEdge){low, u};
+			s->pred[e++] = u;
 			s->succ_at[u + 1]++;
 			if (s->nd[u].depth > na->depth) {
 				na->depth = s->nd[u].depth;
@@ -290,9 +288,9 @@ static void build_graph(Lhs *s, const LhHw *hw, gboolean xla, LhsScan *sc)
 		}
 		if (s->last[i] != a) {
 			guint32 b = a + 1;
-			double lat = s->nd[b].depth; /* see above */
+			double lat = s->nd[b].cost; /* see above */
 			s->at[b].pred = e;
-			s->pred[e++] = (LhsEdge){lat, a};
+			s->pred[e++] = a;
 			s->succ_at[a + 1]++;
 			gboolean deep = na->depth + lat > 0;
 			s->nd[b].depth = deep ? na->depth + lat : 0;
@@ -318,10 +316,10 @@ static void build_graph(Lhs *s, const LhHw *hw, gboolean xla, LhsScan *sc)
 			continue;
 		for (guint32 v = s->first[i]; v <= s->last[i]; v++)
 			for (guint32 e = s->at[v].pred; e < s->at[v + 1].pred; e++) {
-				guint32 u = s->pred[e].node;
+				guint32 u = s->pred[e];
 				double d = s->nd[u].depth;
 				if (s->nd[v].type == NODE_DONE)
-					d += s->pred[e].lat;
+					d += lhs_edge_lat(s, v);
 				if (d > s->nd[v].depth) {
 					s->nd[v].depth = d;
 					s->dsrc[v] = s->nd[v].type == NODE_DONE ? v : s->dsrc[u];
@@ -503,7 +501,7 @@ static int ready_if_scheduled(const Lhs *s, guint32 v)
 {
 	int k = 0;
 	for (guint32 e = s->at[v].pred; e < s->at[v + 1].pred; e++)
-		if (s->rel[s->pred[e].node].outdeg == 1)
+		if (s->rel[s->pred[e]].outdeg == 1)
 			k++;
 	return k;
 }
@@ -569,8 +567,8 @@ static gboolean prefer(const Lhs *s, const LhsCand *ca, const LhsCand *cb, const
 	if (lead != 0)
 		return lead > 0;
 	if (s->next_ready >= 0) {
-		double da = fabs(s->next_ready - s->now - s->nd[a].cost);
-		double db = fabs(s->next_ready - s->now - s->nd[b].cost);
+		double da = fabs(s->next_ready - s->now - lhs_cost(s, a));
+		double db = fabs(s->next_ready - s->now - lhs_cost(s, b));
 		RULE(!lhs_releases(s, a) && da < db, !lhs_releases(s, b) && db < da, "kAvoidWaste");
 	}
 	RULE(s->nd[a].ud, s->nd[b].ud, "kUnlockDone");
@@ -1048,7 +1046,7 @@ static void prefetch_node(const Lhs *s, guint32 v)
 {
 	FOR_EACH_USED_BUFFER(s, v, b, __builtin_prefetch(&s->bf[b], 1));
 	for (guint32 e = s->at[v].pred; e < s->at[v + 1].pred; e++)
-		__builtin_prefetch(&s->rel[s->pred[e].node], 1);
+		__builtin_prefetch(&s->rel[s->pred[e]], 1);
 }
 
 /* A node joins the ready set (and the guard's set of ready nodes by serial position). */
@@ -1164,7 +1162,7 @@ static LhPlan *lhs_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GEr
 		remove_ready(&r, &s, v);
 		double t = MAX(s.now, s.nd[v].rt);
 		s.nd[v].rt = t;
-		s.now = t + s.nd[v].cost;
+		s.now = t + lhs_cost(&s, v);
 		if (s.nd[v].type == NODE_DONE)
 			s.in_flight[s.nd[v].cls]++;
 		else if (s.nd[v].type == NODE_START)
@@ -1180,10 +1178,10 @@ static LhPlan *lhs_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GEr
 		/* A node is ready when its last user is scheduled, at the latest of now and its
 		 * users' times plus the edges' latencies: the maximum is taken as the users come
 		 * (the same sums, so the same maximum as over the users at the end). */
+		double et = t + lhs_edge_lat(&s, v);
 		for (guint32 e = s.at[v].pred; e < s.at[v + 1].pred; e++) {
-			guint32 un = s.pred[e].node;
+			guint32 un = s.pred[e];
 			LhsRel *u = &s.rel[un];
-			double et = t + s.pred[e].lat;
 			if (et > u->rt)
 				u->rt = et;
 			if (--u->outdeg > 0)
