@@ -21,6 +21,7 @@
 #pragma once
 
 #include "schedulers/sched-util.h"
+#include "sim/pages-private.h"
 
 #include <string.h>
 
@@ -166,6 +167,7 @@ typedef struct {
 	const LhGraph *g;
 	const LhParams *p;
 	guint32 n_ops, n_nodes;
+	LhPages *pages; /* the large arrays' pages, made present ahead (sim/pages-private.h) */
 	/* Nodes. */
 	LhsNode *nd;
 	guint32 *first, *last; /* per op: first and last node; G_MAXUINT32 for inputs */

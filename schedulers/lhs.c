@@ -196,15 +196,17 @@ static void build_graph(Lhs *s, const LhHw *hw, gboolean xla, LhsScan *sc)
 	gboolean fd_on = lh_params_get_bool(s->p, "delay-offload-start");
 	LhCostCtx cx;
 	lh__cost_ctx_init(&cx, hw);
-	s->first = g_new(guint32, n);
-	s->last = g_new(guint32, n);
+	s->first = lh__pages_new_array(s->pages, guint32, n);
+	s->last = lh__pages_new_array(s->pages, guint32, n);
 	/* At most two nodes per op: sized so, the nodes are written in the pass that numbers
 	 * them; the pages past the last node are never touched. */
 	gsize most_nodes = 2 * (gsize)MAX(n, 1);
 	s->nd = g_aligned_alloc(most_nodes, sizeof(LhsNode), 64);
+	lh__pages_add(s->pages, s->nd, sizeof(LhsNode) * (gsize)n); /* the first n at least */
 	sc->dep = g_new(LhsOpDeps, n);
 	/* mem_model's buffers, one per op, each written whole here (one cache line each). */
 	s->bf = g_aligned_alloc(n ? n : 1, sizeof(LhsBuf), 64);
+	lh__pages_add(s->pages, s->bf, sizeof(LhsBuf) * (gsize)n);
 	guint32 m = 0;
 	guint64 ne = 0; /* a bound on the edges: the deps of ops with nodes, and start -> done */
 	for (guint32 i = 0; i < n; i++) {
@@ -252,9 +254,9 @@ static void build_graph(Lhs *s, const LhHw *hw, gboolean xla, LhsScan *sc)
 	/* Edges, each node's in a row (CSR), in node order: the nodes are numbered in op order.
 	 * Per op: its first node's edges from its deps' last nodes, then a done's from its start.
 	 */
-	s->at = g_new(LhsAt, m + 1);
-	s->succ_at = g_new0(guint32, m + 1);
-	s->pred = g_new(guint32, MAX(ne, 1));
+	s->at = lh__pages_new_array(s->pages, LhsAt, m + 1);
+	s->succ_at = lh__pages_new0_array(s->pages, guint32, m + 1);
+	s->pred = lh__pages_new_array(s->pages, guint32, MAX(ne, 1));
 	s->dsrc = g_new(guint32, MAX(m, 1));
 	s->low = xla ? 1 : 0;
 	s->pair_cost = xla ? 1 : 0;
@@ -332,6 +334,7 @@ static void build_graph(Lhs *s, const LhHw *hw, gboolean xla, LhsScan *sc)
 
 static void lhs_free(Lhs *s)
 {
+	lh__pages_free(s->pages);
 	g_aligned_free(s->nd);
 	g_free(s->first);
 	g_free(s->last);
@@ -401,8 +404,8 @@ static void mem_model(Lhs *s, const LhsScan *sc)
 	const guint32 *deps = lh__graph_dep_array(s->g);
 	guint32 n = s->n_ops, m = s->n_nodes;
 	/* bf: build_graph wrote each op's buffer (alloc_bytes, its first node frees it). */
-	s->buf_of = g_new(guint32, n);
-	s->to_end = g_new0(gboolean, n);
+	s->buf_of = lh__pages_new_array(s->pages, guint32, n);
+	s->to_end = lh__pages_new0_array(s->pages, gboolean, n);
 	for (guint32 i = 0; i < n; i++)
 		s->buf_of[i] = i;
 	/* In topological order, so that a chain of aliases resolves to the buffer its first op
@@ -439,8 +442,8 @@ static void mem_model(Lhs *s, const LhsScan *sc)
 		seen = g_new(guint32, MAX(n, 1));
 		memset(seen, 0xff, sizeof(guint32) * n);
 	}
-	s->nbuf = g_new(guint32, sc->most ? sc->most : 1);
-	s->user_at = g_new0(guint32, n + 1);
+	s->nbuf = lh__pages_new_array(s->pages, guint32, sc->most ? sc->most : 1);
+	s->user_at = lh__pages_new0_array(s->pages, guint32, n + 1);
 	guint32 len = 0;
 	for (guint32 i = 0; i < n; i++) {
 		if (s->first[i] == G_MAXUINT32)
@@ -477,7 +480,7 @@ static void mem_model(Lhs *s, const LhsScan *sc)
 	for (guint32 b = 1; b < n; b++)
 		s->user_at[b] += s->user_at[b - 1];
 	s->user_at[n] = n ? s->user_at[n - 1] : 0;
-	s->user = g_new(guint32, s->user_at[n] ? s->user_at[n] : 1);
+	s->user = lh__pages_new_array(s->pages, guint32, s->user_at[n] ? s->user_at[n] : 1);
 	for (guint32 v = m; v-- > 0;)
 		FOR_EACH_USED_BUFFER(s, v, b, s->user[--s->user_at[b]] = v);
 }
@@ -771,7 +774,7 @@ static void guard_init(Lhs *s)
 {
 	guint32 n = s->n_ops, m = s->n_nodes;
 	const guint32 *topo = lh_graph_topo(s->g);
-	s->gpos = g_new(guint32, m);
+	s->gpos = lh__pages_new_array(s->pages, guint32, m);
 	guint32 p = 0;
 	gboolean ident = TRUE; /* serial's order is node order (as in every generated graph) */
 	for (guint32 k = 0; k < n; k++)
@@ -805,7 +808,7 @@ static void guard_init(Lhs *s)
 		s->gon[q / GB] |= (guint8)(1u << (q % GB));
 	for (s->gn = 1; s->gn < nb; s->gn *= 2)
 		;
-	s->gt = g_new0(double, 4 * (gsize)s->gn);
+	s->gt = lh__pages_new0_array(s->pages, double, 4 * (gsize)s->gn);
 	s->gflag = g_new0(guint64, (2 * (gsize)s->gn + 63) / 64);
 	for (guint32 j = 0; j < s->gn; j++) {
 		if (j < nb) {
@@ -822,7 +825,7 @@ static void guard_init(Lhs *s)
 	s->gpend_n = 0;
 	s->cap = MAX(s->limit_bytes, s->p0);
 	s->peak_done = s->usage;
-	s->gnode = g_new(guint32, m);
+	s->gnode = lh__pages_new_array(s->pages, guint32, m);
 	for (guint32 v = 0; v < m; v++)
 		s->gnode[s->gpos[v]] = v;
 	lh__bits_init(&s->gready, m);
@@ -1071,7 +1074,7 @@ static LhPlan *lhs_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GEr
 {
 	(void)error;
 	gboolean xla = strcmp(lh_params_get_choice(p, "estimator"), "xla") == 0;
-	Lhs s = {.g = g, .p = p, .n_ops = lh_graph_n_ops(g)};
+	Lhs s = {.g = g, .p = p, .n_ops = lh_graph_n_ops(g), .pages = lh__pages_new()};
 	LhsScan sc = {0};
 	build_graph(&s, hw, xla, &sc);
 	lh__class_limits(p, s.limit);
@@ -1094,7 +1097,7 @@ static LhPlan *lhs_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GEr
 	s.guard = total > s.limit_bytes && total < 9007199254740992.0;
 	if (s.guard)
 		guard_init(&s);
-	s.rel = g_new(LhsRel, m);
+	s.rel = lh__pages_new_array(s.pages, LhsRel, m);
 	LhsReady r;
 	lh__ready_init(&r, &s);
 	g_clear_pointer(&s.dsrc, g_free); /* the rank order's alone */
@@ -1114,7 +1117,16 @@ static LhPlan *lhs_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GEr
 	                  s.limit[LH_CLASS_P2P], s.limit[LH_CLASS_ASYNC_COMPUTE],
 	                  s.limit[LH_CLASS_MEMCPY] == G_MAXUINT32 ? "unlimited" : "limited",
 	                  s.limit_bytes / 1073741824.0);
-	guint32 *order = g_new(guint32, m); /* reversed program order */
+	guint32 *order = lh__pages_new_array(s.pages, guint32, m); /* reversed program order */
+	/* The plan's commands, written in place (lh__plan_append) once the order is known, as
+	 * lh_plan_run and lh_plan_link write them: a kernel runs on main (1 command); a start
+	 * links main to its side stream and runs there (3); a done links the side stream to
+	 * main (2). Made now, so that their pages are made present during the steps. */
+	LhPlan *plan = lh_plan_new();
+	guint32 main_s = lh_plan_add_stream(plan, "main", LH_ROLE_COMPUTE);
+	LhCmd *cmd = lh__plan_append(plan, m + 3 * s.n_pairs);
+	lh__pages_add(s.pages, cmd, sizeof(LhCmd) * ((gsize)m + 3 * (gsize)s.n_pairs));
+	g_autofree guint32 *member = lh__pages_new0_array(s.pages, guint32, s.n_ops);
 	LhsVec *cand = lhs_vec_new();
 	guint32 n_mem = 0, n_over = 0; /* steps with the memory rules, at or over the limit */
 	for (guint32 step = 0; step < m; step++) {
@@ -1192,6 +1204,8 @@ static LhPlan *lhs_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GEr
 	}
 	lhs_vec_free(cand);
 	lhs_vec_free(s.coll_in_flight);
+	lh__pages_free(s.pages); /* before the arrays handed over are freed; long done */
+	s.pages = NULL;
 	lh__ready_clear(&r);
 	lh_params_explain(p, "lhs: memory rules at %u of %u steps, %u of them at or over the limit",
 	                  n_mem, m, n_over);
@@ -1202,8 +1216,6 @@ static LhPlan *lhs_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GEr
 		                  s.p0, s.cap, s.peak_done, s.n_veto);
 
 	/* Emit in program order. */
-	LhPlan *plan = lh_plan_new();
-	guint32 main_s = lh_plan_add_stream(plan, "main", LH_ROLE_COMPUTE);
 	guint32 cstreams = lh_params_is_set(p, "compute-streams")
 	                       ? (guint32)lh_params_get_int(p, "compute-streams")
 	                       : s.limit[LH_CLASS_ASYNC_COMPUTE];
@@ -1216,11 +1228,6 @@ static LhPlan *lhs_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GEr
 	lh__pool_init(&pool[LH_CLASS_ASYNC_COMPUTE], "compute", LH_ROLE_ASYNC_COMPUTE, cstreams);
 	lh__pool_init(&pool[LH_CLASS_MEMCPY], "memcpy", LH_ROLE_MEMCPY,
 	              s.limit[LH_CLASS_MEMCPY] == G_MAXUINT32 ? 0 : s.limit[LH_CLASS_MEMCPY]);
-	g_autofree guint32 *member = g_new0(guint32, s.n_ops);
-	/* Written in place (lh__plan_append), as lh_plan_run and lh_plan_link write them: a
-	 * kernel runs on main (1 command); a start links main to its side stream and runs there
-	 * (3); a done links the side stream to main (2). */
-	LhCmd *cmd = lh__plan_append(plan, m + 3 * s.n_pairs);
 	guint32 w = 0;
 	for (guint32 k = m; k-- > 0;) {
 		/* The nodes lie anywhere in program order: fetched ahead, their misses overlap
