@@ -1048,8 +1048,10 @@ static const char *node_type_name(guint8 t)
 static void prefetch_node(const Lhs *s, guint32 v)
 {
 	FOR_EACH_USED_BUFFER(s, v, b, __builtin_prefetch(&s->bf[b], 1));
-	for (guint32 e = s->at[v].pred; e < s->at[v + 1].pred; e++)
+	for (guint32 e = s->at[v].pred; e < s->at[v + 1].pred; e++) {
 		__builtin_prefetch(&s->rel[s->pred[e]], 1);
+		__builtin_prefetch(&s->at[s->pred[e]]);
+	}
 }
 
 /* A node joins the ready set (and the guard's set of ready nodes by serial position). */
