@@ -244,13 +244,13 @@ static LhPlan *heft_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GE
 	/* The per-op arrays' pages are made present ahead by a helper thread (issue 12: at 10^6
 	 * ops they are some 80 MB of new memory, page faults otherwise taken one by one). */
 	LhPages *pages = lh__pages_new();
-	g_autofree double *w = lh__pages_new0_array(pages, double, n);
+	g_autofree double *w = lh__pages_alloc0(pages, double, n);
 	for (guint32 i = 0; i < n; i++)
 		w[i] = lh_op_standalone_ns_in(g, lh_graph_op(g, i), hw);
 	/* Upward rank. */
 	const guint32 *topo = lh_graph_topo(g);
-	g_autofree double *rank = lh__pages_new0_array(pages, double, n);
-	g_autofree Rank *order = lh__pages_new_array(pages, Rank, n);
+	g_autofree double *rank = lh__pages_alloc0(pages, double, n);
+	g_autofree Rank *order = lh__pages_alloc(pages, Rank, n);
 	for (guint32 k = n; k-- > 0;) {
 		guint32 v = topo[k], ns;
 		const guint32 *sc = lh_graph_succs(g, v, &ns);
@@ -280,11 +280,11 @@ static LhPlan *heft_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GE
 		guint8 kind; /* K_*, or K_INPUT */
 		guint8 done; /* placed (or an input) */
 	} Placed;
-	g_autofree Placed *pl = lh__pages_new0_array(pages, Placed, n);
+	g_autofree Placed *pl = lh__pages_alloc0(pages, Placed, n);
 	/* The deps too, as offsets into the graph's dep list: lh_graph_deps reads the op's
 	 * record (88 bytes) for them, a cache miss per op in rank order. */
-	g_autofree const guint32 **dep = lh__pages_new_array(pages, const guint32 *, n);
-	g_autofree guint32 *n_dep = lh__pages_new_array(pages, guint32, n);
+	g_autofree const guint32 **dep = lh__pages_alloc(pages, const guint32 *, n);
+	g_autofree guint32 *n_dep = lh__pages_alloc(pages, guint32, n);
 	guint32 max_dep = 0;
 	for (guint32 i = 0; i < n; i++) {
 		const LhOp *op = lh_graph_op(g, i);
@@ -293,7 +293,7 @@ static LhPlan *heft_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GE
 		max_dep = MAX(max_dep, n_dep[i]);
 	}
 	/* The non-input ops in placement order with their starts, for the emitter. */
-	g_autofree LhSortRec *slot = lh__pages_new_array(pages, LhSortRec, MAX(n, 1));
+	g_autofree LhSortRec *slot = lh__pages_alloc(pages, LhSortRec, MAX(n, 1));
 	guint32 placed = 0;
 	/* One op's deps' finish times and their streams of its kind (G_MAXUINT32: none). */
 	g_autofree double *dfin = g_new(double, MAX(max_dep, 1));
@@ -370,7 +370,7 @@ static LhPlan *heft_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GE
 		}
 	}
 	LhPlan *plan = lh_plan_new();
-	g_autofree guint32 *stream = lh__pages_new0_array(pages, guint32, n);
+	g_autofree guint32 *stream = lh__pages_alloc0(pages, guint32, n);
 	guint32 *map[K_N];
 	for (guint k = 0; k < K_N; k++) {
 		map[k] = g_new(guint32, count[k]);

@@ -453,7 +453,7 @@ void lh__ready_init(LhsReady *r, const Lhs *s)
 		if (s->dsrc[v] == v) /* u = 0: ties keep node order, the sort is stable */
 			rec[ns++] = (LhSortRec){s->nd[v].depth, 0, v};
 	lh__sort_f64_u32(rec, ns, TRUE);
-	r->rank = lh__pages_new_array(s->pages, guint32, MAX(m, 1));
+	r->rank = lh__pages_alloc(s->pages, guint32, MAX(m, 1));
 	guint32 nv = 0; /* distinct depths above 0; the number of each done's is kept in rank */
 	for (guint32 k = 0; k < ns; k++) {
 		if (k > 0 && rec[k].d != rec[k - 1].d)
@@ -467,7 +467,7 @@ void lh__ready_init(LhsReady *r, const Lhs *s)
 		at[DEPTH_NUMBER(v) + 1]++;
 	for (guint32 k = 0; k <= nv; k++)
 		at[k + 1] += at[k];
-	r->rank_node = lh__pages_new_array(s->pages, guint32, MAX(m, 1));
+	r->rank_node = lh__pages_alloc(s->pages, guint32, MAX(m, 1));
 	for (guint32 v = 0; v < m; v++)
 		r->rank_node[at[DEPTH_NUMBER(v)]++] = v;
 #undef DEPTH_NUMBER
@@ -489,9 +489,9 @@ void lh__ready_init(LhsReady *r, const Lhs *s)
 	r->zero = lhs_vec_new();
 	lh__bits_init(&r->deep, m);
 	r->stale_t = -1;
-	r->where = lh__pages_new0_array(s->pages, guint8, m);
-	r->slot = lh__pages_new0_array(s->pages, guint32, m);
-	r->sslot = lh__pages_new0_array(s->pages, guint32, m);
+	r->where = lh__pages_alloc0(s->pages, guint8, m);
+	r->slot = lh__pages_alloc0(s->pages, guint32, m);
+	r->sslot = lh__pages_alloc0(s->pages, guint32, m);
 }
 
 void lh__ready_clear(LhsReady *r)
@@ -1180,8 +1180,8 @@ found:
 void lh__ready_index_build(LhsReady *r, Lhs *s)
 {
 	s->mem_index = TRUE;
-	s->mc = lh__pages_new0_array(s->pages, LhsMemChange, s->n_nodes);
-	r->hpos = lh__pages_new0_array(s->pages, guint32, s->n_nodes);
+	s->mc = lh__pages_alloc0(s->pages, LhsMemChange, s->n_nodes);
+	r->hpos = lh__pages_alloc0(s->pages, guint32, s->n_nodes);
 	r->walk = g_new0(LhsWalk, 1);
 	r->gone = G_MAXUINT32;
 	LhsSeg *g = r->seg = g_new0(LhsSeg, 1);

@@ -196,13 +196,16 @@ static void build_graph(Lhs *s, const LhHw *hw, gboolean xla, LhsScan *sc)
 	gboolean fd_on = lh_params_get_bool(s->p, "delay-offload-start");
 	LhCostCtx cx;
 	lh__cost_ctx_init(&cx, hw);
-	s->first = lh__pages_new_array(s->pages, guint32, n);
-	s->last = lh__pages_new_array(s->pages, guint32, n);
+	s->first = lh__pages_alloc(s->pages, guint32, n);
+	s->last = lh__pages_alloc(s->pages, guint32, n);
 	/* At most two nodes per op: sized so, the nodes are written in the pass that numbers
 	 * them; the pages past the last node are never touched. */
 	gsize most_nodes = 2 * (gsize)MAX(n, 1);
 	s->nd = g_aligned_alloc(most_nodes, sizeof(LhsNode), 64);
-	lh__pages_add(s->pages, s->nd, sizeof(LhsNode) * (gsize)n); /* the first n at least */
+	/* As many as there are ops made present ahead: most graphs have more nodes (async
+	 * pairs), a graph of many inputs fewer, and then a few pages are made present for
+	 * nothing. */
+	lh__pages_add(s->pages, s->nd, sizeof(LhsNode) * (gsize)n);
 	sc->dep = g_new(LhsOpDeps, n);
 	/* mem_model's buffers, one per op, each written whole here (one cache line each). */
 	s->bf = g_aligned_alloc(n ? n : 1, sizeof(LhsBuf), 64);
@@ -254,9 +257,9 @@ static void build_graph(Lhs *s, const LhHw *hw, gboolean xla, LhsScan *sc)
 	/* Edges, each node's in a row (CSR), in node order: the nodes are numbered in op order.
 	 * Per op: its first node's edges from its deps' last nodes, then a done's from its start.
 	 */
-	s->at = lh__pages_new_array(s->pages, LhsAt, m + 1);
-	s->succ_at = lh__pages_new0_array(s->pages, guint32, m + 1);
-	s->pred = lh__pages_new_array(s->pages, guint32, MAX(ne, 1));
+	s->at = lh__pages_alloc(s->pages, LhsAt, m + 1);
+	s->succ_at = lh__pages_alloc0(s->pages, guint32, m + 1);
+	s->pred = lh__pages_alloc(s->pages, guint32, MAX(ne, 1));
 	s->dsrc = g_new(guint32, MAX(m, 1));
 	s->low = xla ? 1 : 0;
 	s->pair_cost = xla ? 1 : 0;
@@ -404,8 +407,8 @@ static void mem_model(Lhs *s, const LhsScan *sc)
 	const guint32 *deps = lh__graph_dep_array(s->g);
 	guint32 n = s->n_ops, m = s->n_nodes;
 	/* bf: build_graph wrote each op's buffer (alloc_bytes, its first node frees it). */
-	s->buf_of = lh__pages_new_array(s->pages, guint32, n);
-	s->to_end = lh__pages_new0_array(s->pages, gboolean, n);
+	s->buf_of = lh__pages_alloc(s->pages, guint32, n);
+	s->to_end = lh__pages_alloc0(s->pages, gboolean, n);
 	for (guint32 i = 0; i < n; i++)
 		s->buf_of[i] = i;
 	/* In topological order, so that a chain of aliases resolves to the buffer its first op
@@ -442,8 +445,8 @@ static void mem_model(Lhs *s, const LhsScan *sc)
 		seen = g_new(guint32, MAX(n, 1));
 		memset(seen, 0xff, sizeof(guint32) * n);
 	}
-	s->nbuf = lh__pages_new_array(s->pages, guint32, sc->most ? sc->most : 1);
-	s->user_at = lh__pages_new0_array(s->pages, guint32, n + 1);
+	s->nbuf = lh__pages_alloc(s->pages, guint32, sc->most ? sc->most : 1);
+	s->user_at = lh__pages_alloc0(s->pages, guint32, n + 1);
 	guint32 len = 0;
 	for (guint32 i = 0; i < n; i++) {
 		if (s->first[i] == G_MAXUINT32)
@@ -480,7 +483,7 @@ static void mem_model(Lhs *s, const LhsScan *sc)
 	for (guint32 b = 1; b < n; b++)
 		s->user_at[b] += s->user_at[b - 1];
 	s->user_at[n] = n ? s->user_at[n - 1] : 0;
-	s->user = lh__pages_new_array(s->pages, guint32, s->user_at[n] ? s->user_at[n] : 1);
+	s->user = lh__pages_alloc(s->pages, guint32, s->user_at[n] ? s->user_at[n] : 1);
 	for (guint32 v = m; v-- > 0;)
 		FOR_EACH_USED_BUFFER(s, v, b, s->user[--s->user_at[b]] = v);
 }
@@ -774,7 +777,7 @@ static void guard_init(Lhs *s)
 {
 	guint32 n = s->n_ops, m = s->n_nodes;
 	const guint32 *topo = lh_graph_topo(s->g);
-	s->gpos = lh__pages_new_array(s->pages, guint32, m);
+	s->gpos = lh__pages_alloc(s->pages, guint32, m);
 	guint32 p = 0;
 	gboolean ident = TRUE; /* serial's order is node order (as in every generated graph) */
 	for (guint32 k = 0; k < n; k++)
@@ -808,7 +811,7 @@ static void guard_init(Lhs *s)
 		s->gon[q / GB] |= (guint8)(1u << (q % GB));
 	for (s->gn = 1; s->gn < nb; s->gn *= 2)
 		;
-	s->gt = lh__pages_new0_array(s->pages, double, 4 * (gsize)s->gn);
+	s->gt = lh__pages_alloc0(s->pages, double, 4 * (gsize)s->gn);
 	s->gflag = g_new0(guint64, (2 * (gsize)s->gn + 63) / 64);
 	for (guint32 j = 0; j < s->gn; j++) {
 		if (j < nb) {
@@ -825,7 +828,7 @@ static void guard_init(Lhs *s)
 	s->gpend_n = 0;
 	s->cap = MAX(s->limit_bytes, s->p0);
 	s->peak_done = s->usage;
-	s->gnode = lh__pages_new_array(s->pages, guint32, m);
+	s->gnode = lh__pages_alloc(s->pages, guint32, m);
 	for (guint32 v = 0; v < m; v++)
 		s->gnode[s->gpos[v]] = v;
 	lh__bits_init(&s->gready, m);
@@ -1099,7 +1102,7 @@ static LhPlan *lhs_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GEr
 	s.guard = total > s.limit_bytes && total < 9007199254740992.0;
 	if (s.guard)
 		guard_init(&s);
-	s.rel = lh__pages_new_array(s.pages, LhsRel, m);
+	s.rel = lh__pages_alloc(s.pages, LhsRel, m);
 	LhsReady r;
 	lh__ready_init(&r, &s);
 	g_clear_pointer(&s.dsrc, g_free); /* the rank order's alone */
@@ -1119,7 +1122,7 @@ static LhPlan *lhs_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GEr
 	                  s.limit[LH_CLASS_P2P], s.limit[LH_CLASS_ASYNC_COMPUTE],
 	                  s.limit[LH_CLASS_MEMCPY] == G_MAXUINT32 ? "unlimited" : "limited",
 	                  s.limit_bytes / 1073741824.0);
-	guint32 *order = lh__pages_new_array(s.pages, guint32, m); /* reversed program order */
+	guint32 *order = lh__pages_alloc(s.pages, guint32, m); /* reversed program order */
 	/* The plan's commands, written in place (lh__plan_append) once the order is known, as
 	 * lh_plan_run and lh_plan_link write them: a kernel runs on main (1 command); a start
 	 * links main to its side stream and runs there (3); a done links the side stream to
@@ -1128,7 +1131,7 @@ static LhPlan *lhs_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GEr
 	guint32 main_s = lh_plan_add_stream(plan, "main", LH_ROLE_COMPUTE);
 	LhCmd *cmd = lh__plan_append(plan, m + 3 * s.n_pairs);
 	lh__pages_add(s.pages, cmd, sizeof(LhCmd) * ((gsize)m + 3 * (gsize)s.n_pairs));
-	g_autofree guint32 *member = lh__pages_new0_array(s.pages, guint32, s.n_ops);
+	g_autofree guint32 *member = lh__pages_alloc0(s.pages, guint32, s.n_ops);
 	LhsVec *cand = lhs_vec_new();
 	guint32 n_mem = 0, n_over = 0; /* steps with the memory rules, at or over the limit */
 	for (guint32 step = 0; step < m; step++) {

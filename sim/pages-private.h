@@ -32,9 +32,9 @@ void lh__pages_add(LhPages *p, void *mem, gsize bytes);
 void lh__pages_free(LhPages *p);
 
 /* g_new(@type, @n) and g_new0(@type, @n), handed to @pages. */
-#define lh__pages_new_array(pages, type, n)                                                        \
+#define lh__pages_alloc(pages, type, n)                                                            \
 	((type *)lh__pages_hand((pages), g_new(type, (n)), sizeof(type) * (gsize)(n)))
-#define lh__pages_new0_array(pages, type, n)                                                       \
+#define lh__pages_alloc0(pages, type, n)                                                           \
 	((type *)lh__pages_hand((pages), g_new0(type, (n)), sizeof(type) * (gsize)(n)))
 
 /* lh__pages_add(@p, @mem, @bytes), then @mem. */

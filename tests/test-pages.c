@@ -77,8 +77,8 @@ Test(pages, contents_are_the_callers)
 	 * the zeroed array's other bytes stay 0, whether or not the kernel can populate. */
 	gsize n = 8 * LH_PAGES_MIN / sizeof(guint32);
 	LhPages *p = lh__pages_new();
-	guint32 *z = lh__pages_new0_array(p, guint32, n);
-	guint32 *w = lh__pages_new_array(p, guint32, n);
+	guint32 *z = lh__pages_alloc0(p, guint32, n);
+	guint32 *w = lh__pages_alloc(p, guint32, n);
 	for (gsize k = 0; k < n; k++) {
 		w[n - 1 - k] = (guint32)(n - 1 - k) * 2654435761u;
 		if (k % 3 == 0)
