@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 typedef struct {
 	const char *name;
@@ -52,8 +53,31 @@ static void on_fatal_signal(int sig)
 	raise(sig); /* delivered when the handler returns: the signal is blocked until then */
 }
 
+/* SIGBUS while an input is mapped (lh_read_bytes) means, on Linux, that another process
+ * truncated that file under lhsim: a file that cannot be read, exit 2, with the temporaries
+ * removed. Any other SIGBUS ends the process as it would have. */
+static void on_bus_error(int sig)
+{
+	if (lh_inputs_mapped() > 0) {
+		static const char msg[] =
+		    "lhsim: an input file (GRAPH or --plan) shrank while it was "
+		    "being read: another process truncated it (SIGBUS)\n";
+		lh_output_remove_temporaries();
+		if (write(STDERR_FILENO, msg, sizeof msg - 1) < 0) {
+			/* nothing more can be said */
+		}
+		_exit(2);
+	}
+	on_fatal_signal(sig);
+}
+
 static void catch_fatal_signals(void)
 {
+	struct sigaction bus = {0};
+	bus.sa_handler = on_bus_error;
+	sigemptyset(&bus.sa_mask);
+	sigaction(SIGBUS, &bus, NULL);
+
 	static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGXFSZ};
 	for (gsize i = 0; i < G_N_ELEMENTS(sigs); i++) {
 		struct sigaction old, sa = {0};

@@ -614,6 +614,13 @@ LhPlan *lh_plan_new_from_data(const char *data, gsize len, const char *where, co
 
 LhPlan *lh_plan_new_from_file(const char *path, const LhGraph *g, GError **error)
 {
+	/* Mapped rather than copied where it can be (lh_map_file). */
+	g_autoptr(GBytes) map = lh_map_file(path);
+	if (map) {
+		gsize n = 0;
+		const char *d = g_bytes_get_data(map, &n);
+		return lh_plan_new_from_data(d, n, path, g, error);
+	}
 	g_autofree char *data = NULL;
 	gsize len = 0;
 	g_autoptr(GError) e = NULL;

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -96,6 +97,68 @@ gboolean lh_read_file(const char *path, char **data, gsize *len, GError **error)
 		*len = s->len;
 	*data = g_string_free(s, FALSE);
 	return TRUE;
+}
+
+static gint n_mapped; /* inputs mapped by lh_map_file and not yet released */
+
+int lh_inputs_mapped(void)
+{
+	return g_atomic_int_get(&n_mapped);
+}
+
+typedef struct {
+	void *addr;
+	gsize len;
+} Mapping;
+
+static void unmap(gpointer data)
+{
+	Mapping *m = data;
+	munmap(m->addr, m->len);
+	g_free(m);
+	g_atomic_int_add(&n_mapped, -1);
+}
+
+GBytes *lh_map_file(const char *path)
+{
+	g_return_val_if_fail(path, NULL);
+	long page = sysconf(_SC_PAGESIZE);
+	struct stat st;
+	/* Only a regular file is opened here: opening a FIFO would wait for its writer, and the
+	 * bytes it then sent would be lost to lh_read_file's reading. */
+	if (!*path || lh_path_is_std(path) || page <= 0 || g_stat(path, &st) != 0 ||
+	    !S_ISREG(st.st_mode))
+		return NULL;
+	int fd = g_open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK, 0);
+	if (fd < 0)
+		return NULL;
+	void *addr = MAP_FAILED;
+	/* The size of the open file itself, so that a file replaced meanwhile is not mixed up. */
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 && st.st_size % page != 0)
+		addr = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd); /* the mapping keeps the file */
+	if (addr == MAP_FAILED)
+		return NULL;
+	/* Parsers read the file once from start to end. */
+	madvise(addr, (size_t)st.st_size, MADV_SEQUENTIAL);
+	Mapping *m = g_new(Mapping, 1);
+	m->addr = addr;
+	m->len = (gsize)st.st_size;
+	g_atomic_int_inc(&n_mapped);
+	return g_bytes_new_with_free_func(addr, m->len, unmap, m);
+}
+
+GBytes *lh_read_bytes(const char *path, GError **error)
+{
+	g_return_val_if_fail(path, NULL);
+	GBytes *b = lh_map_file(path);
+	if (b)
+		return b;
+	char *data = NULL;
+	gsize len = 0;
+	if (!lh_read_file(path, &data, &len, error))
+		return NULL;
+	return g_bytes_new_take(data, len); /* lh_read_file's data ends in '\0' */
 }
 
 /* ---- Temporaries that a signal handler can remove ---- */
