@@ -17,6 +17,10 @@
 #include "lhsim.h"
 
 #include <glib/gstdio.h>
+#include <limits.h>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/resource.h>
@@ -52,6 +56,12 @@ typedef struct {
 
 static void child(const char *path, int out)
 {
+#if defined(__GLIBC__)
+	/* As lhsim's main does (cli/main.c, keep_freed_memory): freed memory is kept for the next
+	 * phase rather than given back and faulted in again. */
+	mallopt(M_MMAP_THRESHOLD, 32 << 20);
+	mallopt(M_TRIM_THRESHOLD, INT_MAX);
+#endif
 	lh_models_init();
 	GError *e = NULL;
 	LhHw *hw = lh_hw_lookup("h100-sxm", &e);
