@@ -67,9 +67,8 @@ static void on_bus_error(int sig)
 		    "lhsim: an input file (GRAPH or --plan) shrank while it was "
 		    "being read: another process truncated it (SIGBUS)\n";
 		lh_output_remove_temporaries();
-		if (write(STDERR_FILENO, msg, sizeof msg - 1) < 0) {
-			/* nothing more can be said */
-		}
+		ssize_t w = write(STDERR_FILENO, msg, sizeof msg - 1); /* if it fails, so be it */
+		(void)w;
 		_exit(2);
 	}
 	on_fatal_signal(sig);

@@ -866,21 +866,16 @@ out:
 
 LhGraph *lh_graph_new_from_json_file(const char *path, GError **error)
 {
-	/* Mapped rather than copied where it can be (lh_map_file: 0.6 s less at 10^6 ops). */
-	g_autoptr(GBytes) map = lh_map_file(path);
-	if (map) {
-		gsize n = 0;
-		const char *d = g_bytes_get_data(map, &n);
-		return lh_graph_new_from_json_data(d, (gssize)n, path, error);
-	}
-	g_autofree char *data = NULL;
-	gsize len = 0;
+	/* Mapped rather than copied where it can be (lh_file_bytes: 0.6 s less at 10^6 ops). */
 	g_autoptr(GError) e = NULL;
-	if (!g_file_get_contents(path, &data, &len, &e)) {
+	g_autoptr(GBytes) bytes = lh_file_bytes(path, &e);
+	if (!bytes) {
 		g_set_error(error, LH_GRAPH_ERROR, LH_GRAPH_ERROR_IO, "%s", e->message);
 		return NULL;
 	}
-	return lh_graph_new_from_json_data(data, (gssize)len, path, error);
+	gsize n = 0;
+	const char *d = g_bytes_get_data(bytes, &n);
+	return lh_graph_new_from_json_data(d, (gssize)n, path, error);
 }
 
 static void jnum(GString *s, const char *key, double v)

@@ -1,6 +1,7 @@
 /* lhsim — XLA HLO text import: lowering the parsed module to ops. See hlo.h for what becomes
  * what. */
 #include "models/hlo-private.h"
+#include "sim/util.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -1180,12 +1181,13 @@ LhGraph *lh_hlo_import_data(const char *data, gsize len, const char *where, GPtr
 LhGraph *lh_hlo_import_file(const char *path, GPtrArray *warnings, GError **error)
 {
 	g_return_val_if_fail(path != NULL, NULL);
-	g_autofree char *data = NULL;
-	gsize len = 0;
 	g_autoptr(GError) e = NULL;
-	if (!g_file_get_contents(path, &data, &len, &e)) {
+	g_autoptr(GBytes) bytes = lh_file_bytes(path, &e); /* mapped where it can be */
+	if (!bytes) {
 		g_set_error(error, LH_GRAPH_ERROR, LH_GRAPH_ERROR_IO, "%s: %s", path, e->message);
 		return NULL;
 	}
+	gsize len = 0;
+	const char *data = g_bytes_get_data(bytes, &len);
 	return lh_hlo_import_data(data, len, path, warnings, error);
 }

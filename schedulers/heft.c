@@ -18,7 +18,7 @@
  * (event_ns or 0) when placing.
  */
 #include "schedulers/sched-util.h"
-#include "sim/cost.h"
+#include "sim/cost-private.h"
 #include "sim/pages-private.h"
 
 #include <math.h>
@@ -245,8 +245,10 @@ static LhPlan *heft_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GE
 	 * ops they are some 80 MB of new memory, page faults otherwise taken one by one). */
 	LhPages *pages = lh__pages_new();
 	g_autofree double *w = lh__pages_alloc0(pages, double, n);
+	LhCostCtx cx; /* the same doubles as lh_op_standalone_ns_in, from constants made once */
+	lh__cost_ctx_init(&cx, hw);
 	for (guint32 i = 0; i < n; i++)
-		w[i] = lh_op_standalone_ns_in(g, lh_graph_op(g, i), hw);
+		w[i] = lh__standalone_ns(&cx, g, lh_graph_op(g, i));
 	/* Upward rank. */
 	const guint32 *topo = lh_graph_topo(g);
 	g_autofree double *rank = lh__pages_alloc0(pages, double, n);

@@ -1129,8 +1129,8 @@ static LhPlan *lhs_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GEr
 	 * main (2). Made now, so that their pages are made present during the steps. */
 	LhPlan *plan = lh_plan_new();
 	guint32 main_s = lh_plan_add_stream(plan, "main", LH_ROLE_COMPUTE);
-	LhCmd *cmd = lh__plan_append(plan, m + 3 * s.n_pairs);
-	lh__pages_add(s.pages, cmd, sizeof(LhCmd) * ((gsize)m + 3 * (gsize)s.n_pairs));
+	guint32 n_cmds = m + 3 * s.n_pairs;
+	LhCmd *cmd = lh__pages_hand(s.pages, lh__plan_append(plan, n_cmds), sizeof(LhCmd) * n_cmds);
 	g_autofree guint32 *member = lh__pages_alloc0(s.pages, guint32, s.n_ops);
 	LhsVec *cand = lhs_vec_new();
 	guint32 n_mem = 0, n_over = 0; /* steps with the memory rules, at or over the limit */

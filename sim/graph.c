@@ -22,11 +22,10 @@ struct _LhGraph {
 	char *name;
 	GArray *ops; /* of LhOp; not cleared on growth: ops are appended whole */
 	/* The op array's room ahead of the ops, made present by a helper while ops are added
-	 * (add_op): the array holds room for ops_room ops, those below ops_handed are handed
-	 * over, and more is once ops_next ops are in. pages is joined before the array can move
-	 * or be freed. */
+	 * (add_op): the array holds room for ops_room ops, and more is handed over once ops_next
+	 * ops are in. pages is joined before the array can move or be freed. */
 	LhPages *pages;
-	guint32 ops_room, ops_handed, ops_next;
+	guint32 ops_room, ops_next;
 	GStringChunk *strings;
 	DepPair *pairs; /* while building (n_pairs of cap_pairs); freed at finish */
 	guint32 n_pairs, cap_pairs;
@@ -104,24 +103,21 @@ void lh_graph_free(LhGraph *g)
  * caller fills the ones before: at most 2 OPS_AHEAD ops (8 MiB) are made present and unused. */
 static void ops_ahead(LhGraph *g)
 {
-	guint32 len = g->ops->len;
-	guint32 want = len + 2 * OPS_AHEAD;
-	if (want > g->ops_room) {
-		/* The array may move: the helper must be done with it first. */
+	/* Called when len reaches ops_next: the last call handed over up to len + OPS_AHEAD. */
+	guint32 len = g->ops->len, from = len + OPS_AHEAD, want = len + 2 * OPS_AHEAD;
+	if (want > g->ops_room) { /* always at the first call: no room yet */
+		/* The array may move: the helper must be done with it first, and a copy's pages
+		 * are new. */
 		lh__pages_free(g->pages);
-		g->pages = NULL;
+		g->pages = lh__pages_new();
 		guint32 room = MAX(want, g->ops_room * 2);
 		g_array_set_size(g->ops, room); /* not cleared: only makes room */
 		g_array_set_size(g->ops, len);
 		g->ops_room = room;
-		g->ops_handed = len; /* a copy's pages are new */
+		from = len;
 	}
-	if (!g->pages)
-		g->pages = lh__pages_new();
-	guint32 from = MAX(len, g->ops_handed);
 	lh__pages_add(g->pages, &g_array_index(g->ops, LhOp, 0) + from,
 	              (gsize)(want - from) * sizeof(LhOp));
-	g->ops_handed = want;
 	g->ops_next = len + OPS_AHEAD;
 }
 

@@ -161,6 +161,19 @@ GBytes *lh_read_bytes(const char *path, GError **error)
 	return g_bytes_new_take(data, len); /* lh_read_file's data ends in '\0' */
 }
 
+GBytes *lh_file_bytes(const char *path, GError **error)
+{
+	g_return_val_if_fail(path, NULL);
+	GBytes *b = lh_map_file(path);
+	if (b)
+		return b;
+	char *data = NULL;
+	gsize len = 0;
+	if (!g_file_get_contents(path, &data, &len, error))
+		return NULL;
+	return g_bytes_new_take(data, len); /* g_file_get_contents's data ends in '\0' */
+}
+
 /* ---- Temporaries that a signal handler can remove ---- */
 
 #define N_SLOTS 64

@@ -35,6 +35,10 @@ GBytes *lh_read_bytes(const char *path, GError **error);
  * not a regular file of such a size or cannot be opened or mapped (read it another way then,
  * which also says what is wrong). */
 GBytes *lh_map_file(const char *path);
+/* The library's file readers (lh_graph_new_from_json_file, lh_plan_new_from_file): @path mapped
+ * as lh_map_file maps it, or else read whole by g_file_get_contents, whose error (G_FILE_ERROR)
+ * it gives; either way followed by a '\0'. Unlike lh_read_bytes, "-" is a file's name. */
+GBytes *lh_file_bytes(const char *path, GError **error);
 /* How many inputs lh_read_bytes has mapped and not yet released. Async-signal-safe. */
 int lh_inputs_mapped(void);
 

@@ -590,3 +590,44 @@ Test(io, input_truncated_while_mapped_is_a_clear_error, .timeout = 240)
 	}
 	cr_assert_eq(hits, 1, "no run was truncated while its graph was mapped");
 }
+
+/* lh_file_bytes, the library's file readers' (lh_graph_new_from_json_file and friends): mapped
+ * as lh_map_file maps, else g_file_get_contents' bytes and error; "-" names a file. */
+Test(io, library_file_bytes_map_or_read)
+{
+	g_autofree char *dir = t_tmpdir();
+	long page = sysconf(_SC_PAGESIZE);
+	cr_assert(page > 0);
+	gsize odd = (gsize)page + 7, even = (gsize)page;
+	g_autofree char *text = g_strnfill(odd, 'x');
+	g_autofree char *podd = g_build_filename(dir, "odd", NULL);
+	g_autofree char *peven = g_build_filename(dir, "even", NULL);
+	cr_assert(g_file_set_contents(podd, text, (gssize)odd, NULL));
+	cr_assert(g_file_set_contents(peven, text, (gssize)even, NULL));
+	GError *e = NULL;
+	const char *paths[] = {podd, peven};
+	const gsize sizes[] = {odd, even};
+	for (int i = 0; i < 2; i++) {
+		GBytes *b = lh_file_bytes(paths[i], &e);
+		cr_assert(b, "%s", e ? e->message : "");
+		cr_assert_eq(lh_inputs_mapped(), i == 0 ? 1 : 0); /* whole pages are read */
+		gsize n = 0;
+		const char *d = g_bytes_get_data(b, &n);
+		cr_assert_eq(n, sizes[i]);
+		cr_assert_eq(memcmp(d, text, n), 0);
+		cr_assert_eq(d[n], '\0');
+		g_bytes_unref(b);
+	}
+	cr_assert_eq(lh_inputs_mapped(), 0);
+	g_autofree char *missing = g_build_filename(dir, "missing", NULL);
+	cr_assert_null(lh_file_bytes(missing, &e));
+	cr_assert(g_error_matches(e, G_FILE_ERROR, G_FILE_ERROR_NOENT), "%s", e ? e->message : "");
+	g_clear_error(&e);
+	/* "-" is a file's name here, not standard input: none in this directory. */
+	g_autofree char *cwd = g_get_current_dir();
+	cr_assert_eq(chdir(dir), 0);
+	cr_assert_null(lh_file_bytes("-", &e));
+	cr_assert(g_error_matches(e, G_FILE_ERROR, G_FILE_ERROR_NOENT), "%s", e ? e->message : "");
+	g_clear_error(&e);
+	cr_assert_eq(chdir(cwd), 0);
+}
