@@ -31,6 +31,8 @@ struct _LhGraph {
 	guint32 n_pairs, cap_pairs;
 	guint32 n_unique; /* ops added by lh__graph_add_op_unique */
 	guint32 *deps;    /* CSR after finish, by op: deps of op i at ops[i].deps_at */
+	guint32 *dep_at;  /* n_ops + 1 offsets into deps, after finish: the same rows as
+	                     deps_at and n_deps, read without the op's 128-byte record */
 	guint32 *succ_at; /* n_ops + 1 offsets into succs */
 	guint32 *succs;
 	guint32 *topo;
@@ -74,6 +76,7 @@ void lh_graph_free(LhGraph *g)
 	g_string_chunk_free(g->strings);
 	g_free(g->pairs);
 	g_free(g->deps);
+	g_free(g->dep_at);
 	g_free(g->succ_at);
 	g_free(g->succs);
 	g_free(g->topo);
@@ -733,7 +736,7 @@ gboolean lh_graph_finish(LhGraph *g, const char *where, GError **error)
 	}
 
 	/* Deps to CSR, deduplicated, and successors. */
-	g_autofree guint32 *at = g_new(guint32, (gsize)n + 1);
+	guint32 *at = g->dep_at = g_new(guint32, (gsize)n + 1);
 	g->succ_at = g_new0(guint32, (gsize)n + 1);
 	if (!deps_to_csr(g, at, g->succ_at, where, error))
 		return FALSE;
@@ -817,9 +820,8 @@ const LhOp *lh_graph_op(const LhGraph *g, guint32 i)
 const guint32 *lh_graph_deps(const LhGraph *g, guint32 i, guint32 *n)
 {
 	g_return_val_if_fail(g->finished && i < g->ops->len, NULL);
-	const LhOp *op = &g_array_index(g->ops, LhOp, i);
-	*n = op->n_deps;
-	return g->deps + op->deps_at;
+	*n = g->dep_at[i + 1] - g->dep_at[i];
+	return g->deps + g->dep_at[i];
 }
 
 const guint32 *lh_graph_succs(const LhGraph *g, guint32 i, guint32 *n)
@@ -963,6 +965,11 @@ const LhOp *lh__graph_ops(const LhGraph *g)
 const guint32 *lh__graph_dep_array(const LhGraph *g)
 {
 	return g->deps;
+}
+
+const guint32 *lh__graph_dep_at(const LhGraph *g)
+{
+	return g->dep_at;
 }
 
 guint32 lh_graph_add_member_set(LhGraph *g, guint32 n_groups, guint32 group_size, gboolean pairs,

@@ -1,4 +1,5 @@
 /* lhsim — the stream program: building, text reader and writer. */
+#include "sim/graph-private.h"
 #include "sim/plan-private.h"
 #include "sim/util.h"
 
@@ -179,59 +180,120 @@ void lh_plan_set_origin(LhPlan *p, const char *scheduler, const char *params)
 	p->params = params && *params ? g_strdup(params) : NULL;
 }
 
-/* The checks first, so that a bad call appends nothing. */
-static gboolean list_schedule_check(const LhPlan *p, const LhGraph *g, const guint32 *stream,
-                                    const guint32 *order, guint32 n, guint32 *pos, GError **error)
+/* What lh_plan_add_list_schedule reads of one op, in one record: it visits ops in the order's
+ * order, which at 10^6 ops puts each op anywhere in memory, so what was four arrays and the
+ * op's 128-byte record (a cache miss each) is one miss (issue 12: the builder was two fifths
+ * of heft's time at 10^6 ops). */
+typedef struct {
+	guint32 s;     /* its stream; LS_INPUT for an input */
+	guint32 pos;   /* its position on its stream once issued; LS_NONE before */
+	guint32 event; /* the event it signals, or LS_NONE */
+	guint32 cross; /* a successor of it runs on another stream: it signals */
+} LsRec;
+
+#define LS_NONE G_MAXUINT32
+#define LS_INPUT (G_MAXUINT32 - 1)
+
+/* How many order entries ahead the builder fetches what an op reads. */
+#define LS_AHEAD 8
+
+static gboolean ls_fail(GError **error, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
+
+static gboolean ls_fail(GError **error, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	g_autofree char *msg = g_strdup_vprintf(fmt, ap);
+	va_end(ap);
+	g_set_error(error, LH_PLAN_ERROR, LH_PLAN_ERROR_INVALID, "plan builder: %s", msg);
+	return FALSE;
+}
+
+/* Issues @order into @c (room for every command it can need), checking it on the way; returns
+ * the number of commands written, or G_MAXUINT32 with @error set at the first bad entry (the
+ * same entry, and so the same message, as checking the whole order first would find). */
+static guint32 list_schedule_issue(LhPlan *p, const LhGraph *g, const guint32 *order, guint32 n,
+                                   LsRec *r, LhCmd *c, GError **error)
 {
 	guint32 n_ops = lh_graph_n_ops(g), ns = lh_plan_n_streams(p);
-	for (guint32 i = 0; i < n_ops; i++)
-		pos[i] = G_MAXUINT32;
+	const guint32 *at = lh__graph_dep_at(g), *dep = lh__graph_dep_array(g);
+	g_autofree guint32 *len = g_new0(guint32, MAX(ns, 1));
+	/* covered[s * ns + t]: the latest position on stream t that stream s already waited for
+	 * (+1; 0 = none). */
+	g_autofree guint32 *covered = g_new0(guint32, MAX((gsize)ns * ns, 1));
+	guint32 nc = 0;
 	for (guint32 k = 0; k < n; k++) {
+		/* The order is known ahead: an op's record and dep row are fetched some entries
+		 * before, and its deps' records after them (each stage reads what the one before
+		 * fetched). Entries out of range are reported when reached, not read. */
+		if (k + 2 * LS_AHEAD < n && order[k + 2 * LS_AHEAD] < n_ops) {
+			guint32 x = order[k + 2 * LS_AHEAD];
+			__builtin_prefetch(&r[x]);
+			__builtin_prefetch(&at[x]);
+			__builtin_prefetch(&dep[at[x]]);
+		}
+		if (k + LS_AHEAD < n && order[k + LS_AHEAD] < n_ops) {
+			guint32 x = order[k + LS_AHEAD];
+			for (guint32 j = at[x]; j < at[x + 1]; j++)
+				__builtin_prefetch(&r[dep[j]]);
+		}
 		guint32 v = order[k];
-		if (v >= n_ops) {
-			g_set_error(error, LH_PLAN_ERROR, LH_PLAN_ERROR_INVALID,
-			            "plan builder: order entry %u is op %u, but the graph has %u "
-			            "ops",
-			            k, v, n_ops);
-			return FALSE;
-		}
-		const LhOp *op = lh_graph_op(g, v);
-		if (op->kind == LH_OP_INPUT)
+		if (v >= n_ops)
+			return ls_fail(error, "order entry %u is op %u, but the graph has %u ops",
+			               k, v, n_ops),
+			       G_MAXUINT32;
+		LsRec *rv = &r[v];
+		if (rv->s == LS_INPUT)
 			continue;
-		if (pos[v] != G_MAXUINT32) {
-			g_set_error(error, LH_PLAN_ERROR, LH_PLAN_ERROR_INVALID,
-			            "plan builder: op '%s' appears twice in the order (entries "
-			            "%u and %u)",
-			            op->name, pos[v], k);
-			return FALSE;
+		if (rv->pos != LS_NONE) {
+			guint32 first = 0;
+			while (order[first] != v)
+				first++;
+			return ls_fail(error,
+			               "op '%s' appears twice in the order (entries %u and %u)",
+			               lh_graph_op(g, v)->name, first, k),
+			       G_MAXUINT32;
 		}
-		if (stream[v] >= ns) {
-			g_set_error(error, LH_PLAN_ERROR, LH_PLAN_ERROR_INVALID,
-			            "plan builder: op '%s' is assigned stream %u, but the plan "
-			            "has %u streams",
-			            op->name, stream[v], ns);
-			return FALSE;
+		guint32 s = rv->s;
+		if (s >= ns)
+			return ls_fail(error,
+			               "op '%s' is assigned stream %u, but the plan has %u streams",
+			               lh_graph_op(g, v)->name, s, ns),
+			       G_MAXUINT32;
+		for (guint32 j = at[v]; j < at[v + 1]; j++) {
+			const LsRec *ru = &r[dep[j]];
+			if (ru->s != LS_INPUT && ru->pos == LS_NONE)
+				return ls_fail(
+				           error, "op '%s' comes before its dep '%s' in the order",
+				           lh_graph_op(g, v)->name, lh_graph_op(g, dep[j])->name),
+				       G_MAXUINT32;
 		}
-		guint32 nd;
-		const guint32 *d = lh_graph_deps(g, v, &nd);
-		for (guint32 j = 0; j < nd; j++)
-			if (lh_graph_op(g, d[j])->kind != LH_OP_INPUT && pos[d[j]] == G_MAXUINT32) {
-				g_set_error(error, LH_PLAN_ERROR, LH_PLAN_ERROR_INVALID,
-				            "plan builder: op '%s' comes before its dep '%s' in "
-				            "the order",
-				            op->name, lh_graph_op(g, d[j])->name);
-				return FALSE;
-			}
-		pos[v] = k;
+		for (guint32 j = at[v]; j < at[v + 1]; j++) {
+			const LsRec *ru = &r[dep[j]];
+			if (ru->s == LS_INPUT || ru->s == s)
+				continue;
+			guint32 *cov = &covered[(gsize)s * ns + ru->s];
+			if (*cov > ru->pos)
+				continue;
+			/* u has a successor (v) on another stream, so it signaled. */
+			g_assert(ru->event != LS_NONE);
+			c[nc++] = (LhCmd){LH_CMD_WAIT, s, ru->event};
+			*cov = ru->pos + 1;
+		}
+		nc += lh__cmds_run(&c[nc], s, v);
+		rv->pos = len[s]++;
+		if (rv->cross) {
+			rv->event = lh_plan_new_event(p);
+			c[nc++] = (LhCmd){LH_CMD_SIGNAL, s, rv->event};
+		}
 	}
+	/* Every non-input op issued, or the first one missing named. */
 	for (guint32 i = 0; i < n_ops; i++)
-		if (lh_graph_op(g, i)->kind != LH_OP_INPUT && pos[i] == G_MAXUINT32) {
-			g_set_error(error, LH_PLAN_ERROR, LH_PLAN_ERROR_INVALID,
-			            "plan builder: op '%s' is missing from the order",
-			            lh_graph_op(g, i)->name);
-			return FALSE;
-		}
-	return TRUE;
+		if (r[i].s != LS_INPUT && r[i].pos == LS_NONE)
+			return ls_fail(error, "op '%s' is missing from the order",
+			               lh_graph_op(g, i)->name),
+			       G_MAXUINT32;
+	return nc;
 }
 
 gboolean lh_plan_add_list_schedule(LhPlan *p, const LhGraph *g, const guint32 *stream,
@@ -239,47 +301,40 @@ gboolean lh_plan_add_list_schedule(LhPlan *p, const LhGraph *g, const guint32 *s
 {
 	g_return_val_if_fail(p && g && ((stream && order) || n == 0), FALSE);
 	g_return_val_if_fail(lh_graph_is_finished(g), FALSE);
-	guint32 n_ops = lh_graph_n_ops(g), ns = lh_plan_n_streams(p);
-	/* pos[i]: first the op's place in @order (the check), then its position in its stream;
-	 * event[i]: event signaled after it, or none. covered[s * ns + t]: the latest position on
-	 * stream t that stream s already waited for (+1; 0 = none). */
-	g_autofree guint32 *pos = g_new(guint32, MAX(n_ops, 1));
-	if (!list_schedule_check(p, g, stream, order, n, pos, error))
-		return FALSE;
-	g_autofree guint32 *event = g_new(guint32, MAX(n_ops, 1));
-	g_autofree guint32 *len = g_new0(guint32, MAX(ns, 1));
-	g_autofree guint32 *covered = g_new0(guint32, MAX((gsize)ns * ns, 1));
+	guint32 n_ops = lh_graph_n_ops(g);
+	const LhOp *ops = lh__graph_ops(g);
+	const guint32 *at = lh__graph_dep_at(g), *dep = lh__graph_dep_array(g);
+	/* Each op's record, in op order. An op signals when a successor's stream differs from
+	 * its own (the streams compared as given, as the successor lists would); every such
+	 * pair may need a wait, so the commands are at most one run per entry of the order, one
+	 * signal per op that signals and one wait per such pair. */
+	g_autofree LsRec *r = g_new(LsRec, MAX(n_ops, 1));
 	for (guint32 i = 0; i < n_ops; i++)
-		event[i] = G_MAXUINT32;
-	for (guint32 k = 0; k < n; k++) {
-		guint32 v = order[k], s = stream[v];
-		if (lh_graph_op(g, v)->kind == LH_OP_INPUT)
-			continue;
-		guint32 nd;
-		const guint32 *d = lh_graph_deps(g, v, &nd);
-		for (guint32 j = 0; j < nd; j++) {
-			guint32 u = d[j];
-			if (lh_graph_op(g, u)->kind == LH_OP_INPUT || stream[u] == s)
-				continue;
-			guint32 t = stream[u];
-			if (covered[(gsize)s * ns + t] > pos[u])
-				continue;
-			/* u has a successor (v) on another stream, so it signaled. */
-			g_assert(event[u] != G_MAXUINT32);
-			lh_plan_wait(p, s, event[u]);
-			covered[(gsize)s * ns + t] = pos[u] + 1;
-		}
-		lh_plan_run(p, s, v);
-		pos[v] = len[s]++;
-		guint32 nsucc;
-		const guint32 *sc = lh_graph_succs(g, v, &nsucc);
-		for (guint32 j = 0; j < nsucc; j++)
-			if (stream[sc[j]] != s) {
-				event[v] = lh_plan_new_event(p);
-				lh_plan_signal(p, s, event[v]);
-				break;
+		r[i] = (LsRec){ops[i].kind == LH_OP_INPUT ? LS_INPUT
+		               : stream                   ? stream[i]
+		                                          : 0,
+		               LS_NONE, LS_NONE, 0};
+	guint64 most = n;
+	for (guint32 i = 0; stream && i < n_ops; i++)
+		for (guint32 j = at[i]; j < at[i + 1]; j++)
+			if (stream[dep[j]] != stream[i] && r[dep[j]].s != LS_INPUT) {
+				most += 1 + !r[dep[j]].cross;
+				r[dep[j]].cross = 1;
 			}
+	/* The commands are written in place past the plan's, and dropped again if the order is
+	 * bad: a bad call appends nothing. */
+	guint32 len0 = p->cmds->len, ev0 = p->n_events;
+	if (most > G_MAXUINT32 - len0)
+		return ls_fail(error, "%" G_GUINT64_FORMAT " more commands do not fit in a plan",
+		               most);
+	LhCmd *c = lh__plan_append(p, (guint32)most);
+	guint32 nc = list_schedule_issue(p, g, order, n, r, c, error);
+	if (nc == G_MAXUINT32) {
+		g_array_set_size(p->cmds, len0);
+		p->n_events = ev0;
+		return FALSE;
 	}
+	g_array_set_size(p->cmds, len0 + nc);
 	return TRUE;
 }
 

@@ -206,6 +206,54 @@ Test(builder, three_streams_by_hand)
 	                      "run s0 q\n");
 }
 
+/* A bad order found only after commands and events were made (the builder issues as it
+ * checks): the plan is left as it was, commands and events, and a good call after it numbers
+ * its events from there. */
+Test(builder, bad_order_late_leaves_the_plan_as_it_was)
+{
+	g_autoptr(LhGraph) g = lh_graph_new("diamond");
+	guint32 x = t_kernel(g, "x", 10, 1), y = t_kernel(g, "y", 10, 1);
+	guint32 z = t_kernel(g, "z", 10, 1), q = t_kernel(g, "q", 10, 1);
+	t_dep(g, y, x);
+	t_dep(g, z, x);
+	t_dep(g, q, y);
+	t_dep(g, q, z);
+	t_finish(g);
+	g_autoptr(LhPlan) p = lh_plan_new();
+	lh_plan_add_stream(p, "s0", LH_ROLE_COMPUTE);
+	lh_plan_add_stream(p, "s1", LH_ROLE_COMPUTE);
+	lh_plan_host(p, 7);
+	cr_assert_eq(lh_plan_new_event(p), 0);
+	guint32 stream[4];
+	stream[x] = 0;
+	stream[y] = 1;
+	stream[z] = 0;
+	stream[q] = 0;
+	/* x signals (y is on s1), y waits and runs: then q is missing. */
+	const guint32 bad[] = {x, y, z};
+	g_autoptr(GError) e = NULL;
+	cr_assert_not(lh_plan_add_list_schedule(p, g, stream, bad, 3, &e));
+	cr_assert(strstr(e->message, "op 'q' is missing from the order"), "%s", e->message);
+	cr_assert_eq(lh_plan_n_cmds(p), 1);
+	cr_assert_eq(lh_plan_n_events(p), 1);
+	/* x s0[0] signals e1 (its consumer y is on s1); y waits e1 and signals e2 (its
+	 * consumer q is on s0); z s0[1] needs nothing; q s0[2] waits e2 (dep y), not for z. */
+	const guint32 good[] = {x, y, z, q};
+	g_clear_error(&e);
+	cr_assert(lh_plan_add_list_schedule(p, g, stream, good, 4, &e), "%s", e ? e->message : "");
+	g_autofree char *got = cmds_text(p, g);
+	cr_assert_str_eq(got, "host 7\n"
+	                      "run s0 x\n"
+	                      "signal s0 e1\n"
+	                      "wait s1 e1\n"
+	                      "run s1 y\n"
+	                      "signal s1 e2\n"
+	                      "run s0 z\n"
+	                      "wait s0 e2\n"
+	                      "run s0 q\n");
+	cr_assert_eq(lh_plan_n_events(p), 3);
+}
+
 Test(builder, bad_input_appends_nothing)
 {
 	g_autoptr(LhGraph) g = copy_graph();
