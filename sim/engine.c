@@ -25,6 +25,7 @@
 #include "sim/cost-private.h"
 #include "sim/engine-private.h"
 #include "sim/graph-private.h"
+#include "sim/pages-private.h"
 #include "sim/plan-private.h"
 
 #include <math.h>
@@ -194,6 +195,9 @@ typedef struct {
 	gint64 dev, host_mem;
 	gboolean mem_changed; /* device or host bytes changed at this instant */
 	guint mem_n;          /* run_one: the points in tr->mem (its length counts spare room) */
+	guint mem_next;       /* run_one: mem_point_one's slow path is due when mem_n reaches it */
+	guint mem_ahead;      /* run_one: the room up to here was handed to mem_pages */
+	LhPages *mem_pages;   /* run_one: makes the points' room present ahead, or NULL */
 	gint64 cap_bytes;
 	gint64 *pk, *pk_t; /* where this device's peak goes: the trace's peak, or dev_peak[d] */
 	gint64 *pk_host;   /* the trace's peak_host (one device), else a scratch */
@@ -256,6 +260,39 @@ static gint64 round_cost(double ns)
 
 /* ---- memory ---- */
 
+/* Points whose room the page helper makes present at a time: 4 MiB of them. */
+#define MEM_AHEAD ((guint)((4u << 20) / sizeof(LhMemPoint)))
+
+/* run_one's points are written in order into room reserved up front (run_one), 48 MB for a
+ * serial plan of 10^6 ops, and each new page faulted on its first write: all of lh_simulate's
+ * page faults at that size (bench-engine --serial, perf; issue 12). When the room is large,
+ * the page helper makes the next MEM_AHEAD to 2 MEM_AHEAD points' pages present while the
+ * engine writes the ones before, as the graph's op array does (sim/graph.c, ops_ahead): at
+ * most 8 MiB made present and left unused. mem_room is due when mem_n reaches mem_next:
+ * there it hands the next stretch over, or grows the array when its room is full. */
+static void mem_room(Sim *x)
+{
+	GArray *mem = x->tr->mem;
+	if (x->mem_n == mem->len) {
+		/* Full (beyond run_one's cap): the array may move, so the helper must be done
+		 * with it. GArray grows its room to a power of two, as appends would; the room
+		 * past the cap faults as it comes. */
+		lh__pages_free(x->mem_pages);
+		x->mem_pages = NULL;
+		g_array_set_size(mem, x->mem_n + 4096);
+		x->mem_ahead = mem->len;
+	} else {
+		/* Up to 2 MEM_AHEAD points past the next one, in one stretch. */
+		guint from = x->mem_ahead, to = MIN(x->mem_n + 2 * MEM_AHEAD, mem->len);
+		if (to > from)
+			lh__pages_add(x->mem_pages, (LhMemPoint *)(void *)mem->data + from,
+			              (gsize)(to - from) * sizeof(LhMemPoint));
+		x->mem_ahead = MAX(from, to);
+	}
+	/* Due again MEM_AHEAD points on, while room is left to hand over; else when full. */
+	x->mem_next = x->mem_ahead < mem->len ? x->mem_n + MEM_AHEAD : mem->len;
+}
+
 /* One point per instant of the memory in use, for a graph without placement. While run_one
  * runs, tr->mem holds mem_n points and spare room after them (mem_reserve): a point is then a
  * store, not a call (g_array_append_val cost about 80 instructions per point). */
@@ -268,9 +305,8 @@ G_ALWAYS_INLINE static inline void mem_point_one(Sim *x)
 		last->device_bytes = x->dev;
 		last->host_bytes = x->host_mem;
 	} else if (!last || last->device_bytes != x->dev || last->host_bytes != x->host_mem) {
-		if (G_UNLIKELY(x->mem_n == tr->mem->len)) {
-			/* GArray grows its room to a power of two, as appends would. */
-			g_array_set_size(tr->mem, x->mem_n + 4096);
+		if (G_UNLIKELY(x->mem_n == x->mem_next)) {
+			mem_room(x);
 			pts = (LhMemPoint *)(void *)tr->mem->data;
 		}
 		pts[x->mem_n++] = (LhMemPoint){x->t, x->dev, x->host_mem};
@@ -1508,6 +1544,15 @@ static void run_one(World *w)
 	 * that a huge plan does not ask for all of it at once; beyond, the array grows. */
 	g_array_set_size(x->tr->mem,
 	                 x->mem_n + MIN(2 * (gsize)x->n_stream_cmds + 1, (gsize)1 << 25));
+	/* Room for more than 2 MEM_AHEAD points is made present ahead (mem_room); the first
+	 * 2 MEM_AHEAD are handed over now, and the helper starts with them. */
+	x->mem_pages = NULL;
+	x->mem_ahead = x->mem_next = x->tr->mem->len;
+	if (x->tr->mem->len - x->mem_n > 2 * MEM_AHEAD) {
+		x->mem_pages = lh__pages_new();
+		x->mem_ahead = x->mem_n;
+		mem_room(x);
+	}
 	while (!w->failed) {
 		if (x->t == x->next_eta)
 			process_due(x, FALSE);
@@ -1554,6 +1599,8 @@ static void run_one(World *w)
 			x->t = next;
 		}
 	}
+	lh__pages_free(x->mem_pages); /* before the room's length is dropped */
+	x->mem_pages = NULL;
 	g_array_set_size(x->tr->mem, x->mem_n); /* drops the spare room's length */
 	w->dev[0] = xs;
 }

@@ -150,3 +150,44 @@ Test(buffers, host_buffers_alias_in_host_memory)
 	cr_assert_eq(t->ops[hu].end, 422);
 	cr_expect_eq(t->peak_host, 4096);
 }
+
+/* A curve of 200 001 points, longer than the stretches whose pages the engine has made present
+ * ahead of its writes (sim/engine.c, mem_room: 4 MiB, 174 762 points, at a time), checked
+ * point by point. A chain of N = 200 000 kernels of 1000 ns, op k's output k + 1 bytes, each
+ * consumed by the next op only:
+ * - t = 0: op 0 starts, 1 byte in use;
+ * - t = 1000 k (0 < k < N): op k - 1 ends and frees op k - 2's output (its last consumer),
+ *   op k starts: outputs k - 1 and k live, k + (k + 1) = 2k + 1 bytes;
+ * - t = 1000 N: op N - 1 ends and frees output N - 2; its own (N bytes) has no consumer and
+ *   stays to the end.
+ * Every instant's total differs from the one before, so each is a point: N + 1 of them. The
+ * peak is the last start's, 2 (N - 1) + 1 bytes at 1000 (N - 1). */
+Test(buffers, long_curve_has_every_point)
+{
+	const guint32 N = 200000;
+	g_autoptr(LhGraph) g = lh_graph_new("chain");
+	for (guint32 k = 0; k < N; k++) {
+		char name[32];
+		g_snprintf(name, sizeof name, "k%u", k);
+		kern(g, name, 1000, k + 1);
+		if (k)
+			t_dep(g, k, k - 1);
+	}
+	t_finish(g);
+	g_autoptr(LhTrace) t = run_serial(g);
+	cr_assert_eq(t->mem->len, N + 1);
+	const LhMemPoint *m = (const LhMemPoint *)(const void *)t->mem->data;
+	cr_assert_eq(m[0].t, 0);
+	cr_assert_eq(m[0].device_bytes, 1);
+	for (guint32 k = 1; k < N; k++) {
+		if (m[k].t != 1000 * (gint64)k || m[k].device_bytes != 2 * (gint64)k + 1 ||
+		    m[k].host_bytes != 0)
+			cr_assert_fail("point %u: t %" G_GINT64_FORMAT ", %" G_GINT64_FORMAT
+			               " B device, %" G_GINT64_FORMAT " B host",
+			               k, m[k].t, m[k].device_bytes, m[k].host_bytes);
+	}
+	cr_assert_eq(m[N].t, 1000 * (gint64)N);
+	cr_assert_eq(m[N].device_bytes, N);
+	cr_assert_eq(t->peak_device, 2 * (gint64)(N - 1) + 1);
+	cr_assert_eq(t->peak_device_t, 1000 * (gint64)(N - 1));
+}
