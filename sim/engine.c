@@ -27,6 +27,7 @@
 #include "sim/graph-private.h"
 #include "sim/pages-private.h"
 #include "sim/plan-private.h"
+#include "sim/trace-private.h"
 
 #include <math.h>
 #include <string.h>
@@ -177,6 +178,12 @@ typedef struct {
 	double tail_sm, tail_hbm, tail_link, tail_net; /* fifo: capacity left after the last
 	                         rated one */
 	guint8 *cflags;                                /* per op: COST_* */
+	/* The trace's issue times and op timings, written first by a helper (simulate): those of
+	 * commands below cmd_ready and ops below op_ready are written, more once the helper's
+	 * fills reach cmd_base + 8 (c + 1) and op_base + 32 (i + 1) bytes (trace_ready). */
+	LhPages *tr_pages; /* NULL when the trace was set up front */
+	guint64 cmd_base, op_base;
+	guint32 cmd_ready, op_ready;
 	LhCostCtx cx; /* the cost model's constants for this device's hardware (read-only) */
 	double slow;  /* this device's straggler factor (LhSimOptions.slow), 1 if none */
 	Fifo sm_line, h2d_line, d2h_line;
@@ -291,6 +298,24 @@ static void mem_room(Sim *x)
 	}
 	/* Due again MEM_AHEAD points on, while room is left to hand over; else when full. */
 	x->mem_next = x->mem_ahead < mem->len ? x->mem_n + MEM_AHEAD : mem->len;
+}
+
+/* Waits until the helper has written command @c's issue time and op @op's timing: the host
+ * issues c, which runs @op (0 for another kind of command). The first writes to the trace's
+ * arrays are the helper's, and the host's first touch of a command or an op is its issue
+ * (dispatch, start and end come after). */
+static G_NO_INLINE void trace_ready(Sim *x, guint32 c, guint32 op)
+{
+	if (c >= x->cmd_ready) {
+		guint64 f = lh__pages_filled(x->tr_pages, x->cmd_base + ((guint64)c + 1) * 8);
+		x->cmd_ready = (guint32)MIN((f - x->cmd_base) / 8, (guint64)x->n_cmds);
+	}
+	if (op >= x->op_ready) {
+		guint64 f = lh__pages_filled(x->tr_pages,
+		                             x->op_base + ((guint64)op + 1) * sizeof(LhOpTiming));
+		x->op_ready = (guint32)MIN((f - x->op_base) / sizeof(LhOpTiming),
+		                           (guint64)lh_graph_n_ops(x->g));
+	}
 }
 
 /* One point per instant of the memory in use, for a graph without placement. While run_one
@@ -1278,6 +1303,9 @@ G_ALWAYS_INLINE static inline gboolean host_issue(Sim *x, const gboolean multi)
 		guint32 c = x->hc;
 		x->hc = multi ? x->dnext[c] : c + 1;
 		const LhCmd *cmd = &x->cmds[c];
+		if (G_UNLIKELY(c >= x->cmd_ready ||
+		               (cmd->kind == LH_CMD_RUN && cmd->arg >= x->op_ready)))
+			trace_ready(x, c, cmd->kind == LH_CMD_RUN ? (guint32)cmd->arg : 0);
 		x->tr->cmd_issue[c] = x->t;
 		if (cmd->kind == LH_CMD_RUN)
 			x->tr->ops[cmd->arg].issue = x->t;
@@ -1704,7 +1732,14 @@ static LhTrace *simulate(const LhGraph *g, const LhHw *hw, const LhPlan *plan,
 	guint32 E = lh_plan_n_events(plan);
 	const LhCmd *cmds = lh_plan_cmds(plan, NULL);
 	const LhOp *ops = lh__graph_ops(g);
-	LhTrace *tr = lh_trace_new(n_ops, n_cmds);
+	/* The trace's 40 MB at 10^6 ops (issue times, op timings) are written first by a helper
+	 * while the engine sets up and runs (sim/trace-private.h); the host waits only where it
+	 * would issue ahead of the helper (trace_ready). A checkpoint's restore writes timings
+	 * of ops it does not issue, so there the trace is set up front. */
+	guint64 cmd_base = 0, op_base = 0;
+	LhPages *tr_pages = ckc ? NULL : lh__pages_new();
+	LhTrace *tr = tr_pages ? lh__trace_new_filling(n_ops, n_cmds, tr_pages, &cmd_base, &op_base)
+	                       : lh_trace_new(n_ops, n_cmds);
 	tr->source = g_strdup("simulated");
 	if (w.multi)
 		lh_trace_set_devices(tr, w.D);
@@ -1750,6 +1785,10 @@ static LhTrace *simulate(const LhGraph *g, const LhHw *hw, const LhPlan *plan,
 		x->s_inflight = s_inflight;
 		x->s_outstanding = s_outstanding;
 		x->cflags = cflags;
+		x->tr_pages = tr_pages;
+		x->cmd_base = cmd_base;
+		x->op_base = op_base;
+		x->cmd_ready = x->op_ready = tr_pages ? 0 : G_MAXUINT32;
 		lh__cost_ctx_init(&x->cx, x->hw);
 		x->slow = opt->slow ? opt->slow[d] : 1;
 		x->consumers = consumers;
@@ -1865,6 +1904,7 @@ static LhTrace *simulate(const LhGraph *g, const LhHw *hw, const LhPlan *plan,
 	else
 		run_many(&w);
 
+	lh__pages_free(tr_pages); /* every fill written: the ops never issued are unset */
 	gboolean over = FALSE;
 	for (guint32 d = 0; d < w.D; d++) {
 		Sim *x = &w.dev[d];

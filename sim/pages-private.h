@@ -11,7 +11,19 @@
  * and write an array at once, before the helper has reached it; a page the helper has not
  * reached yet faults as it would have. Nothing is handed over below LH_PAGES_MIN bytes, nor
  * where the system cannot populate (other systems, older kernels): then nothing changes.
- * Results do not depend on it, only wall time. */
+ * Results do not depend on it, only wall time.
+ *
+ * Populating makes pages present in the guest's page tables only. On a VM that hands free
+ * memory back to its host (free page reporting, as on the Firecracker VMs of bench/README.md),
+ * the first write to each new page still traps to the host, about 6 us a page there: 40 MiB
+ * written page by page took 112 ms, populated first and then written 60 ms, and written again
+ * 2 ms. Only a write moves that cost off the caller's core. So an array that the caller first
+ * touches later, in a known order and with known values (a trace's unset timings and zero
+ * issue times), can be filled by the helper instead (lh__pages_fill): the caller then reads
+ * or writes a record only once the helper has written it (lh__pages_filled).
+ *
+ * For tests: with LHSIM_PAGES_LAG_US=N in the environment, a helper sleeps N us before each
+ * 256 KiB step of a fill, so that its callers surely overtake it and must wait. */
 #pragma once
 
 #include <glib.h>
@@ -21,14 +33,27 @@ G_BEGIN_DECLS
 /* Smaller arrays are left to fault as usual: a thread is not worth their few pages. */
 #define LH_PAGES_MIN ((gsize)1 << 20)
 
+/* The largest record lh__pages_fill copies, in bytes. */
+#define LH_PAGES_REC_MAX 64
+
 typedef struct _LhPages LhPages;
 
 LhPages *lh__pages_new(void); /* caller frees; starts no thread until an array is handed over */
 /* Hands @bytes of memory at @mem (an array just allocated, of any alignment) to the helper,
  * which starts with the first array handed over. */
 void lh__pages_add(LhPages *p, void *mem, gsize bytes);
+/* Has the helper write @n copies of the @size-byte record @rec (at most LH_PAGES_REC_MAX) at
+ * @mem, after what it was handed before. The fills of @p form one sequence of bytes, in the
+ * order they were handed over; this returns the bytes before this fill's, B: its record i is
+ * written once lh__pages_filled() reaches B + (i + 1) @size, and until then the caller must
+ * not touch it. Below LH_PAGES_MIN bytes, or without a thread, the caller's own thread fills
+ * it before this returns. */
+guint64 lh__pages_fill(LhPages *p, void *mem, gsize n, const void *rec, gsize size);
+/* Waits until the fills of @p have written @upto bytes of their sequence; returns how many
+ * are written (>= @upto), which the caller may keep: what is written stays so. */
+guint64 lh__pages_filled(LhPages *p, guint64 upto);
 /* Waits for the helper to finish what it was handed and frees @p (NULL is fine). Call it
- * before the arrays handed over are freed. */
+ * before the arrays handed over are freed; every fill is then written. */
 void lh__pages_free(LhPages *p);
 
 /* g_new(@type, @n) and g_new0(@type, @n), handed to @pages. */

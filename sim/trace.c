@@ -1,6 +1,7 @@
 /* lhsim — traces: allocation, unit formatting and the Chrome trace-event writer. */
 #include "sim/trace.h"
 #include "sim/pages-private.h"
+#include "sim/trace-private.h"
 #include "sim/util.h"
 
 #include <math.h>
@@ -9,20 +10,35 @@
 LhTrace *lh_trace_new(guint32 n_ops, guint32 n_cmds)
 {
 	LhTrace *t = g_new0(LhTrace, 1);
-	/* At 10^6 ops the two arrays are 48 MB of new memory: the page helper makes their pages
+	/* At 10^6 ops the two arrays are 40 MB of new memory: the page helper makes their pages
 	 * present on the other core while this one writes the timings (sim/pages-private.h). */
 	LhPages *pages = lh__pages_new();
 	t->n_ops = n_ops;
 	t->n_cmds = n_cmds;
 	t->ops = lh__pages_alloc(pages, LhOpTiming, MAX(n_ops, 1));
 	t->cmd_issue = lh__pages_alloc0(pages, gint64, MAX(n_cmds, 1));
-	for (guint32 i = 0; i < n_ops; i++) {
-		LhOpTiming z = {-1, -1, -1, -1, LH_ENGINE_NONE, 0, {0, 0}};
-		t->ops[i] = z;
-	}
+	for (guint32 i = 0; i < n_ops; i++)
+		t->ops[i] = lh__op_timing_unset();
 	lh__pages_free(pages);
 	t->mem = g_array_new(FALSE, FALSE, sizeof(LhMemPoint));
 	t->n_devices = 1;
+	return t;
+}
+
+LhTrace *lh__trace_new_filling(guint32 n_ops, guint32 n_cmds, LhPages *pages, guint64 *cmd_base,
+                               guint64 *op_base)
+{
+	LhTrace *t = g_new0(LhTrace, 1);
+	t->n_ops = n_ops;
+	t->n_cmds = n_cmds;
+	t->ops = g_new(LhOpTiming, MAX(n_ops, 1));
+	t->cmd_issue = g_new(gint64, MAX(n_cmds, 1));
+	t->mem = g_array_new(FALSE, FALSE, sizeof(LhMemPoint));
+	t->n_devices = 1;
+	const gint64 zero = 0;
+	const LhOpTiming unset = lh__op_timing_unset();
+	*cmd_base = lh__pages_fill(pages, t->cmd_issue, n_cmds, &zero, sizeof zero);
+	*op_base = lh__pages_fill(pages, t->ops, n_ops, &unset, sizeof unset);
 	return t;
 }
 

@@ -161,9 +161,16 @@ Test(buffers, host_buffers_alias_in_host_memory)
  * - t = 1000 N: op N - 1 ends and frees output N - 2; its own (N bytes) has no consumer and
  *   stays to the end.
  * Every instant's total differs from the one before, so each is a point: N + 1 of them. The
- * peak is the last start's, 2 (N - 1) + 1 bytes at 1000 (N - 1). */
-Test(buffers, long_curve_has_every_point)
+ * peak is the last start's, 2 (N - 1) + 1 bytes at 1000 (N - 1).
+ * The op timings and issue times (6.4 MB and 1.6 MB, written first by the engine's helper while
+ * it runs, sim/trace-private.h) are checked too: t_hw() has no host costs, so the host issues
+ * every command at 0; op k runs from 1000 k to 1000 (k + 1) on stream 0, on the SMs. An input
+ * of no bytes, added last, never runs: its timing is the unset one. */
+Test(buffers, long_run_has_every_point_and_timing)
 {
+	/* The engine's helper sleeps 2 ms before each 256 KiB it writes (sim/pages-private.h):
+	 * the host, which issues every command at 0, overtakes it and must wait for it. */
+	g_setenv("LHSIM_PAGES_LAG_US", "2000", TRUE);
 	const guint32 N = 200000;
 	g_autoptr(LhGraph) g = lh_graph_new("chain");
 	for (guint32 k = 0; k < N; k++) {
@@ -173,8 +180,24 @@ Test(buffers, long_curve_has_every_point)
 		if (k)
 			t_dep(g, k, k - 1);
 	}
+	guint32 in = t_op(g, "in", LH_OP_INPUT, 0);
 	t_finish(g);
 	g_autoptr(LhTrace) t = run_serial(g);
+	cr_assert_eq(t->n_cmds, N);
+	for (guint32 k = 0; k < N; k++) {
+		const LhOpTiming *o = &t->ops[k];
+		if (t->cmd_issue[k] != 0 || o->issue != 0 || o->start != 1000 * (gint64)k ||
+		    o->end != 1000 * (gint64)(k + 1) || o->stream != 0 ||
+		    o->engine != LH_ENGINE_SM || o->engine_index != 0)
+			cr_assert_fail("op %u: issued %" G_GINT64_FORMAT
+			               " (command %" G_GINT64_FORMAT "), %" G_GINT64_FORMAT
+			               " - %" G_GINT64_FORMAT " on stream %d, engine %u",
+			               k, o->issue, t->cmd_issue[k], o->start, o->end, o->stream,
+			               o->engine);
+	}
+	const LhOpTiming *oi = &t->ops[in];
+	cr_assert(oi->issue == -1 && oi->start == -1 && oi->end == -1 && oi->stream == -1 &&
+	          oi->engine == LH_ENGINE_NONE && oi->engine_index == 0);
 	cr_assert_eq(t->mem->len, N + 1);
 	const LhMemPoint *m = (const LhMemPoint *)(const void *)t->mem->data;
 	cr_assert_eq(m[0].t, 0);

@@ -94,3 +94,56 @@ Test(pages, contents_are_the_callers)
 	lh__pages_free(NULL);
 	lh__pages_free(lh__pages_new()); /* nothing handed over: no helper to wait for */
 }
+
+/* A record of 24 bytes, neither a power of two nor all one byte. */
+typedef struct {
+	gint64 a, b;
+	guint32 c;
+	guint8 d[4];
+} Rec;
+
+static gboolean rec_eq(const Rec *x, const Rec *y)
+{
+	return memcmp(x, y, sizeof(Rec)) == 0;
+}
+
+/* Fills form one sequence of bytes in the order they are handed over: a big one (the helper's),
+ * a small one (below LH_PAGES_MIN: the caller's, after the big one), a big one of zeros. Each
+ * of the last one's records is read once lh__pages_filled says the sequence reached its end, in
+ * an order that jumps about (so that some reads wait for the helper), and every record of every
+ * fill ends as asked, over what the arrays held before. */
+Test(pages, fills_write_every_record_in_sequence)
+{
+	const Rec one = {-1, 0x0102030405060708, 0xdeadbeef, {1, 2, 3, 4}};
+	const Rec zero = {0, 0, 0, {0, 0, 0, 0}};
+	gsize nb = 3 * LH_PAGES_MIN / sizeof(Rec) + 7, ns = 100,
+	      nz = 2 * LH_PAGES_MIN / sizeof(Rec);
+	Rec *big = g_new(Rec, nb), *small = g_new(Rec, ns);
+	Rec *z = (Rec *)(void *)fresh(nz * sizeof(Rec));
+	memset(big, 0x5a, nb * sizeof(Rec)); /* not what the fills write */
+	memset(z, 0x77, nz * sizeof(Rec));
+	LhPages *p = lh__pages_new();
+	guint64 b0 = lh__pages_fill(p, big, nb, &one, sizeof one);
+	guint64 b1 = lh__pages_fill(p, small, ns, &one, sizeof one);
+	guint64 b2 = lh__pages_fill(p, z, nz, &zero, sizeof zero);
+	/* The bases: what came before, in bytes. */
+	cr_assert_eq(b0, 0);
+	cr_assert_eq(b1, nb * sizeof(Rec));
+	cr_assert_eq(b2, (nb + ns) * sizeof(Rec));
+	/* The small fill was written before lh__pages_fill returned, so the big one is too. */
+	cr_assert_geq(lh__pages_filled(p, 0), b2);
+	for (gsize k = 0; k < ns; k++)
+		cr_assert(rec_eq(&small[k], &one), "small[%zu]", k);
+	for (gsize j = 0; j < nz; j++) {
+		gsize k = (j * 7919) % nz; /* 7919 is prime and no factor of nz */
+		guint64 f = lh__pages_filled(p, b2 + (k + 1) * sizeof(Rec));
+		cr_assert_geq(f, b2 + (k + 1) * sizeof(Rec));
+		cr_assert(rec_eq(&z[k], &zero), "z[%zu]", k);
+	}
+	for (gsize k = 0; k < nb; k++)
+		cr_assert(rec_eq(&big[k], &one), "big[%zu]", k);
+	lh__pages_free(p);
+	g_free(big);
+	g_free(small);
+	munmap(z, nz * sizeof(Rec));
+}
