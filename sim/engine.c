@@ -179,10 +179,10 @@ typedef struct {
 	                         rated one */
 	guint8 *cflags;                                /* per op: COST_* */
 	/* The trace's issue times and op timings, written first by a helper (simulate): those of
-	 * commands below cmd_ready and ops below op_ready are written, more once the helper's
-	 * fills reach cmd_base + 8 (c + 1) and op_base + 32 (i + 1) bytes (trace_ready). */
+	 * commands below cmd_ready and ops below op_ready are written, more as the helper's fills
+	 * go on (trace_ready). */
 	LhPages *tr_pages; /* NULL when the trace was set up front */
-	guint64 cmd_base, op_base;
+	LhFill *cmd_fill, *op_fill;
 	guint32 cmd_ready, op_ready;
 	LhCostCtx cx; /* the cost model's constants for this device's hardware (read-only) */
 	double slow;  /* this device's straggler factor (LhSimOptions.slow), 1 if none */
@@ -203,8 +203,12 @@ typedef struct {
 	gboolean mem_changed; /* device or host bytes changed at this instant */
 	guint mem_n;          /* run_one: the points in tr->mem (its length counts spare room) */
 	guint mem_next;       /* run_one: mem_point_one's slow path is due when mem_n reaches it */
-	guint mem_ahead;      /* run_one: the room up to here was handed to mem_pages */
-	LhPages *mem_pages;   /* run_one: makes the points' room present ahead, or NULL */
+	guint mem_ready;   /* run_one: the room below is written (by the helper, or never handed) */
+	guint mem_first;   /* run_one: where the room's first stretch starts */
+	guint mem_handed;  /* run_one: stretches handed to the helper; G_MAXUINT: none will be */
+	LhFill **mem_fill; /* run_one: the fill of each stretch handed over */
+	LhPages *mem_pages; /* run_one: tr_pages, or its own when that is NULL */
+	gboolean mem_own;   /* run_one: mem_pages is its own, to free */
 	gint64 cap_bytes;
 	gint64 *pk, *pk_t; /* where this device's peak goes: the trace's peak, or dev_peak[d] */
 	gint64 *pk_host;   /* the trace's peak_host (one device), else a scratch */
@@ -267,16 +271,16 @@ static gint64 round_cost(double ns)
 
 /* ---- memory ---- */
 
-/* Points whose room the page helper makes present at a time: 4 MiB of them. */
+/* Points in a stretch of the room that the page helper writes ahead: 4 MiB of them. */
 #define MEM_AHEAD ((guint)((4u << 20) / sizeof(LhMemPoint)))
 
 /* run_one's points are written in order into room reserved up front (run_one), 48 MB for a
  * serial plan of 10^6 ops, and each new page faulted on its first write: all of lh_simulate's
  * page faults at that size (bench-engine --serial, perf; issue 12). When the room is large,
- * the page helper makes the next MEM_AHEAD to 2 MEM_AHEAD points' pages present while the
- * engine writes the ones before, as the graph's op array does (sim/graph.c, ops_ahead): at
- * most 8 MiB made present and left unused. mem_room is due when mem_n reaches mem_next:
- * there it hands the next stretch over, or grows the array when its room is full. */
+ * the page helper writes it first (zeros, lh__pages_fill), a stretch of MEM_AHEAD points at a
+ * time, two stretches ahead of the one the engine writes in: at most 8 MiB are written and left
+ * unused. mem_room is due when mem_n reaches mem_next: it hands stretches over and waits for
+ * the one mem_n is in, or grows the array when its room is full. */
 static void mem_room(Sim *x)
 {
 	GArray *mem = x->tr->mem;
@@ -284,20 +288,31 @@ static void mem_room(Sim *x)
 		/* Full (beyond run_one's cap): the array may move, so the helper must be done
 		 * with it. GArray grows its room to a power of two, as appends would; the room
 		 * past the cap faults as it comes. */
-		lh__pages_free(x->mem_pages);
-		x->mem_pages = NULL;
+		for (guint j = 0; x->mem_handed != G_MAXUINT && j < x->mem_handed; j++)
+			lh__fill_wait(x->mem_fill[j],
+			              MIN(MEM_AHEAD, mem->len - (x->mem_first + j * MEM_AHEAD)) -
+			                  1);
+		x->mem_handed = G_MAXUINT;
 		g_array_set_size(mem, x->mem_n + 4096);
-		x->mem_ahead = mem->len;
+		x->mem_ready = mem->len;
+	} else if (x->mem_handed == G_MAXUINT) { /* no stretches: nothing to wait for */
+		x->mem_ready = mem->len;
 	} else {
-		/* Up to 2 MEM_AHEAD points past the next one, in one stretch. */
-		guint from = x->mem_ahead, to = MIN(x->mem_n + 2 * MEM_AHEAD, mem->len);
-		if (to > from)
-			lh__pages_add(x->mem_pages, (LhMemPoint *)(void *)mem->data + from,
-			              (gsize)(to - from) * sizeof(LhMemPoint));
-		x->mem_ahead = MAX(from, to);
+		guint j = (x->mem_n - x->mem_first) / MEM_AHEAD;
+		LhMemPoint *pts = (LhMemPoint *)(void *)mem->data;
+		const LhMemPoint zero = {0, 0, 0};
+		for (; x->mem_handed <= j + 2; x->mem_handed++) {
+			guint from = x->mem_first + x->mem_handed * MEM_AHEAD;
+			if (from >= mem->len)
+				break;
+			x->mem_fill[x->mem_handed] =
+			    lh__pages_fill(x->mem_pages, pts + from,
+			                   MIN(MEM_AHEAD, mem->len - from), &zero, sizeof zero);
+		}
+		guint from = x->mem_first + j * MEM_AHEAD;
+		x->mem_ready = from + (guint)lh__fill_wait(x->mem_fill[j], x->mem_n - from);
 	}
-	/* Due again MEM_AHEAD points on, while room is left to hand over; else when full. */
-	x->mem_next = x->mem_ahead < mem->len ? x->mem_n + MEM_AHEAD : mem->len;
+	x->mem_next = x->mem_ready;
 }
 
 /* Waits until the helper has written command @c's issue time and op @op's timing: the host
@@ -306,16 +321,10 @@ static void mem_room(Sim *x)
  * (dispatch, start and end come after). */
 static G_NO_INLINE void trace_ready(Sim *x, guint32 c, guint32 op)
 {
-	if (c >= x->cmd_ready) {
-		guint64 f = lh__pages_filled(x->tr_pages, x->cmd_base + ((guint64)c + 1) * 8);
-		x->cmd_ready = (guint32)MIN((f - x->cmd_base) / 8, (guint64)x->n_cmds);
-	}
-	if (op >= x->op_ready) {
-		guint64 f = lh__pages_filled(x->tr_pages,
-		                             x->op_base + ((guint64)op + 1) * sizeof(LhOpTiming));
-		x->op_ready = (guint32)MIN((f - x->op_base) / sizeof(LhOpTiming),
-		                           (guint64)lh_graph_n_ops(x->g));
-	}
+	if (c >= x->cmd_ready)
+		x->cmd_ready = (guint32)lh__fill_wait(x->cmd_fill, c);
+	if (op >= x->op_ready)
+		x->op_ready = (guint32)lh__fill_wait(x->op_fill, op);
 }
 
 /* One point per instant of the memory in use, for a graph without placement. While run_one
@@ -1572,14 +1581,20 @@ static void run_one(World *w)
 	 * that a huge plan does not ask for all of it at once; beyond, the array grows. */
 	g_array_set_size(x->tr->mem,
 	                 x->mem_n + MIN(2 * (gsize)x->n_stream_cmds + 1, (gsize)1 << 25));
-	/* Room for more than 2 MEM_AHEAD points is made present ahead (mem_room); the first
-	 * 2 MEM_AHEAD are handed over now, and the helper starts with them. */
+	/* Room for more than 2 MEM_AHEAD points is written ahead by the page helper (mem_room),
+	 * the trace's (simulate), or one of its own. */
+	guint room = x->tr->mem->len - x->mem_n;
+	x->mem_fill = NULL;
 	x->mem_pages = NULL;
-	x->mem_ahead = x->mem_next = x->tr->mem->len;
-	if (x->tr->mem->len - x->mem_n > 2 * MEM_AHEAD) {
-		x->mem_pages = lh__pages_new();
-		x->mem_ahead = x->mem_n;
-		mem_room(x);
+	x->mem_own = FALSE;
+	x->mem_handed = G_MAXUINT;
+	x->mem_ready = x->mem_next = x->tr->mem->len;
+	if (room > 2 * MEM_AHEAD) {
+		x->mem_own = x->tr_pages == NULL;
+		x->mem_pages = x->mem_own ? lh__pages_new() : x->tr_pages;
+		x->mem_fill = g_new0(LhFill *, room / MEM_AHEAD + 1);
+		x->mem_first = x->mem_ready = x->mem_next = x->mem_n;
+		x->mem_handed = 0;
 	}
 	while (!w->failed) {
 		if (x->t == x->next_eta)
@@ -1627,8 +1642,12 @@ static void run_one(World *w)
 			x->t = next;
 		}
 	}
-	lh__pages_free(x->mem_pages); /* before the room's length is dropped */
+	/* The helper may still write the room past the points: only the length drops. */
+	if (x->mem_own)
+		lh__pages_free(x->mem_pages);
+	g_free(x->mem_fill);
 	x->mem_pages = NULL;
+	x->mem_fill = NULL;
 	g_array_set_size(x->tr->mem, x->mem_n); /* drops the spare room's length */
 	w->dev[0] = xs;
 }
@@ -1736,9 +1755,9 @@ static LhTrace *simulate(const LhGraph *g, const LhHw *hw, const LhPlan *plan,
 	 * while the engine sets up and runs (sim/trace-private.h); the host waits only where it
 	 * would issue ahead of the helper (trace_ready). A checkpoint's restore writes timings
 	 * of ops it does not issue, so there the trace is set up front. */
-	guint64 cmd_base = 0, op_base = 0;
+	LhFill *cmd_fill = NULL, *op_fill = NULL;
 	LhPages *tr_pages = ckc ? NULL : lh__pages_new();
-	LhTrace *tr = tr_pages ? lh__trace_new_filling(n_ops, n_cmds, tr_pages, &cmd_base, &op_base)
+	LhTrace *tr = tr_pages ? lh__trace_new_filling(n_ops, n_cmds, tr_pages, &cmd_fill, &op_fill)
 	                       : lh_trace_new(n_ops, n_cmds);
 	tr->source = g_strdup("simulated");
 	if (w.multi)
@@ -1786,8 +1805,8 @@ static LhTrace *simulate(const LhGraph *g, const LhHw *hw, const LhPlan *plan,
 		x->s_outstanding = s_outstanding;
 		x->cflags = cflags;
 		x->tr_pages = tr_pages;
-		x->cmd_base = cmd_base;
-		x->op_base = op_base;
+		x->cmd_fill = cmd_fill;
+		x->op_fill = op_fill;
 		x->cmd_ready = x->op_ready = tr_pages ? 0 : G_MAXUINT32;
 		lh__cost_ctx_init(&x->cx, x->hw);
 		x->slow = opt->slow ? opt->slow[d] : 1;

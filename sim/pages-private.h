@@ -20,7 +20,7 @@
  * 2 ms. Only a write moves that cost off the caller's core. So an array that the caller first
  * touches later, in a known order and with known values (a trace's unset timings and zero
  * issue times), can be filled by the helper instead (lh__pages_fill): the caller then reads
- * or writes a record only once the helper has written it (lh__pages_filled).
+ * or writes a record only once the helper has written it (lh__fill_wait).
  *
  * For tests: with LHSIM_PAGES_LAG_US=N in the environment, a helper sleeps N us before each
  * 256 KiB step of a fill, so that its callers surely overtake it and must wait. */
@@ -42,16 +42,18 @@ LhPages *lh__pages_new(void); /* caller frees; starts no thread until an array i
 /* Hands @bytes of memory at @mem (an array just allocated, of any alignment) to the helper,
  * which starts with the first array handed over. */
 void lh__pages_add(LhPages *p, void *mem, gsize bytes);
+/* A fill handed to the helper (lh__pages_fill). */
+typedef struct _LhFill LhFill;
+
 /* Has the helper write @n copies of the @size-byte record @rec (at most LH_PAGES_REC_MAX) at
- * @mem, after what it was handed before. The fills of @p form one sequence of bytes, in the
- * order they were handed over; this returns the bytes before this fill's, B: its record i is
- * written once lh__pages_filled() reaches B + (i + 1) @size, and until then the caller must
- * not touch it. Below LH_PAGES_MIN bytes, or without a thread, the caller's own thread fills
- * it before this returns. */
-guint64 lh__pages_fill(LhPages *p, void *mem, gsize n, const void *rec, gsize size);
-/* Waits until the fills of @p have written @upto bytes of their sequence; returns how many
- * are written (>= @upto), which the caller may keep: what is written stays so. */
-guint64 lh__pages_filled(LhPages *p, guint64 upto);
+ * @mem, in order, 256 KiB at a time; the helper writes the fills it holds in turns, a step of
+ * each, so that a long one does not hold back the next. Until lh__fill_wait() says record i
+ * is written, the caller must not touch it. Below LH_PAGES_MIN bytes, or without a thread,
+ * the caller's own thread writes it all before this returns. The fill belongs to @p. */
+LhFill *lh__pages_fill(LhPages *p, void *mem, gsize n, const void *rec, gsize size);
+/* Waits until record @i of @f is written; returns how many are (> @i), which the caller may
+ * keep: what is written stays so. */
+gsize lh__fill_wait(LhFill *f, gsize i);
 /* Waits for the helper to finish what it was handed and frees @p (NULL is fine). Call it
  * before the arrays handed over are freed; every fill is then written. */
 void lh__pages_free(LhPages *p);

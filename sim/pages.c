@@ -16,17 +16,24 @@
 #define LH_PAGES_CAN 0
 #endif
 
-/* A fill publishes its progress every this many bytes (rounded down to whole records). */
+/* A fill is written, and its progress published, this many bytes at a time (rounded down to
+ * whole records); the helper takes the fills in hand in turns of one step each. */
 #define FILL_STEP ((gsize)256 << 10)
+
+struct _LhFill {
+	guintptr start, end; /* the array */
+	guintptr at;         /* the helper's: written up to here */
+	gsize size;          /* the record's size */
+	guint8 rec[LH_PAGES_REC_MAX];
+	gsize done; /* bytes written (atomic: the helper stores, the caller loads) */
+};
 
 typedef enum { JOB_POPULATE, JOB_FILL, JOB_END } JobKind;
 
 typedef struct {
 	JobKind kind;
-	guintptr start, end; /* populate: whole pages; fill: the array */
-	gsize size;          /* fill: the record's size */
-	guint64 base;        /* fill: the bytes of the fills handed over before it */
-	guint8 rec[LH_PAGES_REC_MAX];
+	guintptr start, end; /* populate */
+	LhFill *fill;        /* fill */
 } PagesJob;
 
 struct _LhPages {
@@ -34,76 +41,88 @@ struct _LhPages {
 	GThread *helper;
 	gboolean no_thread; /* none could be started: the caller fills */
 	gsize page;
-	gint failed;    /* the kernel cannot populate: hand no more pages over */
-	guint64 queued; /* bytes of fills handed over */
-	guint64 filled; /* bytes of fills written (atomic: the helper stores, the caller loads) */
-	gulong lag_us;  /* tests: the helper sleeps this long before each step of a fill */
+	gint failed;      /* the kernel cannot populate: hand no more pages over */
+	GPtrArray *fills; /* of LhFill, freed with @p */
+	gulong lag_us;    /* tests: the helper sleeps this long before each step of a fill */
 };
 
-/* Makes the whole pages of [start, end) present; FALSE where the kernel cannot. */
-static gboolean populate(LhPages *p, guintptr start, guintptr end)
+/* Makes the whole pages of [start, end) present, where the kernel can. */
+static void populate(LhPages *p, guintptr start, guintptr end)
 {
 #if LH_PAGES_CAN
+	if (g_atomic_int_get(&p->failed))
+		return;
 	start = (start + p->page - 1) & ~(guintptr)(p->page - 1);
 	end &= ~(guintptr)(p->page - 1);
 	/* An array freed meanwhile is no longer mapped, or is mapped for another: the first
 	 * fails (ENOMEM), the second makes pages present that are then written anyway. Neither
 	 * changes what memory holds. */
 	if (end > start && madvise((void *)start, end - start, MADV_POPULATE_WRITE) != 0 &&
-	    (errno == EINVAL || errno == EPERM)) {
+	    (errno == EINVAL || errno == EPERM))
 		g_atomic_int_set(&p->failed, 1); /* no such advice here */
-		return FALSE;
-	}
-	return TRUE;
 #else
 	(void)p;
 	(void)start;
 	(void)end;
-	return FALSE;
 #endif
 }
 
-/* Writes copies of @rec (@size bytes) over [start, end), a step at a time, publishing the
- * progress after each (@base: the bytes before it). Each step's pages are made present first:
- * on the VMs of bench/README.md that and then the writes took 60 ms for 40 MiB, the writes
- * alone 112 ms (they fault page by page). */
-static void fill(LhPages *p, guintptr start, guintptr end, const guint8 *rec, gsize size,
-                 guint64 base, gulong lag_us)
+/* Writes the next step of @f, its pages made present first (on the VMs of bench/README.md
+ * that and then the writes took 60 ms for 40 MiB, the writes alone 112 ms: they fault page
+ * by page), and publishes it. Returns whether more is left. */
+static gboolean fill_step(LhPages *p, LhFill *f, gulong lag_us)
 {
-	gsize step = MAX(FILL_STEP / size, 1) * size;
+	gsize step = MAX(FILL_STEP / f->size, 1) * f->size;
+	guintptr at = f->at, to = f->end - at > step ? at + step : f->end;
+	if (lag_us)
+		g_usleep(lag_us);
+	populate(p, at, to);
 	gboolean zero = TRUE;
-	for (gsize k = 0; k < size; k++)
-		zero &= rec[k] == 0;
-	for (guintptr at = start; at < end;) {
-		guintptr to = MIN(at + step, end);
-		if (lag_us)
-			g_usleep(lag_us);
-		if (!g_atomic_int_get(&p->failed))
-			populate(p, at, to);
-		if (zero) {
-			memset((void *)at, 0, to - at);
-		} else {
-			for (guintptr r = at; r < to; r += size)
-				memcpy((void *)r, rec, size);
-		}
-		at = to;
-		__atomic_store_n(&p->filled, base + (at - start), __ATOMIC_RELEASE);
+	for (gsize k = 0; k < f->size; k++)
+		zero &= f->rec[k] == 0;
+	if (zero) {
+		memset((void *)at, 0, to - at);
+	} else {
+		for (guintptr r = at; r < to; r += f->size)
+			memcpy((void *)r, f->rec, f->size);
 	}
+	f->at = to;
+	__atomic_store_n(&f->done, to - f->start, __ATOMIC_RELEASE);
+	return to < f->end;
+}
+
+/* Takes a job: populates at once, or puts a fill in hand. FALSE for the end. */
+static gboolean take(LhPages *p, PagesJob *j, GPtrArray *hand)
+{
+	JobKind kind = j->kind;
+	if (kind == JOB_POPULATE)
+		populate(p, j->start, j->end);
+	else if (kind == JOB_FILL)
+		g_ptr_array_add(hand, j->fill);
+	g_free(j);
+	return kind != JOB_END;
 }
 
 static gpointer pages_helper(gpointer data)
 {
 	LhPages *p = data;
+	g_autoptr(GPtrArray) hand = g_ptr_array_new(); /* fills being written, in turns */
+	gboolean end = FALSE;
 	for (;;) {
-		PagesJob *j = g_async_queue_pop(p->jobs);
-		JobKind kind = j->kind;
-		if (kind == JOB_POPULATE)
-			populate(p, j->start, j->end);
-		else if (kind == JOB_FILL)
-			fill(p, j->start, j->end, j->rec, j->size, j->base, p->lag_us);
-		g_free(j);
-		if (kind == JOB_END)
-			return NULL;
+		PagesJob *j;
+		/* New jobs join those in hand; with none in hand, wait for one. */
+		while (!end && (j = hand->len ? g_async_queue_try_pop(p->jobs)
+		                              : g_async_queue_pop(p->jobs)) != NULL)
+			end = !take(p, j, hand);
+		if (!hand->len)
+			return NULL; /* the end, and every fill written */
+		/* A step of each fill in hand, so that a long fill does not hold back a later one
+		 * whose start its caller needs as soon. */
+		for (guint k = 0; k < hand->len;)
+			if (fill_step(p, g_ptr_array_index(hand, k), p->lag_us))
+				k++;
+			else
+				g_ptr_array_remove_index(hand, k);
 	}
 }
 
@@ -140,48 +159,46 @@ void lh__pages_add(LhPages *p, void *mem, gsize bytes)
 		return;
 	/* Only the whole pages inside the array are populated: the others may hold another's
 	 * data, and the helper must not be the one to map them (it would not change them). */
-	if (bytes < 2 * p->page || !start_helper(p))
+	if (!start_helper(p))
 		return; /* no thread: the pages fault as usual */
-	PagesJob *j = g_new(PagesJob, 1);
+	PagesJob *j = g_new0(PagesJob, 1);
 	j->kind = JOB_POPULATE;
 	j->start = (guintptr)mem;
 	j->end = (guintptr)mem + bytes;
 	g_async_queue_push(p->jobs, j);
 }
 
-guint64 lh__pages_fill(LhPages *p, void *mem, gsize n, const void *rec, gsize size)
+LhFill *lh__pages_fill(LhPages *p, void *mem, gsize n, const void *rec, gsize size)
 {
-	g_return_val_if_fail(p && (mem || n == 0) && size > 0 && size <= LH_PAGES_REC_MAX, 0);
-	guint64 base = p->queued;
-	gsize bytes = n * size;
-	p->queued += bytes;
-	if (bytes == 0)
-		return base;
-	if (bytes < LH_PAGES_MIN || !start_helper(p)) {
-		/* Small, or no thread: the caller fills it now, after the fills before it. */
-		lh__pages_filled(p, base);
-		fill(p, (guintptr)mem, (guintptr)mem + bytes, rec, size, base, 0);
-		return base;
+	g_return_val_if_fail(p && (mem || n == 0) && size > 0 && size <= LH_PAGES_REC_MAX, NULL);
+	LhFill *f = g_new0(LhFill, 1);
+	f->start = f->at = (guintptr)mem;
+	f->end = (guintptr)mem + n * size;
+	f->size = size;
+	memcpy(f->rec, rec, size);
+	if (!p->fills)
+		p->fills = g_ptr_array_new_with_free_func(g_free);
+	g_ptr_array_add(p->fills, f);
+	if (n * size < LH_PAGES_MIN || !start_helper(p)) {
+		/* Small, or no thread: the caller writes it now. */
+		while (f->at < f->end)
+			fill_step(p, f, 0);
+		return f;
 	}
-	PagesJob *j = g_new(PagesJob, 1);
+	PagesJob *j = g_new0(PagesJob, 1);
 	j->kind = JOB_FILL;
-	j->start = (guintptr)mem;
-	j->end = (guintptr)mem + bytes;
-	j->size = size;
-	j->base = base;
-	memcpy(j->rec, rec, size);
+	j->fill = f;
 	g_async_queue_push(p->jobs, j);
-	return base;
+	return f;
 }
 
-guint64 lh__pages_filled(LhPages *p, guint64 upto)
+gsize lh__fill_wait(LhFill *f, gsize i)
 {
-	guint64 f;
-	/* The helper is writing what is waited for, or the fills before it: it runs on the other
-	 * core, or gets this one. */
-	while ((f = __atomic_load_n(&p->filled, __ATOMIC_ACQUIRE)) < upto)
+	gsize d, want = (i + 1) * f->size;
+	/* The helper is writing it, on the other core, or gets this one. */
+	while ((d = __atomic_load_n(&f->done, __ATOMIC_ACQUIRE)) < want)
 		g_thread_yield();
-	return f;
+	return d / f->size;
 }
 
 void lh__pages_free(LhPages *p)
@@ -196,5 +213,7 @@ void lh__pages_free(LhPages *p)
 	}
 	if (p->jobs)
 		g_async_queue_unref(p->jobs);
+	if (p->fills)
+		g_ptr_array_unref(p->fills);
 	g_free(p);
 }

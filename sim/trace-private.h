@@ -14,14 +14,12 @@ static inline LhOpTiming lh__op_timing_unset(void)
 }
 
 /* lh_trace_new(), with the command issue times (zero) and the op timings (unset) written by
- * @pages' helper (lh__pages_fill), in that order, rather than by the caller: at 10^6 ops that
- * is 40 MB of new memory, whose first writes were a quarter of lh_simulate (bench-engine
- * --serial, perf) on a VM where each new page's first write traps to the host
- * (sim/pages-private.h). *@cmd_base and *@op_base are the fills' places in @pages' sequence:
- * command c's issue time may be read or written once lh__pages_filled(@pages, *@cmd_base +
- * (c + 1) * 8) has returned, op i's timing once it has for *@op_base + (i + 1) *
- * sizeof(LhOpTiming). Free @pages before the trace. */
-LhTrace *lh__trace_new_filling(guint32 n_ops, guint32 n_cmds, LhPages *pages, guint64 *cmd_base,
-                               guint64 *op_base);
+ * @pages' helper (lh__pages_fill) rather than by the caller: at 10^6 ops that is 40 MB of new
+ * memory, whose first writes were a quarter of lh_simulate (bench-engine --serial, perf) on a
+ * VM where each new page's first write traps to the host (sim/pages-private.h). Command c's
+ * issue time may be read or written once lh__fill_wait(*@cmd_fill, c) has returned, op i's
+ * timing once lh__fill_wait(*@op_fill, i) has. Free @pages before the trace. */
+LhTrace *lh__trace_new_filling(guint32 n_ops, guint32 n_cmds, LhPages *pages, LhFill **cmd_fill,
+                               LhFill **op_fill);
 
 G_END_DECLS

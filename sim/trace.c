@@ -25,8 +25,8 @@ LhTrace *lh_trace_new(guint32 n_ops, guint32 n_cmds)
 	return t;
 }
 
-LhTrace *lh__trace_new_filling(guint32 n_ops, guint32 n_cmds, LhPages *pages, guint64 *cmd_base,
-                               guint64 *op_base)
+LhTrace *lh__trace_new_filling(guint32 n_ops, guint32 n_cmds, LhPages *pages, LhFill **cmd_fill,
+                               LhFill **op_fill)
 {
 	LhTrace *t = g_new0(LhTrace, 1);
 	t->n_ops = n_ops;
@@ -37,8 +37,8 @@ LhTrace *lh__trace_new_filling(guint32 n_ops, guint32 n_cmds, LhPages *pages, gu
 	t->n_devices = 1;
 	const gint64 zero = 0;
 	const LhOpTiming unset = lh__op_timing_unset();
-	*cmd_base = lh__pages_fill(pages, t->cmd_issue, n_cmds, &zero, sizeof zero);
-	*op_base = lh__pages_fill(pages, t->ops, n_ops, &unset, sizeof unset);
+	*cmd_fill = lh__pages_fill(pages, t->cmd_issue, n_cmds, &zero, sizeof zero);
+	*op_fill = lh__pages_fill(pages, t->ops, n_ops, &unset, sizeof unset);
 	return t;
 }
 

@@ -151,8 +151,8 @@ Test(buffers, host_buffers_alias_in_host_memory)
 	cr_expect_eq(t->peak_host, 4096);
 }
 
-/* A curve of 200 001 points, longer than the stretches whose pages the engine has made present
- * ahead of its writes (sim/engine.c, mem_room: 4 MiB, 174 762 points, at a time), checked
+/* A curve of 200 001 points, longer than the stretches of room that the engine's helper writes
+ * ahead of the engine (sim/engine.c, mem_room: 4 MiB, 174 762 points, at a time), checked
  * point by point. A chain of N = 200 000 kernels of 1000 ns, op k's output k + 1 bytes, each
  * consumed by the next op only:
  * - t = 0: op 0 starts, 1 byte in use;
@@ -162,14 +162,14 @@ Test(buffers, host_buffers_alias_in_host_memory)
  *   stays to the end.
  * Every instant's total differs from the one before, so each is a point: N + 1 of them. The
  * peak is the last start's, 2 (N - 1) + 1 bytes at 1000 (N - 1).
- * The op timings and issue times (6.4 MB and 1.6 MB, written first by the engine's helper while
- * it runs, sim/trace-private.h) are checked too: t_hw() has no host costs, so the host issues
+ * The op timings and issue times (6.4 MB and 1.6 MB, also written first by that helper,
+ * sim/trace-private.h) are checked too: t_hw() has no host costs, so the host issues
  * every command at 0; op k runs from 1000 k to 1000 (k + 1) on stream 0, on the SMs. An input
  * of no bytes, added last, never runs: its timing is the unset one. */
 Test(buffers, long_run_has_every_point_and_timing)
 {
 	/* The engine's helper sleeps 2 ms before each 256 KiB it writes (sim/pages-private.h):
-	 * the host, which issues every command at 0, overtakes it and must wait for it. */
+	 * the host, which issues every command at 0, and the curve overtake it and must wait. */
 	g_setenv("LHSIM_PAGES_LAG_US", "2000", TRUE);
 	const guint32 N = 200000;
 	g_autoptr(LhGraph) g = lh_graph_new("chain");

@@ -107,12 +107,12 @@ static gboolean rec_eq(const Rec *x, const Rec *y)
 	return memcmp(x, y, sizeof(Rec)) == 0;
 }
 
-/* Fills form one sequence of bytes in the order they are handed over: a big one (the helper's),
- * a small one (below LH_PAGES_MIN: the caller's, after the big one), a big one of zeros. Each
- * of the last one's records is read once lh__pages_filled says the sequence reached its end, in
- * an order that jumps about (so that some reads wait for the helper), and every record of every
- * fill ends as asked, over what the arrays held before. */
-Test(pages, fills_write_every_record_in_sequence)
+/* Three fills: a big one (the helper's), a small one (below LH_PAGES_MIN: the caller's, written
+ * when lh__pages_fill returns), a big one of zeros. The helper writes the big ones in turns; each
+ * record of the last is read once lh__fill_wait says it is written, in an order that jumps
+ * about (so that some reads wait for the helper), and every record of every fill ends as asked,
+ * over what the arrays held before. */
+Test(pages, fills_write_every_record)
 {
 	const Rec one = {-1, 0x0102030405060708, 0xdeadbeef, {1, 2, 3, 4}};
 	const Rec zero = {0, 0, 0, {0, 0, 0, 0}};
@@ -121,25 +121,22 @@ Test(pages, fills_write_every_record_in_sequence)
 	Rec *big = g_new(Rec, nb), *small = g_new(Rec, ns);
 	Rec *z = (Rec *)(void *)fresh(nz * sizeof(Rec));
 	memset(big, 0x5a, nb * sizeof(Rec)); /* not what the fills write */
+	memset(small, 0x5a, ns * sizeof(Rec));
 	memset(z, 0x77, nz * sizeof(Rec));
 	LhPages *p = lh__pages_new();
-	guint64 b0 = lh__pages_fill(p, big, nb, &one, sizeof one);
-	guint64 b1 = lh__pages_fill(p, small, ns, &one, sizeof one);
-	guint64 b2 = lh__pages_fill(p, z, nz, &zero, sizeof zero);
-	/* The bases: what came before, in bytes. */
-	cr_assert_eq(b0, 0);
-	cr_assert_eq(b1, nb * sizeof(Rec));
-	cr_assert_eq(b2, (nb + ns) * sizeof(Rec));
-	/* The small fill was written before lh__pages_fill returned, so the big one is too. */
-	cr_assert_geq(lh__pages_filled(p, 0), b2);
+	LhFill *fb = lh__pages_fill(p, big, nb, &one, sizeof one);
+	LhFill *fs = lh__pages_fill(p, small, ns, &one, sizeof one);
+	LhFill *fz = lh__pages_fill(p, z, nz, &zero, sizeof zero);
 	for (gsize k = 0; k < ns; k++)
 		cr_assert(rec_eq(&small[k], &one), "small[%zu]", k);
+	cr_assert_eq(lh__fill_wait(fs, 0), ns);
 	for (gsize j = 0; j < nz; j++) {
 		gsize k = (j * 7919) % nz; /* 7919 is prime and no factor of nz */
-		guint64 f = lh__pages_filled(p, b2 + (k + 1) * sizeof(Rec));
-		cr_assert_geq(f, b2 + (k + 1) * sizeof(Rec));
+		gsize w = lh__fill_wait(fz, k);
+		cr_assert(w > k && w <= nz, "%zu written, record %zu of %zu", w, k, nz);
 		cr_assert(rec_eq(&z[k], &zero), "z[%zu]", k);
 	}
+	cr_assert_eq(lh__fill_wait(fb, nb - 1), nb);
 	for (gsize k = 0; k < nb; k++)
 		cr_assert(rec_eq(&big[k], &one), "big[%zu]", k);
 	lh__pages_free(p);
