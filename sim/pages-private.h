@@ -17,10 +17,12 @@
  * memory back to its host (free page reporting, as on the Firecracker VMs of bench/README.md),
  * the first write to each new page still traps to the host, about 6 us a page there: 40 MiB
  * written page by page took 112 ms, populated first and then written 60 ms, and written again
- * 2 ms. Only a write moves that cost off the caller's core. So an array that the caller first
- * touches later, in a known order and with known values (a trace's unset timings and zero
- * issue times), can be filled by the helper instead (lh__pages_fill): the caller then reads
- * or writes a record only once the helper has written it (lh__fill_wait).
+ * 2 ms. Only a write moves that cost off the caller's core. So after populating, the helper
+ * writes each page once, leaving its value as it is (an atomic add of 0 to its first byte:
+ * sim/pages.c, touch, says why that is safe while the caller writes). And an array that the
+ * caller first touches later, in a known order and with known values (a trace's unset timings
+ * and zero issue times), can be filled by the helper instead (lh__pages_fill): the caller then
+ * reads or writes a record only once the helper has written it (lh__fill_wait).
  *
  * For tests: with LHSIM_PAGES_LAG_US=N in the environment, a helper sleeps N us before each
  * 256 KiB step of a fill, so that its callers surely overtake it and must wait. */

@@ -67,6 +67,23 @@ static void populate(LhPages *p, guintptr start, guintptr end)
 #endif
 }
 
+/* Writes each whole page of [start, end) once, leaving it as it is: a populated page's first
+ * write still traps to the host on the VMs of bench/README.md (sim/pages-private.h), and only
+ * a write moves that trap to the helper's core. The write is an atomic add of 0 to the page's
+ * first byte, a locked read-modify-write that writes back the value it read: the caller may
+ * be writing that byte at the same moment, and no store of the caller's can fall between the
+ * read and the write (x86-64's locked instructions; AArch64's exclusive pairs fail and retry),
+ * so the byte keeps the caller's value. C11 still calls an atomic and a plain access of one
+ * byte from two threads a data race (a thread sanitizer reports it); it is this one place. */
+static void touch(LhPages *p, guintptr start, guintptr end)
+{
+	if (!LH_PAGES_CAN || g_atomic_int_get(&p->failed))
+		return;
+	for (guintptr a = (start + p->page - 1) & ~(guintptr)(p->page - 1); a + p->page <= end;
+	     a += p->page)
+		__atomic_fetch_add((guint8 *)a, 0, __ATOMIC_RELAXED);
+}
+
 /* Writes the next step of @f, its pages made present first (on the VMs of bench/README.md
  * that and then the writes took 60 ms for 40 MiB, the writes alone 112 ms: they fault page
  * by page), and publishes it. Returns whether more is left. */
@@ -95,9 +112,10 @@ static gboolean fill_step(LhPages *p, LhFill *f, gulong lag_us)
 static gboolean take(LhPages *p, PagesJob *j, GPtrArray *hand)
 {
 	JobKind kind = j->kind;
-	if (kind == JOB_POPULATE)
+	if (kind == JOB_POPULATE) {
 		populate(p, j->start, j->end);
-	else if (kind == JOB_FILL)
+		touch(p, j->start, j->end);
+	} else if (kind == JOB_FILL)
 		g_ptr_array_add(hand, j->fill);
 	g_free(j);
 	return kind != JOB_END;
