@@ -1,5 +1,6 @@
 /* lhsim — lower bounds (docs/design.md#lower-bounds) and metrics (#metrics), with their table and
  * JSON writers. */
+#include "sim/pages-private.h"
 #include "sim/plan-private.h"
 #include "sim/trace.h"
 #include "sim/util.h"
@@ -75,9 +76,13 @@ static void class_bounds(const LhGraph *g, const LhHw *hw, const double *T, cons
                          const double *tail, guint32 dev, LhBounds *out)
 {
 	guint32 n = lh_graph_n_ops(g);
-	g_autofree ClassOp *c = g_new(ClassOp, MAX(n, 1));
-	g_autofree KeyIdx *kh = g_new(KeyIdx, MAX(n, 1));
-	g_autofree double *ctail = g_new(double, MAX(n, 1)); /* c[].tail, for the order by tail */
+	/* 80 MB of new arrays at 10^6 ops: the page helper makes them present ahead. */
+	LhPages *pages = lh__pages_new();
+	g_autofree ClassOp *c = lh__pages_alloc(pages, ClassOp, MAX(n, 1));
+	g_autofree KeyIdx *kh = lh__pages_alloc(pages, KeyIdx, MAX(n, 1));
+	g_autofree double *ctail =
+	    lh__pages_alloc(pages, double, MAX(n, 1)); /* c[].tail, for
+	                                                   the order by tail */
 	guint32 m = 0;
 	for (guint32 i = 0; i < n; i++) {
 		const LhOp *op = lh_graph_op(g, i);
@@ -123,6 +128,7 @@ static void class_bounds(const LhGraph *g, const LhHw *hw, const double *T, cons
 	out->class_h2d = best[C_H2D];
 	out->class_d2h = best[C_D2H];
 	out->class_link = best[C_LINK];
+	lh__pages_free(pages); /* before the arrays are freed */
 }
 
 /* Per device sums of lh_bounds (one device for a graph without placement). */
@@ -144,9 +150,11 @@ static void bounds_impl(const LhGraph *g, const LhHw *hw, const LhHw *const *dhw
 	guint32 nd = lh_graph_placed(g) ? MAX(lh_graph_devices(g), 1) : 1;
 #define DEV_HW(d) (dhw ? dhw[d] : hw)
 	const guint32 *topo = lh_graph_topo(g);
-	g_autofree double *finish = g_new0(double, MAX(n, 1));
-	g_autofree double *head = g_new0(double, MAX(n, 1));
-	g_autofree double *Ts = g_new0(double, MAX(n, 1));
+	/* 32 MB of new arrays at 10^6 ops: the page helper makes them present ahead. */
+	LhPages *pages = lh__pages_new();
+	g_autofree double *finish = lh__pages_alloc0(pages, double, MAX(n, 1));
+	g_autofree double *head = lh__pages_alloc0(pages, double, MAX(n, 1));
+	g_autofree double *Ts = lh__pages_alloc0(pages, double, MAX(n, 1));
 	g_autofree DevSums *ds = g_new0(DevSums, nd);
 	for (guint32 k = 0; k < n; k++) {
 		guint32 i = topo[k];
@@ -202,7 +210,7 @@ static void bounds_impl(const LhGraph *g, const LhHw *hw, const LhHw *const *dhw
 			ds[d].host = ds[d].non_input * DEV_HW(d)->launch_ns;
 	}
 	/* Each op's shortest remaining chain after it (the class bounds' tails). */
-	g_autofree double *tail = g_new0(double, MAX(n, 1));
+	g_autofree double *tail = lh__pages_alloc0(pages, double, MAX(n, 1));
 	for (guint32 k = n; k-- > 0;) {
 		guint32 v = topo[k], ns;
 		const guint32 *sc = lh_graph_succs(g, v, &ns);
@@ -254,6 +262,7 @@ static void bounds_impl(const LhGraph *g, const LhHw *hw, const LhHw *const *dhw
 		double s = ds[dv].non_input ? s_over(DEV_HW(dv)) : 0;
 		out->critical_path = MAX(out->critical_path, finish[i] + s);
 	}
+	lh__pages_free(pages); /* before the arrays are freed */
 #undef DEV_HW
 	struct {
 		double v;
@@ -319,13 +328,16 @@ static void radix_sort(void *v, gsize n, gsize size)
 	memcpy(&k0, a, sizeof k0);
 	g_autofree char *tmp = NULL;
 	char *src = a, *dst = NULL;
+	LhPages *pages = NULL; /* makes tmp's pages present ahead (at 10^6 ops, 16 - 32 MB) */
 	for (guint pass = 0; pass < 4; pass++) {
 		guint shift = 16 * pass;
 		guint32 *c = count + ((gsize)pass << 16);
 		if (c[(k0 >> shift) & 0xffff] == n)
 			continue; /* one digit for all: this pass would not move anything */
-		if (!dst)
-			dst = tmp = g_malloc(n * size);
+		if (!dst) {
+			pages = lh__pages_new();
+			dst = tmp = lh__pages_hand(pages, g_malloc(n * size), n * size);
+		}
 		guint32 sum = 0;
 		for (guint32 d = 0; d < 1u << 16; d++) {
 			guint32 x = c[d];
@@ -344,6 +356,7 @@ static void radix_sort(void *v, gsize n, gsize size)
 	}
 	if (src != a)
 		memcpy(a, src, n * size);
+	lh__pages_free(pages); /* before tmp is freed */
 }
 
 /* An op's [start, end) as two edges at @e[*n], if it ran on an engine for some time (@e has
@@ -392,12 +405,14 @@ static void sweep_edges(Edge *e, guint32 n, gint64 host_end, gint64 *busy, gint6
 /* The whole run's sweep, over every op. */
 static void sweep_engines(const LhTrace *t, LhMetrics *m, gint64 host_end, gint64 *busy_before)
 {
-	g_autofree Edge *e = g_new(Edge, 2 * (gsize)t->n_ops + 1);
+	LhPages *pages = lh__pages_new(); /* 48 MB at 10^6 ops, made present ahead */
+	g_autofree Edge *e = lh__pages_alloc(pages, Edge, 2 * (gsize)t->n_ops + 1);
 	guint32 n = 0;
 	for (guint32 i = 0; i < t->n_ops; i++)
 		push_edges(e, &n, &t->ops[i]);
 	sweep_edges(e, n, host_end, m->engine_busy, &m->transfer_time, &m->exposed_transfer,
 	            busy_before);
+	lh__pages_free(pages); /* before e is freed */
 }
 
 typedef struct {
@@ -409,7 +424,8 @@ typedef struct {
 /* Busy time per stream: the union of its ops' intervals, from one sort by (stream, start). */
 static void stream_busy(const LhTrace *t, LhMetrics *m)
 {
-	g_autofree Keyed *kv = g_new(Keyed, MAX(t->n_ops, 1));
+	LhPages *pages = lh__pages_new(); /* 20 MB at 10^6 ops, made present ahead */
+	g_autofree Keyed *kv = lh__pages_alloc(pages, Keyed, MAX(t->n_ops, 1));
 	guint32 n = 0;
 	for (guint32 i = 0; i < t->n_ops; i++) {
 		const LhOpTiming *tm = &t->ops[i];
@@ -424,7 +440,7 @@ static void stream_busy(const LhTrace *t, LhMetrics *m)
 		at[t->ops[kv[k].op].stream + 1]++;
 	for (guint32 s = 0; s < m->n_streams; s++)
 		at[s + 1] += at[s];
-	g_autofree guint32 *ord = g_new(guint32, MAX(n, 1));
+	g_autofree guint32 *ord = lh__pages_alloc(pages, guint32, MAX(n, 1));
 	for (guint32 k = 0; k < n; k++)
 		ord[at[t->ops[kv[k].op].stream]++] = kv[k].op;
 	for (guint32 k = 0; k < n;) {
@@ -440,6 +456,7 @@ static void stream_busy(const LhTrace *t, LhMetrics *m)
 		}
 		m->stream_busy[s] += b - a;
 	}
+	lh__pages_free(pages); /* before the arrays are freed */
 }
 
 /* Per device: compute busy (the union of its SM-engine ops), transfer and exposed transfer,
