@@ -57,7 +57,8 @@ LhFill *lh__pages_fill(LhPages *p, void *mem, gsize n, const void *rec, gsize si
  * keep: what is written stays so. */
 gsize lh__fill_wait(LhFill *f, gsize i);
 /* Waits for the helper to finish what it was handed and frees @p (NULL is fine). Call it
- * before the arrays handed over are freed; every fill is then written. */
+ * before any array handed over is freed or moved (the helper writes to it); every fill is
+ * then written. */
 void lh__pages_free(LhPages *p);
 
 /* g_new(@type, @n) and g_new0(@type, @n), handed to @pages. */

@@ -54,9 +54,8 @@ static void populate(LhPages *p, guintptr start, guintptr end)
 		return;
 	start = (start + p->page - 1) & ~(guintptr)(p->page - 1);
 	end &= ~(guintptr)(p->page - 1);
-	/* An array freed meanwhile is no longer mapped, or is mapped for another: the first
-	 * fails (ENOMEM), the second makes pages present that are then written anyway. Neither
-	 * changes what memory holds. */
+	/* The arrays handed over stay allocated until lh__pages_free (its callers' rule): the
+	 * touch below would fault on one unmapped meanwhile. */
 	if (end > start && madvise((void *)start, end - start, MADV_POPULATE_WRITE) != 0 &&
 	    (errno == EINVAL || errno == EPERM))
 		g_atomic_int_set(&p->failed, 1); /* no such advice here */
