@@ -1,5 +1,6 @@
 /* lhsim — the stream program: building, text reader and writer. */
 #include "sim/graph-private.h"
+#include "sim/pages-private.h"
 #include "sim/plan-private.h"
 #include "sim/util.h"
 
@@ -308,7 +309,10 @@ gboolean lh_plan_add_list_schedule(LhPlan *p, const LhGraph *g, const guint32 *s
 	 * its own (the streams compared as given, as the successor lists would); every such
 	 * pair may need a wait, so the commands are at most one run per entry of the order, one
 	 * signal per op that signals and one wait per such pair. */
-	g_autofree LsRec *r = g_new(LsRec, MAX(n_ops, 1));
+	/* Its 16 MB at 10^6 ops, and the commands' room below, are made present ahead by the page
+	 * helper (sim/pages-private.h). */
+	LhPages *pages = lh__pages_new();
+	g_autofree LsRec *r = lh__pages_alloc(pages, LsRec, MAX(n_ops, 1));
 	for (guint32 i = 0; i < n_ops; i++)
 		r[i] = (LsRec){ops[i].kind == LH_OP_INPUT ? LS_INPUT
 		               : stream                   ? stream[i]
@@ -324,11 +328,15 @@ gboolean lh_plan_add_list_schedule(LhPlan *p, const LhGraph *g, const guint32 *s
 	/* The commands are written in place past the plan's, and dropped again if the order is
 	 * bad: a bad call appends nothing. */
 	guint32 len0 = p->cmds->len, ev0 = p->n_events;
-	if (most > G_MAXUINT32 - len0)
+	if (most > G_MAXUINT32 - len0) {
+		lh__pages_free(pages);
 		return ls_fail(error, "%" G_GUINT64_FORMAT " more commands do not fit in a plan",
 		               most);
+	}
 	LhCmd *c = lh__plan_append(p, (guint32)most);
+	lh__pages_add(pages, c, sizeof(LhCmd) * (gsize)most);
 	guint32 nc = list_schedule_issue(p, g, order, n, r, c, error);
+	lh__pages_free(pages); /* before r is freed and the commands' array can move */
 	if (nc == G_MAXUINT32) {
 		g_array_set_size(p->cmds, len0);
 		p->n_events = ev0;
