@@ -17,13 +17,14 @@
 #endif
 
 /* A fill is written, and its progress published, this many bytes at a time (rounded down to
- * whole records); the helper takes the fills in hand in turns of one step each. */
+ * whole records), and an array handed over is populated this much at a time; the helper
+ * takes what it holds in turns of one step each. */
 #define FILL_STEP ((gsize)256 << 10)
 
 struct _LhFill {
 	guintptr start, end; /* the array */
 	guintptr at;         /* the helper's: written up to here */
-	gsize size;          /* the record's size */
+	gsize size;          /* the record's size; 0: populated and touched only (lh__pages_add) */
 	guint8 rec[LH_PAGES_REC_MAX];
 	gsize done; /* bytes written (atomic: the helper stores, the caller loads) */
 };
@@ -32,8 +33,7 @@ typedef enum { JOB_POPULATE, JOB_FILL, JOB_END } JobKind;
 
 typedef struct {
 	JobKind kind;
-	guintptr start, end; /* populate */
-	LhFill *fill;        /* fill */
+	LhFill *fill; /* what to write: a fill, or an array to populate */
 } PagesJob;
 
 struct _LhPages {
@@ -88,8 +88,14 @@ static void touch(LhPages *p, guintptr start, guintptr end)
  * by page), and publishes it. Returns whether more is left. */
 static gboolean fill_step(LhPages *p, LhFill *f, gulong lag_us)
 {
-	gsize step = MAX(FILL_STEP / f->size, 1) * f->size;
+	gsize step = f->size ? MAX(FILL_STEP / f->size, 1) * f->size : FILL_STEP;
 	guintptr at = f->at, to = f->end - at > step ? at + step : f->end;
+	if (!f->size) { /* an array handed over (lh__pages_add): whole pages, written once */
+		populate(p, at, to);
+		touch(p, at, to);
+		f->at = to;
+		return to < f->end;
+	}
 	if (lag_us)
 		g_usleep(lag_us);
 	populate(p, at, to);
@@ -111,10 +117,8 @@ static gboolean fill_step(LhPages *p, LhFill *f, gulong lag_us)
 static gboolean take(LhPages *p, PagesJob *j, GPtrArray *hand)
 {
 	JobKind kind = j->kind;
-	if (kind == JOB_POPULATE) {
-		populate(p, j->start, j->end);
-		touch(p, j->start, j->end);
-	} else if (kind == JOB_FILL)
+	(void)p;
+	if (kind == JOB_POPULATE || kind == JOB_FILL)
 		g_ptr_array_add(hand, j->fill);
 	g_free(j);
 	return kind != JOB_END;
@@ -176,12 +180,21 @@ void lh__pages_add(LhPages *p, void *mem, gsize bytes)
 		return;
 	/* Only the whole pages inside the array are populated: the others may hold another's
 	 * data, and the helper must not be the one to map them (it would not change them). */
-	if (!start_helper(p))
+	guintptr start = ((guintptr)mem + p->page - 1) & ~(guintptr)(p->page - 1);
+	guintptr end = ((guintptr)mem + bytes) & ~(guintptr)(p->page - 1);
+	if (end <= start || !start_helper(p))
 		return; /* no thread: the pages fault as usual */
+	/* Taken a step at a time, in turns with the other arrays in hand: a caller mostly writes
+	 * the arrays it has just allocated side by side. */
+	LhFill *f = g_new0(LhFill, 1);
+	f->start = f->at = start;
+	f->end = end;
+	if (!p->fills)
+		p->fills = g_ptr_array_new_with_free_func(g_free);
+	g_ptr_array_add(p->fills, f);
 	PagesJob *j = g_new0(PagesJob, 1);
 	j->kind = JOB_POPULATE;
-	j->start = (guintptr)mem;
-	j->end = (guintptr)mem + bytes;
+	j->fill = f;
 	g_async_queue_push(p->jobs, j);
 }
 
