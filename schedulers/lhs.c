@@ -170,6 +170,7 @@ typedef struct {
 
 typedef struct {
 	LhsOpDeps *dep;   /* per op */
+	LhPages *early;   /* dep's and Lhs.dsrc's pages, made present ahead; freed before dep */
 	gboolean aliases; /* some op has an alias */
 	double total;     /* the bytes of every buffer, summed in op order */
 	guint64 most;     /* the nodes and their ops' deps: a bound on the buffers they use */
@@ -206,7 +207,9 @@ static void build_graph(Lhs *s, const LhHw *hw, gboolean xla, LhsScan *sc)
 	 * pairs), a graph of many inputs fewer, and then a few pages are made present for
 	 * nothing. */
 	lh__pages_add(s->pages, s->nd, sizeof(LhsNode) * (gsize)n);
-	sc->dep = g_new(LhsOpDeps, n);
+	/* Freed before the loop, so handed to a helper of their own, joined before. */
+	sc->early = lh__pages_new();
+	sc->dep = lh__pages_alloc(sc->early, LhsOpDeps, n);
 	/* mem_model's buffers, one per op, each written whole here (one cache line each). */
 	s->bf = g_aligned_alloc(n ? n : 1, sizeof(LhsBuf), 64);
 	lh__pages_add(s->pages, s->bf, sizeof(LhsBuf) * (gsize)n);
@@ -260,7 +263,7 @@ static void build_graph(Lhs *s, const LhHw *hw, gboolean xla, LhsScan *sc)
 	s->at = lh__pages_alloc(s->pages, LhsAt, m + 1);
 	s->succ_at = lh__pages_alloc0(s->pages, guint32, m + 1);
 	s->pred = lh__pages_alloc(s->pages, guint32, MAX(ne, 1));
-	s->dsrc = g_new(guint32, MAX(m, 1));
+	s->dsrc = lh__pages_alloc(sc->early, guint32, MAX(m, 1));
 	s->low = xla ? 1 : 0;
 	s->pair_cost = xla ? 1 : 0;
 	gboolean ordered = TRUE; /* every op's deps come before it so far */
@@ -788,7 +791,9 @@ static void guard_init(Lhs *s)
 		}
 	guint32 top = m - 1, nb = (m + GB - 1) / GB;
 	/* Blocks in whole cache lines; past the last position nothing changes or counts. */
-	s->gd = g_aligned_alloc0((gsize)nb * GB, sizeof(double), 64);
+	s->gd = g_aligned_alloc((gsize)nb * GB, sizeof(double), 64);
+	lh__pages_add(s->pages, s->gd, (gsize)nb * GB * sizeof(double));
+	memset(s->gd, 0, (gsize)nb * GB * sizeof(double));
 	s->gon = g_new0(guint8, nb);
 	for (guint32 b = 0; b < n; b++) {
 		if (s->bf[b].bytes == 0)
@@ -1092,6 +1097,7 @@ static LhPlan *lhs_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GEr
 	                                         : hw->memory_gib) *
 	    1073741824.0;
 	mem_model(&s, &sc);
+	lh__pages_free(sc.early); /* before dep and dsrc are freed; long done */
 	g_free(sc.dep);
 	gboolean reference = g_getenv("LHSIM_LHS_REFERENCE") != NULL;
 	/* The memory index (see "Memory pressure" in lhs-ready.c): needed only if usage, at most
