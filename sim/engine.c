@@ -315,15 +315,15 @@ static void mem_room(Sim *x)
 	x->mem_next = x->mem_ready;
 }
 
-/* Waits until the helper has written command @c's issue time and op @op's timing: the host
- * issues c, which runs @op (0 for another kind of command). The first writes to the trace's
- * arrays are the helper's, and the host's first touch of a command or an op is its issue
- * (dispatch, start and end come after). */
+/* Waits until the helper has written command @c's issue time and, when c runs an op, op @op's
+ * timing (@op is NONE for another kind of command: a graph may have no ops). The first writes
+ * to the trace's arrays are the helper's, and the host's first touch of a command or an op is
+ * its issue (dispatch, start and end come after). */
 static G_NO_INLINE void trace_ready(Sim *x, guint32 c, guint32 op)
 {
 	if (c >= x->cmd_ready)
 		x->cmd_ready = (guint32)lh__fill_wait(x->cmd_fill, c);
-	if (op >= x->op_ready)
+	if (op != NONE && op >= x->op_ready)
 		x->op_ready = (guint32)lh__fill_wait(x->op_fill, op);
 }
 
@@ -1314,7 +1314,7 @@ G_ALWAYS_INLINE static inline gboolean host_issue(Sim *x, const gboolean multi)
 		const LhCmd *cmd = &x->cmds[c];
 		if (G_UNLIKELY(c >= x->cmd_ready ||
 		               (cmd->kind == LH_CMD_RUN && cmd->arg >= x->op_ready)))
-			trace_ready(x, c, cmd->kind == LH_CMD_RUN ? (guint32)cmd->arg : 0);
+			trace_ready(x, c, cmd->kind == LH_CMD_RUN ? (guint32)cmd->arg : NONE);
 		x->tr->cmd_issue[c] = x->t;
 		if (cmd->kind == LH_CMD_RUN)
 			x->tr->ops[cmd->arg].issue = x->t;
@@ -1642,7 +1642,11 @@ static void run_one(World *w)
 			x->t = next;
 		}
 	}
-	/* The helper may still write the room past the points: only the length drops. */
+	/* The stretches handed over are written whole before the length drops (with glib's
+	 * gc-friendly debugging, the drop itself zeroes the room past the points). */
+	for (guint j = 0; x->mem_handed != G_MAXUINT && j < x->mem_handed; j++)
+		lh__fill_wait(x->mem_fill[j],
+		              MIN(MEM_AHEAD, x->tr->mem->len - (x->mem_first + j * MEM_AHEAD)) - 1);
 	if (x->mem_own)
 		lh__pages_free(x->mem_pages);
 	g_free(x->mem_fill);

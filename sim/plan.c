@@ -186,14 +186,15 @@ void lh_plan_set_origin(LhPlan *p, const char *scheduler, const char *params)
  * op's 128-byte record (a cache miss each) is one miss (issue 12: the builder was two fifths
  * of heft's time at 10^6 ops). */
 typedef struct {
-	guint32 s;     /* its stream; LS_INPUT for an input */
+	guint32 s;     /* its stream, as given (any value: checked when it is issued) */
 	guint32 pos;   /* its position on its stream once issued; LS_NONE before */
 	guint32 event; /* the event it signals, or LS_NONE */
-	guint32 cross; /* a successor of it runs on another stream: it signals */
+	guint8 cross;  /* a successor of it runs on another stream: it signals */
+	guint8 input;  /* an input: never issued, nothing waits for it */
+	guint8 pad_[2];
 } LsRec;
 
 #define LS_NONE G_MAXUINT32
-#define LS_INPUT (G_MAXUINT32 - 1)
 
 /* How many order entries ahead the builder fetches what an op reads. */
 #define LS_AHEAD 8
@@ -244,7 +245,7 @@ static guint32 list_schedule_issue(LhPlan *p, const LhGraph *g, const guint32 *o
 			               k, v, n_ops),
 			       G_MAXUINT32;
 		LsRec *rv = &r[v];
-		if (rv->s == LS_INPUT)
+		if (rv->input)
 			continue;
 		if (rv->pos != LS_NONE) {
 			guint32 first = 0;
@@ -263,7 +264,7 @@ static guint32 list_schedule_issue(LhPlan *p, const LhGraph *g, const guint32 *o
 			       G_MAXUINT32;
 		for (guint32 j = at[v]; j < at[v + 1]; j++) {
 			const LsRec *ru = &r[dep[j]];
-			if (ru->s != LS_INPUT && ru->pos == LS_NONE)
+			if (!ru->input && ru->pos == LS_NONE)
 				return ls_fail(
 				           error, "op '%s' comes before its dep '%s' in the order",
 				           lh_graph_op(g, v)->name, lh_graph_op(g, dep[j])->name),
@@ -271,7 +272,7 @@ static guint32 list_schedule_issue(LhPlan *p, const LhGraph *g, const guint32 *o
 		}
 		for (guint32 j = at[v]; j < at[v + 1]; j++) {
 			const LsRec *ru = &r[dep[j]];
-			if (ru->s == LS_INPUT || ru->s == s)
+			if (ru->input || ru->s == s)
 				continue;
 			guint32 *cov = &covered[(gsize)s * ns + ru->s];
 			if (*cov > ru->pos)
@@ -290,7 +291,7 @@ static guint32 list_schedule_issue(LhPlan *p, const LhGraph *g, const guint32 *o
 	}
 	/* Every non-input op issued, or the first one missing named. */
 	for (guint32 i = 0; i < n_ops; i++)
-		if (r[i].s != LS_INPUT && r[i].pos == LS_NONE)
+		if (!r[i].input && r[i].pos == LS_NONE)
 			return ls_fail(error, "op '%s' is missing from the order",
 			               lh_graph_op(g, i)->name),
 			       G_MAXUINT32;
@@ -314,14 +315,12 @@ gboolean lh_plan_add_list_schedule(LhPlan *p, const LhGraph *g, const guint32 *s
 	LhPages *pages = lh__pages_new();
 	g_autofree LsRec *r = lh__pages_alloc(pages, LsRec, MAX(n_ops, 1));
 	for (guint32 i = 0; i < n_ops; i++)
-		r[i] = (LsRec){ops[i].kind == LH_OP_INPUT ? LS_INPUT
-		               : stream                   ? stream[i]
-		                                          : 0,
-		               LS_NONE, LS_NONE, 0};
+		r[i] = (LsRec){stream ? stream[i] : 0,     LS_NONE, LS_NONE, 0,
+		               ops[i].kind == LH_OP_INPUT, {0, 0}};
 	guint64 most = n;
 	for (guint32 i = 0; stream && i < n_ops; i++)
 		for (guint32 j = at[i]; j < at[i + 1]; j++)
-			if (stream[dep[j]] != stream[i] && r[dep[j]].s != LS_INPUT) {
+			if (stream[dep[j]] != stream[i] && !r[dep[j]].input) {
 				most += 1 + !r[dep[j]].cross;
 				r[dep[j]].cross = 1;
 			}

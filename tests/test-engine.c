@@ -791,3 +791,21 @@ Test(engine, memory_beyond_63_bits_is_an_input_error)
 	cr_expect_str_eq(e->message, "op 'b': its output of 5000000000000000000 bytes would take "
 	                             "the device memory in use beyond 2^63 bytes");
 }
+
+/* A graph without ops and a plan of one host command (the engine waits for its trace's arrays
+ * to be written only where a command needs them: here there is no op to wait for). The host is
+ * busy 5 ns and issues it then: t_hw() has no step overhead. */
+Test(engine, no_ops_and_a_host_command)
+{
+	g_autoptr(LhGraph) g = lh_graph_new("empty");
+	t_finish(g);
+	g_autoptr(LhHw) hw = t_hw(LH_SHARING_FIFO);
+	g_autoptr(LhPlan) p = lh_plan_new();
+	lh_plan_add_stream(p, "s", LH_ROLE_COMPUTE);
+	lh_plan_host(p, 5);
+	g_autoptr(LhTrace) t = t_sim(g, hw, p);
+	cr_assert_eq(t->n_ops, 0);
+	cr_assert_eq(t->n_cmds, 1);
+	cr_assert_eq(t->cmd_issue[0], 5);
+	cr_assert_eq(t->host_end, 5);
+}

@@ -254,6 +254,27 @@ Test(builder, bad_order_late_leaves_the_plan_as_it_was)
 	cr_assert_eq(lh_plan_n_events(p), 3);
 }
 
+/* Any stream number is a stream, to be checked: 0xfffffffe is not taken for "an input". */
+Test(builder, every_stream_number_is_checked)
+{
+	g_autoptr(LhGraph) g = lh_graph_new("pair");
+	guint32 a = t_kernel(g, "a", 10, 1), b = t_kernel(g, "b", 10, 1);
+	t_dep(g, b, a);
+	t_finish(g);
+	g_autoptr(LhPlan) p = lh_plan_new();
+	lh_plan_add_stream(p, "s0", LH_ROLE_COMPUTE);
+	guint32 stream[2];
+	stream[a] = 0xfffffffe;
+	stream[b] = 0;
+	const guint32 order[] = {a, b};
+	g_autoptr(GError) e = NULL;
+	cr_assert_not(lh_plan_add_list_schedule(p, g, stream, order, 2, &e));
+	cr_assert(
+	    strstr(e->message, "op 'a' is assigned stream 4294967294, but the plan has 1 streams"),
+	    "%s", e->message);
+	cr_assert_eq(lh_plan_n_cmds(p), 0);
+}
+
 Test(builder, bad_input_appends_nothing)
 {
 	g_autoptr(LhGraph) g = copy_graph();
