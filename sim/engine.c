@@ -202,13 +202,12 @@ typedef struct {
 	gint64 dev, host_mem;
 	gboolean mem_changed; /* device or host bytes changed at this instant */
 	guint mem_n;          /* run_one: the points in tr->mem (its length counts spare room) */
-	guint mem_next;       /* run_one: mem_point_one's slow path is due when mem_n reaches it */
-	guint mem_ready;   /* run_one: the room below is written (by the helper, or never handed) */
-	guint mem_first;   /* run_one: where the room's first stretch starts */
-	guint mem_handed;  /* run_one: stretches handed to the helper; G_MAXUINT: none will be */
-	LhFill **mem_fill; /* run_one: the fill of each stretch handed over */
-	LhPages *mem_pages; /* run_one: tr_pages, or its own when that is NULL */
-	gboolean mem_own;   /* run_one: mem_pages is its own, to free */
+	guint mem_next;       /* run_one: the room below is written (by the helper, or never handed
+	                         over): mem_point_one's slow path is due when mem_n reaches it */
+	guint mem_first;      /* run_one: where the room's first stretch starts */
+	guint mem_handed;     /* run_one: stretches handed to the helper; G_MAXUINT: none will be */
+	LhFill **mem_fill;    /* run_one: the fill of each stretch handed over */
+	LhPages *mem_pages;   /* run_one: tr_pages, or its own (to free) when that is NULL */
 	gint64 cap_bytes;
 	gint64 *pk, *pk_t; /* where this device's peak goes: the trace's peak, or dev_peak[d] */
 	gint64 *pk_host;   /* the trace's peak_host (one device), else a scratch */
@@ -274,6 +273,16 @@ static gint64 round_cost(double ns)
 /* Points in a stretch of the room that the page helper writes ahead: 4 MiB of them. */
 #define MEM_AHEAD ((guint)((4u << 20) / sizeof(LhMemPoint)))
 
+/* Waits until every stretch handed to the helper is written, and hands no more over: before the
+ * points' array can grow or its length drop (with glib's gc-friendly debugging the drop zeroes
+ * the room past the points). */
+static void mem_settle(Sim *x)
+{
+	for (guint j = 0; x->mem_handed != G_MAXUINT && j < x->mem_handed; j++)
+		lh__fill_wait(x->mem_fill[j], G_MAXSIZE);
+	x->mem_handed = G_MAXUINT;
+}
+
 /* run_one's points are written in order into room reserved up front (run_one), 48 MB for a
  * serial plan of 10^6 ops, and each new page faulted on its first write: all of lh_simulate's
  * page faults at that size (bench-engine --serial, perf; issue 12). When the room is large,
@@ -288,15 +297,11 @@ static void mem_room(Sim *x)
 		/* Full (beyond run_one's cap): the array may move, so the helper must be done
 		 * with it. GArray grows its room to a power of two, as appends would; the room
 		 * past the cap faults as it comes. */
-		for (guint j = 0; x->mem_handed != G_MAXUINT && j < x->mem_handed; j++)
-			lh__fill_wait(x->mem_fill[j],
-			              MIN(MEM_AHEAD, mem->len - (x->mem_first + j * MEM_AHEAD)) -
-			                  1);
-		x->mem_handed = G_MAXUINT;
+		mem_settle(x);
 		g_array_set_size(mem, x->mem_n + 4096);
-		x->mem_ready = mem->len;
+		x->mem_next = mem->len;
 	} else if (x->mem_handed == G_MAXUINT) { /* no stretches: nothing to wait for */
-		x->mem_ready = mem->len;
+		x->mem_next = mem->len;
 	} else {
 		guint j = (x->mem_n - x->mem_first) / MEM_AHEAD;
 		LhMemPoint *pts = (LhMemPoint *)(void *)mem->data;
@@ -310,9 +315,8 @@ static void mem_room(Sim *x)
 			                   MIN(MEM_AHEAD, mem->len - from), &zero, sizeof zero);
 		}
 		guint from = x->mem_first + j * MEM_AHEAD;
-		x->mem_ready = from + (guint)lh__fill_wait(x->mem_fill[j], x->mem_n - from);
+		x->mem_next = from + (guint)lh__fill_wait(x->mem_fill[j], x->mem_n - from);
 	}
-	x->mem_next = x->mem_ready;
 }
 
 /* Waits until the helper has written command @c's issue time and, when c runs an op, op @op's
@@ -1586,14 +1590,12 @@ static void run_one(World *w)
 	guint room = x->tr->mem->len - x->mem_n;
 	x->mem_fill = NULL;
 	x->mem_pages = NULL;
-	x->mem_own = FALSE;
 	x->mem_handed = G_MAXUINT;
-	x->mem_ready = x->mem_next = x->tr->mem->len;
+	x->mem_next = x->tr->mem->len;
 	if (room > 2 * MEM_AHEAD) {
-		x->mem_own = x->tr_pages == NULL;
-		x->mem_pages = x->mem_own ? lh__pages_new() : x->tr_pages;
+		x->mem_pages = x->tr_pages ? x->tr_pages : lh__pages_new();
 		x->mem_fill = g_new0(LhFill *, room / MEM_AHEAD + 1);
-		x->mem_first = x->mem_ready = x->mem_next = x->mem_n;
+		x->mem_first = x->mem_next = x->mem_n;
 		x->mem_handed = 0;
 	}
 	while (!w->failed) {
@@ -1642,12 +1644,8 @@ static void run_one(World *w)
 			x->t = next;
 		}
 	}
-	/* The stretches handed over are written whole before the length drops (with glib's
-	 * gc-friendly debugging, the drop itself zeroes the room past the points). */
-	for (guint j = 0; x->mem_handed != G_MAXUINT && j < x->mem_handed; j++)
-		lh__fill_wait(x->mem_fill[j],
-		              MIN(MEM_AHEAD, x->tr->mem->len - (x->mem_first + j * MEM_AHEAD)) - 1);
-	if (x->mem_own)
+	mem_settle(x);
+	if (x->mem_pages != x->tr_pages)
 		lh__pages_free(x->mem_pages);
 	g_free(x->mem_fill);
 	x->mem_pages = NULL;

@@ -76,13 +76,12 @@ static void class_bounds(const LhGraph *g, const LhHw *hw, const double *T, cons
                          const double *tail, guint32 dev, LhBounds *out)
 {
 	guint32 n = lh_graph_n_ops(g);
-	/* 80 MB of new arrays at 10^6 ops: the page helper makes them present ahead. */
+	/* 80 MB of new arrays at 10^6 ops: the page helper makes them present ahead. ctail is
+	 * c[].tail, for the order by tail. */
 	LhPages *pages = lh__pages_new();
 	g_autofree ClassOp *c = lh__pages_alloc(pages, ClassOp, MAX(n, 1));
 	g_autofree KeyIdx *kh = lh__pages_alloc(pages, KeyIdx, MAX(n, 1));
-	g_autofree double *ctail =
-	    lh__pages_alloc(pages, double, MAX(n, 1)); /* c[].tail, for
-	                                                   the order by tail */
+	g_autofree double *ctail = lh__pages_alloc(pages, double, MAX(n, 1));
 	guint32 m = 0;
 	for (guint32 i = 0; i < n; i++) {
 		const LhOp *op = lh_graph_op(g, i);

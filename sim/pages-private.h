@@ -53,8 +53,8 @@ typedef struct _LhFill LhFill;
  * is written, the caller must not touch it. Below LH_PAGES_MIN bytes, or without a thread,
  * the caller's own thread writes it all before this returns. The fill belongs to @p. */
 LhFill *lh__pages_fill(LhPages *p, void *mem, gsize n, const void *rec, gsize size);
-/* Waits until record @i of @f is written; returns how many are (> @i), which the caller may
- * keep: what is written stays so. */
+/* Waits until record @i of @f is written (all of them, for @i past the last); returns how many
+ * are, which the caller may keep: what is written stays so. */
 gsize lh__fill_wait(LhFill *f, gsize i);
 /* Waits for the helper to finish what it was handed and frees @p (NULL is fine). Call it
  * before any array handed over is freed or moved (the helper writes to it); every fill is

@@ -21,23 +21,22 @@
  * takes what it holds in turns of one step each. */
 #define FILL_STEP ((gsize)256 << 10)
 
+/* What the helper writes: a fill, or an array handed over (size 0), which it populates and
+ * touches. */
 struct _LhFill {
-	guintptr start, end; /* the array */
+	guintptr start, end; /* the array (handed over: its whole pages) */
 	guintptr at;         /* the helper's: written up to here */
 	gsize size;          /* the record's size; 0: populated and touched only (lh__pages_add) */
+	gboolean zero;       /* the record is all zeros */
 	guint8 rec[LH_PAGES_REC_MAX];
 	gsize done; /* bytes written (atomic: the helper stores, the caller loads) */
 };
 
-typedef enum { JOB_POPULATE, JOB_FILL, JOB_END } JobKind;
-
-typedef struct {
-	JobKind kind;
-	LhFill *fill; /* what to write: a fill, or an array to populate */
-} PagesJob;
+/* The queue's last job: the helper ends once what it holds is written. */
+static LhFill the_end;
 
 struct _LhPages {
-	GAsyncQueue *jobs; /* of PagesJob */
+	GAsyncQueue *jobs; /* of LhFill, then &the_end */
 	GThread *helper;
 	gboolean no_thread; /* none could be started: the caller fills */
 	gsize page;
@@ -90,55 +89,39 @@ static gboolean fill_step(LhPages *p, LhFill *f, gulong lag_us)
 {
 	gsize step = f->size ? MAX(FILL_STEP / f->size, 1) * f->size : FILL_STEP;
 	guintptr at = f->at, to = f->end - at > step ? at + step : f->end;
-	if (!f->size) { /* an array handed over (lh__pages_add): whole pages, written once */
-		populate(p, at, to);
-		touch(p, at, to);
-		f->at = to;
-		return to < f->end;
-	}
-	if (lag_us)
+	if (lag_us && f->size)
 		g_usleep(lag_us);
 	populate(p, at, to);
-	gboolean zero = TRUE;
-	for (gsize k = 0; k < f->size; k++)
-		zero &= f->rec[k] == 0;
-	if (zero) {
+	if (!f->size) /* an array handed over: its whole pages, written once */
+		touch(p, at, to);
+	else if (f->zero)
 		memset((void *)at, 0, to - at);
-	} else {
+	else
 		for (guintptr r = at; r < to; r += f->size)
 			memcpy((void *)r, f->rec, f->size);
-	}
 	f->at = to;
 	__atomic_store_n(&f->done, to - f->start, __ATOMIC_RELEASE);
 	return to < f->end;
 }
 
-/* Takes a job: populates at once, or puts a fill in hand. FALSE for the end. */
-static gboolean take(LhPages *p, PagesJob *j, GPtrArray *hand)
-{
-	JobKind kind = j->kind;
-	(void)p;
-	if (kind == JOB_POPULATE || kind == JOB_FILL)
-		g_ptr_array_add(hand, j->fill);
-	g_free(j);
-	return kind != JOB_END;
-}
-
 static gpointer pages_helper(gpointer data)
 {
 	LhPages *p = data;
-	g_autoptr(GPtrArray) hand = g_ptr_array_new(); /* fills being written, in turns */
+	g_autoptr(GPtrArray) hand = g_ptr_array_new(); /* what it is writing, in turns */
 	gboolean end = FALSE;
 	for (;;) {
-		PagesJob *j;
+		LhFill *f;
 		/* New jobs join those in hand; with none in hand, wait for one. */
-		while (!end && (j = hand->len ? g_async_queue_try_pop(p->jobs)
-		                              : g_async_queue_pop(p->jobs)) != NULL)
-			end = !take(p, j, hand);
+		while (!end && (f = hand->len ? g_async_queue_try_pop(p->jobs)
+		                              : g_async_queue_pop(p->jobs)) != NULL) {
+			end = f == &the_end;
+			if (!end)
+				g_ptr_array_add(hand, f);
+		}
 		if (!hand->len)
-			return NULL; /* the end, and every fill written */
-		/* A step of each fill in hand, so that a long fill does not hold back a later one
-		 * whose start its caller needs as soon. */
+			return NULL; /* the end, and everything written */
+		/* A step of each in hand, so that a long fill does not hold back a later one whose
+		 * start its caller needs as soon. */
 		for (guint k = 0; k < hand->len;)
 			if (fill_step(p, g_ptr_array_index(hand, k), p->lag_us))
 				k++;
@@ -174,6 +157,18 @@ static gboolean start_helper(LhPages *p)
 	return p->helper != NULL;
 }
 
+/* A new piece of work of @p over [start, end), freed with @p. */
+static LhFill *work_new(LhPages *p, guintptr start, guintptr end)
+{
+	LhFill *f = g_new0(LhFill, 1);
+	f->start = f->at = start;
+	f->end = end;
+	if (!p->fills)
+		p->fills = g_ptr_array_new_with_free_func(g_free);
+	g_ptr_array_add(p->fills, f);
+	return f;
+}
+
 void lh__pages_add(LhPages *p, void *mem, gsize bytes)
 {
 	if (!LH_PAGES_CAN || !p || !mem || bytes < LH_PAGES_MIN || g_atomic_int_get(&p->failed))
@@ -186,45 +181,32 @@ void lh__pages_add(LhPages *p, void *mem, gsize bytes)
 		return; /* no thread: the pages fault as usual */
 	/* Taken a step at a time, in turns with the other arrays in hand: a caller mostly writes
 	 * the arrays it has just allocated side by side. */
-	LhFill *f = g_new0(LhFill, 1);
-	f->start = f->at = start;
-	f->end = end;
-	if (!p->fills)
-		p->fills = g_ptr_array_new_with_free_func(g_free);
-	g_ptr_array_add(p->fills, f);
-	PagesJob *j = g_new0(PagesJob, 1);
-	j->kind = JOB_POPULATE;
-	j->fill = f;
-	g_async_queue_push(p->jobs, j);
+	g_async_queue_push(p->jobs, work_new(p, start, end));
 }
 
 LhFill *lh__pages_fill(LhPages *p, void *mem, gsize n, const void *rec, gsize size)
 {
 	g_return_val_if_fail(p && (mem || n == 0) && size > 0 && size <= LH_PAGES_REC_MAX, NULL);
-	LhFill *f = g_new0(LhFill, 1);
-	f->start = f->at = (guintptr)mem;
-	f->end = (guintptr)mem + n * size;
+	LhFill *f = work_new(p, (guintptr)mem, (guintptr)mem + n * size);
 	f->size = size;
 	memcpy(f->rec, rec, size);
-	if (!p->fills)
-		p->fills = g_ptr_array_new_with_free_func(g_free);
-	g_ptr_array_add(p->fills, f);
+	f->zero = TRUE;
+	for (gsize k = 0; k < size; k++)
+		f->zero &= f->rec[k] == 0;
 	if (n * size < LH_PAGES_MIN || !start_helper(p)) {
 		/* Small, or no thread: the caller writes it now. */
 		while (f->at < f->end)
 			fill_step(p, f, 0);
 		return f;
 	}
-	PagesJob *j = g_new0(PagesJob, 1);
-	j->kind = JOB_FILL;
-	j->fill = f;
-	g_async_queue_push(p->jobs, j);
+	g_async_queue_push(p->jobs, f);
 	return f;
 }
 
 gsize lh__fill_wait(LhFill *f, gsize i)
 {
-	gsize d, want = (i + 1) * f->size;
+	gsize d, total = f->end - f->start;
+	gsize want = i < total / f->size ? (i + 1) * f->size : total; /* past the end: all */
 	/* The helper is writing it, on the other core, or gets this one. */
 	while ((d = __atomic_load_n(&f->done, __ATOMIC_ACQUIRE)) < want)
 		g_thread_yield();
@@ -236,9 +218,7 @@ void lh__pages_free(LhPages *p)
 	if (!p)
 		return;
 	if (p->helper) {
-		PagesJob *j = g_new0(PagesJob, 1);
-		j->kind = JOB_END;
-		g_async_queue_push(p->jobs, j);
+		g_async_queue_push(p->jobs, &the_end);
 		g_thread_join(p->helper);
 	}
 	if (p->jobs)

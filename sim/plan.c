@@ -211,11 +211,11 @@ static gboolean ls_fail(GError **error, const char *fmt, ...)
 	return FALSE;
 }
 
-/* Issues @order into @c (room for every command it can need), checking it on the way; returns
- * the number of commands written, or G_MAXUINT32 with @error set at the first bad entry (the
- * same entry, and so the same message, as checking the whole order first would find). */
-static guint32 list_schedule_issue(LhPlan *p, const LhGraph *g, const guint32 *order, guint32 n,
-                                   LsRec *r, LhCmd *c, GError **error)
+/* Issues @order into @c (room for every command it can need), checking it on the way: the
+ * number of commands written in *@nc, or FALSE with @error set at the first bad entry (the same
+ * entry, and so the same message, as checking the whole order first would find). */
+static gboolean list_schedule_issue(LhPlan *p, const LhGraph *g, const guint32 *order, guint32 n,
+                                    LsRec *r, LhCmd *c, guint32 *nc_out, GError **error)
 {
 	guint32 n_ops = lh_graph_n_ops(g), ns = lh_plan_n_streams(p);
 	const guint32 *at = lh__graph_dep_at(g), *dep = lh__graph_dep_array(g);
@@ -242,8 +242,7 @@ static guint32 list_schedule_issue(LhPlan *p, const LhGraph *g, const guint32 *o
 		guint32 v = order[k];
 		if (v >= n_ops)
 			return ls_fail(error, "order entry %u is op %u, but the graph has %u ops",
-			               k, v, n_ops),
-			       G_MAXUINT32;
+			               k, v, n_ops);
 		LsRec *rv = &r[v];
 		if (rv->input)
 			continue;
@@ -253,26 +252,24 @@ static guint32 list_schedule_issue(LhPlan *p, const LhGraph *g, const guint32 *o
 				first++;
 			return ls_fail(error,
 			               "op '%s' appears twice in the order (entries %u and %u)",
-			               lh_graph_op(g, v)->name, first, k),
-			       G_MAXUINT32;
+			               lh_graph_op(g, v)->name, first, k);
 		}
 		guint32 s = rv->s;
 		if (s >= ns)
 			return ls_fail(error,
 			               "op '%s' is assigned stream %u, but the plan has %u streams",
-			               lh_graph_op(g, v)->name, s, ns),
-			       G_MAXUINT32;
+			               lh_graph_op(g, v)->name, s, ns);
+		/* A dep not issued yet is an error; one on another stream is waited for, unless
+		 * a wait of this stream already covers it (dropped with the rest on an error). */
 		for (guint32 j = at[v]; j < at[v + 1]; j++) {
 			const LsRec *ru = &r[dep[j]];
-			if (!ru->input && ru->pos == LS_NONE)
+			if (ru->input)
+				continue;
+			if (ru->pos == LS_NONE)
 				return ls_fail(
-				           error, "op '%s' comes before its dep '%s' in the order",
-				           lh_graph_op(g, v)->name, lh_graph_op(g, dep[j])->name),
-				       G_MAXUINT32;
-		}
-		for (guint32 j = at[v]; j < at[v + 1]; j++) {
-			const LsRec *ru = &r[dep[j]];
-			if (ru->input || ru->s == s)
+				    error, "op '%s' comes before its dep '%s' in the order",
+				    lh_graph_op(g, v)->name, lh_graph_op(g, dep[j])->name);
+			if (ru->s == s)
 				continue;
 			guint32 *cov = &covered[(gsize)s * ns + ru->s];
 			if (*cov > ru->pos)
@@ -293,9 +290,9 @@ static guint32 list_schedule_issue(LhPlan *p, const LhGraph *g, const guint32 *o
 	for (guint32 i = 0; i < n_ops; i++)
 		if (!r[i].input && r[i].pos == LS_NONE)
 			return ls_fail(error, "op '%s' is missing from the order",
-			               lh_graph_op(g, i)->name),
-			       G_MAXUINT32;
-	return nc;
+			               lh_graph_op(g, i)->name);
+	*nc_out = nc;
+	return TRUE;
 }
 
 gboolean lh_plan_add_list_schedule(LhPlan *p, const LhGraph *g, const guint32 *stream,
@@ -306,12 +303,11 @@ gboolean lh_plan_add_list_schedule(LhPlan *p, const LhGraph *g, const guint32 *s
 	guint32 n_ops = lh_graph_n_ops(g);
 	const LhOp *ops = lh__graph_ops(g);
 	const guint32 *at = lh__graph_dep_at(g), *dep = lh__graph_dep_array(g);
-	/* Each op's record, in op order. An op signals when a successor's stream differs from
-	 * its own (the streams compared as given, as the successor lists would); every such
-	 * pair may need a wait, so the commands are at most one run per entry of the order, one
-	 * signal per op that signals and one wait per such pair. */
-	/* Its 16 MB at 10^6 ops, and the commands' room below, are made present ahead by the page
-	 * helper (sim/pages-private.h). */
+	/* Each op's record, in op order (16 MB at 10^6 ops, made present ahead by the page
+	 * helper, as is the commands' room below). An op signals when a successor's stream
+	 * differs from its own (the streams compared as given, as the successor lists would);
+	 * every such pair may need a wait, so the commands are at most one run per entry of the
+	 * order, one signal per op that signals and one wait per such pair. */
 	LhPages *pages = lh__pages_new();
 	g_autofree LsRec *r = lh__pages_alloc(pages, LsRec, MAX(n_ops, 1));
 	for (guint32 i = 0; i < n_ops; i++)
@@ -334,9 +330,10 @@ gboolean lh_plan_add_list_schedule(LhPlan *p, const LhGraph *g, const guint32 *s
 	}
 	LhCmd *c = lh__plan_append(p, (guint32)most);
 	lh__pages_add(pages, c, sizeof(LhCmd) * (gsize)most);
-	guint32 nc = list_schedule_issue(p, g, order, n, r, c, error);
+	guint32 nc = 0;
+	gboolean ok = list_schedule_issue(p, g, order, n, r, c, &nc, error);
 	lh__pages_free(pages); /* before r is freed and the commands' array can move */
-	if (nc == G_MAXUINT32) {
+	if (!ok) {
 		g_array_set_size(p->cmds, len0);
 		p->n_events = ev0;
 		return FALSE;

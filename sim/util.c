@@ -148,7 +148,11 @@ GBytes *lh_map_file(const char *path)
 	return g_bytes_new_with_free_func(addr, m->len, unmap, m);
 }
 
-GBytes *lh_read_bytes(const char *path, GError **error)
+/* @path mapped (lh_map_file), or else read whole by @read, whose data ends in a '\0' and whose
+ * error is the caller's. */
+static GBytes *map_or_read(const char *path,
+                           gboolean (*read)(const char *, char **, gsize *, GError **),
+                           GError **error)
 {
 	g_return_val_if_fail(path, NULL);
 	GBytes *b = lh_map_file(path);
@@ -156,22 +160,19 @@ GBytes *lh_read_bytes(const char *path, GError **error)
 		return b;
 	char *data = NULL;
 	gsize len = 0;
-	if (!lh_read_file(path, &data, &len, error))
+	if (!read(path, &data, &len, error))
 		return NULL;
-	return g_bytes_new_take(data, len); /* lh_read_file's data ends in '\0' */
+	return g_bytes_new_take(data, len);
+}
+
+GBytes *lh_read_bytes(const char *path, GError **error)
+{
+	return map_or_read(path, lh_read_file, error);
 }
 
 GBytes *lh_file_bytes(const char *path, GError **error)
 {
-	g_return_val_if_fail(path, NULL);
-	GBytes *b = lh_map_file(path);
-	if (b)
-		return b;
-	char *data = NULL;
-	gsize len = 0;
-	if (!g_file_get_contents(path, &data, &len, error))
-		return NULL;
-	return g_bytes_new_take(data, len); /* g_file_get_contents's data ends in '\0' */
+	return map_or_read(path, g_file_get_contents, error);
 }
 
 /* ---- Temporaries that a signal handler can remove ---- */

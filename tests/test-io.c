@@ -429,6 +429,29 @@ Test(io, output_registry_and_discard)
 	cr_assert_eq(dir_entries(dir), 1);
 }
 
+/* @read (lh_read_bytes or lh_file_bytes) of @podd (@odd bytes, not whole pages: mapped) and
+ * @peven (@even bytes, whole pages: read): the first @odd and @even bytes of @text, a '\0'
+ * after them, and a mapping only while the first's bytes live. */
+static void expect_mapped_or_read(GBytes *(*read)(const char *, GError **), const char *podd,
+                                  gsize odd, const char *peven, gsize even, const char *text)
+{
+	GError *e = NULL;
+	const char *paths[] = {podd, peven};
+	const gsize sizes[] = {odd, even};
+	for (int i = 0; i < 2; i++) {
+		GBytes *b = read(paths[i], &e);
+		cr_assert(b, "%s", e ? e->message : "");
+		cr_assert_eq(lh_inputs_mapped(), i == 0 ? 1 : 0); /* whole pages are read */
+		gsize n = 0;
+		const char *d = g_bytes_get_data(b, &n);
+		cr_assert_eq(n, sizes[i]);
+		cr_assert_eq(memcmp(d, text, n), 0);
+		cr_assert_eq(d[n], '\0');
+		g_bytes_unref(b);
+	}
+	cr_assert_eq(lh_inputs_mapped(), 0);
+}
+
 /* lh_map_file maps a regular file whose size is not a multiple of the page size, and the byte
  * after its end is '\0' (mmap fills the rest of the last page with zeros); other files are left
  * to lh_read_file, whose data also ends in '\0'. lh_inputs_mapped counts live mappings. */
@@ -469,20 +492,8 @@ Test(io, inputs_are_mapped_or_read_and_end_in_nul)
 	cr_assert_eq(lh_inputs_mapped(), 0);
 
 	/* lh_read_bytes: mapped or read, the same bytes and a '\0' after them. */
+	expect_mapped_or_read(lh_read_bytes, podd, odd, peven, even, text);
 	GError *e = NULL;
-	const char *paths[] = {podd, peven};
-	const gsize sizes[] = {odd, even};
-	for (int i = 0; i < 2; i++) {
-		GBytes *b = lh_read_bytes(paths[i], &e);
-		cr_assert(b, "%s", e ? e->message : "");
-		cr_assert_eq(lh_inputs_mapped(), i == 0 ? 1 : 0);
-		d = g_bytes_get_data(b, &n);
-		cr_assert_eq(n, sizes[i]);
-		cr_assert_eq(memcmp(d, text, n), 0);
-		cr_assert_eq(d[n], '\0');
-		g_bytes_unref(b);
-	}
-	cr_assert_eq(lh_inputs_mapped(), 0);
 	/* Errors are lh_read_file's. */
 	cr_assert_null(lh_read_bytes(missing, &e));
 	cr_assert(g_error_matches(e, LH_IO_ERROR, LH_IO_ERROR_READ) && strstr(e->message, missing),
@@ -604,21 +615,8 @@ Test(io, library_file_bytes_map_or_read)
 	g_autofree char *peven = g_build_filename(dir, "even", NULL);
 	cr_assert(g_file_set_contents(podd, text, (gssize)odd, NULL));
 	cr_assert(g_file_set_contents(peven, text, (gssize)even, NULL));
+	expect_mapped_or_read(lh_file_bytes, podd, odd, peven, even, text);
 	GError *e = NULL;
-	const char *paths[] = {podd, peven};
-	const gsize sizes[] = {odd, even};
-	for (int i = 0; i < 2; i++) {
-		GBytes *b = lh_file_bytes(paths[i], &e);
-		cr_assert(b, "%s", e ? e->message : "");
-		cr_assert_eq(lh_inputs_mapped(), i == 0 ? 1 : 0); /* whole pages are read */
-		gsize n = 0;
-		const char *d = g_bytes_get_data(b, &n);
-		cr_assert_eq(n, sizes[i]);
-		cr_assert_eq(memcmp(d, text, n), 0);
-		cr_assert_eq(d[n], '\0');
-		g_bytes_unref(b);
-	}
-	cr_assert_eq(lh_inputs_mapped(), 0);
 	g_autofree char *missing = g_build_filename(dir, "missing", NULL);
 	cr_assert_null(lh_file_bytes(missing, &e));
 	cr_assert(g_error_matches(e, G_FILE_ERROR, G_FILE_ERROR_NOENT), "%s", e ? e->message : "");

@@ -163,6 +163,22 @@ Test(abi, builder_plugin_plans_and_supports)
 	cr_assert(strstr(e->message, "op 'ar' is a all-reduce"), "%s", e->message);
 }
 
+/* Kernels x, y, z, q (finished): y <- x; z <- x; q <- y, z. */
+static LhGraph *diamond(guint32 *x, guint32 *y, guint32 *z, guint32 *q)
+{
+	LhGraph *g = lh_graph_new("diamond");
+	*x = t_kernel(g, "x", 10, 1);
+	*y = t_kernel(g, "y", 10, 1);
+	*z = t_kernel(g, "z", 10, 1);
+	*q = t_kernel(g, "q", 10, 1);
+	t_dep(g, *y, *x);
+	t_dep(g, *z, *x);
+	t_dep(g, *q, *y);
+	t_dep(g, *q, *z);
+	t_finish(g);
+	return g;
+}
+
 /* The builder called directly: three streams, an order that is not program order. */
 Test(builder, three_streams_by_hand)
 {
@@ -170,14 +186,8 @@ Test(builder, three_streams_by_hand)
 	 * Order x, z, y, q. x s0[0]: consumers y (s1) and z (s2): signal e0. z s2[0]: wait e0;
 	 * consumer q on s0: signal e1. y s1[0]: wait e0; consumer q on s0: signal e2.
 	 * q s0[1]: dep y s1[0]: wait e2; dep z s2[0]: wait e1 (deps in graph order: y, z). */
-	g_autoptr(LhGraph) g = lh_graph_new("diamond");
-	guint32 x = t_kernel(g, "x", 10, 1), y = t_kernel(g, "y", 10, 1);
-	guint32 z = t_kernel(g, "z", 10, 1), q = t_kernel(g, "q", 10, 1);
-	t_dep(g, y, x);
-	t_dep(g, z, x);
-	t_dep(g, q, y);
-	t_dep(g, q, z);
-	t_finish(g);
+	guint32 x, y, z, q;
+	g_autoptr(LhGraph) g = diamond(&x, &y, &z, &q);
 	g_autoptr(LhPlan) p = lh_plan_new();
 	for (guint32 i = 0; i < 3; i++) {
 		g_autofree char *name = g_strdup_printf("s%u", i);
@@ -211,14 +221,8 @@ Test(builder, three_streams_by_hand)
  * its events from there. */
 Test(builder, bad_order_late_leaves_the_plan_as_it_was)
 {
-	g_autoptr(LhGraph) g = lh_graph_new("diamond");
-	guint32 x = t_kernel(g, "x", 10, 1), y = t_kernel(g, "y", 10, 1);
-	guint32 z = t_kernel(g, "z", 10, 1), q = t_kernel(g, "q", 10, 1);
-	t_dep(g, y, x);
-	t_dep(g, z, x);
-	t_dep(g, q, y);
-	t_dep(g, q, z);
-	t_finish(g);
+	guint32 x, y, z, q;
+	g_autoptr(LhGraph) g = diamond(&x, &y, &z, &q);
 	g_autoptr(LhPlan) p = lh_plan_new();
 	lh_plan_add_stream(p, "s0", LH_ROLE_COMPUTE);
 	lh_plan_add_stream(p, "s1", LH_ROLE_COMPUTE);
