@@ -492,6 +492,8 @@ void lh__ready_init(LhsReady *r, const Lhs *s)
 	r->where = lh__pages_alloc0(s->pages, guint8, m);
 	r->slot = lh__pages_alloc0(s->pages, guint32, m);
 	r->sslot = lh__pages_alloc0(s->pages, guint32, m);
+	if (s->mem_index_ok) /* for the memory index, ahead (see s->mc in lhs_plan) */
+		r->hpos = lh__pages_alloc0(s->pages, guint32, m);
 }
 
 void lh__ready_clear(LhsReady *r)
@@ -1180,8 +1182,7 @@ found:
 void lh__ready_index_build(LhsReady *r, Lhs *s)
 {
 	s->mem_index = TRUE;
-	s->mc = lh__pages_alloc0(s->pages, LhsMemChange, s->n_nodes);
-	r->hpos = lh__pages_alloc0(s->pages, guint32, s->n_nodes);
+	g_assert(s->mc && r->hpos); /* allocated ahead (lhs_plan, lh__ready_init) */
 	r->walk = g_new0(LhsWalk, 1);
 	r->gone = G_MAXUINT32;
 	LhsSeg *g = r->seg = g_new0(LhsSeg, 1);

@@ -161,16 +161,13 @@ static gboolean is_async(const LhOp *op)
 	return op->kind != LH_OP_INPUT && op->async && lh_op_class(op) != LH_CLASS_NONE;
 }
 
-/* What build_graph reads of each op for mem_model, so that mem_model does not read the ops
+/* What build_graph finds in its one pass over the ops, so that mem_model does not read them
  * again (issue 12: at 10^6 ops the op records are 128 MB, and each of the seven passes lhs made
- * over them took 20 - 45 ms; build_graph now makes one). */
+ * over them took 20 - 45 ms). An op's deps are read from the graph's CSR rows
+ * (lh__graph_dep_at), not from its record. */
 typedef struct {
-	guint32 deps_at, n_deps; /* the op's deps in the graph's dep array */
-} LhsOpDeps;
-
-typedef struct {
-	LhsOpDeps *dep;   /* per op */
-	LhPages *early;   /* dep's and Lhs.dsrc's pages, made present ahead; freed before dep */
+	const guint32 *dep_at; /* per op and one past the last: where its deps start */
+	LhPages *early;   /* Lhs.dsrc's pages, made present ahead; freed before it */
 	gboolean aliases; /* some op has an alias */
 	double total;     /* the bytes of every buffer, summed in op order */
 	guint64 most;     /* the nodes and their ops' deps: a bound on the buffers they use */
@@ -209,7 +206,7 @@ static void build_graph(Lhs *s, const LhHw *hw, gboolean xla, LhsScan *sc)
 	lh__pages_add(s->pages, s->nd, sizeof(LhsNode) * (gsize)n);
 	/* Freed before the loop, so handed to a helper of their own, joined before. */
 	sc->early = lh__pages_new();
-	sc->dep = lh__pages_alloc(sc->early, LhsOpDeps, n);
+	sc->dep_at = lh__graph_dep_at(g);
 	/* mem_model's buffers, one per op, each written whole here (one cache line each). */
 	s->bf = g_aligned_alloc(n ? n : 1, sizeof(LhsBuf), 64);
 	lh__pages_add(s->pages, s->bf, sizeof(LhsBuf) * (gsize)n);
@@ -217,7 +214,6 @@ static void build_graph(Lhs *s, const LhHw *hw, gboolean xla, LhsScan *sc)
 	guint64 ne = 0; /* a bound on the edges: the deps of ops with nodes, and start -> done */
 	for (guint32 i = 0; i < n; i++) {
 		const LhOp *op = &ops[i];
-		sc->dep[i] = (LhsOpDeps){op->deps_at, op->n_deps};
 		sc->aliases |= op->alias != LH_NO_OP;
 		double bytes = alloc_bytes(op);
 		sc->total += bytes;
@@ -272,14 +268,14 @@ static void build_graph(Lhs *s, const LhHw *hw, gboolean xla, LhsScan *sc)
 		guint32 a = s->first[i];
 		if (a == G_MAXUINT32)
 			continue;
-		LhsOpDeps od = sc->dep[i];
-		const guint32 *d = deps + od.deps_at;
+		guint32 nd_i = sc->dep_at[i + 1] - sc->dep_at[i];
+		const guint32 *d = deps + sc->dep_at[i];
 		/* Async depth (see below): a start or kernel takes its deps' deepest, a done adds
 		 * its pair's latency to its start's; dsrc keeps the done each depth came from. */
 		LhsNode *na = &s->nd[a];
 		s->at[a].pred = e;
 		s->dsrc[a] = G_MAXUINT32;
-		for (guint32 k = 0; k < od.n_deps; k++) {
+		for (guint32 k = 0; k < nd_i; k++) {
 			guint32 dk = d[k];
 			ordered &= dk < i;
 			if (s->first[dk] == G_MAXUINT32)
@@ -350,7 +346,6 @@ static void lhs_free(Lhs *s)
 	g_free(s->rel);
 	g_aligned_free(s->bf);
 	g_free(s->buf_of);
-	g_free(s->to_end);
 	g_free(s->nbuf);
 	g_free(s->mc);
 	g_free(s->gt);
@@ -366,19 +361,25 @@ static void lhs_free(Lhs *s)
 	g_free(s->dsrc);
 }
 
+/* The buffer op @i's output lives in (see mem_model). */
+static guint32 lhs_buf_of(const Lhs *s, guint32 i)
+{
+	return s->buf_of ? s->buf_of[i] : i;
+}
+
 /* The buffer @v frees bottom-up (it allocates it), or G_MAXUINT32. */
 static guint32 node_frees_of(const Lhs *s, guint32 v)
 {
 	if (s->nd[v].type == NODE_DONE)
 		return G_MAXUINT32;
-	guint32 b = s->buf_of[s->nd[v].op];
+	guint32 b = lhs_buf_of(s, s->nd[v].op);
 	return s->bf[b].freer == v ? b : G_MAXUINT32;
 }
 
 /* A buffer that lives to the end is live from the first step (see mem_model). */
 static void live_to_end(Lhs *s, guint32 b)
 {
-	if (s->to_end[b] && s->bf[b].bytes > 0) {
+	if (s->bf[b].to_end && s->bf[b].bytes > 0) {
 		s->bf[b].state = 1;
 		s->usage += s->bf[b].bytes;
 	}
@@ -409,32 +410,33 @@ static void mem_model(Lhs *s, const LhsScan *sc)
 {
 	const guint32 *deps = lh__graph_dep_array(s->g);
 	guint32 n = s->n_ops, m = s->n_nodes;
-	/* bf: build_graph wrote each op's buffer (alloc_bytes, its first node frees it). */
-	s->buf_of = lh__pages_alloc(s->pages, guint32, n);
-	s->to_end = lh__pages_alloc0(s->pages, gboolean, n);
-	for (guint32 i = 0; i < n; i++)
-		s->buf_of[i] = i;
-	/* In topological order, so that a chain of aliases resolves to the buffer its first op
-	 * allocated (docs/graph-format.md, "Buffers"). */
-	const guint32 *topo = lh_graph_topo(s->g);
-	const LhOp *ops = lh__graph_ops(s->g);
-	for (guint32 t = 0; t < n && sc->aliases; t++) {
-		guint32 i = topo[t];
-		if (ops[i].alias != LH_NO_OP)
-			s->buf_of[i] = s->buf_of[ops[i].alias];
+	/* bf: build_graph wrote each op's buffer (alloc_bytes, its first node frees it, to_end
+	 * 0). Without aliases op i's buffer is buffer i, and buf_of is not kept. */
+	if (sc->aliases) {
+		s->buf_of = lh__pages_alloc(s->pages, guint32, n);
+		for (guint32 i = 0; i < n; i++)
+			s->buf_of[i] = i;
+		/* In topological order, so that a chain of aliases resolves to the buffer its
+		 * first op allocated (docs/graph-format.md, "Buffers"). */
+		const guint32 *topo = lh_graph_topo(s->g);
+		const LhOp *ops = lh__graph_ops(s->g);
+		for (guint32 t = 0; t < n; t++) {
+			guint32 i = topo[t];
+			if (ops[i].alias != LH_NO_OP)
+				s->buf_of[i] = s->buf_of[ops[i].alias];
+		}
 	}
 	for (guint32 i = 0; i < n; i++) {
 		guint32 users;
 		lh_graph_succs(s->g, i, &users); /* the ops that depend on it */
 		if (sc->aliases) {
 			if (users == 0)
-				s->to_end[s->buf_of[i]] = TRUE;
+				s->bf[s->buf_of[i]].to_end = TRUE;
 			continue;
 		}
-		/* Without aliases to_end[i] is final here (written either way: a page of it read
-		 * before it is written is faulted in twice), and the loop below's step i is taken
-		 * now, in its order. */
-		s->to_end[i] = users == 0;
+		/* Without aliases to_end is final here, and the loop below's step i is taken now,
+		 * in its order. */
+		s->bf[i].to_end = users == 0;
 		live_to_end(s, i);
 	}
 	for (guint32 b = 0; b < n && sc->aliases; b++)
@@ -454,8 +456,8 @@ static void mem_model(Lhs *s, const LhsScan *sc)
 	for (guint32 i = 0; i < n; i++) {
 		if (s->first[i] == G_MAXUINT32)
 			continue;
-		const guint32 *d = deps + sc->dep[i].deps_at;
-		guint32 nd = sc->dep[i].n_deps;
+		const guint32 *d = deps + sc->dep_at[i];
+		guint32 nd = sc->dep_at[i + 1] - sc->dep_at[i];
 		for (guint32 v = s->first[i]; v <= s->last[i]; v++) {
 			s->at[v].nbuf = len;
 			s->at[v].frees = node_frees_of(s, v);
@@ -463,9 +465,9 @@ static void mem_model(Lhs *s, const LhsScan *sc)
 			for (guint32 k = 0; k <= nd; k++) {
 				guint32 b;
 				if (k < nd)
-					b = s->buf_of[d[k]];
+					b = lhs_buf_of(s, d[k]);
 				else if (s->nd[v].type == NODE_DONE)
-					b = s->buf_of[i];
+					b = lhs_buf_of(s, i);
 				else
 					break;
 				if (seen) {
@@ -776,19 +778,42 @@ static void gt_count(Lhs *s, guint32 q, gboolean on)
 		s->gub = INFINITY;
 }
 
+/* Node @v's position in serial's order, and the node at position @q. */
+static guint32 gpos_of(const Lhs *s, guint32 v)
+{
+	return s->gpos ? s->gpos[v] : v;
+}
+
+static guint32 gnode_of(const Lhs *s, guint32 q)
+{
+	return s->gnode ? s->gnode[q] : q;
+}
+
 static void guard_init(Lhs *s)
 {
 	guint32 n = s->n_ops, m = s->n_nodes;
 	const guint32 *topo = lh_graph_topo(s->g);
-	s->gpos = lh__pages_alloc(s->pages, guint32, m);
+	/* Serial's order is node order (as in every generated graph) when the ops with nodes
+	 * come in op order in the topological order: then positions are nodes, and gpos and
+	 * gnode are not kept (issue 12: 10 MB less at 10^6 ops, and a cache miss less per node
+	 * that comes or goes in the ready set). */
+	gboolean ident = TRUE;
 	guint32 p = 0;
-	gboolean ident = TRUE; /* serial's order is node order (as in every generated graph) */
-	for (guint32 k = 0; k < n; k++)
-		for (guint32 i = topo[k], v = s->first[i]; v != G_MAXUINT32 && v <= s->last[i];
-		     v++) {
-			ident &= v == p;
-			s->gpos[v] = p++;
+	for (guint32 k = 0; k < n && ident; k++) {
+		guint32 i = topo[k];
+		if (s->first[i] != G_MAXUINT32) {
+			ident = s->first[i] == p;
+			p = s->last[i] + 1;
 		}
+	}
+	if (!ident) {
+		s->gpos = lh__pages_alloc(s->pages, guint32, m);
+		p = 0;
+		for (guint32 k = 0; k < n; k++)
+			for (guint32 i = topo[k], v = s->first[i];
+			     v != G_MAXUINT32 && v <= s->last[i]; v++)
+				s->gpos[v] = p++;
+	}
 	guint32 top = m - 1, nb = (m + GB - 1) / GB;
 	/* Blocks in whole cache lines; past the last position nothing changes or counts. */
 	s->gd = g_aligned_alloc((gsize)nb * GB, sizeof(double), 64);
@@ -798,8 +823,8 @@ static void guard_init(Lhs *s)
 	for (guint32 b = 0; b < n; b++) {
 		if (s->bf[b].bytes == 0)
 			continue;
-		s->bf[b].gdef = s->bf[b].freer == G_MAXUINT32 ? 0 : s->gpos[s->bf[b].freer];
-		s->bf[b].gend = s->to_end[b] ? top : s->bf[b].gdef;
+		s->bf[b].gdef = s->bf[b].freer == G_MAXUINT32 ? 0 : gpos_of(s, s->bf[b].freer);
+		s->bf[b].gend = s->bf[b].to_end ? top : s->bf[b].gdef;
 		guint32 k0 = s->user_at[b], k1 = s->user_at[b + 1];
 		/* A buffer's users are listed in node order (mem_model): with positions in node
 		 * order too, the last is the latest (issue 12: reading them all was half of this
@@ -807,7 +832,7 @@ static void guard_init(Lhs *s)
 		if (ident && k1 > k0)
 			k0 = k1 - 1;
 		for (guint32 k = k0; k < k1; k++)
-			s->bf[b].gend = MAX(s->bf[b].gend, s->gpos[s->user[k]]);
+			s->bf[b].gend = MAX(s->bf[b].gend, gpos_of(s, s->user[k]));
 		s->gd[s->bf[b].gdef] += s->bf[b].bytes;
 		if (s->bf[b].gend + 1 < m)
 			s->gd[s->bf[b].gend + 1] -= s->bf[b].bytes;
@@ -833,9 +858,11 @@ static void guard_init(Lhs *s)
 	s->gpend_n = 0;
 	s->cap = MAX(s->limit_bytes, s->p0);
 	s->peak_done = s->usage;
-	s->gnode = lh__pages_alloc(s->pages, guint32, m);
-	for (guint32 v = 0; v < m; v++)
-		s->gnode[s->gpos[v]] = v;
+	if (!ident) {
+		s->gnode = lh__pages_alloc(s->pages, guint32, m);
+		for (guint32 v = 0; v < m; v++)
+			s->gnode[s->gpos[v]] = v;
+	}
 	lh__bits_init(&s->gready, m);
 }
 
@@ -848,7 +875,7 @@ static void guard_shift(Lhs *s, guint32 v, double sign)
 	 * after their last user (gend + 1), and it uses them, so gend >= its gpos: every take
 	 * lies at or before every add (gt_bound). Giving it back reverses them. */
 	if (sign < 0)
-		gt_count(s, s->gpos[v], TRUE);
+		gt_count(s, gpos_of(s, v), TRUE);
 	FOR_EACH_USED_BUFFER(s, v, b, {
 		if (s->bf[b].state == 0 && s->bf[b].bytes > 0)
 			gt_add(s, s->bf[b].gend + 1, sign * s->bf[b].bytes);
@@ -861,7 +888,7 @@ static void guard_shift(Lhs *s, guint32 v, double sign)
 	}
 	gt_bound(s, sign > 0);
 	if (sign > 0)
-		gt_count(s, s->gpos[v], FALSE);
+		gt_count(s, gpos_of(s, v), FALSE);
 }
 
 /* The estimate with @v taken next, the tree already shifted; @peak: lh__lhs_memory_change()'s. */
@@ -912,7 +939,7 @@ static guint32 guard_check(Lhs *s, guint32 v, const char **why)
 		goto done;
 	guard_shift(s, v, -1);
 	s->n_veto++;
-	v = s->gnode[lh__bits_last(&s->gready)];
+	v = gnode_of(s, lh__bits_last(&s->gready));
 	*why = "memory guard: serial's order";
 	guint8 c = s->nd[v].cls;
 	if (s->nd[v].type == NODE_DONE && !lhs_class_free(s, c)) {
@@ -921,7 +948,7 @@ static guint32 guard_check(Lhs *s, guint32 v, const char **why)
 		/* Every ready node (in any order: (estimate, position) decides). */
 		for (guint32 k = lh__bits_first(&s->gready); k != G_MAXUINT32;
 		     k = lh__bits_next(&s->gready, k)) {
-			guint32 u = s->gnode[k];
+			guint32 u = gnode_of(s, k);
 			if (s->nd[u].type != NODE_START || s->nd[u].cls != c)
 				continue;
 			change_of(s, u, &inc, &peak);
@@ -929,7 +956,7 @@ static guint32 guard_check(Lhs *s, guint32 v, const char **why)
 			double e = guard_estimate(s, peak);
 			guard_shift(s, u, -1);
 			if (best == G_MAXUINT32 || e < best_est ||
-			    (e == best_est && s->gpos[u] > s->gpos[best])) {
+			    (e == best_est && gpos_of(s, u) > gpos_of(s, best))) {
 				best = u;
 				best_est = e;
 			}
@@ -1066,14 +1093,14 @@ static void prefetch_node(const Lhs *s, guint32 v)
 static void add_ready(LhsReady *r, Lhs *s, guint32 v)
 {
 	if (s->guard)
-		lh__bits_add(&s->gready, s->gpos[v]);
+		lh__bits_add(&s->gready, gpos_of(s, v));
 	lh__ready_add(r, s, v);
 }
 
 static void remove_ready(LhsReady *r, Lhs *s, guint32 v)
 {
 	if (s->guard)
-		lh__bits_del(&s->gready, s->gpos[v]);
+		lh__bits_del(&s->gready, gpos_of(s, v));
 	lh__ready_remove(r, s, v);
 }
 
@@ -1097,8 +1124,7 @@ static LhPlan *lhs_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GEr
 	                                         : hw->memory_gib) *
 	    1073741824.0;
 	mem_model(&s, &sc);
-	lh__pages_free(sc.early); /* before dep and dsrc are freed; long done */
-	g_free(sc.dep);
+	lh__pages_free(sc.early); /* before dsrc is freed; long done */
 	gboolean reference = g_getenv("LHSIM_LHS_REFERENCE") != NULL;
 	/* The memory index (see "Memory pressure" in lhs-ready.c): needed only if usage, at most
 	 * every buffer at once, can pass half the limit; exact while that total stays below 2^53
@@ -1106,6 +1132,12 @@ static LhPlan *lhs_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GEr
 	double total = sc.total;
 	s.mem_index_ok = !reference && total > s.limit_bytes / 2 && total < 9007199254740992.0;
 	s.guard = total > s.limit_bytes && total < 9007199254740992.0;
+	/* The memory index's per-node changes: allocated now, though the index starts at the
+	 * first step that needs it, so that their pages are made present while the guard and
+	 * the ready set are set up (issue 12: at 10^6 ops the index starts at step 0, with
+	 * 135 000 nodes ready, and wrote them page fault by page fault). */
+	if (s.mem_index_ok)
+		s.mc = lh__pages_alloc0(s.pages, LhsMemChange, m);
 	if (s.guard)
 		guard_init(&s);
 	s.rel = lh__pages_alloc(s.pages, LhsRel, m);
