@@ -612,6 +612,8 @@ void lh__ready_buffer(LhsReady *r, Lhs *s, guint32 b, guint8 to)
 	if (bytes == 0)
 		return;
 	for (guint32 k = s->user_at[b]; k < s->user_at[b + 1]; k++)
+		__builtin_prefetch(&r->where[s->user[k]]);
+	for (guint32 k = s->user_at[b]; k < s->user_at[b + 1]; k++)
 		if (r->where[s->user[k]] != W_NONE)
 			index_move(r, s, s->user[k], -bytes, -bytes);
 	guint32 v = s->bf[b].freer;

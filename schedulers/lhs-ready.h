@@ -137,16 +137,19 @@ typedef struct {
 	guint32 op;
 	guint8 type; /* NODE_* */
 	guint8 cls;  /* LhOpClass of the resource a start/done uses; NONE for kernels */
-	guint8 fd;   /* XLA's ForceDelay: picked last (see kForceDelay in lhs.c) */
-	guint8 ud;   /* has a done among its predecessors (kUnlockDone) */
+	guint8 fd : 1;  /* XLA's ForceDelay: picked last (see kForceDelay in lhs.c) */
+	guint8 ud : 1;  /* has a done among its predecessors (kUnlockDone) */
+	guint8 own : 1; /* frees its op's buffer bottom-up (lhs.c's node_frees) */
+	guint8 pad_;
 } LhsNode;
+G_STATIC_ASSERT(sizeof(LhsNode) == 32); /* two a cache line */
 
 /* Where a node's lists start in Lhs.pred and Lhs.nbuf (CSR: its lists end where the next
- * node's start), both read when it is scheduled, and the buffer it frees (lhs.c's
- * node_frees), read with them: side by side, one cache miss. */
+ * node's start), both read when it is scheduled: side by side, one cache miss, and with
+ * the next node's mostly in the same line (8 bytes a node; issue 12: the buffer a node frees
+ * was kept here too, and is now a bit of its record, LhsNode.own). */
 typedef struct {
 	guint32 pred, nbuf;
-	guint32 frees;
 } LhsAt;
 
 /* A ready node's memory change (lh__lhs_memory_change), both halves side by side: they
@@ -171,7 +174,7 @@ typedef struct {
 	LhPages *pages; /* the large arrays' pages, made present ahead (sim/pages-private.h) */
 	/* Nodes. */
 	LhsNode *nd;
-	guint32 *first, *last; /* per op: first and last node; G_MAXUINT32 for inputs */
+	guint32 *first; /* per op: its first node (its last: lhs_last); G_MAXUINT32 for inputs */
 	/* Edges: per node, the nodes it depends on (its deps' last nodes; a done its start),
 	 * CSR; of the other way only the counts (succ_at[v + 1] - succ_at[v] users of v). The
 	 * estimator's latency is one per node (lhs_edge_lat), so the edges hold nodes alone

@@ -181,6 +181,14 @@ static double alloc_bytes(const LhOp *op)
 	                                                                 : 0;
 }
 
+/* Op @i's last node: its done for an async op (its first node is then a start), else its
+ * first; G_MAXUINT32 for an input. */
+static guint32 lhs_last(const Lhs *s, guint32 i)
+{
+	guint32 a = s->first[i];
+	return a == G_MAXUINT32 ? a : a + (s->nd[a].type == NODE_START);
+}
+
 /* The nodes and edges. Issue 12: the ops are read once, in one pass that numbers the nodes,
  * writes them and keeps what mem_model needs (LhsScan); the edges then come from the graph's
  * dep array in one more pass, which also takes the async depth when every op comes after its
@@ -195,7 +203,6 @@ static void build_graph(Lhs *s, const LhHw *hw, gboolean xla, LhsScan *sc)
 	LhCostCtx cx;
 	lh__cost_ctx_init(&cx, hw);
 	s->first = lh__pages_alloc(s->pages, guint32, n);
-	s->last = lh__pages_alloc(s->pages, guint32, n);
 	/* At most two nodes per op: sized so, the nodes are written in the pass that numbers
 	 * them; the pages past the last node are never touched. */
 	gsize most_nodes = 2 * (gsize)MAX(n, 1);
@@ -219,7 +226,7 @@ static void build_graph(Lhs *s, const LhHw *hw, gboolean xla, LhsScan *sc)
 		sc->total += bytes;
 		if (op->kind == LH_OP_INPUT) {
 			s->bf[i] = (LhsBuf){.bytes = bytes, .freer = G_MAXUINT32};
-			s->first[i] = s->last[i] = G_MAXUINT32;
+			s->first[i] = G_MAXUINT32;
 			continue;
 		}
 		s->bf[i] = (LhsBuf){.bytes = bytes, .freer = m}; /* its first node */
@@ -234,7 +241,8 @@ static void build_graph(Lhs *s, const LhHw *hw, gboolean xla, LhsScan *sc)
 			                     .op = i,
 			                     .type = NODE_START,
 			                     .cls = cls,
-			                     .fd = fd_on && op->kind == LH_OP_COPY_D2H};
+			                     .fd = fd_on && op->kind == LH_OP_COPY_D2H,
+			                     .own = op->alias == LH_NO_OP};
 			/* The done's cost field holds the pair's latency (lhs_edge_lat). */
 			s->nd[a + 1] = (LhsNode){
 			    .cost = xla ? 5000 : t, .op = i, .type = NODE_DONE, .cls = cls};
@@ -243,14 +251,15 @@ static void build_graph(Lhs *s, const LhHw *hw, gboolean xla, LhsScan *sc)
 			sc->most += 2 * ((guint64)op->n_deps + 1);
 			s->n_pairs++;
 		} else {
-			s->nd[a] = (LhsNode){
-			    .cost = xla ? xla_node_cost(op) : t, .op = i, .type = NODE_KERNEL};
+			s->nd[a] = (LhsNode){.cost = xla ? xla_node_cost(op) : t,
+			                     .op = i,
+			                     .type = NODE_KERNEL,
+			                     .own = op->alias == LH_NO_OP};
 			m += 1;
 			ne += op->n_deps;
 			sc->most += (guint64)op->n_deps + 1;
 		}
 		s->first[i] = a;
-		s->last[i] = m - 1;
 	}
 	s->n_nodes = m;
 	/* Edges, each node's in a row (CSR), in node order: the nodes are numbered in op order.
@@ -280,7 +289,7 @@ static void build_graph(Lhs *s, const LhHw *hw, gboolean xla, LhsScan *sc)
 			ordered &= dk < i;
 			if (s->first[dk] == G_MAXUINT32)
 				continue;
-			guint32 u = s->last[dk];
+			guint32 u = lhs_last(s, dk);
 			s->pred[e++] = u;
 			s->succ_at[u + 1]++;
 			if (s->nd[u].depth > na->depth) {
@@ -290,7 +299,7 @@ static void build_graph(Lhs *s, const LhHw *hw, gboolean xla, LhsScan *sc)
 			if (s->nd[u].type == NODE_DONE)
 				na->ud = TRUE;
 		}
-		if (s->last[i] != a) {
+		if (na->type == NODE_START) {
 			guint32 b = a + 1;
 			double lat = s->nd[b].cost; /* see above */
 			s->at[b].pred = e;
@@ -318,7 +327,7 @@ static void build_graph(Lhs *s, const LhHw *hw, gboolean xla, LhsScan *sc)
 		guint32 i = topo[k];
 		if (s->first[i] == G_MAXUINT32)
 			continue;
-		for (guint32 v = s->first[i]; v <= s->last[i]; v++)
+		for (guint32 v = s->first[i]; v <= lhs_last(s, i); v++)
 			for (guint32 e = s->at[v].pred; e < s->at[v + 1].pred; e++) {
 				guint32 u = s->pred[e];
 				double d = s->nd[u].depth;
@@ -339,7 +348,6 @@ static void lhs_free(Lhs *s)
 	lh__pages_free(s->pages);
 	g_aligned_free(s->nd);
 	g_free(s->first);
-	g_free(s->last);
 	g_free(s->at);
 	g_free(s->pred);
 	g_free(s->succ_at);
@@ -385,11 +393,13 @@ static void live_to_end(Lhs *s, guint32 b)
 	}
 }
 
-/* The same, kept beside where the node's lists start (issue 12: looking it up was a cache
- * miss per node scheduled or ready, on the op's buffer number). */
+/* The same, from the node's record (issue 12: looking it up was a cache miss per node
+ * scheduled or ready, on the op's buffer number): a kernel or start of an op without an alias
+ * frees buffer op (its own: buf_of[op] = op, and its first node is the freer); an op with an
+ * alias allocates nothing (its buffer is another op's, freed by that op's node). */
 static guint32 node_frees(const Lhs *s, guint32 v)
 {
-	return s->at[v].frees;
+	return s->nd[v].own ? s->nd[v].op : G_MAXUINT32;
 }
 
 /* The engine's memory rule (docs/engine.md, "Memory"), seen bottom-up; the one place that
@@ -458,9 +468,11 @@ static void mem_model(Lhs *s, const LhsScan *sc)
 			continue;
 		const guint32 *d = deps + sc->dep_at[i];
 		guint32 nd = sc->dep_at[i + 1] - sc->dep_at[i];
-		for (guint32 v = s->first[i]; v <= s->last[i]; v++) {
+		for (guint32 v = s->first[i]; v <= lhs_last(s, i); v++) {
 			s->at[v].nbuf = len;
-			s->at[v].frees = node_frees_of(s, v);
+			/* LhsNode.own is node_frees_of's rule: every test's graph checks it. */
+			if (m <= 1u << 17)
+				g_assert(node_frees(s, v) == node_frees_of(s, v));
 			double use = 0;
 			for (guint32 k = 0; k <= nd; k++) {
 				guint32 b;
@@ -803,7 +815,7 @@ static void guard_init(Lhs *s)
 		guint32 i = topo[k];
 		if (s->first[i] != G_MAXUINT32) {
 			ident = s->first[i] == p;
-			p = s->last[i] + 1;
+			p = lhs_last(s, i) + 1;
 		}
 	}
 	if (!ident) {
@@ -811,7 +823,7 @@ static void guard_init(Lhs *s)
 		p = 0;
 		for (guint32 k = 0; k < n; k++)
 			for (guint32 i = topo[k], v = s->first[i];
-			     v != G_MAXUINT32 && v <= s->last[i]; v++)
+			     v != G_MAXUINT32 && v <= lhs_last(s, i); v++)
 				s->gpos[v] = p++;
 	}
 	guint32 top = m - 1, nb = (m + GB - 1) / GB;
@@ -1243,6 +1255,18 @@ static LhPlan *lhs_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GEr
 				continue;
 			s.nd[un].rt = MAX(s.now, u->rt);
 			add_ready(&r, &s, un);
+		}
+		if (s.mem_index && r.by_inc.n) {
+			guint32 nx = r.by_inc.e[0].node;
+			if (nx != r.gone) {
+				__builtin_prefetch(&s.nd[nx]);
+				__builtin_prefetch(&s.mc[nx]);
+				__builtin_prefetch(&s.at[nx]);
+				__builtin_prefetch(&r.where[nx]);
+				__builtin_prefetch(&r.rank[nx]);
+				__builtin_prefetch(&r.hpos[nx]);
+				__builtin_prefetch(&r.slot[nx]);
+			}
 		}
 	}
 	lhs_vec_free(cand);
