@@ -184,11 +184,27 @@ static void inc_down(LhsIncHeap *h, guint32 *hpos, guint32 k)
 	inc_place(h, hpos, k, x);
 }
 
+/* Entries before the first in the heap's block (see LhsIncHeap). */
+#define INC_SKEW 3
+G_STATIC_ASSERT(sizeof(LhsIncEnt) == 16 && (INC_SKEW + 1) * 16 == 64 && INC_D == 4);
+
+static void inc_free(LhsIncHeap *h)
+{
+	g_aligned_free(h->mem);
+	h->mem = h->e = NULL;
+}
+
 static void inc_push(LhsIncHeap *h, guint32 *hpos, LhsIncEnt x)
 {
 	if (h->n == h->cap) {
 		h->cap = MAX(16, 2 * h->cap);
-		h->e = g_renew(LhsIncEnt, h->e, h->cap);
+		void *mem = g_aligned_alloc((gsize)h->cap + INC_SKEW, sizeof(LhsIncEnt), 64);
+		LhsIncEnt *e = (LhsIncEnt *)mem + INC_SKEW;
+		if (h->n)
+			memcpy(e, h->e, sizeof(LhsIncEnt) * h->n);
+		g_aligned_free(h->mem);
+		h->mem = mem;
+		h->e = e;
 	}
 	inc_place(h, hpos, h->n++, x);
 	inc_up(h, hpos, h->n - 1);
@@ -502,7 +518,7 @@ void lh__ready_clear(LhsReady *r)
 		lh__bits_clear(&r->dnow[c]);
 		lhs_vec_free(r->dheap[c]);
 		lhs_vec_free(r->starts[c]);
-		g_free(r->dones_by_inc[c].e);
+		inc_free(&r->dones_by_inc[c]);
 	}
 	lhs_vec_free(r->fd);
 	lhs_vec_free(r->heap);
@@ -514,7 +530,7 @@ void lh__ready_clear(LhsReady *r)
 	g_free(r->sslot);
 	g_free(r->rank);
 	g_free(r->rank_node);
-	g_free(r->by_inc.e);
+	inc_free(&r->by_inc);
 	g_free(r->hpos);
 	if (r->walk)
 		g_free(r->walk->d);

@@ -304,8 +304,11 @@ typedef struct {
 	guint32 rank, node;
 } LhsIncEnt;
 
+/* The entries start 48 bytes into a 64-byte aligned block (mem), so that the four children
+ * of entry k, 4k + 1 .. 4k + 4, fill one cache line (lhs-ready.c, INC_D). */
 typedef struct {
 	LhsIncEnt *e;
+	void *mem;
 	guint32 n, cap;
 } LhsIncHeap;
 
