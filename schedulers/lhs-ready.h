@@ -362,6 +362,10 @@ void lh__ready_remove(LhsReady *r, Lhs *s, guint32 v);
 void lh__ready_advance(LhsReady *r, const Lhs *s);
 /* kAvoidWaste's "next ready": the earliest ready time above now among ready nodes, or -1. */
 double lh__ready_next_time(LhsReady *r, const Lhs *s);
+/* After a step, with the memory index: settles the index as lh__ready_advance would, and
+ * fetches the records of the nodes the next step will most likely read first (the least of
+ * each heap), so that their cache misses overlap instead of coming one after the other. */
+void lh__ready_ahead(LhsReady *r, const Lhs *s);
 /* Whether the ready-now structures hold only nodes ready now (else see lh__ready_scan). */
 gboolean lh__ready_exact(const LhsReady *r, const Lhs *s);
 /* Every ready node a rule could pick (the reference scan), ascending. */

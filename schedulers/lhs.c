@@ -1256,18 +1256,8 @@ static LhPlan *lhs_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GEr
 			s.nd[un].rt = MAX(s.now, u->rt);
 			add_ready(&r, &s, un);
 		}
-		if (s.mem_index && r.by_inc.n) {
-			guint32 nx = r.by_inc.e[0].node;
-			if (nx != r.gone) {
-				__builtin_prefetch(&s.nd[nx]);
-				__builtin_prefetch(&s.mc[nx]);
-				__builtin_prefetch(&s.at[nx]);
-				__builtin_prefetch(&r.where[nx]);
-				__builtin_prefetch(&r.rank[nx]);
-				__builtin_prefetch(&r.hpos[nx]);
-				__builtin_prefetch(&r.slot[nx]);
-			}
-		}
+		if (s.mem_index)
+			lh__ready_ahead(&r, &s);
 	}
 	lhs_vec_free(cand);
 	lhs_vec_free(s.coll_in_flight);
