@@ -113,18 +113,18 @@ guint32 lh__bits_first(const LhsBits *b);           /* the least member, or G_MA
 guint32 lh__bits_last(const LhsBits *b);            /* the greatest member, or G_MAXUINT32 */
 guint32 lh__bits_next(const LhsBits *b, guint32 k); /* the least member > k, or G_MAXUINT32 */
 
-/* A buffer (mem_model in lhs.c): what the memory model and the guard read of it, in one
- * 32-byte record (issue 12: they read these fields together, in pick order, where five
- * arrays were a cache miss each). */
+/* A buffer (mem_model in lhs.c): what the memory model reads of it, in one 16-byte record
+ * (issue 12: they read these fields together, in pick order, where five arrays were a cache
+ * miss each; four records a cache line, where the guard's positions made it two, so that the
+ * buffers of ops that lie close, a node's operands, share lines more often). */
 typedef struct {
 	double bytes;  /* allocated by the op that starts it */
 	guint32 freer; /* the node that frees it bottom-up, or G_MAXUINT32 */
-	guint32 gdef;  /* the guard: its first position in serial's order */
-	guint32 gend;  /* the guard: its last position while no user is scheduled */
 	guint8 state;  /* 0 = not live yet, 1 = live, 2 = freed */
 	guint8 to_end; /* no op depends on it, so it lives to the end */
-	guint8 pad_[10];
+	guint8 pad_[2];
 } LhsBuf;
+G_STATIC_ASSERT(sizeof(LhsBuf) == 16);
 
 /* A node of the schedule graph: what the rules and the ready set read of it, in one 32-byte
  * record (issue 12: read in pick order, at 10^6 ops each array was a cache miss of its own). */
@@ -209,6 +209,8 @@ typedef struct {
 	/* The memory guard (see "The memory guard" in lhs.c), when guard is set. */
 	gboolean guard;
 	double *gd;                 /* per position in serial's order: the profile's change there */
+	guint32 *gend;              /* per buffer of some bytes: its last position while no user
+	                               is scheduled (its first: buf_gdef in lhs.c) */
 	guint8 *gon;                /* per block of positions: which count (bit i: the i-th) */
 	guint32 gn;                 /* leaves of the tree (blocks): a power of two */
 	double *gt;                 /* the tree (gt_flush): per tree node its sum, then its max */

@@ -214,7 +214,7 @@ static void build_graph(Lhs *s, const LhHw *hw, gboolean xla, LhsScan *sc)
 	/* Freed before the loop, so handed to a helper of their own, joined before. */
 	sc->early = lh__pages_new();
 	sc->dep_at = lh__graph_dep_at(g);
-	/* mem_model's buffers, one per op, each written whole here (one cache line each). */
+	/* mem_model's buffers, one per op, each written whole here. */
 	s->bf = g_aligned_alloc(n ? n : 1, sizeof(LhsBuf), 64);
 	lh__pages_add(s->pages, s->bf, sizeof(LhsBuf) * (gsize)n);
 	guint32 m = 0;
@@ -361,6 +361,7 @@ static void lhs_free(Lhs *s)
 	g_aligned_free(s->gd);
 	g_free(s->gon);
 	g_free(s->gnode);
+	g_free(s->gend);
 	g_free(s->gpos);
 	if (s->guard)
 		lh__bits_clear(&s->gready);
@@ -801,6 +802,13 @@ static guint32 gnode_of(const Lhs *s, guint32 q)
 	return s->gnode ? s->gnode[q] : q;
 }
 
+/* The first position at which buffer @b counts in the profile: its freer's (0 for an
+ * input). */
+static guint32 buf_gdef(const Lhs *s, guint32 b)
+{
+	return s->bf[b].freer == G_MAXUINT32 ? 0 : gpos_of(s, s->bf[b].freer);
+}
+
 static void guard_init(Lhs *s)
 {
 	guint32 n = s->n_ops, m = s->n_nodes;
@@ -832,11 +840,12 @@ static void guard_init(Lhs *s)
 	lh__pages_add(s->pages, s->gd, (gsize)nb * GB * sizeof(double));
 	memset(s->gd, 0, (gsize)nb * GB * sizeof(double));
 	s->gon = g_new0(guint8, nb);
+	s->gend = lh__pages_alloc(s->pages, guint32, n);
 	for (guint32 b = 0; b < n; b++) {
 		if (s->bf[b].bytes == 0)
 			continue;
-		s->bf[b].gdef = s->bf[b].freer == G_MAXUINT32 ? 0 : gpos_of(s, s->bf[b].freer);
-		s->bf[b].gend = s->bf[b].to_end ? top : s->bf[b].gdef;
+		guint32 gdef = buf_gdef(s, b);
+		s->gend[b] = s->bf[b].to_end ? top : gdef;
 		guint32 k0 = s->user_at[b], k1 = s->user_at[b + 1];
 		/* A buffer's users are listed in node order (mem_model): with positions in node
 		 * order too, the last is the latest (issue 12: reading them all was half of this
@@ -844,10 +853,10 @@ static void guard_init(Lhs *s)
 		if (ident && k1 > k0)
 			k0 = k1 - 1;
 		for (guint32 k = k0; k < k1; k++)
-			s->bf[b].gend = MAX(s->bf[b].gend, gpos_of(s, s->user[k]));
-		s->gd[s->bf[b].gdef] += s->bf[b].bytes;
-		if (s->bf[b].gend + 1 < m)
-			s->gd[s->bf[b].gend + 1] -= s->bf[b].bytes;
+			s->gend[b] = MAX(s->gend[b], gpos_of(s, s->user[k]));
+		s->gd[gdef] += s->bf[b].bytes;
+		if (s->gend[b] + 1 < m)
+			s->gd[s->gend[b] + 1] -= s->bf[b].bytes;
 	}
 	for (guint32 q = 0; q < m; q++)
 		s->gon[q / GB] |= (guint8)(1u << (q % GB));
@@ -890,13 +899,13 @@ static void guard_shift(Lhs *s, guint32 v, double sign)
 		gt_count(s, gpos_of(s, v), TRUE);
 	FOR_EACH_USED_BUFFER(s, v, b, {
 		if (s->bf[b].state == 0 && s->bf[b].bytes > 0)
-			gt_add(s, s->bf[b].gend + 1, sign * s->bf[b].bytes);
+			gt_add(s, s->gend[b] + 1, sign * s->bf[b].bytes);
 	});
 	guint32 f = node_frees(s, v);
 	if (f != G_MAXUINT32 && s->bf[f].bytes > 0 && s->bf[f].state != 2) {
-		gt_add(s, s->bf[f].gdef, -sign * s->bf[f].bytes);
+		gt_add(s, buf_gdef(s, f), -sign * s->bf[f].bytes);
 		if (s->bf[f].state == 0)
-			gt_add(s, s->bf[f].gend + 1, sign * s->bf[f].bytes);
+			gt_add(s, s->gend[f] + 1, sign * s->bf[f].bytes);
 	}
 	gt_bound(s, sign > 0);
 	if (sign > 0)
