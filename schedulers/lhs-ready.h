@@ -135,8 +135,8 @@ typedef struct {
 	double cost;  /* a kernel's cost; a done's field holds its pair's latency instead (see
 	                 lhs_cost and lhs_edge_lat) */
 	guint32 op;
-	guint8 type; /* NODE_* */
-	guint8 cls;  /* LhOpClass of the resource a start/done uses; NONE for kernels */
+	guint8 type;    /* NODE_* */
+	guint8 cls;     /* LhOpClass of the resource a start/done uses; NONE for kernels */
 	guint8 fd : 1;  /* XLA's ForceDelay: picked last (see kForceDelay in lhs.c) */
 	guint8 ud : 1;  /* has a done among its predecessors (kUnlockDone) */
 	guint8 own : 1; /* frees its op's buffer bottom-up (lhs.c's node_frees) */
@@ -193,10 +193,10 @@ typedef struct {
 	LhsVec *coll_in_flight; /* ops of the collectives in flight (a done scheduled, not its
 	                           start), for XLA's rule on shared devices */
 	/* Memory (bytes), see mem_model() in lhs.c. */
-	LhsBuf *bf;              /* per buffer */
+	LhsBuf *bf;      /* per buffer */
 	guint32 *buf_of; /* per op: the buffer its output lives in; NULL without aliases, where
 	                    op i's is buffer i (lhs_buf_of; issue 12: 4 MB less at 10^6 ops) */
-	guint32 *nbuf;           /* per node, CSR (at[].nbuf): the buffers it uses (each once) */
+	guint32 *nbuf;   /* per node, CSR (at[].nbuf): the buffers it uses (each once) */
 	guint32 *user_at, *user; /* per buffer, CSR: the nodes that use it */
 	double usage, limit_bytes;
 	double max_use;      /* most bytes any node's used buffers hold (a bound on its peak) */

@@ -167,10 +167,10 @@ static gboolean is_async(const LhOp *op)
  * (lh__graph_dep_at), not from its record. */
 typedef struct {
 	const guint32 *dep_at; /* per op and one past the last: where its deps start */
-	LhPages *early;   /* Lhs.dsrc's pages, made present ahead; freed before it */
-	gboolean aliases; /* some op has an alias */
-	double total;     /* the bytes of every buffer, summed in op order */
-	guint64 most;     /* the nodes and their ops' deps: a bound on the buffers they use */
+	LhPages *early;        /* Lhs.dsrc's pages, made present ahead; freed before it */
+	gboolean aliases;      /* some op has an alias */
+	double total;          /* the bytes of every buffer, summed in op order */
+	guint64 most;          /* the nodes and their ops' deps: a bound on the buffers they use */
 } LhsScan;
 
 /* The device bytes op @op's output allocates, by mem_model's rule (see there): its out_bytes
