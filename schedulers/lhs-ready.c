@@ -1127,17 +1127,24 @@ const char *lh__ready_over_candidates(const LhsReady *r, const Lhs *s, LhsVec *o
 
 const char *lh__ready_scan(const LhsReady *r, const Lhs *s, LhsVec *out)
 {
-	Lead l = {.out = out, .why = "kMemoryPeakOverLimit"};
-	out->len = 0;
-	/* The heaps hold every ready node that is not force-delayed. */
+	/* The heaps hold every ready node that is not force-delayed; they are fed to the leading
+	 * rules in node order, so that the rule named (for --explain) does not depend on where
+	 * the heaps keep them, which depends on the order they came in. */
+	LhsVec *all = lhs_vec_new();
 	for (guint32 k = 0; k < r->by_inc.n; k++)
-		lead_add(&l, s, r->by_inc.e[k].node);
+		lhs_vec_push(all, r->by_inc.e[k].node);
 	for (guint c = 0; c < LHS_NCLASS; c++)
 		for (guint32 k = 0; k < r->dones_by_inc[c].n; k++)
-			lead_add(&l, s, r->dones_by_inc[c].e[k].node);
+			lhs_vec_push(all, r->dones_by_inc[c].e[k].node);
+	sort_nodes(all);
+	Lead l = {.out = out, .why = "kMemoryPeakOverLimit"};
+	out->len = 0;
+	for (guint32 k = 0; k < all->len; k++)
+		lead_add(&l, s, all->d[k]);
+	lhs_vec_free(all);
 	if (!l.have)
 		return fd_candidates(r, out);
-	sort_nodes(out);
+	sort_nodes(out); /* ascending already (fed so); kept for the contract's sake */
 	return l.why;
 }
 
@@ -1240,8 +1247,10 @@ void lh__ready_index_build(LhsReady *r, Lhs *s)
 	g->flag = g_new0(guint8, g->n);
 	/* Every ready node, in node order: their records are then read in the order they lie
 	 * (issue 12: in rank order, as the ready set's structures give them, each node's were a
-	 * cache miss, 135 000 nodes ready at the first step at 10^6 ops). The heaps' order does
-	 * not depend on the order they come in. */
+	 * cache miss, 135 000 nodes ready at the first step at 10^6 ops). The heaps' order,
+	 * (key, rank), does not depend on the order they come in; where an entry sits in a
+	 * heap's array does, and nothing that decides a pick or a rule's name reads that
+	 * (lh__ready_scan sorts). */
 	for (guint32 v = 0; v < s->n_nodes; v++)
 		if (r->where[v] != W_NONE)
 			index_add(r, s, v);

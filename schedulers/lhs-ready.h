@@ -15,7 +15,7 @@
  *
  * The index reads the node records and arrays of Lhs, and from lhs.c two functions: the
  * leading rules (lh__lhs_prefer_lead) and the memory model (lh__lhs_memory_change). Of Lhs it
- * writes only mem_index, mc (the memory index: lh__ready_index_build allocates it) and
+ * writes only mem_index, mc (the memory index's changes: lhs_plan allocates it) and
  * waiting_dones.
  */
 #pragma once

@@ -1152,11 +1152,13 @@ static LhPlan *lhs_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GEr
 	 * bytes. */
 	double total = sc.total;
 	s.mem_index_ok = !reference && total > s.limit_bytes / 2 && total < 9007199254740992.0;
-	s.guard = total > s.limit_bytes && total < 9007199254740992.0;
+	/* A graph of inputs alone has no node, no position for the guard to bound. */
+	s.guard = m > 0 && total > s.limit_bytes && total < 9007199254740992.0;
 	/* The memory index's per-node changes: allocated now, though the index starts at the
 	 * first step that needs it, so that their pages are made present while the guard and
 	 * the ready set are set up (issue 12: at 10^6 ops the index starts at step 0, with
-	 * 135 000 nodes ready, and wrote them page fault by page fault). */
+	 * 135 000 nodes ready, and wrote them page fault by page fault). A run whose usage never
+	 * brings the memory rules in holds them for nothing: 20 bytes a node. */
 	if (s.mem_index_ok)
 		s.mc = lh__pages_alloc0(s.pages, LhsMemChange, m);
 	if (s.guard)

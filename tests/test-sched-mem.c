@@ -167,6 +167,25 @@ Test(mem, the_rule_by_hand)
 	cr_assert_leq(lhs, 5000);
 }
 
+/* A graph of inputs alone has no node to schedule; over the limit (2 B of inputs against about
+ * 1 B) lhs's guard would bound an order of no positions. The plan is empty and the peak the
+ * inputs' 2 B, as serial's. (It wrote through a NULL profile before the guard was made to
+ * need a node: found by review, issue 12.) */
+Test(mem, inputs_alone_over_the_limit)
+{
+	lh_models_init();
+	g_autoptr(LhGraph) g = lh_graph_new("inputs");
+	guint32 a = lh_graph_add_op(g, "a", LH_OP_INPUT), b = lh_graph_add_op(g, "b", LH_OP_INPUT);
+	lh_graph_op_mut(g, a)->out_bytes = 1;
+	lh_graph_op_mut(g, b)->out_bytes = 1;
+	t_finish(g);
+	g_autoptr(LhHw) hw = t_hw(LH_SHARING_FAIR);
+	const char *none[] = {NULL};
+	cr_assert_eq(peak_of(g, hw, "serial", none, NULL), 2);
+	const char *kv[] = {"memory-limit=1e-9", NULL}; /* about 1 B */
+	cr_assert_eq(peak_of(g, hw, "lhs", kv, NULL), 2);
+}
+
 /* The trap of an unrolled training loop (issue 17), in small. Iteration k of K = 6, in program
  * order: X_k = k(Y_{k-1}) 100 B (an activation), G_k = k(X_k) 1 B (its weight gradient),
  * acc_k = k(acc_{k-1}, G_k) 1 B (the gradient chain), W_k = k() 300 B (a gathered weight),
