@@ -412,8 +412,8 @@ static void list_del(LhsVec *l, guint32 *slot, guint32 v)
 
 static gboolean heap_less(const Lhs *s, guint32 a, guint32 b)
 {
-	if (s->nd[a].rt != s->nd[b].rt)
-		return s->nd[a].rt < s->nd[b].rt;
+	if (s->rel[a].rt != s->rel[b].rt)
+		return s->rel[a].rt < s->rel[b].rt;
 	return a < b;
 }
 
@@ -641,6 +641,7 @@ void lh__ready_buffer(LhsReady *r, Lhs *s, guint32 b, guint8 to)
 static void prefetch_ready(const LhsReady *r, const Lhs *s, guint32 v)
 {
 	__builtin_prefetch(&s->nd[v]);
+	__builtin_prefetch(&s->rel[v]);
 	__builtin_prefetch(&s->mc[v]);
 	__builtin_prefetch(&s->at[v]);
 	__builtin_prefetch(&r->where[v]);
@@ -687,7 +688,7 @@ void lh__ready_add(LhsReady *r, Lhs *s, guint32 v)
 	if (s->nd[v].type == NODE_DONE) {
 		if (!s->waiting_dones[s->nd[v].cls]++)
 			r->dmask |= 1u << s->nd[v].cls;
-		if (s->nd[v].rt > s->now) {
+		if (s->rel[v].rt > s->now) {
 			r->where[v] = W_DONE;
 			heap_push(r->dheap[s->nd[v].cls], s, v);
 			heap_push(r->later, s, v);
@@ -698,9 +699,9 @@ void lh__ready_add(LhsReady *r, Lhs *s, guint32 v)
 	} else if (s->nd[v].fd) {
 		r->where[v] = W_FD;
 		list_add(r->fd, r->slot, v);
-		if (s->nd[v].rt > s->now)
+		if (s->rel[v].rt > s->now)
 			heap_push(r->later, s, v);
-	} else if (s->nd[v].rt <= s->now) {
+	} else if (s->rel[v].rt <= s->now) {
 		now_add(r, s, v);
 	} else {
 		r->where[v] = W_HEAP;
@@ -755,7 +756,7 @@ void lh__ready_advance(LhsReady *r, const Lhs *s)
 	for (guint32 mk = r->dmask; mk; mk &= mk - 1) {
 		guint c = (guint)__builtin_ctz(mk);
 		dheap_clean(r, s, c);
-		while (r->dheap[c]->len && s->nd[r->dheap[c]->d[0]].rt <= s->now)
+		while (r->dheap[c]->len && s->rel[r->dheap[c]->d[0]].rt <= s->now)
 			dnow_add(r, s, c);
 		if (!lhs_class_free(s, c))
 			continue;
@@ -763,20 +764,20 @@ void lh__ready_advance(LhsReady *r, const Lhs *s)
 			done_now = TRUE;
 		if (r->dheap[c]->len) {
 			done_later = TRUE;
-			dt = MIN(dt, s->nd[r->dheap[c]->d[0]].rt);
+			dt = MIN(dt, s->rel[r->dheap[c]->d[0]].rt);
 		}
 	}
 	if (!done_now && done_later) {
 		for (guint32 mk = r->dmask; mk; mk &= mk - 1) {
 			guint c = (guint)__builtin_ctz(mk);
 			while (lhs_class_free(s, c) && r->dheap[c]->len &&
-			       s->nd[r->dheap[c]->d[0]].rt == dt)
+			       s->rel[r->dheap[c]->d[0]].rt == dt)
 				dnow_add(r, s, c);
 		}
 		r->early_t = dt;
 	}
 	heap_clean(r, s);
-	while (r->heap->len && s->nd[r->heap->d[0]].rt <= s->now) {
+	while (r->heap->len && s->rel[r->heap->d[0]].rt <= s->now) {
 		now_add(r, s, heap_pop(r->heap, s));
 		heap_clean(r, s);
 	}
@@ -784,9 +785,9 @@ void lh__ready_advance(LhsReady *r, const Lhs *s)
 		return;
 	if (done_now || done_later)
 		return;
-	double t = s->nd[r->heap->d[0]].rt;
+	double t = s->rel[r->heap->d[0]].rt;
 	r->early_t = t;
-	while (r->heap->len && s->nd[r->heap->d[0]].rt == t) {
+	while (r->heap->len && s->rel[r->heap->d[0]].rt == t) {
 		now_add(r, s, heap_pop(r->heap, s));
 		heap_clean(r, s);
 	}
@@ -834,18 +835,18 @@ double lh__ready_next_time(LhsReady *r, const Lhs *s)
 {
 	double t = -1;
 	if (r->heap->len) /* heap_clean()ed by lh__ready_advance */
-		t = s->nd[r->heap->d[0]].rt;
+		t = s->rel[r->heap->d[0]].rt;
 	if (r->early_t > s->now) /* nodes in the ready-now structures ahead of time */
 		t = r->early_t;
 	/* Dones and force-delayed nodes: drop entries picked already or ready by now. */
 	while (r->later->len) {
 		guint32 v = r->later->d[0];
-		if ((r->where[v] == W_DONE || r->where[v] == W_FD) && s->nd[v].rt > s->now)
+		if ((r->where[v] == W_DONE || r->where[v] == W_FD) && s->rel[v].rt > s->now)
 			break;
 		heap_pop(r->later, s);
 	}
 	if (r->later->len) {
-		double rt = s->nd[r->later->d[0]].rt;
+		double rt = s->rel[r->later->d[0]].rt;
 		if (t < 0 || rt < t)
 			t = rt;
 	}
@@ -1063,7 +1064,7 @@ gboolean lh__ready_exact(const LhsReady *r, const Lhs *s)
 static gboolean over_top(const Lhs *s, guint32 v)
 {
 	return (s->usage > s->limit_bytes || fits(s, v)) && s->nd[v].type == NODE_DONE &&
-	       MAX(s->nd[v].rt - s->now, 0) == 0;
+	       MAX(s->rel[v].rt - s->now, 0) == 0;
 }
 
 /* Whether @v, and every node after it in its heap's walk, loses to the best so far: the best

@@ -126,11 +126,11 @@ typedef struct {
 } LhsBuf;
 G_STATIC_ASSERT(sizeof(LhsBuf) == 16);
 
-/* A node of the schedule graph: what the rules and the ready set read of it, in one 32-byte
- * record (issue 12: read in pick order, at 10^6 ops each array was a cache miss of its own). */
+/* A node of the schedule graph: what the rules and the ready set read of it, in one 24-byte
+ * record (issue 12: read in pick order, at 10^6 ops each array was a cache miss of its own).
+ * Its ready time is kept in LhsRel, beside what its users' scheduling tells of it (issue 12:
+ * the records were 32 bytes with it, 10 MB more pages to make present at 10^6 ops). */
 typedef struct {
-	double rt;    /* ready time (scheduling state: set when its last user is scheduled, then
-	                 to its time when it is) */
 	double depth; /* async depth */
 	double cost;  /* a kernel's cost; a done's field holds its pair's latency instead (see
 	                 lhs_cost and lhs_edge_lat) */
@@ -142,7 +142,7 @@ typedef struct {
 	guint8 own : 1; /* frees its op's buffer bottom-up (lhs.c's node_frees) */
 	guint8 pad_;
 } LhsNode;
-G_STATIC_ASSERT(sizeof(LhsNode) == 32); /* two a cache line */
+G_STATIC_ASSERT(sizeof(LhsNode) == 24);
 
 /* Where a node's lists start in Lhs.pred and Lhs.nbuf (CSR: its lists end where the next
  * node's start), both read when it is scheduled: side by side, one cache miss, and with
@@ -162,7 +162,9 @@ typedef struct {
 /* What scheduling a node's users tells of it, side by side (issue 12: one cache miss per edge
  * in pick order, where the users' ready times were one per user when the node became ready). */
 typedef struct {
-	double rt;      /* the latest of (user's time + edge latency) over the users scheduled */
+	double rt;      /* the latest of (user's time + edge latency) over the users scheduled;
+	                   once ready, its ready time (the latest of that and now when its last
+	                   user is scheduled), then its time when it is */
 	guint32 outdeg; /* users not scheduled yet */
 } LhsRel;
 
@@ -355,7 +357,7 @@ typedef struct {
 
 void lh__ready_init(LhsReady *r, const Lhs *s);
 void lh__ready_clear(LhsReady *r);
-/* @v's users are all scheduled; s->nd[v].rt is set. */
+/* @v's users are all scheduled; s->rel[v].rt is its ready time. */
 void lh__ready_add(LhsReady *r, Lhs *s, guint32 v);
 /* @v was picked. */
 void lh__ready_remove(LhsReady *r, Lhs *s, guint32 v);

@@ -564,7 +564,7 @@ int lh__lhs_prefer_lead(const Lhs *s, const LhsCand *ca, const LhsCand *cb, cons
 		     "kMemoryPeakOverLimit");
 	}
 	LEAD(s->nd[a].type == NODE_DONE, s->nd[b].type == NODE_DONE, "kScheduleDone");
-	double ra = MAX(s->nd[a].rt - s->now, 0), rb = MAX(s->nd[b].rt - s->now, 0);
+	double ra = MAX(s->rel[a].rt - s->now, 0), rb = MAX(s->rel[b].rt - s->now, 0);
 	LEAD(ra < rb, rb < ra, "kLessStall");
 	LEAD(!(lhs_releases(s, a) && s->nd[a].depth == 0 && !lhs_constrained(s, a)),
 	     !(lhs_releases(s, b) && s->nd[b].depth == 0 && !lhs_constrained(s, b)),
@@ -1168,7 +1168,8 @@ static LhPlan *lhs_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GEr
 	lh__ready_init(&r, &s);
 	g_clear_pointer(&s.dsrc, g_free); /* the rank order's alone */
 	for (guint32 v = 0; v < m; v++) {
-		s.rel[v] = (LhsRel){-INFINITY, s.succ_at[v + 1] - s.succ_at[v]};
+		guint32 od = s.succ_at[v + 1] - s.succ_at[v];
+		s.rel[v] = (LhsRel){od ? -INFINITY : 0, od};
 		if (s.rel[v].outdeg == 0)
 			add_ready(&r, &s, v);
 	}
@@ -1238,8 +1239,8 @@ static LhPlan *lhs_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GEr
 		if (s.guard)
 			v = guard_check(&s, v, &why);
 		remove_ready(&r, &s, v);
-		double t = MAX(s.now, s.nd[v].rt);
-		s.nd[v].rt = t;
+		double t = MAX(s.now, s.rel[v].rt);
+		s.rel[v].rt = t;
 		s.now = t + lhs_cost(&s, v);
 		if (s.nd[v].type == NODE_DONE)
 			s.in_flight[s.nd[v].cls]++;
@@ -1264,7 +1265,7 @@ static LhPlan *lhs_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GEr
 				u->rt = et;
 			if (--u->outdeg > 0)
 				continue;
-			s.nd[un].rt = MAX(s.now, u->rt);
+			u->rt = MAX(s.now, u->rt);
 			add_ready(&r, &s, un);
 		}
 		if (s.mem_index)
