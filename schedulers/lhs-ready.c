@@ -1145,8 +1145,7 @@ const char *lh__ready_scan(const LhsReady *r, const Lhs *s, LhsVec *out)
 	lhs_vec_free(all);
 	if (!l.have)
 		return fd_candidates(r, out);
-	sort_nodes(out); /* ascending already (fed so); kept for the contract's sake */
-	return l.why;
+	return l.why; /* out is ascending: the nodes were fed so */
 }
 
 /* Feeds @v to the leading rules if it passes kMemoryPeakOverLimit. */

@@ -166,11 +166,10 @@ static gboolean is_async(const LhOp *op)
  * over them took 20 - 45 ms). An op's deps are read from the graph's CSR rows
  * (lh__graph_dep_at), not from its record. */
 typedef struct {
-	const guint32 *dep_at; /* per op and one past the last: where its deps start */
-	LhPages *early;        /* Lhs.dsrc's pages, made present ahead; freed before it */
-	gboolean aliases;      /* some op has an alias */
-	double total;          /* the bytes of every buffer, summed in op order */
-	guint64 most;          /* the nodes and their ops' deps: a bound on the buffers they use */
+	LhPages *early;   /* Lhs.dsrc's pages, made present ahead; freed before it */
+	gboolean aliases; /* some op has an alias */
+	double total;     /* the bytes of every buffer, summed in op order */
+	guint64 most;     /* the nodes and their ops' deps: a bound on the buffers they use */
 } LhsScan;
 
 /* The device bytes op @op's output allocates, by mem_model's rule (see there): its out_bytes
@@ -197,7 +196,7 @@ static void build_graph(Lhs *s, const LhHw *hw, gboolean xla, LhsScan *sc)
 {
 	const LhGraph *g = s->g;
 	const LhOp *ops = lh__graph_ops(g);
-	const guint32 *deps = lh__graph_dep_array(g);
+	const guint32 *deps = lh__graph_dep_array(g), *dep_at = lh__graph_dep_at(g);
 	guint32 n = s->n_ops;
 	gboolean fd_on = lh_params_get_bool(s->p, "delay-offload-start");
 	LhCostCtx cx;
@@ -213,7 +212,6 @@ static void build_graph(Lhs *s, const LhHw *hw, gboolean xla, LhsScan *sc)
 	lh__pages_add(s->pages, s->nd, sizeof(LhsNode) * (gsize)n);
 	/* Freed before the loop, so handed to a helper of their own, joined before. */
 	sc->early = lh__pages_new();
-	sc->dep_at = lh__graph_dep_at(g);
 	/* mem_model's buffers, one per op, each written whole here. */
 	s->bf = g_aligned_alloc(n ? n : 1, sizeof(LhsBuf), 64);
 	lh__pages_add(s->pages, s->bf, sizeof(LhsBuf) * (gsize)n);
@@ -277,8 +275,8 @@ static void build_graph(Lhs *s, const LhHw *hw, gboolean xla, LhsScan *sc)
 		guint32 a = s->first[i];
 		if (a == G_MAXUINT32)
 			continue;
-		guint32 nd_i = sc->dep_at[i + 1] - sc->dep_at[i];
-		const guint32 *d = deps + sc->dep_at[i];
+		guint32 nd_i = dep_at[i + 1] - dep_at[i];
+		const guint32 *d = deps + dep_at[i];
 		/* Async depth (see below): a start or kernel takes its deps' deepest, a done adds
 		 * its pair's latency to its start's; dsrc keeps the done each depth came from. */
 		LhsNode *na = &s->nd[a];
@@ -327,7 +325,7 @@ static void build_graph(Lhs *s, const LhHw *hw, gboolean xla, LhsScan *sc)
 		guint32 i = topo[k];
 		if (s->first[i] == G_MAXUINT32)
 			continue;
-		for (guint32 v = s->first[i]; v <= lhs_last(s, i); v++)
+		for (guint32 v = s->first[i], last = lhs_last(s, i); v <= last; v++)
 			for (guint32 e = s->at[v].pred; e < s->at[v + 1].pred; e++) {
 				guint32 u = s->pred[e];
 				double d = s->nd[u].depth;
@@ -419,7 +417,7 @@ static guint32 node_frees(const Lhs *s, guint32 v)
  * what an op with an alias gets. */
 static void mem_model(Lhs *s, const LhsScan *sc)
 {
-	const guint32 *deps = lh__graph_dep_array(s->g);
+	const guint32 *deps = lh__graph_dep_array(s->g), *dep_at = lh__graph_dep_at(s->g);
 	guint32 n = s->n_ops, m = s->n_nodes;
 	/* bf: build_graph wrote each op's buffer (alloc_bytes, its first node frees it, to_end
 	 * 0). Without aliases op i's buffer is buffer i, and buf_of is not kept. */
@@ -467,9 +465,9 @@ static void mem_model(Lhs *s, const LhsScan *sc)
 	for (guint32 i = 0; i < n; i++) {
 		if (s->first[i] == G_MAXUINT32)
 			continue;
-		const guint32 *d = deps + sc->dep_at[i];
-		guint32 nd = sc->dep_at[i + 1] - sc->dep_at[i];
-		for (guint32 v = s->first[i]; v <= lhs_last(s, i); v++) {
+		const guint32 *d = deps + dep_at[i];
+		guint32 nd = dep_at[i + 1] - dep_at[i];
+		for (guint32 v = s->first[i], last = lhs_last(s, i); v <= last; v++) {
 			s->at[v].nbuf = len;
 			/* LhsNode.own is node_frees_of's rule: every test's graph checks it. */
 			if (m <= 1u << 17)
@@ -830,8 +828,8 @@ static void guard_init(Lhs *s)
 		s->gpos = lh__pages_alloc(s->pages, guint32, m);
 		p = 0;
 		for (guint32 k = 0; k < n; k++)
-			for (guint32 i = topo[k], v = s->first[i];
-			     v != G_MAXUINT32 && v <= lhs_last(s, i); v++)
+			for (guint32 i = topo[k], v = s->first[i], last = lhs_last(s, i);
+			     v != G_MAXUINT32 && v <= last; v++)
 				s->gpos[v] = p++;
 	}
 	guint32 top = m - 1, nb = (m + GB - 1) / GB;

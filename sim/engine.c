@@ -278,8 +278,9 @@ static gint64 round_cost(double ns)
  * the room past the points). */
 static void mem_settle(Sim *x)
 {
-	for (guint j = 0; x->mem_handed != G_MAXUINT && j < x->mem_handed; j++)
-		lh__fill_wait(x->mem_fill[j], G_MAXSIZE);
+	if (x->mem_handed != G_MAXUINT)
+		for (guint j = 0; j < x->mem_handed; j++)
+			lh__fill_wait(x->mem_fill[j], G_MAXSIZE);
 	x->mem_handed = G_MAXUINT;
 }
 
