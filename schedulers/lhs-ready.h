@@ -20,6 +20,7 @@
  */
 #pragma once
 
+#include "schedulers/lhs-guard.h"
 #include "schedulers/sched-util.h"
 #include "sim/pages-private.h"
 
@@ -86,10 +87,9 @@ static inline void lhs_vec_remove(LhsVec *a, guint32 k)
 #define LHS_NCLASS (LH_CLASS_N + 1)
 G_STATIC_ASSERT(LHS_NCLASS <= 32); /* LhsReady.dmask */
 
-/* Blocks of the memory guard's profile that may wait before its tree is pulled (issue 12: 256
- * rather than 64 took 2 % off lhs's step loop at 10^6 ops, in instructions, by pulling shared
- * paths once for more blocks). */
-#define LHS_GT_PEND 256
+/* The memory guard's last shifts kept for a bound from its tree's latest peak (lhs.c,
+ * guard_bound): the tree's helper is most often a shift or two behind. */
+#define LHS_GSH 64
 
 /* A set of integers in [0, n): a 64-ary tree of bit words, so that adding, removing, and
  * finding the least, the greatest, or the next member after k each read a few words (one per
@@ -210,24 +210,21 @@ typedef struct {
 	LhsMemChange *mc; /* per ready node: lh__lhs_memory_change()'s */
 	/* The memory guard (see "The memory guard" in lhs.c), when guard is set. */
 	gboolean guard;
-	double *gd;                 /* per position in serial's order: the profile's change there */
-	guint32 *gend;              /* per buffer of some bytes: its last position while no user
-	                               is scheduled (its first: buf_gdef in lhs.c) */
-	guint8 *gon;                /* per block of positions: which count (bit i: the i-th) */
-	guint32 gn;                 /* leaves of the tree (blocks): a power of two */
-	double *gt;                 /* the tree (gt_flush): per tree node its sum, then its max */
-	guint32 gpend[LHS_GT_PEND]; /* tree leaves changed since the tree was pulled */
-	guint32 gpend_n;
-	guint64 *gflag;    /* per tree node: waiting in the batch (see gt_flush in lhs.c) */
-	double gub;        /* >= the root's max once pulled (see gt_flush in lhs.c) */
-	double gup, gdown; /* bytes added to, taken off the profile since gub was raised */
-	guint32 *gpos;     /* per node: its position in serial's order (NULL: the node) */
-	guint32 *gnode;    /* per position in serial's order: the node (NULL: the position) */
-	double cap;        /* max(limit, the serial order's peak) */
-	double p0;         /* the serial order's peak (the model) */
-	double peak_done;  /* the peak of the steps taken so far (the model) */
-	LhsBits gready;    /* ready nodes by gpos */
-	guint32 n_veto;    /* picks the guard replaced */
+	LhsTree *tree;            /* the profile over serial's order (lhs-guard.h) */
+	guint32 *gend;            /* per buffer of some bytes: its last position while no user is
+	                             scheduled (its first: buf_gdef in lhs.c) */
+	double gub;               /* >= the tree's peak (see guard_bound in lhs.c) */
+	double gup, gdown;        /* bytes the shift under way adds to the profile, takes off */
+	guint32 gsh;              /* shifts so far */
+	guint64 gsh_seq[LHS_GSH]; /* the last shifts' records, counted to their ends */
+	double gsh_up[LHS_GSH];   /* and how much each raises the bound */
+	guint32 *gpos;            /* per node: its position in serial's order (NULL: the node) */
+	guint32 *gnode;   /* per position in serial's order: the node (NULL: the position) */
+	double cap;       /* max(limit, the serial order's peak) */
+	double p0;        /* the serial order's peak (the model) */
+	double peak_done; /* the peak of the steps taken so far (the model) */
+	LhsBits gready;   /* ready nodes by gpos */
+	guint32 n_veto;   /* picks the guard replaced */
 	/* Per node: the done whose async depth it has (a done's own, when above 0), or
 	 * G_MAXUINT32 for depth 0: build_graph's, for lh__ready_init's rank order. */
 	guint32 *dsrc;

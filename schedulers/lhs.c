@@ -94,6 +94,7 @@
  * takes the member stream with the fewest ops in flight, so the plan uses as many side
  * streams of a class as the limit lets ops overlap.
  */
+#include "schedulers/lhs-guard.h"
 #include "schedulers/lhs-ready.h"
 #include "sim/cost-private.h"
 #include "sim/graph-private.h"
@@ -354,10 +355,7 @@ static void lhs_free(Lhs *s)
 	g_free(s->buf_of);
 	g_free(s->nbuf);
 	g_free(s->mc);
-	g_free(s->gt);
-	g_free(s->gflag);
-	g_aligned_free(s->gd);
-	g_free(s->gon);
+	lh__tree_free(s->tree);
 	g_free(s->gnode);
 	g_free(s->gend);
 	g_free(s->gpos);
@@ -657,136 +655,72 @@ static void memory_schedule(LhsReady *r, Lhs *s, guint32 v)
  * live in the engine only while it is live in the model at the main stream's position. The
  * guard is off when all buffers together fit under the limit (it could not act), and when
  * they reach 2^53 bytes (sums would no longer be exact). */
-/* The profile is kept as its change at each position (a buffer adds its bytes at its first
- * position and takes them off after its last), gd, and which positions still count, gon (a
- * scheduled node's own does not). Positions go in blocks of GB, one cache line of gd, and a
- * tree over the blocks holds per subtree its sum and the largest running sum at a position
- * that counts (-infinity if none), so the root holds the profile's peak over the rest. A
- * change is one block, recounted, and its path. A tree node's sum and max lie side by side
- * in gt (GSUM, GMX), and so do two siblings', so that a step up the path reads one cache
- * line. (Issue 12: a tree over single positions was 64 MB at 10^6 ops and 21 levels deep;
- * over blocks of 8 it is 8 MB and 18.) Every value is a sum of whole bytes below 2^53 (the
- * guard is off above), so exact: the root is the same however the sums are grouped. */
-#define GB 8
-#define GSUM(s, k) ((s)->gt[2 * (gsize)(k)])
-#define GMX(s, k) ((s)->gt[2 * (gsize)(k) + 1])
-
-/* Recounts the tree leaf @k from its block. */
-static void gt_leaf(Lhs *s, guint32 k)
+/* The bound on the profile's peak. The tree's peak is needed only when a bound does not
+ * settle a check (guard_fits). gub bounds it from above: each shift (of a node, guard_shift)
+ * raises it by what its records can add to the peak: their positive part, or, when @ordered
+ * (every change that takes bytes off lies at or before every change that adds some), only
+ * what they add in all: the running sum at any position then changes by (the adds up to it) -
+ * (all the takes) <= gup - gdown. Scheduling a node is such a shift, and its net is the node's
+ * memory change, at most 0 when XLA's rules take the node that frees most (issue 12: counting
+ * only the adds, the bound passed cap every 20 steps or so at 10^6 ops, and each time the tree
+ * was pulled). A shift that makes a position count again may raise the peak by any amount:
+ * its bound is infinite. The bound is exact arithmetic below 2^53 (whole bytes), and at or
+ * above 2^53 it is above cap, so it never decides wrongly.
+ *
+ * With the tree's helper (lhs-guard.h), a peak it published a few shifts ago, plus the
+ * raises of the shifts since, is a bound too, and most often a close one: the last LHS_GSH
+ * shifts' raises are kept (gsh_seq, gsh_up) for it. */
+static void guard_bound(Lhs *s, gboolean ordered, gboolean recount)
 {
-	guint32 j = k - s->gn;
-	const double *d = &s->gd[(gsize)j * GB];
-	guint32 on = s->gon[j];
-	/* A position that does not count adds -infinity to its running sum (sums are finite),
-	 * so that the loop has no branch on the bits (issue 12: it was mispredicted). */
-	static const double off[2] = {-INFINITY, 0};
-	double sum = 0, mx = -INFINITY;
-	for (guint32 i = 0; i < GB; i++) {
-		sum += d[i];
-		mx = MAX(mx, sum + off[on >> i & 1]);
-	}
-	GSUM(s, k) = sum;
-	GMX(s, k) = mx;
-}
-
-/* Changes to blocks are batched, and the paths above them pulled together, level by level:
- * a node shared by several paths (the positions one step touches lie close together in
- * serial's order) is computed once. Each node is computed from its children's final values,
- * so the tree is the one of pulling after every change. The batch is pulled only when a
- * check needs the root (issue 12): until then gub bounds it from above (a change that adds
- * x bytes from a position on raises the largest running sum by at most x, one that takes
- * bytes off or stops a position counting does not raise it, one that makes a position count
- * again may: then the bound is infinite), and a pick whose estimate that bound already keeps
- * within cap needs no more. The bound is exact arithmetic below 2^53 (whole bytes), and at
- * or above 2^53 it is above cap, so it never decides wrongly. A tree node waits in the batch
- * at most once: gflag marks it (issue 12: sorting each batch to find shared parents was a
- * third of the pulls' time at 10^6 ops); the order within a level does not matter, since
- * nodes of one level do not read each other. */
-/* Tree node @k from its children: the sum of both, and the largest running sum in the left
- * or, after the left's sum, in the right. */
-static void gt_pull(Lhs *s, guint32 k)
-{
-	GSUM(s, k) = GSUM(s, 2 * k) + GSUM(s, 2 * k + 1);
-	GMX(s, k) = MAX(GMX(s, 2 * k), GSUM(s, 2 * k) + GMX(s, 2 * k + 1));
-}
-
-static gboolean gt_flag(Lhs *s, guint32 k)
-{
-	guint64 bit = G_GUINT64_CONSTANT(1) << (k & 63), *w = &s->gflag[k >> 6];
-	gboolean was = (*w & bit) != 0;
-	*w |= bit;
-	return was;
-}
-
-static void gt_flush(Lhs *s)
-{
-	guint32 *k = s->gpend, n = s->gpend_n;
-	for (guint32 i = 0; i < n; i++) /* the leaves, each once (gt_touch) */
-		gt_leaf(s, k[i]);
-	while (n && k[0] > 1) {
-		guint32 m = 0;
-		for (guint32 i = 0; i < n; i++) {
-			s->gflag[k[i] >> 6] &= ~(G_GUINT64_CONSTANT(1) << (k[i] & 63));
-			guint32 p = k[i] / 2;
-			if (gt_flag(s, p))
-				continue;
-			gt_pull(s, p);
-			k[m++] = p;
-		}
-		n = m;
-	}
-	s->gflag[0] &= ~G_GUINT64_CONSTANT(2); /* the root's */
-	s->gpend_n = 0;
-	s->gub = GMX(s, 1);
+	double up = recount ? INFINITY : ordered ? MAX(0, s->gup - s->gdown) : s->gup;
 	s->gup = s->gdown = 0;
+	s->gub += up;
+	guint32 k = s->gsh++ % LHS_GSH;
+	s->gsh_seq[k] = lh__tree_commit(s->tree);
+	s->gsh_up[k] = up;
 }
 
-static void gt_touch(Lhs *s, guint32 q)
-{
-	guint32 k = s->gn + q / GB;
-	if (s->gflag[k >> 6] >> (k & 63) & 1)
-		return; /* the block is waiting already */
-	if (s->gpend_n == LHS_GT_PEND)
-		gt_flush(s);
-	gt_flag(s, k);
-	s->gpend[s->gpend_n++] = k;
-}
-
-/* Adds @x to the profile from position @q on (nothing past the last position). */
-static void gt_add(Lhs *s, guint32 q, double x)
+/* Adds @x bytes to the profile from position @q on (nothing past the last position). */
+static void guard_add(Lhs *s, guint32 q, double x)
 {
 	if (q >= s->n_nodes)
 		return;
-	gt_touch(s, q); /* before the change: a flush there sets gub from the tree without it */
-	s->gd[q] += x;
+	lh__tree_add(s->tree, q, x);
 	if (x > 0)
 		s->gup += x;
 	else
 		s->gdown -= x;
 }
 
-/* Raises gub by what the changes since it was last raised (or pulled) can add to the
- * profile's peak: their positive part, or, when @ordered (every change that takes bytes off
- * lies at or before every change that adds some), only what they add in all: the running sum
- * at any position then changes by (the adds up to it) - (all the takes) <= gup - gdown.
- * Scheduling a node is such a change (see guard_shift), and its net is the node's memory
- * change, at most 0 when XLA's rules take the node that frees most (issue 12: counting only
- * the adds, the bound passed cap every 20 steps or so at 10^6 ops, and each time the tree was
- * pulled). */
-static void gt_bound(Lhs *s, gboolean ordered)
+/* The same from the position after buffer @b's last (its gend + 1). A buffer that lives to the
+ * end has its last at the last position (guard_init), so nothing changes. Others may too (a
+ * last user at the last position); the bound then counts bytes the tree does not, which only
+ * loosens it: gend is the tree's to read (issue 12: one cache miss less per buffer here). */
+static void guard_add_after(Lhs *s, guint32 b, double x)
 {
-	s->gub += ordered ? MAX(0, s->gup - s->gdown) : s->gup;
-	s->gup = s->gdown = 0;
+	if (s->bf[b].to_end)
+		return;
+	lh__tree_add_after(s->tree, b, x);
+	if (x > 0)
+		s->gup += x;
+	else
+		s->gdown -= x;
 }
 
-/* Position @q stops counting (@on FALSE) or counts again. */
-static void gt_count(Lhs *s, guint32 q, gboolean on)
+/* A bound from the tree's latest peak: the raises since (guard_bound), or INFINITY if they
+ * are no longer kept. */
+static double guard_latest(Lhs *s)
 {
-	gt_touch(s, q);
-	guint8 bit = (guint8)(1u << (q % GB));
-	s->gon[q / GB] = on ? s->gon[q / GB] | bit : s->gon[q / GB] & ~bit;
-	if (on)
-		s->gub = INFINITY;
+	guint64 seq;
+	double peak = lh__tree_latest(s->tree, &seq), up = 0;
+	for (guint32 i = s->gsh; i-- > 0;) {
+		if (s->gsh - i > LHS_GSH)
+			return INFINITY;
+		if (s->gsh_seq[i % LHS_GSH] <= seq)
+			break;
+		up += s->gsh_up[i % LHS_GSH];
+	}
+	return peak + up;
 }
 
 /* Node @v's position in serial's order, and the node at position @q. */
@@ -832,12 +766,11 @@ static void guard_init(Lhs *s)
 			     v != G_MAXUINT32 && v <= last; v++)
 				s->gpos[v] = p++;
 	}
-	guint32 top = m - 1, nb = (m + GB - 1) / GB;
+	guint32 top = m - 1, nb = (m + LH_TREE_BLOCK - 1) / LH_TREE_BLOCK;
 	/* Blocks in whole cache lines; past the last position nothing changes or counts. */
-	s->gd = g_aligned_alloc((gsize)nb * GB, sizeof(double), 64);
-	lh__pages_add(s->pages, s->gd, (gsize)nb * GB * sizeof(double));
-	memset(s->gd, 0, (gsize)nb * GB * sizeof(double));
-	s->gon = g_new0(guint8, nb);
+	double *gd = g_aligned_alloc((gsize)nb * LH_TREE_BLOCK, sizeof(double), 64);
+	lh__pages_add(s->pages, gd, (gsize)nb * LH_TREE_BLOCK * sizeof(double));
+	memset(gd, 0, (gsize)nb * LH_TREE_BLOCK * sizeof(double));
 	s->gend = lh__pages_alloc(s->pages, guint32, n);
 	for (guint32 b = 0; b < n; b++) {
 		if (s->bf[b].bytes == 0)
@@ -852,29 +785,12 @@ static void guard_init(Lhs *s)
 			k0 = k1 - 1;
 		for (guint32 k = k0; k < k1; k++)
 			s->gend[b] = MAX(s->gend[b], gpos_of(s, s->user[k]));
-		s->gd[gdef] += s->bf[b].bytes;
+		gd[gdef] += s->bf[b].bytes;
 		if (s->gend[b] + 1 < m)
-			s->gd[s->gend[b] + 1] -= s->bf[b].bytes;
+			gd[s->gend[b] + 1] -= s->bf[b].bytes;
 	}
-	for (guint32 q = 0; q < m; q++)
-		s->gon[q / GB] |= (guint8)(1u << (q % GB));
-	for (s->gn = 1; s->gn < nb; s->gn *= 2)
-		;
-	s->gt = lh__pages_alloc0(s->pages, double, 4 * (gsize)s->gn);
-	s->gflag = g_new0(guint64, (2 * (gsize)s->gn + 63) / 64);
-	for (guint32 j = 0; j < s->gn; j++) {
-		if (j < nb) {
-			gt_leaf(s, s->gn + j);
-		} else {
-			GSUM(s, s->gn + j) = 0;
-			GMX(s, s->gn + j) = -INFINITY;
-		}
-	}
-	for (guint32 k = s->gn; k-- > 1;) {
-		gt_pull(s, k);
-	}
-	s->p0 = s->gub = GMX(s, 1);
-	s->gpend_n = 0;
+	s->tree = lh__tree_new(gd, m, s->gend);
+	s->p0 = s->gub = lh__tree_peak(s->tree);
 	s->cap = MAX(s->limit_bytes, s->p0);
 	s->peak_done = s->usage;
 	if (!ident) {
@@ -892,47 +808,49 @@ static void guard_shift(Lhs *s, guint32 v, double sign)
 	/* Taking the node (@sign 1): the bytes its buffer frees come off from its own position
 	 * (gdef of what it frees is its gpos), the bytes of the buffers it makes live are added
 	 * after their last user (gend + 1), and it uses them, so gend >= its gpos: every take
-	 * lies at or before every add (gt_bound). Giving it back reverses them. */
+	 * lies at or before every add (guard_bound). Giving it back reverses them. */
 	if (sign < 0)
-		gt_count(s, gpos_of(s, v), TRUE);
+		lh__tree_count(s->tree, gpos_of(s, v), TRUE);
 	FOR_EACH_USED_BUFFER(s, v, b, {
 		if (s->bf[b].state == 0 && s->bf[b].bytes > 0)
-			gt_add(s, s->gend[b] + 1, sign * s->bf[b].bytes);
+			guard_add_after(s, b, sign * s->bf[b].bytes);
 	});
 	guint32 f = node_frees(s, v);
 	if (f != G_MAXUINT32 && s->bf[f].bytes > 0 && s->bf[f].state != 2) {
-		gt_add(s, buf_gdef(s, f), -sign * s->bf[f].bytes);
+		guard_add(s, buf_gdef(s, f), -sign * s->bf[f].bytes);
 		if (s->bf[f].state == 0)
-			gt_add(s, s->gend[f] + 1, sign * s->bf[f].bytes);
+			guard_add_after(s, f, sign * s->bf[f].bytes);
 	}
-	gt_bound(s, sign > 0);
 	if (sign > 0)
-		gt_count(s, gpos_of(s, v), FALSE);
+		lh__tree_count(s->tree, gpos_of(s, v), FALSE);
+	guard_bound(s, sign > 0, sign < 0);
 }
 
 /* The estimate with @v taken next, the tree already shifted; @peak: lh__lhs_memory_change()'s. */
 static double guard_estimate(Lhs *s, double peak)
 {
-	if (s->gpend_n)
-		gt_flush(s);
-	return MAX(s->usage + peak, GMX(s, 1));
+	s->gub = lh__tree_peak(s->tree);
+	return MAX(s->usage + peak, s->gub);
 }
 
-/* Whether guard_estimate(@peak) <= cap, pulling the tree only when its bound does not say. */
+/* Whether guard_estimate(@peak) <= cap, reading the tree's peak only when a bound does not
+ * say: gub, then the tree's latest peak and the raises since, then the peak itself (waiting
+ * for the helper, if it runs). */
 static gboolean guard_fits(Lhs *s, double peak)
 {
 	if (s->usage + peak > s->cap)
 		return FALSE;
-	if (s->n_nodes <= 1u << 17 && s->gpend_n) { /* every test's graph: check the bound */
-		double ub = s->gub;
-		gt_flush(s);
-		g_assert(GMX(s, 1) <= ub);
+	if (s->n_nodes <= 1u << 17) { /* every test's graph: check the bounds */
+		double exact = lh__tree_peak(s->tree);
+		g_assert(exact <= s->gub && exact <= guard_latest(s));
 	}
 	if (s->gub <= s->cap)
 		return TRUE;
-	if (s->gpend_n)
-		gt_flush(s);
-	return GMX(s, 1) <= s->cap;
+	s->gub = MIN(s->gub, guard_latest(s));
+	if (s->gub <= s->cap)
+		return TRUE;
+	s->gub = lh__tree_peak(s->tree);
+	return s->gub <= s->cap;
 }
 
 /* lh__lhs_memory_change() of a ready node: the memory index holds it exactly when it is kept
@@ -1123,6 +1041,18 @@ static void remove_ready(LhsReady *r, Lhs *s, guint32 v)
 	lh__ready_remove(r, s, v);
 }
 
+/* Whether the memory guard's tree gets a helper thread (lhs-guard.h): on a graph of @m nodes
+ * with 2^16 or more, where it pays for its start, and with a second core for it.
+ * LHSIM_LHS_GUARD_THREAD=1 or 0 in the environment says yes or no whatever the size (the
+ * tests run both ways and compare the plans). */
+static gboolean guard_thread(guint32 m)
+{
+	const char *e = g_getenv("LHSIM_LHS_GUARD_THREAD");
+	if (e && *e)
+		return strcmp(e, "0") != 0;
+	return m >= 1u << 16 && g_get_num_processors() >= 2;
+}
+
 /* How many nodes ahead the emit loop fetches. */
 #define EMIT_AHEAD 16
 
@@ -1194,6 +1124,8 @@ static LhPlan *lhs_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GEr
 	g_autofree guint32 *member = lh__pages_alloc0(s.pages, guint32, s.n_ops);
 	LhsVec *cand = lhs_vec_new();
 	guint32 n_mem = 0, n_over = 0; /* steps with the memory rules, at or over the limit */
+	if (s.guard && guard_thread(m))
+		lh__tree_start(s.tree);
 	for (guint32 step = 0; step < m; step++) {
 		g_assert(r.n > 0);
 		s.mem_active = s.usage > s.limit_bytes / 2;
@@ -1271,6 +1203,7 @@ static LhPlan *lhs_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GEr
 	}
 	lhs_vec_free(cand);
 	lhs_vec_free(s.coll_in_flight);
+	g_clear_pointer(&s.tree, lh__tree_free); /* its helper's core is free again */
 	lh__pages_free(s.pages); /* before the arrays handed over are freed; long done */
 	s.pages = NULL;
 	lh__ready_clear(&r);

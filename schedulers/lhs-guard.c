@@ -1,0 +1,349 @@
+/* lhsim — the profile tree of `lhs`'s memory guard and its helper thread
+ * (schedulers/lhs-guard.h says what it promises; schedulers/lhs.c, "The memory guard", what
+ * the guard does with it).
+ *
+ * Positions go in blocks of LH_TREE_BLOCK, one cache line of gd, and a tree over the blocks
+ * holds per subtree its sum and the largest running sum at a position that counts (-infinity
+ * if none), so the root holds the profile's peak. A change is one block, recounted, and its
+ * path. A tree node's sum and max lie side by side in gt (GSUM, GMX), and so do two
+ * siblings', so that a step up the path reads one cache line. (Issue 12: a tree over single
+ * positions was 64 MB at 10^6 ops and 21 levels deep; over blocks of 8 it is 8 MB and 18.)
+ *
+ * Changes to blocks are batched, and the paths above them pulled together, level by level: a
+ * node shared by several paths (the positions one step touches lie close together in serial's
+ * order) is computed once. Each node is computed from its children's final values, so the
+ * tree is the one of pulling after every change. A tree node waits in the batch at most once:
+ * gflag marks it (issue 12: sorting each batch to find shared parents was a third of the
+ * pulls' time at 10^6 ops); the order within a level does not matter, since nodes of one
+ * level do not read each other.
+ *
+ * The helper (issue 12). At 10^6 ops the guard's changes and pulls were a sixth of lhs's step
+ * loop (perf: gt_flush, gt_add and guard_shift, 93 of the first 200 000 steps' 420 ms on the
+ * slower VM of bench/README.md), almost all of it cache misses in a tree of 8 MB and a profile
+ * of 10 MB. The scheduler only needs the peak, and most often only a bound on it; so the
+ * records go through a queue (a ring, one writer and one reader) to a thread on the other
+ * core that owns the tree, applies them, pulls the tree after each batch and publishes the
+ * peak with the number of records in it (a sequence lock: the pair is read whole). The
+ * scheduler waits for it only when a bound from the latest peak does not settle a check (see
+ * guard_fits in lhs.c). */
+#include "schedulers/lhs-guard.h"
+
+#include <math.h>
+#include <string.h>
+
+#define GB LH_TREE_BLOCK
+#define GSUM(t, k) ((t)->gt[2 * (gsize)(k)])
+#define GMX(t, k) ((t)->gt[2 * (gsize)(k) + 1])
+
+/* Blocks that may wait before the tree is pulled (issue 12: 256 rather than 64 took 2 % off
+ * lhs's step loop at 10^6 ops, in instructions, by pulling shared paths once for more
+ * blocks). */
+#define PEND 256
+
+/* Records the queue holds (16 bytes each: 128 KiB). A scheduler this far ahead of the helper
+ * waits for room. */
+#define RING ((guint32)1 << 13)
+
+enum { R_ADD, R_ADD_AFTER, R_OFF, R_ON };
+
+typedef struct {
+	guint32 op; /* R_* */
+	guint32 i;  /* the position, or for R_ADD_AFTER the buffer */
+	double x;   /* bytes (R_ADD, R_ADD_AFTER) */
+} Rec;
+G_STATIC_ASSERT(sizeof(Rec) == 16);
+
+struct _LhsTree {
+	/* The tree, the helper's alone while it runs. */
+	guint32 m;           /* positions */
+	guint32 gn;          /* leaves (blocks): a power of two */
+	double *gd;          /* per position: the profile's change there */
+	guint8 *gon;         /* per block: which positions count (bit i: the i-th) */
+	double *gt;          /* per tree node its sum, then its max */
+	guint64 *gflag;      /* per tree node: waiting in the batch */
+	guint32 gpend[PEND]; /* leaves changed since the tree was pulled */
+	guint32 gpend_n;     /* */
+	const guint32 *gend; /* per buffer: its last position (the caller's) */
+	/* The scheduler's side. */
+	Rec *ring;    /* the queue (NULL: no helper, records applied at once) */
+	guint64 head; /* records written */
+	guint64 room; /* the scheduler may write up to here without looking */
+	GThread *thread;
+	/* Written by the scheduler, read by the helper: a line of their own. */
+	_Alignas(64) guint64 pub; /* records committed (atomic) */
+	gint stop;                /* the helper ends once it has applied all (atomic) */
+	/* Written by the helper, read by the scheduler. */
+	_Alignas(64) guint64 applied; /* records applied: their ring slots are free (atomic) */
+	guint64 ver;                  /* sequence lock over (peak, seq): odd while written */
+	guint64 peak_bits;            /* the latest published peak, as bits */
+	guint64 seq;                  /* the records it includes */
+};
+
+/* A spin-wait's pause; after a while the core is given up in turns. */
+static void relax(guint *spins)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#endif
+	if (++*spins > 256)
+		g_thread_yield();
+}
+
+/* Recounts the tree leaf @k from its block. */
+static void leaf(LhsTree *t, guint32 k)
+{
+	guint32 j = k - t->gn;
+	const double *d = &t->gd[(gsize)j * GB];
+	guint32 on = t->gon[j];
+	/* A position that does not count adds -infinity to its running sum (sums are finite),
+	 * so that the loop has no branch on the bits (issue 12: it was mispredicted). */
+	static const double off[2] = {-INFINITY, 0};
+	double sum = 0, mx = -INFINITY;
+	for (guint32 i = 0; i < GB; i++) {
+		sum += d[i];
+		mx = MAX(mx, sum + off[on >> i & 1]);
+	}
+	GSUM(t, k) = sum;
+	GMX(t, k) = mx;
+}
+
+/* Tree node @k from its children: the sum of both, and the largest running sum in the left
+ * or, after the left's sum, in the right. */
+static void pull(LhsTree *t, guint32 k)
+{
+	GSUM(t, k) = GSUM(t, 2 * k) + GSUM(t, 2 * k + 1);
+	GMX(t, k) = MAX(GMX(t, 2 * k), GSUM(t, 2 * k) + GMX(t, 2 * k + 1));
+}
+
+static gboolean flag(LhsTree *t, guint32 k)
+{
+	guint64 bit = G_GUINT64_CONSTANT(1) << (k & 63), *w = &t->gflag[k >> 6];
+	gboolean was = (*w & bit) != 0;
+	*w |= bit;
+	return was;
+}
+
+static void flush(LhsTree *t)
+{
+	guint32 *k = t->gpend, n = t->gpend_n;
+	for (guint32 i = 0; i < n; i++) /* the leaves, each once (touch) */
+		leaf(t, k[i]);
+	while (n && k[0] > 1) {
+		guint32 m = 0;
+		for (guint32 i = 0; i < n; i++) {
+			t->gflag[k[i] >> 6] &= ~(G_GUINT64_CONSTANT(1) << (k[i] & 63));
+			guint32 p = k[i] / 2;
+			if (flag(t, p))
+				continue;
+			pull(t, p);
+			k[m++] = p;
+		}
+		n = m;
+	}
+	t->gflag[0] &= ~G_GUINT64_CONSTANT(2); /* the root's */
+	t->gpend_n = 0;
+}
+
+/* Position @q's block will be recounted. */
+static void touch(LhsTree *t, guint32 q)
+{
+	guint32 k = t->gn + q / GB;
+	if (t->gflag[k >> 6] >> (k & 63) & 1)
+		return; /* the block is waiting already */
+	if (t->gpend_n == PEND)
+		flush(t);
+	flag(t, k);
+	t->gpend[t->gpend_n++] = k;
+}
+
+static void apply(LhsTree *t, const Rec *r)
+{
+	guint32 q = r->op == R_ADD_AFTER ? t->gend[r->i] + 1 : r->i;
+	if (q >= t->m)
+		return;
+	touch(t, q);
+	if (r->op == R_ADD || r->op == R_ADD_AFTER) {
+		t->gd[q] += r->x;
+	} else {
+		guint8 bit = (guint8)(1u << (q % GB));
+		t->gon[q / GB] = r->op == R_ON ? t->gon[q / GB] | bit : t->gon[q / GB] & ~bit;
+	}
+}
+
+LhsTree *lh__tree_new(double *gd, guint32 m, const guint32 *gend)
+{
+	g_return_val_if_fail(gd != NULL && m > 0, NULL);
+	LhsTree *t = g_aligned_alloc0(1, sizeof(LhsTree), 64); /* the shared lines apart */
+	guint32 nb = (m + GB - 1) / GB;
+	t->m = m;
+	t->gd = gd;
+	t->gend = gend;
+	t->gon = g_new0(guint8, nb);
+	for (guint32 q = 0; q < m; q++)
+		t->gon[q / GB] |= (guint8)(1u << (q % GB));
+	for (t->gn = 1; t->gn < nb; t->gn *= 2)
+		;
+	t->gt = g_new(double, 4 * (gsize)t->gn);
+	t->gflag = g_new0(guint64, (2 * (gsize)t->gn + 63) / 64);
+	for (guint32 j = 0; j < t->gn; j++) {
+		if (j < nb) {
+			leaf(t, t->gn + j);
+		} else {
+			GSUM(t, t->gn + j) = 0;
+			GMX(t, t->gn + j) = -INFINITY;
+		}
+	}
+	for (guint32 k = t->gn; k-- > 1;)
+		pull(t, k);
+	return t;
+}
+
+static void publish(LhsTree *t, double peak, guint64 seq)
+{
+	guint64 v = t->ver, bits;
+	memcpy(&bits, &peak, sizeof bits);
+	__atomic_store_n(&t->ver, v + 1, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	__atomic_store_n(&t->peak_bits, bits, __ATOMIC_RELAXED);
+	__atomic_store_n(&t->seq, seq, __ATOMIC_RELAXED);
+	__atomic_store_n(&t->ver, v + 2, __ATOMIC_RELEASE);
+}
+
+static gpointer helper(gpointer data)
+{
+	LhsTree *t = data;
+	guint64 done = __atomic_load_n(&t->applied, __ATOMIC_RELAXED);
+	guint spins = 0;
+	for (;;) {
+		guint64 pub = __atomic_load_n(&t->pub, __ATOMIC_ACQUIRE);
+		if (pub == done) {
+			if (__atomic_load_n(&t->stop, __ATOMIC_ACQUIRE))
+				return NULL;
+			relax(&spins);
+			continue;
+		}
+		spins = 0;
+		for (; done < pub; done++)
+			apply(t, &t->ring[done & (RING - 1)]);
+		__atomic_store_n(&t->applied, done, __ATOMIC_RELEASE);
+		if (t->gpend_n)
+			flush(t);
+		publish(t, GMX(t, 1), done);
+	}
+}
+
+gboolean lh__tree_start(LhsTree *t)
+{
+	g_return_val_if_fail(t != NULL && t->ring == NULL, FALSE);
+	if (t->gpend_n)
+		flush(t);
+	t->ring = g_new(Rec, RING);
+	t->room = t->head + RING;
+	__atomic_store_n(&t->pub, t->head, __ATOMIC_RELAXED);
+	__atomic_store_n(&t->applied, t->head, __ATOMIC_RELAXED);
+	publish(t, GMX(t, 1), t->head);
+	t->thread = g_thread_try_new("lhsim-guard", helper, t, NULL);
+	if (!t->thread)
+		g_clear_pointer(&t->ring, g_free);
+	return t->thread != NULL;
+}
+
+void lh__tree_free(LhsTree *t)
+{
+	if (!t)
+		return;
+	if (t->thread) {
+		__atomic_store_n(&t->stop, 1, __ATOMIC_RELEASE);
+		g_thread_join(t->thread);
+	}
+	g_free(t->ring);
+	g_aligned_free(t->gd);
+	g_free(t->gon);
+	g_free(t->gt);
+	g_free(t->gflag);
+	g_aligned_free(t);
+}
+
+static void put(LhsTree *t, guint32 op, guint32 i, double x)
+{
+	Rec r = {op, i, x};
+	if (!t->ring) {
+		apply(t, &r);
+		t->head++;
+		return;
+	}
+	if (t->head == t->room) { /* the helper is a whole ring behind: wait for room */
+		guint spins = 0;
+		while ((t->room = __atomic_load_n(&t->applied, __ATOMIC_ACQUIRE) + RING) == t->head)
+			relax(&spins);
+	}
+	t->ring[t->head++ & (RING - 1)] = r;
+}
+
+void lh__tree_add(LhsTree *t, guint32 q, double x)
+{
+	put(t, R_ADD, q, x);
+}
+
+void lh__tree_add_after(LhsTree *t, guint32 b, double x)
+{
+	put(t, R_ADD_AFTER, b, x);
+}
+
+void lh__tree_count(LhsTree *t, guint32 q, gboolean on)
+{
+	put(t, on ? R_ON : R_OFF, q, 0);
+}
+
+guint64 lh__tree_commit(LhsTree *t)
+{
+	if (t->ring)
+		__atomic_store_n(&t->pub, t->head, __ATOMIC_RELEASE);
+	return t->head;
+}
+
+/* The helper's latest (peak, seq), read whole. */
+static double read_latest(LhsTree *t, guint64 *seq)
+{
+	guint spins = 0;
+	for (;;) {
+		guint64 v1 = __atomic_load_n(&t->ver, __ATOMIC_ACQUIRE);
+		if (!(v1 & 1)) {
+			guint64 bits = __atomic_load_n(&t->peak_bits, __ATOMIC_RELAXED);
+			guint64 s = __atomic_load_n(&t->seq, __ATOMIC_RELAXED);
+			__atomic_thread_fence(__ATOMIC_ACQUIRE);
+			if (__atomic_load_n(&t->ver, __ATOMIC_RELAXED) == v1) {
+				double peak;
+				memcpy(&peak, &bits, sizeof peak);
+				*seq = s;
+				return peak;
+			}
+		}
+		relax(&spins);
+	}
+}
+
+double lh__tree_latest(LhsTree *t, guint64 *seq)
+{
+	if (t->ring)
+		return read_latest(t, seq);
+	if (t->gpend_n)
+		flush(t);
+	*seq = t->head;
+	return GMX(t, 1);
+}
+
+double lh__tree_peak(LhsTree *t)
+{
+	if (!t->ring)
+		return lh__tree_latest(t, &(guint64){0});
+	g_return_val_if_fail(__atomic_load_n(&t->pub, __ATOMIC_RELAXED) == t->head, NAN);
+	guint spins = 0;
+	for (;;) {
+		guint64 seq;
+		double peak = read_latest(t, &seq);
+		if (seq == t->head)
+			return peak;
+		relax(&spins);
+	}
+}
