@@ -198,14 +198,16 @@ LhsTree *lh__tree_new(double *gd, guint32 m, const guint32 *gend)
 	return t;
 }
 
+/* The sequence lock's writer. Each store releases the ones before it, so a reader that sees
+ * the new peak or seq sees the odd version before them; no fence is needed (which
+ * ThreadSanitizer could not follow). */
 static void publish(LhsTree *t, double peak, guint64 seq)
 {
 	guint64 v = t->ver, bits;
 	memcpy(&bits, &peak, sizeof bits);
 	__atomic_store_n(&t->ver, v + 1, __ATOMIC_RELAXED);
-	__atomic_thread_fence(__ATOMIC_RELEASE);
-	__atomic_store_n(&t->peak_bits, bits, __ATOMIC_RELAXED);
-	__atomic_store_n(&t->seq, seq, __ATOMIC_RELAXED);
+	__atomic_store_n(&t->peak_bits, bits, __ATOMIC_RELEASE);
+	__atomic_store_n(&t->seq, seq, __ATOMIC_RELEASE);
 	__atomic_store_n(&t->ver, v + 2, __ATOMIC_RELEASE);
 }
 
@@ -302,16 +304,16 @@ guint64 lh__tree_commit(LhsTree *t)
 	return t->head;
 }
 
-/* The helper's latest (peak, seq), read whole. */
+/* The helper's latest (peak, seq), read whole: the loads acquire in turn, so the version's
+ * second read comes after both (see publish). */
 static double read_latest(LhsTree *t, guint64 *seq)
 {
 	guint spins = 0;
 	for (;;) {
 		guint64 v1 = __atomic_load_n(&t->ver, __ATOMIC_ACQUIRE);
 		if (!(v1 & 1)) {
-			guint64 bits = __atomic_load_n(&t->peak_bits, __ATOMIC_RELAXED);
-			guint64 s = __atomic_load_n(&t->seq, __ATOMIC_RELAXED);
-			__atomic_thread_fence(__ATOMIC_ACQUIRE);
+			guint64 bits = __atomic_load_n(&t->peak_bits, __ATOMIC_ACQUIRE);
+			guint64 s = __atomic_load_n(&t->seq, __ATOMIC_ACQUIRE);
 			if (__atomic_load_n(&t->ver, __ATOMIC_RELAXED) == v1) {
 				double peak;
 				memcpy(&peak, &bits, sizeof peak);
