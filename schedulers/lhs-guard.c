@@ -40,18 +40,31 @@
  * blocks). */
 #define PEND 256
 
-/* Records the queue holds (16 bytes each: 128 KiB). A scheduler this far ahead of the helper
- * waits for room. */
-#define RING ((guint32)1 << 13)
+/* Slots of the queue (8 bytes each: 128 KiB). A scheduler this far ahead of the helper waits
+ * for room. */
+#define RING ((guint32)1 << 14)
 
-enum { R_ADD, R_ADD_AFTER, R_OFF, R_ON };
+/* The scheduler fetches the queue's line this many slots ahead of the one it writes, so that
+ * taking the line back from the helper's cache overlaps the writes before it. */
+#define RING_AHEAD 16
+
+enum { R_ADD, R_ADD_AFTER, R_OFF, R_ON, R_BIG = 4 };
 
 typedef struct {
 	guint32 op; /* R_* */
 	guint32 i;  /* the position, or for R_ADD_AFTER the buffer */
 	double x;   /* bytes (R_ADD, R_ADD_AFTER) */
 } Rec;
-G_STATIC_ASSERT(sizeof(Rec) == 16);
+
+/* A record in the queue: 8 bytes, eight a cache line (issue 12: each line the scheduler
+ * writes is taken back from the helper, which has read the one before, and records of 16
+ * bytes made twice the lines). v is op + 8 x, x whole bytes below 2^28 in size; larger or
+ * not whole, v is op + R_BIG and the next slot holds x's bits. */
+typedef struct {
+	guint32 i;
+	gint32 v;
+} Slot;
+G_STATIC_ASSERT(sizeof(Slot) == 8);
 
 struct _LhsTree {
 	/* The tree, the helper's alone while it runs. */
@@ -65,8 +78,8 @@ struct _LhsTree {
 	guint32 gpend_n;     /* */
 	const guint32 *gend; /* per buffer: its last position (the caller's) */
 	/* The scheduler's side. */
-	Rec *ring;    /* the queue (NULL: no helper, records applied at once) */
-	guint64 head; /* records written */
+	Slot *ring;   /* the queue (NULL: no helper, records applied at once) */
+	guint64 head; /* records written, counted in slots with a helper */
 	guint64 room; /* the scheduler may write up to here without looking */
 	GThread *thread;
 	/* Written by the scheduler, read by the helper: a line of their own. */
@@ -225,8 +238,15 @@ static gpointer helper(gpointer data)
 			continue;
 		}
 		spins = 0;
-		for (; done < pub; done++)
-			apply(t, &t->ring[done & (RING - 1)]);
+		while (done < pub) {
+			Slot a = t->ring[done++ & (RING - 1)];
+			Rec r = {(guint32)(a.v & 3), a.i, (double)((a.v - (a.v & 7)) / 8)};
+			if (a.v & R_BIG) {
+				Slot b = t->ring[done++ & (RING - 1)];
+				memcpy(&r.x, &b, sizeof r.x);
+			}
+			apply(t, &r);
+		}
 		__atomic_store_n(&t->applied, done, __ATOMIC_RELEASE);
 		if (t->gpend_n)
 			flush(t);
@@ -239,14 +259,14 @@ gboolean lh__tree_start(LhsTree *t)
 	g_return_val_if_fail(t != NULL && t->ring == NULL, FALSE);
 	if (t->gpend_n)
 		flush(t);
-	t->ring = g_new(Rec, RING);
+	t->ring = g_aligned_alloc(RING, sizeof(Slot), 64);
 	t->room = t->head + RING;
 	__atomic_store_n(&t->pub, t->head, __ATOMIC_RELAXED);
 	__atomic_store_n(&t->applied, t->head, __ATOMIC_RELAXED);
 	publish(t, GMX(t, 1), t->head);
 	t->thread = g_thread_try_new("lhsim-guard", helper, t, NULL);
 	if (!t->thread)
-		g_clear_pointer(&t->ring, g_free);
+		g_clear_pointer(&t->ring, g_aligned_free);
 	return t->thread != NULL;
 }
 
@@ -258,7 +278,7 @@ void lh__tree_free(LhsTree *t)
 		__atomic_store_n(&t->stop, 1, __ATOMIC_RELEASE);
 		g_thread_join(t->thread);
 	}
-	g_free(t->ring);
+	g_aligned_free(t->ring);
 	g_aligned_free(t->gd);
 	g_free(t->gon);
 	g_free(t->gt);
@@ -266,20 +286,33 @@ void lh__tree_free(LhsTree *t)
 	g_aligned_free(t);
 }
 
-static void put(LhsTree *t, guint32 op, guint32 i, double x)
+/* Writes one slot to the queue, waiting for room if the helper is a whole ring behind. */
+static void put_slot(LhsTree *t, Slot a)
 {
-	Rec r = {op, i, x};
-	if (!t->ring) {
-		apply(t, &r);
-		t->head++;
-		return;
-	}
-	if (t->head == t->room) { /* the helper is a whole ring behind: wait for room */
+	if (t->head == t->room) {
 		guint spins = 0;
 		while ((t->room = __atomic_load_n(&t->applied, __ATOMIC_ACQUIRE) + RING) == t->head)
 			relax(&spins);
 	}
-	t->ring[t->head++ & (RING - 1)] = r;
+	__builtin_prefetch(&t->ring[(t->head + RING_AHEAD) & (RING - 1)], 1);
+	t->ring[t->head++ & (RING - 1)] = a;
+}
+
+static void put(LhsTree *t, guint32 op, guint32 i, double x)
+{
+	if (!t->ring) {
+		apply(t, &(Rec){op, i, x});
+		t->head++;
+		return;
+	}
+	if (x == floor(x) && fabs(x) < 268435456.0) {
+		put_slot(t, (Slot){i, (gint32)op + 8 * (gint32)x});
+	} else {
+		Slot b;
+		memcpy(&b, &x, sizeof b);
+		put_slot(t, (Slot){i, (gint32)(op | R_BIG)});
+		put_slot(t, b);
+	}
 }
 
 void lh__tree_add(LhsTree *t, guint32 q, double x)

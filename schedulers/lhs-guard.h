@@ -12,7 +12,8 @@
  * lh__tree_commit. Without a helper every record is applied at once. With one
  * (lh__tree_start), the records go to a queue that the helper applies on the other core while
  * the scheduler goes on; after each batch of whole shifts it recounts the tree and publishes
- * the peak with the number of records it includes (lh__tree_latest). lh__tree_peak waits
+ * the peak with the count of records it includes (lh__tree_latest: a count that
+ * lh__tree_commit returned). lh__tree_peak waits
  * until the peak includes every committed record.
  *
  * Every value is a sum of whole bytes below 2^53 (the guard is off above), so exact: the peak
@@ -44,13 +45,14 @@ void lh__tree_add(LhsTree *t, guint32 q, double x);
 void lh__tree_add_after(LhsTree *t, guint32 b, double x);
 /* Position @q stops counting (@on FALSE) or counts again. */
 void lh__tree_count(LhsTree *t, guint32 q, gboolean on);
-/* Ends a shift: its records may be applied, and only whole shifts are published. Returns the
- * number of records committed so far. */
+/* Ends a shift: its records may be applied, and only whole shifts are published. Returns a
+ * count of the records committed so far, which grows with each record (in the helper's queue
+ * a record takes one or two slots, and it counts slots). */
 guint64 lh__tree_commit(LhsTree *t);
 
 /* The peak including every committed record (waits for the helper). */
 double lh__tree_peak(LhsTree *t);
-/* The latest peak known without waiting, and in *@seq the number of records it includes (a
+/* The latest peak known without waiting, and in *@seq the count of records it includes (a
  * commit's return value, or 0 for the profile as built). */
 double lh__tree_latest(LhsTree *t, guint64 *seq);
 

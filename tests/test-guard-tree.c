@@ -119,7 +119,11 @@ static void random_shifts(gboolean helper, guint32 seed)
 	for (guint32 k = 1; k <= shifts; k++) {
 		guint32 n = (guint32)g_rand_int_range(rng, 1, 9);
 		for (guint32 j = 0; j < n; j++) {
+			/* Now and then a change of 32 GiB or more, which takes two slots in the
+			 * helper's queue. */
 			double x = (double)g_rand_int_range(rng, -(1 << 20), 1 << 20);
+			if (g_rand_int_range(rng, 0, 10) == 0)
+				x = x * 32768 + (x < 0 ? -1 : 1) * 34359738368.0;
 			guint32 q = (guint32)g_rand_int_range(rng, 0, (gint32)m);
 			switch (g_rand_int_range(rng, 0, 4)) {
 			case 0:
