@@ -656,8 +656,22 @@ static void prefetch_ready(const LhsReady *r, const Lhs *s, guint32 v)
 void lh__ready_ahead(LhsReady *r, const Lhs *s)
 {
 	index_settle(r);
-	if (r->by_inc.n)
-		prefetch_ready(r, s, r->by_inc.e[0].node);
+	const LhsIncHeap *h0 = &r->by_inc;
+	if (h0->n) {
+		guint32 v = h0->e[0].node;
+		prefetch_ready(r, s, v);
+		/* Most often the root was fetched a step ago, as the least child of the root then,
+		 * or came in this step: its lists can be fetched now, a step before they are read
+		 * (prefetch_node in lhs.c). And its least child is most often the pick after. */
+		__builtin_prefetch(&s->nbuf[s->at[v].nbuf]);
+		__builtin_prefetch(&s->pred[s->at[v].pred]);
+		if (h0->n > 1) {
+			guint32 c = 1;
+			for (guint32 j = 2; j <= INC_D && j < h0->n; j++)
+				c = inc_less(&h0->e[j], &h0->e[c]) ? j : c;
+			prefetch_ready(r, s, h0->e[c].node);
+		}
+	}
 	for (guint32 mk = r->dmask; mk; mk &= mk - 1) {
 		const LhsIncHeap *h = &r->dones_by_inc[__builtin_ctz(mk)];
 		if (h->n)
