@@ -1013,16 +1013,21 @@ static const char *node_type_name(guint8 t)
 	return t == NODE_START ? "start" : t == NODE_DONE ? "done" : "run";
 }
 
-/* Fetches what scheduling @v reads (its buffers, the nodes it depends on) before it is read:
- * the records lie anywhere, and the loops that read them branch on each, so without this
- * each is a cache miss of its own (issue 12). The guard may pick another node; then this
- * is wasted, and nothing else. */
+/* Fetches what scheduling @v reads (its buffers and where their users are listed, for a
+ * buffer that goes live; the nodes it depends on, whose records lh__lhs_memory_change reads
+ * when they become ready) before it is read: the records lie anywhere, and the loops that
+ * read them branch on each, so without this each is a cache miss of its own (issue 12). The
+ * guard may pick another node; then this is wasted, and nothing else. */
 static void prefetch_node(const Lhs *s, guint32 v)
 {
-	FOR_EACH_USED_BUFFER(s, v, b, __builtin_prefetch(&s->bf[b], 1));
+	FOR_EACH_USED_BUFFER(s, v, b, {
+		__builtin_prefetch(&s->bf[b], 1);
+		__builtin_prefetch(&s->user_at[b]);
+	});
 	for (guint32 e = s->at[v].pred; e < s->at[v + 1].pred; e++) {
 		__builtin_prefetch(&s->rel[s->pred[e]], 1);
 		__builtin_prefetch(&s->at[s->pred[e]]);
+		__builtin_prefetch(&s->nd[s->pred[e]]);
 	}
 }
 
