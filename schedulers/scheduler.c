@@ -1,5 +1,6 @@
 /* lhsim — the scheduler registry, plugin loading and the plan pipeline. */
 #include "schedulers/scheduler.h"
+#include "sim/pages-private.h"
 #include "schedulers/placed.h"
 
 #include <gmodule.h>
@@ -267,6 +268,9 @@ gboolean lh_scheduler_supports(const LhScheduler *s, const LhGraph *g, const LhH
 	return FALSE;
 }
 
+static LhPlan *scheduler_run(const LhScheduler *s, const LhGraph *g, const LhHw *hw,
+                             const char *const *kv, FILE *explain, GError **error);
+
 LhPlan *lh_scheduler_run(const LhScheduler *s, const LhGraph *g, const LhHw *hw,
                          const char *const *kv, FILE *explain, GError **error)
 {
@@ -275,6 +279,15 @@ LhPlan *lh_scheduler_run(const LhScheduler *s, const LhGraph *g, const LhHw *hw,
 		return NULL;
 	if (lh_graph_placed(g)) /* each device's program on its own (schedulers/placed.c) */
 		return lh_scheduler_run_placed(s, g, hw, NULL, kv, explain, error);
+	lh__busy_enter(); /* sim/pages-private.h; a placed graph's runs count themselves */
+	LhPlan *plan = scheduler_run(s, g, hw, kv, explain, error);
+	lh__busy_leave();
+	return plan;
+}
+
+static LhPlan *scheduler_run(const LhScheduler *s, const LhGraph *g, const LhHw *hw,
+                             const char *const *kv, FILE *explain, GError **error)
+{
 	g_autoptr(GError) pe = NULL;
 	g_autoptr(LhParams) p = lh_params_new(s->params, kv, &pe);
 	if (!p) {

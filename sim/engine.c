@@ -1973,7 +1973,10 @@ static LhTrace *simulate(const LhGraph *g, const LhHw *hw, const LhPlan *plan,
 LhTrace *lh_simulate(const LhGraph *g, const LhHw *hw, const LhPlan *plan, const LhSimOptions *opt,
                      gboolean *over_memory, GError **error)
 {
-	return simulate(g, hw, plan, opt, over_memory, error, NULL);
+	lh__busy_enter();
+	LhTrace *t = simulate(g, hw, plan, opt, over_memory, error, NULL);
+	lh__busy_leave();
+	return t;
 }
 
 /* ---- checkpoints (sim/engine-private.h; docs/engine.md, "Checkpoints and incremental runs") ----

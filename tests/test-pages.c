@@ -8,6 +8,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "helpers.h"
 #include "sim/pages-private.h"
 
 static gsize page_size(void)
@@ -143,4 +144,57 @@ Test(pages, fills_write_every_record)
 	g_free(big);
 	g_free(small);
 	munmap(z, nz * sizeof(Rec));
+}
+
+/* ---- lhsim's long calls in flight (lh__busy_*) ---- */
+
+static gpointer busy_worker(gpointer data)
+{
+	guint *seen_low = data;
+	for (int k = 0; k < 10000; k++) {
+		lh__busy_enter();
+		if (lh__busy_count() < 1)
+			(*seen_low)++;
+		lh__busy_leave();
+	}
+	return NULL;
+}
+
+/* Four threads counting in and out at once: inside, the count is never below 1, and at the
+ * end it is back at 0. */
+Test(busy, counts_across_threads)
+{
+	cr_assert_eq(lh__busy_count(), 0);
+	guint seen_low[4] = {0};
+	GThread *t[4];
+	for (int i = 0; i < 4; i++)
+		t[i] = g_thread_new("busy", busy_worker, &seen_low[i]);
+	for (int i = 0; i < 4; i++) {
+		g_thread_join(t[i]);
+		cr_assert_eq(seen_low[i], 0, "thread %d saw a count of 0 inside", i);
+	}
+	cr_assert_eq(lh__busy_count(), 0);
+}
+
+/* lh_scheduler_run and lh_simulate count themselves out again, on every way out: a plan, a
+ * simulation, a parameter the scheduler rejects. */
+Test(busy, runs_count_themselves_out)
+{
+	g_autoptr(LhHw) hw = t_hw(LH_SHARING_FAIR);
+	g_autoptr(LhGraph) g = lh_graph_new("two");
+	guint32 a = t_kernel(g, "a", 1000, 1), b = t_kernel(g, "b", 1000, 1);
+	t_dep(g, b, a);
+	t_finish(g);
+	const LhScheduler *lhs = lh_scheduler_find("lhs");
+	const char *none[] = {NULL}, *bad[] = {"collective-limit=0", NULL};
+	GError *e = NULL;
+	g_autoptr(LhPlan) p = lh_scheduler_run(lhs, g, hw, none, NULL, &e);
+	cr_assert(p, "%s", e ? e->message : "?");
+	cr_assert_eq(lh__busy_count(), 0);
+	cr_assert_null(lh_scheduler_run(lhs, g, hw, bad, NULL, &e));
+	g_clear_error(&e);
+	cr_assert_eq(lh__busy_count(), 0);
+	g_autoptr(LhTrace) tr = lh_simulate(g, hw, p, NULL, NULL, &e);
+	cr_assert(tr, "%s", e ? e->message : "?");
+	cr_assert_eq(lh__busy_count(), 0);
 }
