@@ -75,7 +75,7 @@ struct _LhsTree {
 	double *gt;          /* per tree node its sum, then its max */
 	guint64 *gflag;      /* per tree node: waiting in the batch */
 	guint32 gpend[PEND]; /* leaves changed since the tree was pulled */
-	guint32 gpend_n;     /* */
+	guint32 gpend_n;     /* how many */
 	const guint32 *gend; /* per buffer: its last position (the caller's) */
 	/* The scheduler's side. */
 	Slot *ring;   /* the queue (NULL: no helper, records applied at once) */

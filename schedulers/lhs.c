@@ -675,7 +675,7 @@ static void guard_bound(Lhs *s, gboolean ordered, gboolean recount)
 	double up = recount ? INFINITY : ordered ? MAX(0, s->gup - s->gdown) : s->gup;
 	s->gup = s->gdown = 0;
 	s->gub += up;
-	guint32 k = s->gsh++ % LHS_GSH;
+	guint32 k = (guint32)(s->gsh++ % LHS_GSH);
 	s->gsh_seq[k] = lh__tree_commit(s->tree);
 	s->gsh_up[k] = up;
 }
@@ -713,7 +713,7 @@ static double guard_latest(Lhs *s)
 {
 	guint64 seq;
 	double peak = lh__tree_latest(s->tree, &seq), up = 0;
-	for (guint32 i = s->gsh; i-- > 0;) {
+	for (guint64 i = s->gsh; i-- > 0;) {
 		if (s->gsh - i > LHS_GSH)
 			return INFINITY;
 		if (s->gsh_seq[i % LHS_GSH] <= seq)
