@@ -183,7 +183,7 @@ static void apply(LhsTree *t, const Rec *r)
 	}
 }
 
-LhsTree *lh__tree_new(double *gd, guint32 m, const guint32 *gend)
+LhsTree *lh__tree_new(double *gd, guint32 m, const guint32 *gend, LhPages *pages)
 {
 	g_return_val_if_fail(gd != NULL && m > 0, NULL);
 	LhsTree *t = g_aligned_alloc0(1, sizeof(LhsTree), 64); /* the shared lines apart */
@@ -196,7 +196,7 @@ LhsTree *lh__tree_new(double *gd, guint32 m, const guint32 *gend)
 		t->gon[q / GB] |= (guint8)(1u << (q % GB));
 	for (t->gn = 1; t->gn < nb; t->gn *= 2)
 		;
-	t->gt = g_new(double, 4 * (gsize)t->gn);
+	t->gt = lh__pages_alloc(pages, double, 4 * (gsize)t->gn); /* written whole below */
 	t->gflag = g_new0(guint64, (2 * (gsize)t->gn + 63) / 64);
 	for (guint32 j = 0; j < t->gn; j++) {
 		if (j < nb) {

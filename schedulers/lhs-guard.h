@@ -22,6 +22,8 @@
  * and the plans are the same with or without it (tests/test-sched-mem.c, guard_thread). */
 #pragma once
 
+#include "sim/pages-private.h"
+
 #include <glib.h>
 
 G_BEGIN_DECLS
@@ -32,9 +34,11 @@ typedef struct _LhsTree LhsTree;
  * of LH_TREE_BLOCK, the positions past m 0; allocated with g_aligned_alloc, 64-byte aligned;
  * taken over), all counting. @gend (per buffer, its last position; read by
  * lh__tree_add_after, kept by the caller until lh__tree_free) may be NULL if that is never
- * called. Applies records itself until lh__tree_start. */
+ * called. The tree's own arrays are handed to @pages (NULL: none) to be made present ahead
+ * (sim/pages-private.h), which must then be freed after the tree. Applies records itself
+ * until lh__tree_start. */
 #define LH_TREE_BLOCK 8
-LhsTree *lh__tree_new(double *gd, guint32 m, const guint32 *gend);
+LhsTree *lh__tree_new(double *gd, guint32 m, const guint32 *gend, LhPages *pages);
 void lh__tree_free(LhsTree *t); /* stops the helper; NULL is fine */
 /* Hands the tree to a helper thread; FALSE (nothing changes) when none can be started. */
 gboolean lh__tree_start(LhsTree *t);

@@ -789,7 +789,7 @@ static void guard_init(Lhs *s)
 		if (s->gend[b] + 1 < m)
 			gd[s->gend[b] + 1] -= s->bf[b].bytes;
 	}
-	s->tree = lh__tree_new(gd, m, s->gend);
+	s->tree = lh__tree_new(gd, m, s->gend, s->pages);
 	s->p0 = s->gub = lh__tree_peak(s->tree);
 	s->cap = MAX(s->limit_bytes, s->p0);
 	s->peak_done = s->usage;
@@ -1211,9 +1211,9 @@ static LhPlan *lhs_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GEr
 	}
 	lhs_vec_free(cand);
 	lhs_vec_free(s.coll_in_flight);
-	g_clear_pointer(&s.tree, lh__tree_free); /* its helper's core is free again */
 	lh__pages_free(s.pages); /* before the arrays handed over are freed; long done */
 	s.pages = NULL;
+	g_clear_pointer(&s.tree, lh__tree_free); /* its helper's core is free again */
 	lh__ready_clear(&r);
 	lh_params_explain(p, "lhs: memory rules at %u of %u steps, %u of them at or over the limit",
 	                  n_mem, m, n_over);

@@ -51,7 +51,7 @@ static void by_hand(gboolean helper)
 	gd[4] = 50;
 	gd[9] = -50;
 	const guint32 gend[] = {5};
-	LhsTree *t = lh__tree_new(gd, 10, gend);
+	LhsTree *t = lh__tree_new(gd, 10, gend, NULL);
 	cr_assert_eq(lh__tree_peak(t), 150);
 	if (helper)
 		cr_assert(lh__tree_start(t), "no helper thread");
@@ -106,7 +106,7 @@ static void random_shifts(gboolean helper, guint32 seed)
 		p.on[q] = TRUE;
 		gd[q] = p.d[q] = (double)g_rand_int_range(rng, -1000, 1001);
 	}
-	LhsTree *t = lh__tree_new(gd, m, gend);
+	LhsTree *t = lh__tree_new(gd, m, gend, NULL);
 	cr_assert_eq(lh__tree_peak(t), direct_peak(&p));
 	if (helper)
 		cr_assert(lh__tree_start(t), "no helper thread");
