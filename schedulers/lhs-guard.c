@@ -84,7 +84,8 @@ struct _LhsTree {
 	GThread *thread;
 	/* Written by the scheduler, read by the helper: a line of their own. */
 	_Alignas(64) guint64 pub; /* records committed (atomic) */
-	gint stop;                /* the helper ends once it has applied all (atomic) */
+	guint64 avail;            /* records written whole, when a shift outgrows the ring */
+	gint stop;                /* the helper ends once it has applied all of pub (atomic) */
 	/* Written by the helper, read by the scheduler. */
 	_Alignas(64) guint64 applied; /* records applied: their ring slots are free (atomic) */
 	guint64 ver;                  /* sequence lock over (peak, seq): odd while written */
@@ -224,6 +225,9 @@ static void publish(LhsTree *t, double peak, guint64 seq)
 	__atomic_store_n(&t->ver, v + 2, __ATOMIC_RELEASE);
 }
 
+/* The helper. It applies what the scheduler has published: whole shifts (pub), or, when one
+ * shift outgrows the ring, whole records (avail); and it publishes a peak only at a shift's
+ * end, where the scheduler's bounds can take it up (lhs.c, guard_latest). */
 static gpointer helper(gpointer data)
 {
 	LhsTree *t = data;
@@ -231,14 +235,18 @@ static gpointer helper(gpointer data)
 	guint spins = 0;
 	for (;;) {
 		guint64 pub = __atomic_load_n(&t->pub, __ATOMIC_ACQUIRE);
-		if (pub == done) {
-			if (__atomic_load_n(&t->stop, __ATOMIC_ACQUIRE))
+		guint64 to = MAX(pub, __atomic_load_n(&t->avail, __ATOMIC_ACQUIRE));
+		if (to == done) {
+			/* Asked to stop: once all that was published before is applied (pub is
+			 * read again after stop, which the scheduler stored after its last). */
+			if (__atomic_load_n(&t->stop, __ATOMIC_ACQUIRE) &&
+			    __atomic_load_n(&t->pub, __ATOMIC_ACQUIRE) == done)
 				return NULL;
 			relax(&spins);
 			continue;
 		}
 		spins = 0;
-		while (done < pub) {
+		while (done < to) {
 			Slot a = t->ring[done++ & (RING - 1)];
 			Rec r = {(guint32)(a.v & 3), a.i, (double)((a.v - (a.v & 7)) / 8)};
 			if (a.v & R_BIG) {
@@ -248,6 +256,8 @@ static gpointer helper(gpointer data)
 			apply(t, &r);
 		}
 		__atomic_store_n(&t->applied, done, __ATOMIC_RELEASE);
+		if (done != pub)
+			continue; /* inside a shift: no peak to publish yet */
 		if (t->gpend_n)
 			flush(t);
 		publish(t, GMX(t, 1), done);
@@ -262,6 +272,7 @@ gboolean lh__tree_start(LhsTree *t)
 	t->ring = g_aligned_alloc(RING, sizeof(Slot), 64);
 	t->room = t->head + RING;
 	__atomic_store_n(&t->pub, t->head, __ATOMIC_RELAXED);
+	__atomic_store_n(&t->avail, t->head, __ATOMIC_RELAXED);
 	__atomic_store_n(&t->applied, t->head, __ATOMIC_RELAXED);
 	publish(t, GMX(t, 1), t->head);
 	t->thread = g_thread_try_new("lhsim-guard", helper, t, NULL);
@@ -286,14 +297,23 @@ void lh__tree_free(LhsTree *t)
 	g_aligned_free(t);
 }
 
-/* Writes one slot to the queue, waiting for room if the helper is a whole ring behind. */
+/* Makes room for @n slots in the queue. If the helper is a whole ring behind, the scheduler
+ * waits; and should a single shift outgrow the ring, the records written so far, whole, are
+ * published as avail for the helper to apply (it can then free their slots), since pub moves
+ * only at a shift's end. */
+static void room_for(LhsTree *t, guint n)
+{
+	if (t->room - t->head >= n)
+		return;
+	if (__atomic_load_n(&t->avail, __ATOMIC_RELAXED) < t->head)
+		__atomic_store_n(&t->avail, t->head, __ATOMIC_RELEASE);
+	guint spins = 0;
+	while ((t->room = __atomic_load_n(&t->applied, __ATOMIC_ACQUIRE) + RING) - t->head < n)
+		relax(&spins);
+}
+
 static void put_slot(LhsTree *t, Slot a)
 {
-	if (t->head == t->room) {
-		guint spins = 0;
-		while ((t->room = __atomic_load_n(&t->applied, __ATOMIC_ACQUIRE) + RING) == t->head)
-			relax(&spins);
-	}
 	__builtin_prefetch(&t->ring[(t->head + RING_AHEAD) & (RING - 1)], 1);
 	t->ring[t->head++ & (RING - 1)] = a;
 }
@@ -306,10 +326,12 @@ static void put(LhsTree *t, guint32 op, guint32 i, double x)
 		return;
 	}
 	if (x == floor(x) && fabs(x) < 268435456.0) {
+		room_for(t, 1);
 		put_slot(t, (Slot){i, (gint32)op + 8 * (gint32)x});
 	} else {
 		Slot b;
 		memcpy(&b, &x, sizeof b);
+		room_for(t, 2); /* both slots before either is published */
 		put_slot(t, (Slot){i, (gint32)(op | R_BIG)});
 		put_slot(t, b);
 	}

@@ -54,10 +54,12 @@ void lh__tree_count(LhsTree *t, guint32 q, gboolean on);
  * a record takes one or two slots, and it counts slots). */
 guint64 lh__tree_commit(LhsTree *t);
 
-/* The peak including every committed record (waits for the helper). */
+/* The peak including every record, all committed (with a helper, it waits for the helper;
+ * a shift under way is a caller's error: NAN). */
 double lh__tree_peak(LhsTree *t);
-/* The latest peak known without waiting, and in *@seq the count of records it includes (a
- * commit's return value, or 0 for the profile as built). */
+/* The latest peak known without waiting, and in *@seq the count of records it includes:
+ * with a helper, a commit's return value, or the count when it started; without, the peak of
+ * every record so far and their count. */
 double lh__tree_latest(LhsTree *t, guint64 *seq);
 
 G_END_DECLS

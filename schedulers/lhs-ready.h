@@ -215,7 +215,7 @@ typedef struct {
 	                             scheduled (its first: buf_gdef in lhs.c) */
 	double gub;               /* >= the tree's peak (see guard_bound in lhs.c) */
 	double gup, gdown;        /* bytes the shift under way adds to the profile, takes off */
-	guint32 gsh;              /* shifts so far */
+	guint64 gsh;              /* shifts so far */
 	guint64 gsh_seq[LHS_GSH]; /* the last shifts' records, counted to their ends */
 	double gsh_up[LHS_GSH];   /* and how much each raises the bound */
 	guint32 *gpos;            /* per node: its position in serial's order (NULL: the node) */

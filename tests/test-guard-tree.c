@@ -88,11 +88,11 @@ Test(tree, by_hand_with_the_helper)
 	by_hand(TRUE);
 }
 
-/* Random shifts on 20 000 positions (2 500 blocks, 12 levels): each shift a few changes of
- * whole bytes, positions that stop counting and count again. After every shift, lh__tree_latest
- * must give the exact peak of the records it says it includes (the direct recounts are kept
- * per shift), and every 50 shifts lh__tree_peak the current one. Long runs without a read let
- * more blocks wait than the batch holds. */
+/* Random shifts on 20 000 positions (2 500 blocks: a tree of 4 096 leaves, 13 levels): each shift a
+ * few changes of whole bytes, positions that stop counting and count again. After every shift,
+ * lh__tree_latest must give the exact peak of the records it says it includes (the direct recounts
+ * are kept per shift), and every 50 shifts lh__tree_peak the current one. Long runs without a read
+ * let more blocks wait than the batch holds. */
 static void random_shifts(gboolean helper, guint32 seed)
 {
 	const guint32 m = 20000, nbuf = 500, shifts = 3000;
@@ -178,4 +178,36 @@ Test(tree, random_with_the_helper)
 {
 	for (guint32 seed = 1; seed <= 3; seed++)
 		random_shifts(TRUE, seed);
+}
+
+/* One shift of 100 000 records, many times what the helper's queue holds (16 384 slots), a
+ * tenth of them taking two slots: the helper must take them before the shift ends, or the
+ * scheduler would wait for it for ever. No peak is published inside the shift; after it, the
+ * peak is the direct recount. */
+Test(tree, one_shift_longer_than_the_queue, .timeout = 60)
+{
+	const guint32 m = 1000, n = 100000;
+	GRand *rng = g_rand_new_with_seed(7);
+	Direct p = {m, g_new0(double, m), g_new(gboolean, m)};
+	for (guint32 q = 0; q < m; q++)
+		p.on[q] = TRUE;
+	LhsTree *t = lh__tree_new(profile_new(m), m, NULL, NULL);
+	cr_assert(lh__tree_start(t), "no helper thread");
+	for (guint32 k = 0; k < n; k++) {
+		guint32 q = (guint32)g_rand_int_range(rng, 0, (gint32)m);
+		double x = (double)g_rand_int_range(rng, -1000, 1001);
+		if (k % 10 == 0) /* 2^29 B and more: two slots */
+			x = (x < 0 ? -1 : 1) * (536870912.0 + fabs(x));
+		lh__tree_add(t, q, x);
+		p.d[q] += x;
+		guint64 seq = 0;
+		if (k % 1000 == 0) /* nothing of the shift under way is published */
+			cr_assert_eq(lh__tree_latest(t, &seq), 0, "a peak inside the shift");
+	}
+	cr_assert_eq(lh__tree_commit(t), n + n / 10);
+	cr_assert_eq(lh__tree_peak(t), direct_peak(&p));
+	lh__tree_free(t);
+	g_free(p.d);
+	g_free(p.on);
+	g_rand_free(rng);
 }
