@@ -680,16 +680,22 @@ static void guard_bound(Lhs *s, gboolean ordered, gboolean recount)
 	s->gsh_up[k] = up;
 }
 
+/* A change of @x bytes to the profile, for the shift's bound (guard_bound). */
+static void guard_tally(Lhs *s, double x)
+{
+	if (x > 0)
+		s->gup += x;
+	else
+		s->gdown -= x;
+}
+
 /* Adds @x bytes to the profile from position @q on (nothing past the last position). */
 static void guard_add(Lhs *s, guint32 q, double x)
 {
 	if (q >= s->n_nodes)
 		return;
 	lh__tree_add(s->tree, q, x);
-	if (x > 0)
-		s->gup += x;
-	else
-		s->gdown -= x;
+	guard_tally(s, x);
 }
 
 /* The same from the position after buffer @b's last (its gend + 1). A buffer that lives to the
@@ -701,10 +707,7 @@ static void guard_add_after(Lhs *s, guint32 b, double x)
 	if (s->bf[b].to_end)
 		return;
 	lh__tree_add_after(s->tree, b, x);
-	if (x > 0)
-		s->gup += x;
-	else
-		s->gdown -= x;
+	guard_tally(s, x);
 }
 
 /* A bound from the tree's latest peak: the raises since (guard_bound), or INFINITY if they
