@@ -184,6 +184,15 @@ static void apply(LhsTree *t, const Rec *r)
 	}
 }
 
+double *lh__tree_profile(guint32 m, LhPages *pages)
+{
+	gsize n = ((gsize)m + GB - 1) / GB * GB;
+	double *gd = g_aligned_alloc(MAX(n, 1), sizeof(double), 64);
+	lh__pages_add(pages, gd, n * sizeof(double));
+	memset(gd, 0, n * sizeof(double));
+	return gd;
+}
+
 LhsTree *lh__tree_new(double *gd, guint32 m, const guint32 *gend, LhPages *pages)
 {
 	g_return_val_if_fail(gd != NULL && m > 0, NULL);
@@ -192,9 +201,10 @@ LhsTree *lh__tree_new(double *gd, guint32 m, const guint32 *gend, LhPages *pages
 	t->m = m;
 	t->gd = gd;
 	t->gend = gend;
-	t->gon = g_new0(guint8, nb);
-	for (guint32 q = 0; q < m; q++)
-		t->gon[q / GB] |= (guint8)(1u << (q % GB));
+	t->gon = g_new(guint8, nb); /* every position counts; none past the last */
+	memset(t->gon, 0xff, nb);
+	if (m % GB)
+		t->gon[nb - 1] = (guint8)((1u << (m % GB)) - 1);
 	for (t->gn = 1; t->gn < nb; t->gn *= 2)
 		;
 	t->gt = lh__pages_alloc(pages, double, 4 * (gsize)t->gn); /* written whole below */

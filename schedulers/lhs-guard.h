@@ -30,12 +30,14 @@ G_BEGIN_DECLS
 
 typedef struct _LhsTree LhsTree;
 
-/* A tree over @m > 0 positions whose change at position q is @gd[q] (@gd holds whole blocks
- * of LH_TREE_BLOCK, the positions past m 0; allocated with g_aligned_alloc, 64-byte aligned;
- * taken over), all counting. @gend (per buffer, its last position; read by
- * lh__tree_add_after, kept by the caller until lh__tree_free) may be NULL if that is never
- * called. The tree's own arrays are handed to @pages (NULL: none) to be made present ahead
- * (sim/pages-private.h), which must then be freed after the tree. Applies records itself
+/* A profile of @m positions in the tree's layout, all 0, for lh__tree_new: whole blocks of
+ * LH_TREE_BLOCK, a cache line each, its pages handed to @pages (NULL: none). */
+double *lh__tree_profile(guint32 m, LhPages *pages);
+/* A tree over @m > 0 positions whose change at position q is @gd[q] (@gd from
+ * lh__tree_profile, the positions past m left 0; taken over), all counting. @gend (per buffer, its
+ * last position; read by lh__tree_add_after, kept by the caller until lh__tree_free) may be NULL if
+ * that is never called. The tree's own arrays are handed to @pages (NULL: none) to be made present
+ * ahead (sim/pages-private.h), which must then be freed after the tree. Applies records itself
  * until lh__tree_start. */
 #define LH_TREE_BLOCK 8
 LhsTree *lh__tree_new(double *gd, guint32 m, const guint32 *gend, LhPages *pages);

@@ -161,21 +161,27 @@ static void inc_up(LhsIncHeap *h, guint32 *hpos, guint32 k)
 	inc_place(h, hpos, k, x);
 }
 
+/* The least child of entry @k, or a place past the last entry if it has none. */
+static inline guint32 inc_least_child(const LhsIncHeap *h, guint32 k)
+{
+	guint32 c = INC_D * k + 1;
+	if (c + INC_D <= h->n) { /* the least of four, in a tournament without branches */
+		guint32 a = c + inc_less(&h->e[c + 1], &h->e[c]);
+		guint32 b = c + 2 + inc_less(&h->e[c + 3], &h->e[c + 2]);
+		return inc_less(&h->e[b], &h->e[a]) ? b : a;
+	}
+	for (guint32 j = c + 1; j < h->n; j++)
+		c = inc_less(&h->e[j], &h->e[c]) ? j : c;
+	return c;
+}
+
 static void inc_down(LhsIncHeap *h, guint32 *hpos, guint32 k)
 {
 	LhsIncEnt x = h->e[k];
 	for (;;) {
-		guint32 c = INC_D * k + 1;
+		guint32 c = inc_least_child(h, k);
 		if (c >= h->n)
 			break;
-		if (c + INC_D <= h->n) { /* the least of four, in a tournament without branches */
-			guint32 a = c + inc_less(&h->e[c + 1], &h->e[c]);
-			guint32 b = c + 2 + inc_less(&h->e[c + 3], &h->e[c + 2]);
-			c = inc_less(&h->e[b], &h->e[a]) ? b : a;
-		} else {
-			for (guint32 j = c + 1; j < h->n; j++)
-				c = inc_less(&h->e[j], &h->e[c]) ? j : c;
-		}
 		if (!inc_less(&h->e[c], &x))
 			break;
 		inc_place(h, hpos, k, h->e[c]);
@@ -665,12 +671,9 @@ void lh__ready_ahead(LhsReady *r, const Lhs *s)
 		 * (prefetch_node in lhs.c). And its least child is most often the pick after. */
 		__builtin_prefetch(&s->nbuf[s->at[v].nbuf]);
 		__builtin_prefetch(&s->pred[s->at[v].pred]);
-		if (h0->n > 1) {
-			guint32 c = 1;
-			for (guint32 j = 2; j <= INC_D && j < h0->n; j++)
-				c = inc_less(&h0->e[j], &h0->e[c]) ? j : c;
+		guint32 c = inc_least_child(h0, 0);
+		if (c < h0->n)
 			prefetch_ready(r, s, h0->e[c].node);
-		}
 	}
 	for (guint32 mk = r->dmask; mk; mk &= mk - 1) {
 		const LhsIncHeap *h = &r->dones_by_inc[__builtin_ctz(mk)];

@@ -769,11 +769,8 @@ static void guard_init(Lhs *s)
 			     v != G_MAXUINT32 && v <= last; v++)
 				s->gpos[v] = p++;
 	}
-	guint32 top = m - 1, nb = (m + LH_TREE_BLOCK - 1) / LH_TREE_BLOCK;
-	/* Blocks in whole cache lines; past the last position nothing changes or counts. */
-	double *gd = g_aligned_alloc((gsize)nb * LH_TREE_BLOCK, sizeof(double), 64);
-	lh__pages_add(s->pages, gd, (gsize)nb * LH_TREE_BLOCK * sizeof(double));
-	memset(gd, 0, (gsize)nb * LH_TREE_BLOCK * sizeof(double));
+	guint32 top = m - 1;
+	double *gd = lh__tree_profile(m, s->pages);
 	s->gend = lh__pages_alloc(s->pages, guint32, n);
 	for (guint32 b = 0; b < n; b++) {
 		if (s->bf[b].bytes == 0)

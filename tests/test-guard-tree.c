@@ -9,15 +9,6 @@
 
 #include "schedulers/lhs-guard.h"
 
-/* A profile of @m positions, zero, in the tree's layout (whole blocks, 64-byte aligned). */
-static double *profile_new(guint32 m)
-{
-	gsize n = ((gsize)m + LH_TREE_BLOCK - 1) / LH_TREE_BLOCK * LH_TREE_BLOCK;
-	double *gd = g_aligned_alloc(n, sizeof(double), 64);
-	memset(gd, 0, n * sizeof(double));
-	return gd;
-}
-
 /* The same profile kept directly: the change at each position, and which count. */
 typedef struct {
 	guint32 m;
@@ -45,7 +36,7 @@ static double direct_peak(const Direct *p)
  * once and by the helper. */
 static void by_hand(gboolean helper)
 {
-	double *gd = profile_new(10);
+	double *gd = lh__tree_profile(10, NULL);
 	gd[2] = 100;
 	gd[6] = -100;
 	gd[4] = 50;
@@ -101,7 +92,7 @@ static void random_shifts(gboolean helper, guint32 seed)
 	for (guint32 b = 0; b < nbuf; b++)
 		gend[b] = (guint32)g_rand_int_range(rng, 0, (gint32)m); /* gend + 1 may be m */
 	Direct p = {m, g_new0(double, m), g_new(gboolean, m)};
-	double *gd = profile_new(m);
+	double *gd = lh__tree_profile(m, NULL);
 	for (guint32 q = 0; q < m; q++) {
 		p.on[q] = TRUE;
 		gd[q] = p.d[q] = (double)g_rand_int_range(rng, -1000, 1001);
@@ -191,7 +182,7 @@ Test(tree, one_shift_longer_than_the_queue, .timeout = 60)
 	Direct p = {m, g_new0(double, m), g_new(gboolean, m)};
 	for (guint32 q = 0; q < m; q++)
 		p.on[q] = TRUE;
-	LhsTree *t = lh__tree_new(profile_new(m), m, NULL, NULL);
+	LhsTree *t = lh__tree_new(lh__tree_profile(m, NULL), m, NULL, NULL);
 	cr_assert(lh__tree_start(t), "no helper thread");
 	for (guint32 k = 0; k < n; k++) {
 		guint32 q = (guint32)g_rand_int_range(rng, 0, (gint32)m);
