@@ -77,10 +77,11 @@ struct _LhsTree {
 	guint32 gpend[PEND]; /* leaves changed since the tree was pulled */
 	guint32 gpend_n;     /* how many */
 	const guint32 *gend; /* per buffer: its last position (the caller's) */
-	/* The scheduler's side. */
-	Slot *ring;   /* the queue (NULL: no helper, records applied at once) */
-	guint64 head; /* records written, counted in slots with a helper */
-	guint64 room; /* the scheduler may write up to here without looking */
+	/* The scheduler's side: a line of its own, apart from gpend_n, which the helper writes at
+	 * every record (ring shared gpend_n's line, and the scheduler reads it at every record). */
+	_Alignas(64) Slot *ring; /* the queue (NULL: no helper, records applied at once) */
+	guint64 head;            /* records written, counted in slots with a helper */
+	guint64 room;            /* the scheduler may write up to here without looking */
 	GThread *thread;
 	/* Written by the scheduler, read by the helper: a line of their own. */
 	_Alignas(64) guint64 pub; /* records committed (atomic) */

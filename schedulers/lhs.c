@@ -1047,20 +1047,19 @@ static void remove_ready(LhsReady *r, Lhs *s, guint32 v)
 	lh__ready_remove(r, s, v);
 }
 
-/* Whether the memory guard's tree gets a helper thread (lhs-guard.h): on a graph of @m nodes
- * with more than 2^17, where it pays for its start (and guard_fits checks no bound against
- * the exact peak, which would wait for the helper at every check), with a second core for it (the
- * process may use two), and when no other plan or simulation is in flight in the process (a sweep's
- * or a comparison's workers have the cores already: sim/pages-private.h). The helper waits for work
- * without sleeping, a core's worth of CPU time during the steps, so it runs only where that core
- * would otherwise idle. LHSIM_LHS_GUARD_THREAD=1 or 0 in the environment says yes or no whatever
- * the rest (the tests run both ways and compare the plans). */
-static gboolean guard_thread(guint32 m)
+/* Whether the memory guard's tree gets a helper thread (lhs-guard.h): only when
+ * LHSIM_LHS_GUARD_THREAD=1 is in the environment (the tests run both ways and compare the
+ * plans). Issue 12: whether it pays depends on what moving a cache line between two cores
+ * costs, which no portable call tells. At 10^6 ops (bench-sched -s lhs -r 1 1000000,
+ * alternating runs; bench/README.md, the seventh and eighth rounds) it took the median from
+ * 1.036 to 0.924 s on one VM, and from 1.074 to 1.276 s the other way on another, where a
+ * cache line took 350 ns to move between the cores (710 ns a ping-pong round trip). The
+ * helper also spins while it waits, a core's worth of CPU time during the steps. So it is the
+ * user's choice, off unless asked for. */
+static gboolean guard_thread(void)
 {
 	const char *e = g_getenv("LHSIM_LHS_GUARD_THREAD");
-	if (e && *e)
-		return strcmp(e, "0") != 0;
-	return m > 1u << 17 && g_get_num_processors() >= 2 && lh__busy_count() <= 1;
+	return e && strcmp(e, "1") == 0;
 }
 
 /* How many nodes ahead the emit loop fetches. */
@@ -1134,7 +1133,7 @@ static LhPlan *lhs_plan(const LhGraph *g, const LhHw *hw, const LhParams *p, GEr
 	g_autofree guint32 *member = lh__pages_alloc0(s.pages, guint32, s.n_ops);
 	LhsVec *cand = lhs_vec_new();
 	guint32 n_mem = 0, n_over = 0; /* steps with the memory rules, at or over the limit */
-	if (s.guard && guard_thread(m))
+	if (s.guard && guard_thread())
 		lh__tree_start(s.tree);
 	for (guint32 step = 0; step < m; step++) {
 		g_assert(r.n > 0);

@@ -1,6 +1,5 @@
 /* lhsim — the scheduler registry, plugin loading and the plan pipeline. */
 #include "schedulers/scheduler.h"
-#include "sim/pages-private.h"
 #include "schedulers/placed.h"
 
 #include <gmodule.h>
@@ -268,10 +267,14 @@ gboolean lh_scheduler_supports(const LhScheduler *s, const LhGraph *g, const LhH
 	return FALSE;
 }
 
-/* lh_scheduler_run once the graph is known to be one device's. */
-static LhPlan *scheduler_run(const LhScheduler *s, const LhGraph *g, const LhHw *hw,
-                             const char *const *kv, FILE *explain, GError **error)
+LhPlan *lh_scheduler_run(const LhScheduler *s, const LhGraph *g, const LhHw *hw,
+                         const char *const *kv, FILE *explain, GError **error)
 {
+	g_return_val_if_fail(s && g && hw, NULL);
+	if (!lh_scheduler_supports(s, g, hw, error))
+		return NULL;
+	if (lh_graph_placed(g)) /* each device's program on its own (schedulers/placed.c) */
+		return lh_scheduler_run_placed(s, g, hw, NULL, kv, explain, error);
 	g_autoptr(GError) pe = NULL;
 	g_autoptr(LhParams) p = lh_params_new(s->params, kv, &pe);
 	if (!p) {
@@ -288,19 +291,5 @@ static LhPlan *scheduler_run(const LhScheduler *s, const LhGraph *g, const LhHw 
 	}
 	g_autofree char *desc = lh_params_describe(p);
 	lh_plan_set_origin(plan, s->name, desc);
-	return plan;
-}
-
-LhPlan *lh_scheduler_run(const LhScheduler *s, const LhGraph *g, const LhHw *hw,
-                         const char *const *kv, FILE *explain, GError **error)
-{
-	g_return_val_if_fail(s && g && hw, NULL);
-	if (!lh_scheduler_supports(s, g, hw, error))
-		return NULL;
-	if (lh_graph_placed(g)) /* each device's program on its own (schedulers/placed.c) */
-		return lh_scheduler_run_placed(s, g, hw, NULL, kv, explain, error);
-	lh__busy_enter(); /* sim/pages-private.h; a placed graph's runs count themselves */
-	LhPlan *plan = scheduler_run(s, g, hw, kv, explain, error);
-	lh__busy_leave();
 	return plan;
 }

@@ -1973,10 +1973,7 @@ static LhTrace *simulate(const LhGraph *g, const LhHw *hw, const LhPlan *plan,
 LhTrace *lh_simulate(const LhGraph *g, const LhHw *hw, const LhPlan *plan, const LhSimOptions *opt,
                      gboolean *over_memory, GError **error)
 {
-	lh__busy_enter();
-	LhTrace *t = simulate(g, hw, plan, opt, over_memory, error, NULL);
-	lh__busy_leave();
-	return t;
+	return simulate(g, hw, plan, opt, over_memory, error, NULL);
 }
 
 /* ---- checkpoints (sim/engine-private.h; docs/engine.md, "Checkpoints and incremental runs") ----

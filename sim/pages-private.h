@@ -61,15 +61,6 @@ gsize lh__fill_wait(LhFill *f, gsize i);
  * then written. */
 void lh__pages_free(LhPages *p);
 
-/* lhsim's long calls in flight in this process: lh_scheduler_run and lh_simulate count
- * themselves in and out. A helper thread that keeps a core busy while its caller runs (lhs's
- * memory guard, schedulers/lhs-guard.h) is started only when its caller is the only such call:
- * where several run side by side (a sweep's or a comparison's workers) the cores are taken
- * already, and a busy helper would slow the others down. */
-void lh__busy_enter(void);
-void lh__busy_leave(void);
-guint lh__busy_count(void);
-
 /* g_new(@type, @n) and g_new0(@type, @n), handed to @pages. */
 #define lh__pages_alloc(pages, type, n)                                                            \
 	((type *)lh__pages_hand((pages), g_new(type, (n)), sizeof(type) * (gsize)(n)))

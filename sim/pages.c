@@ -227,21 +227,3 @@ void lh__pages_free(LhPages *p)
 		g_ptr_array_unref(p->fills);
 	g_free(p);
 }
-
-/* lhsim's long calls in flight (pages-private.h). */
-static gint busy;
-
-void lh__busy_enter(void)
-{
-	g_atomic_int_inc(&busy);
-}
-
-void lh__busy_leave(void)
-{
-	g_atomic_int_add(&busy, -1);
-}
-
-guint lh__busy_count(void)
-{
-	return (guint)g_atomic_int_get(&busy);
-}
