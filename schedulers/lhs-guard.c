@@ -5,9 +5,11 @@
  * Positions go in blocks of LH_TREE_BLOCK, one cache line of gd, and a tree over the blocks
  * holds per subtree its sum and the largest running sum at a position that counts (-infinity
  * if none), so the root holds the profile's peak. A change is one block, recounted, and its
- * path. A tree node's sum and max lie side by side in gt (GSUM, GMX), and so do two
- * siblings', so that a step up the path reads one cache line. (Issue 12: a tree over single
- * positions was 64 MB at 10^6 ops and 21 levels deep; over blocks of 8 it is 8 MB and 18.)
+ * path. The tree is 4-ary: node k's children are 4k + 1 .. 4k + 4, the root 0. A tree node's
+ * sum and max lie side by side in gt (GSUM, GMX), and so do four siblings', in one cache line,
+ * so that a step up the path reads one line. (Issue 12: a tree over single positions was 64
+ * MB at 10^6 ops and 21 levels deep; a binary one over blocks of 8, 8.4 MB and 18 levels, each
+ * a cache miss where paths part; 4-ary, 5.6 MB and 9 levels.)
  *
  * Changes to blocks are batched, and the paths above them pulled together, level by level: a
  * node shared by several paths (the positions one step touches lie close together in serial's
@@ -34,6 +36,7 @@
 #define GB LH_TREE_BLOCK
 #define GSUM(t, k) ((t)->gt[2 * (gsize)(k)])
 #define GMX(t, k) ((t)->gt[2 * (gsize)(k) + 1])
+#define ROOT 0
 
 /* Blocks that may wait before the tree is pulled (issue 12: 256 rather than 64 took 2 % off
  * lhs's step loop at 10^6 ops, in instructions, by pulling shared paths once for more
@@ -69,10 +72,12 @@ G_STATIC_ASSERT(sizeof(Slot) == 8);
 struct _LhsTree {
 	/* The tree, the helper's alone while it runs. */
 	guint32 m;           /* positions */
-	guint32 gn;          /* leaves (blocks): a power of two */
+	guint32 gn;          /* leaves (blocks): a power of four */
+	guint32 gi;          /* inner nodes, (gn - 1) / 3: the first leaf's number */
 	double *gd;          /* per position: the profile's change there */
 	guint8 *gon;         /* per block: which positions count (bit i: the i-th) */
-	double *gt;          /* per tree node its sum, then its max */
+	double *gt;          /* per tree node its sum, then its max; node 1 at a line's start */
+	void *gt_mem;        /* gt's block */
 	guint64 *gflag;      /* per tree node: waiting in the batch */
 	guint32 gpend[PEND]; /* leaves changed since the tree was pulled */
 	guint32 gpend_n;     /* how many */
@@ -107,7 +112,7 @@ static void relax(guint *spins)
 /* Recounts the tree leaf @k from its block. */
 static void leaf(LhsTree *t, guint32 k)
 {
-	guint32 j = k - t->gn;
+	guint32 j = k - t->gi;
 	const double *d = &t->gd[(gsize)j * GB];
 	guint32 on = t->gon[j];
 	/* A position that does not count adds -infinity to its running sum (sums are finite),
@@ -122,12 +127,15 @@ static void leaf(LhsTree *t, guint32 k)
 	GMX(t, k) = mx;
 }
 
-/* Tree node @k from its children: the sum of both, and the largest running sum in the left
- * or, after the left's sum, in the right. */
+/* Tree node @k from its children: the sum of all four, and the largest running sum in one,
+ * after the sums of those before it. (Every value is whole bytes below 2^53, so the sums are
+ * exact in any grouping: the peak is that of the binary tree before.) */
 static void pull(LhsTree *t, guint32 k)
 {
-	GSUM(t, k) = GSUM(t, 2 * k) + GSUM(t, 2 * k + 1);
-	GMX(t, k) = MAX(GMX(t, 2 * k), GSUM(t, 2 * k) + GMX(t, 2 * k + 1));
+	const double *c = &GSUM(t, 4 * k + 1); /* the four children's (sum, max), one line */
+	double s0 = c[0], s1 = s0 + c[2], s2 = s1 + c[4];
+	GSUM(t, k) = s2 + c[6];
+	GMX(t, k) = MAX(MAX(c[1], s0 + c[3]), MAX(s1 + c[5], s2 + c[7]));
 }
 
 static gboolean flag(LhsTree *t, guint32 k)
@@ -143,11 +151,11 @@ static void flush(LhsTree *t)
 	guint32 *k = t->gpend, n = t->gpend_n;
 	for (guint32 i = 0; i < n; i++) /* the leaves, each once (touch) */
 		leaf(t, k[i]);
-	while (n && k[0] > 1) {
+	while (n && k[0] != ROOT) { /* the leaves are one level: the batch stays one */
 		guint32 m = 0;
 		for (guint32 i = 0; i < n; i++) {
 			t->gflag[k[i] >> 6] &= ~(G_GUINT64_CONSTANT(1) << (k[i] & 63));
-			guint32 p = k[i] / 2;
+			guint32 p = (k[i] - 1) / 4;
 			if (flag(t, p))
 				continue;
 			pull(t, p);
@@ -155,14 +163,14 @@ static void flush(LhsTree *t)
 		}
 		n = m;
 	}
-	t->gflag[0] &= ~G_GUINT64_CONSTANT(2); /* the root's */
+	t->gflag[0] &= ~G_GUINT64_CONSTANT(1); /* the root's */
 	t->gpend_n = 0;
 }
 
 /* Position @q's block will be recounted. */
 static void touch(LhsTree *t, guint32 q)
 {
-	guint32 k = t->gn + q / GB;
+	guint32 k = t->gi + q / GB;
 	if (t->gflag[k >> 6] >> (k & 63) & 1)
 		return; /* the block is waiting already */
 	if (t->gpend_n == PEND)
@@ -206,19 +214,25 @@ LhsTree *lh__tree_new(double *gd, guint32 m, const guint32 *gend, LhPages *pages
 	memset(t->gon, 0xff, nb);
 	if (m % GB)
 		t->gon[nb - 1] = (guint8)((1u << (m % GB)) - 1);
-	for (t->gn = 1; t->gn < nb; t->gn *= 2)
+	for (t->gn = 1; t->gn < nb; t->gn *= 4)
 		;
-	t->gt = lh__pages_alloc(pages, double, 4 * (gsize)t->gn); /* written whole below */
-	t->gflag = g_new0(guint64, (2 * (gsize)t->gn + 63) / 64);
+	t->gi = (t->gn - 1) / 3;
+	gsize nodes = (gsize)t->gi + t->gn, bytes = 2 * sizeof(double) * nodes + 64;
+	/* 48 bytes into a 64-byte aligned block: node 1, and so each four siblings, at a line's
+	 * start. Written whole below. */
+	t->gt_mem = g_aligned_alloc(bytes, 1, 64);
+	lh__pages_add(pages, t->gt_mem, bytes);
+	t->gt = (double *)((char *)t->gt_mem + 48);
+	t->gflag = g_new0(guint64, (nodes + 63) / 64);
 	for (guint32 j = 0; j < t->gn; j++) {
 		if (j < nb) {
-			leaf(t, t->gn + j);
+			leaf(t, t->gi + j);
 		} else {
-			GSUM(t, t->gn + j) = 0;
-			GMX(t, t->gn + j) = -INFINITY;
+			GSUM(t, t->gi + j) = 0;
+			GMX(t, t->gi + j) = -INFINITY;
 		}
 	}
-	for (guint32 k = t->gn; k-- > 1;)
+	for (guint32 k = t->gi; k-- > 0;)
 		pull(t, k);
 	return t;
 }
@@ -271,7 +285,7 @@ static gpointer helper(gpointer data)
 			continue; /* inside a shift: no peak to publish yet */
 		if (t->gpend_n)
 			flush(t);
-		publish(t, GMX(t, 1), done);
+		publish(t, GMX(t, ROOT), done);
 	}
 }
 
@@ -285,7 +299,7 @@ gboolean lh__tree_start(LhsTree *t)
 	__atomic_store_n(&t->pub, t->head, __ATOMIC_RELAXED);
 	__atomic_store_n(&t->avail, t->head, __ATOMIC_RELAXED);
 	__atomic_store_n(&t->applied, t->head, __ATOMIC_RELAXED);
-	publish(t, GMX(t, 1), t->head);
+	publish(t, GMX(t, ROOT), t->head);
 	t->thread = g_thread_try_new("lhsim-guard", helper, t, NULL);
 	if (!t->thread)
 		g_clear_pointer(&t->ring, g_aligned_free);
@@ -303,7 +317,7 @@ void lh__tree_free(LhsTree *t)
 	g_aligned_free(t->ring);
 	g_aligned_free(t->gd);
 	g_free(t->gon);
-	g_free(t->gt);
+	g_aligned_free(t->gt_mem);
 	g_free(t->gflag);
 	g_aligned_free(t);
 }
@@ -398,7 +412,7 @@ double lh__tree_latest(LhsTree *t, guint64 *seq)
 	if (t->gpend_n)
 		flush(t);
 	*seq = t->head;
-	return GMX(t, 1);
+	return GMX(t, ROOT);
 }
 
 double lh__tree_peak(LhsTree *t)
