@@ -469,12 +469,22 @@ void lh__ready_init(LhsReady *r, const Lhs *s)
 	 * numbers, depth 0 last, by a counting sort in node order, which keeps node order among
 	 * equal depths (issue 12: a radix sort of every node's depth took 40 - 70 ms at 10^6
 	 * ops, and its two arrays of 16 bytes a node a page fault per 256 nodes). */
-	g_autofree LhSortRec *rec = g_new(LhSortRec, MAX(s->n_pairs, 1)); /* one done a pair */
+	/* The records (one done a pair) and the sort's scratch: in the memory index's per-node
+	 * changes where they are kept, whose pages the page helper has made present or the index
+	 * would fault in, and which nothing reads before the index starts (lhs_plan); they are
+	 * zero again below. m >= 2 n_pairs nodes hold both. (Issue 12: two arrays of their own
+	 * were 2 800 page faults on the scheduler's core at 10^6 ops, 40 - 50 ms of the set-up on
+	 * the slower VM of bench/README.md.) */
+	G_STATIC_ASSERT(sizeof(LhsMemChange) == sizeof(LhSortRec));
+	LhSortRec *own = NULL, *rec = (LhSortRec *)s->mc;
+	if (!rec)
+		rec = own = g_new(LhSortRec, 2 * (gsize)MAX(s->n_pairs, 1));
 	guint32 ns = 0;
 	for (guint32 v = 0; v < m; v++)
 		if (s->dsrc[v] == v) /* u = 0: ties keep node order, the sort is stable */
 			rec[ns++] = (LhSortRec){s->nd[v].depth, 0, v};
-	lh__sort_f64_u32(rec, ns, TRUE);
+	g_assert(ns <= s->n_pairs);
+	lh__sort_f64_u32_in(rec, ns, TRUE, rec + ns);
 	r->rank = lh__pages_alloc(s->pages, guint32, MAX(m, 1));
 	guint32 nv = 0; /* distinct depths above 0; the number of each done's is kept in rank */
 	for (guint32 k = 0; k < ns; k++) {
@@ -483,6 +493,10 @@ void lh__ready_init(LhsReady *r, const Lhs *s)
 		r->rank[rec[k].op] = nv;
 	}
 	nv += ns > 0; /* numbers 0 .. nv - 1 for depths above 0, nv for 0 */
+	if (own)
+		g_free(own);
+	else
+		memset(rec, 0, 2 * sizeof(LhSortRec) * ns); /* the index's changes, zero again */
 	g_autofree guint32 *at = g_new0(guint32, (gsize)nv + 2);
 #define DEPTH_NUMBER(v) (s->dsrc[v] == G_MAXUINT32 ? nv : r->rank[s->dsrc[v]])
 	for (guint32 v = 0; v < m; v++)

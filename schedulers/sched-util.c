@@ -73,6 +73,11 @@ static inline guint64 f64_key(double x, gboolean desc)
 
 void lh__sort_f64_u32(LhSortRec *r, guint32 n, gboolean desc)
 {
+	lh__sort_f64_u32_in(r, n, desc, NULL);
+}
+
+void lh__sort_f64_u32_in(LhSortRec *r, guint32 n, gboolean desc, LhSortRec *scratch)
+{
 	if (n < 2)
 		return;
 	/* LSD radix, every pass stable: the guint32's digits first, then the double's. Digits
@@ -113,7 +118,7 @@ void lh__sort_f64_u32(LhSortRec *r, guint32 n, gboolean desc)
 			sum += x;
 		}
 		if (!dst)
-			dst = tmp = g_new(LhSortRec, n);
+			dst = scratch ? scratch : (tmp = g_new(LhSortRec, n));
 		for (guint32 i = 0; i < n; i++)
 			dst[c[DIGIT(src[i])]++] = src[i];
 #undef DIGIT

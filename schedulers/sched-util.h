@@ -47,6 +47,9 @@ typedef struct {
 /* Sorts @r by (d, u) ascending, or by (d descending, u ascending) with @desc, as a stable
  * comparison sort would (a radix sort: O(n)). The doubles must not be NaN. */
 void lh__sort_f64_u32(LhSortRec *r, guint32 n, gboolean desc);
+/* The same with @scratch, room for @n records the sort may overwrite (NULL: it allocates its
+ * own). */
+void lh__sort_f64_u32_in(LhSortRec *r, guint32 n, gboolean desc, LhSortRec *scratch);
 
 /* The same from records in the order in which the scheduler placed the ops: @slot[k] is
  * {start, 0, op} for the k-th non-input op placed. A stable sort by start alone then gives
